@@ -1,0 +1,120 @@
+"""archzoo plugin: the encoder-decoder Transformer of Vaswani et al. (2017), as torch.nn.Transformer builds it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
+
+from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat
+from archzoo.symbols import symbol
+
+__version__ = "0.1.0"
+
+
+class TransformerConfig(ArchConfig):
+    """torch.nn.Transformer's hyperparameters (defaults are the paper's base model), plus optional embeddings."""
+
+    d_model: PositiveInt = Field(512, description="model width")
+    n_heads: PositiveInt = Field(8, description="attention heads; must divide d_model")
+    d_ff: PositiveInt = Field(2048, description="feed-forward width")
+    n_encoder_layers: PositiveInt = Field(6, description="encoder layers")
+    n_decoder_layers: PositiveInt = Field(6, description="decoder layers")
+    bias: bool = Field(True, description="biases in linear layers and LayerNorms (torch's bias=)")
+    activation: Literal["relu", "gelu"] = Field("relu", description="feed-forward activation")
+    vocab_size: NonNegativeInt = Field(0, description="token embeddings and output projection; 0 = none, as torch.nn.Transformer")
+    share_embeddings: bool = Field(True, description="source and target share one embedding matrix (Sec. 3.4)")
+    tie_output: bool = Field(True, description="the pre-softmax projection reuses the target embedding (Sec. 3.4)")
+
+    @model_validator(mode="after")
+    def _check(self) -> "TransformerConfig":
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"n_heads: d_model {self.d_model} is not divisible by n_heads {self.n_heads}; choose a divisor of d_model"
+            )
+        return self
+
+
+def build(cfg: TransformerConfig):
+    d = symbol("d", cfg.d_model)
+    d_ff = symbol("d_ff", cfg.d_ff)
+    b = cfg.bias
+    encoder_layer = composite(
+        "layer",
+        "encoder_layer",
+        [
+            attention("self_attention", d, d, bias=b),
+            layer_norm("norm1", d, bias=b),
+            feed_forward("feed_forward", d, d_ff, activation=cfg.activation, bias=b),
+            layer_norm("norm2", d, bias=b),
+        ],
+        "post-LN encoder layer (TransformerEncoderLayer)",
+    )
+    decoder_layer = composite(
+        "layer",
+        "decoder_layer",
+        [
+            attention("self_attention", d, d, bias=b, causal=True),
+            layer_norm("norm1", d, bias=b),
+            attention("cross_attention", d, d, bias=b, cross=True),
+            layer_norm("norm2", d, bias=b),
+            feed_forward("feed_forward", d, d_ff, activation=cfg.activation, bias=b),
+            layer_norm("norm3", d, bias=b),
+        ],
+        "post-LN decoder layer (TransformerDecoderLayer)",
+    )
+    children = []
+    if cfg.vocab_size:
+        V = symbol("V", cfg.vocab_size)
+        if cfg.share_embeddings:
+            children.append(embedding("embedding", V, d, role="token", description="shared source/target embeddings"))
+        else:
+            children.append(embedding("source_embedding", V, d, role="token"))
+            children.append(embedding("target_embedding", V, d, role="token"))
+    children += [
+        composite("encoder", "stack",
+                  [repeat(encoder_layer, symbol("L_e", cfg.n_encoder_layers), name="layers"), layer_norm("norm", d, bias=b)],
+                  "encoder stack and its final LayerNorm"),
+        composite("decoder", "stack",
+                  [repeat(decoder_layer, symbol("L_d", cfg.n_decoder_layers), name="layers"), layer_norm("norm", d, bias=b)],
+                  "decoder stack and its final LayerNorm"),
+    ]
+    if cfg.vocab_size:
+        tied = ("embedding" if cfg.share_embeddings else "target_embedding") if cfg.tie_output else ""
+        children.append(linear("output_projection", d, symbol("V", cfg.vocab_size), bias=False, tied_to=tied,
+                               description="pre-softmax projection" + (f", weight tied to {tied}" if tied else "")))
+    return composite("transformer", "model", children, "encoder-decoder Transformer")
+
+
+def reference(cfg: TransformerConfig) -> Reference:
+    kwargs = dict(d_model=cfg.d_model, nhead=cfg.n_heads, num_encoder_layers=cfg.n_encoder_layers,
+                  num_decoder_layers=cfg.n_decoder_layers, dim_feedforward=cfg.d_ff, activation=cfg.activation,
+                  bias=cfg.bias)
+    if not cfg.vocab_size:
+        return Reference(library="torch", target="torch.nn.Transformer", kwargs=kwargs, inputs="seq2seq_embeddings")
+    return Reference(
+        library="archzoo", target="archzoo.reference.Seq2SeqTransformer",
+        kwargs={**kwargs, "vocab_size": cfg.vocab_size, "share_embeddings": cfg.share_embeddings,
+                "tie_output": cfg.tie_output},
+        inputs="seq2seq_token_ids",
+        note="torch.nn.Transformer with nn.Embedding in front and an nn.Linear projection behind",
+    )
+
+
+ARCHITECTURE = Architecture(
+    name="transformer",
+    title="Transformer (encoder-decoder)",
+    summary="The original encoder-decoder Transformer: post-LN encoder and decoder stacks with "
+    "self-attention, cross-attention and ReLU feed-forward layers, as torch.nn.Transformer.",
+    citation="Vaswani et al. Attention Is All You Need. NeurIPS 2017. arXiv:1706.03762",
+    config_model=TransformerConfig,
+    build=build,
+    seq_len=lambda cfg: 512,
+    reference=reference,
+)
+
+
+@hookimpl
+def register_architectures(register):
+    register(ARCHITECTURE)

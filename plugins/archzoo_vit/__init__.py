@@ -1,0 +1,156 @@
+"""archzoo plugin: Vision Transformers (ViT, DeiT) as timm and Hugging Face build them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, PositiveInt, model_validator
+
+from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo.blocks import ACTIVATIONS, attention, composite, feed_forward, layer_norm, learned_tensor, linear, patch_embedding, repeat
+from archzoo.formula import N, const
+from archzoo.symbols import symbol
+
+__version__ = "0.1.0"
+
+
+class VitConfig(ArchConfig):
+    """An image classifier over patch tokens; defaults are ViT-B/16 at 224 pixels (Dosovitskiy et al. 2021)."""
+
+    image_size: PositiveInt = Field(224, description="input side in pixels")
+    patch_size: PositiveInt = Field(16, description="patch side in pixels; must divide image_size")
+    channels: PositiveInt = Field(3, description="input channels")
+    d_model: PositiveInt = Field(768, description="model width")
+    n_layers: PositiveInt = Field(12, description="encoder layers")
+    n_heads: PositiveInt = Field(12, description="attention heads; must divide d_model")
+    d_ff: PositiveInt = Field(3072, description="MLP width")
+    num_classes: int = Field(1000, ge=0, description="classifier outputs; 0 = no head")
+    class_token: bool = Field(True, description="a learned [CLS] token")
+    distillation_token: bool = Field(False, description="DeiT's distillation token, with its own head")
+    qkv_bias: bool = Field(True, description="biases in the Q, K, V projections")
+    pooler: bool = Field(False, description="Hugging Face ViTModel's dense + tanh pooler")
+    representation_size: PositiveInt | None = Field(None, description="pre-logits dense + tanh width (null = none)")
+    activation: str = Field("gelu", description="MLP activation")
+
+    @model_validator(mode="after")
+    def _check(self) -> "VitConfig":
+        if self.image_size % self.patch_size:
+            raise ValueError(
+                f"patch_size: image_size {self.image_size} is not divisible by patch_size {self.patch_size}; "
+                "choose a patch size that tiles the image"
+            )
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"n_heads: d_model {self.d_model} is not divisible by n_heads {self.n_heads}; choose a divisor of d_model"
+            )
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation: unknown activation {self.activation!r}; expected one of {', '.join(ACTIVATIONS)}")
+        if self.distillation_token and not self.class_token:
+            raise ValueError("distillation_token: DeiT's distillation token needs class_token: true")
+        return self
+
+    @property
+    def n_patches(self) -> int:
+        return (self.image_size // self.patch_size) ** 2
+
+    @property
+    def n_tokens(self) -> int:
+        return self.n_patches + int(self.class_token) + int(self.distillation_token)
+
+
+def build(cfg: VitConfig):
+    d = symbol("d", cfg.d_model)
+    L = symbol("L", cfg.n_layers)
+    d_ff = symbol("d_ff", cfg.d_ff)
+    n_p = symbol("n_p", cfg.n_patches, definition=f"({cfg.image_size} / {cfg.patch_size})²")
+    extra = int(cfg.class_token) + int(cfg.distillation_token)
+
+    parts = [patch_embedding("patch_embedding", symbol("C", cfg.channels), symbol("p", cfg.patch_size), d, n_p)]
+    if cfg.class_token:
+        parts.append(learned_tensor("class_token", d, leading=False, description="learned [CLS] token"))
+    if cfg.distillation_token:
+        parts.append(learned_tensor("distillation_token", d, leading=False, description="DeiT distillation token"))
+    parts.append(learned_tensor("position", (n_p + extra) * d, leading=True, role="position",
+                                description="learned position table, one row per token"))
+    children = [composite("embeddings", "embeddings", parts, "patches, special tokens and positions")]
+    layer = composite(
+        "layer",
+        "encoder_layer",
+        [
+            layer_norm("attention_norm", d),
+            attention("attention", d, d, bias=cfg.qkv_bias, out_bias=True),
+            layer_norm("mlp_norm", d),
+            feed_forward("mlp", d, d_ff, activation=cfg.activation),
+        ],
+        "pre-LN encoder layer: norm, attention, add; norm, MLP, add",
+    )
+    children += [repeat(layer, L, name="layers"), layer_norm("final_norm", d)]
+    if cfg.pooler:
+        children.append(linear("pooler", d, d, tokens=const(1), description="dense + tanh on the [CLS] token"))
+    width = d
+    if cfg.representation_size is not None:
+        r = symbol("r", cfg.representation_size)
+        children.append(linear("pre_logits", d, r, tokens=const(1), description="dense + tanh before the classifier"))
+        width = r
+    if cfg.num_classes:
+        K = symbol("K", cfg.num_classes)
+        children.append(linear("head", width, K, tokens=const(1), description="classifier on the pooled token"))
+        if cfg.distillation_token:
+            children.append(linear("distillation_head", width, K, tokens=const(1),
+                                   description="classifier on the distillation token"))
+    return composite("vit", "model", children, "Vision Transformer")
+
+
+def reference(cfg: VitConfig) -> Reference | None:
+    if not cfg.class_token or cfg.representation_size is not None:
+        return None
+    kwargs: dict[str, Any] = dict(
+        image_size=cfg.image_size, patch_size=cfg.patch_size, num_channels=cfg.channels,
+        hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers, num_attention_heads=cfg.n_heads,
+        intermediate_size=cfg.d_ff, qkv_bias=cfg.qkv_bias, hidden_act=cfg.activation,
+    )
+    family = "DeiT" if cfg.distillation_token else "ViT"
+    if cfg.num_classes == 0:
+        return Reference(library="transformers", target=f"transformers.{family}Model",
+                         config_class=f"transformers.{family}Config", kwargs=kwargs,
+                         model_kwargs={"add_pooling_layer": cfg.pooler}, inputs="image")
+    if cfg.pooler:
+        return None  # the classification models drop the pooler
+    kwargs["num_labels"] = cfg.num_classes
+    target = "DeiTForImageClassificationWithTeacher" if cfg.distillation_token else "ViTForImageClassification"
+    return Reference(library="transformers", target=f"transformers.{target}",
+                     config_class=f"transformers.{family}Config", kwargs=kwargs, inputs="image")
+
+
+def _from_vit(hf: dict[str, Any]) -> dict[str, Any]:
+    return dict(
+        image_size=hf.get("image_size", 224), patch_size=hf.get("patch_size", 16),
+        channels=hf.get("num_channels", 3), d_model=hf.get("hidden_size", 768),
+        n_layers=hf.get("num_hidden_layers", 12), n_heads=hf.get("num_attention_heads", 12),
+        d_ff=hf.get("intermediate_size", 3072), qkv_bias=hf.get("qkv_bias", True),
+        activation=hf.get("hidden_act", "gelu"), num_classes=0, pooler=True,
+    )
+
+
+def _from_deit(hf: dict[str, Any]) -> dict[str, Any]:
+    return {**_from_vit(hf), "distillation_token": True}
+
+
+ARCHITECTURE = Architecture(
+    name="vit",
+    title="Vision Transformer",
+    summary="Transformer encoder over image patches with a class token and learned positions; covers "
+    "ViT and DeiT (distillation token).",
+    citation="Dosovitskiy et al. An Image is Worth 16x16 Words: Transformers for Image Recognition at Scale. "
+    "ICLR 2021. arXiv:2010.11929",
+    config_model=VitConfig,
+    build=build,
+    seq_len=lambda cfg: cfg.n_tokens,
+    reference=reference,
+    hf_model_types={"vit": _from_vit, "deit": _from_deit},
+)
+
+
+@hookimpl
+def register_architectures(register):
+    register(ARCHITECTURE)

@@ -1,0 +1,137 @@
+"""What a plugin registers: an `Architecture`, its pydantic configuration and its reference implementation."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from .blocks import Block
+from .errors import ConfigError
+
+__all__ = ["ArchConfig", "Architecture", "Reference", "parse_config", "describe_validation_error"]
+
+SLUG = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
+
+
+class ArchConfig(BaseModel):
+    """Base of every architecture's configuration: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Reference(BaseModel):
+    """The real implementation a configuration corresponds to, and how to build it.
+
+    ``target`` is a dotted name (``transformers.BertModel``, ``torch.nn.Transformer``,
+    ``timm.vit_base_patch16_224``). For transformers, ``kwargs`` go to ``config_class`` and the
+    model is built with ``target(config, **model_kwargs)``; otherwise they are passed to ``target`` directly.
+    ``inputs`` says what one forward pass of batch 1 takes.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    library: Literal["torch", "transformers", "timm", "archzoo"]
+    target: str
+    config_class: str | None = None
+    kwargs: dict[str, Any] = {}
+    model_kwargs: dict[str, Any] = {}
+    inputs: Literal["token_ids", "image", "seq2seq_embeddings", "seq2seq_token_ids"] = "token_ids"
+    note: str = ""
+
+    def code(self) -> str:
+        """Python that builds the reference on the meta device and counts its parameters."""
+        module, _, name = self.target.rpartition(".")
+        lines = ["import torch"]
+        if self.library == "timm":
+            args = "".join(f", {k}={v!r}" for k, v in self.kwargs.items())
+            lines += ["import timm", "", 'with torch.device("meta"):',
+                      f"    model = timm.create_model({name!r}{args})"]
+        elif self.config_class:
+            cmod, _, cname = self.config_class.rpartition(".")
+            lines += [f"from {module} import {name}" + (f", {cname}" if cmod == module else ""), ""]
+            if cmod != module:
+                lines.insert(-1, f"from {cmod} import {cname}")
+            args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+            extra = "".join(f", {k}={v!r}" for k, v in self.model_kwargs.items())
+            lines += [f"config = {cname}({args})", 'with torch.device("meta"):', f"    model = {name}(config{extra})"]
+        else:
+            args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+            if self.library == "archzoo":
+                lines.insert(0, f"# {self.note}")
+            lines += [f"from {module} import {name}", "", 'with torch.device("meta"):', f"    model = {name}({args})"]
+        lines.append("print(sum(p.numel() for p in model.parameters()))")
+        return "\n".join(lines)
+
+
+class Architecture(BaseModel):
+    """An architecture a plugin contributes: its configuration model and how it is built from blocks.
+
+    ``build(config) -> Block`` returns the model's block tree; ``seq_len(config)`` the sequence length
+    a report uses by default (the context, or the number of image tokens); ``reference(config)`` the
+    real implementation, or None when there is none; ``hf_model_types`` maps a Hugging Face
+    ``model_type`` to a function turning that ``config.json`` into this architecture's config keys.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    title: str
+    summary: str
+    citation: str
+    config_model: type[ArchConfig]
+    build: Callable[[Any], Block]
+    seq_len: Callable[[Any], int]
+    reference: Callable[[Any], Reference | None] | None = None
+    hf_model_types: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+    plugin: str = ""  # filled in by the host: the plugin that registered it
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, value: str) -> str:
+        if not SLUG.match(value):
+            raise ValueError(f"architecture name {value!r} must be a lowercase slug such as 'bert' or 'gpt'")
+        return value
+
+    @field_validator("config_model")
+    @classmethod
+    def _config_model(cls, value: type) -> type:
+        if not (isinstance(value, type) and issubclass(value, ArchConfig)):
+            raise ValueError("config_model must be a subclass of archzoo.ArchConfig")
+        return value
+
+    def config_fields(self) -> list[tuple[str, str, Any, str]]:
+        """``(name, type, default, description)`` for every configuration key."""
+        rows = []
+        for name, info in self.config_model.model_fields.items():
+            annotation = getattr(info.annotation, "__name__", None) or str(info.annotation)
+            rows.append((name, annotation.replace("typing.", ""), info.default, info.description or ""))
+        return rows
+
+
+def describe_validation_error(exc: ValidationError, source: str) -> list[str]:
+    """One line per problem: ``source: key: what is wrong (got ...)``."""
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            message = "unknown key"
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+        got = err.get("input")
+        got_text = "" if err["type"] in ("missing",) or isinstance(got, dict) else f" (got {got!r})"
+        lines.append(f"{source}: {key}: {message}{got_text}")
+    return lines
+
+
+def parse_config(arch: Architecture, data: dict[str, Any], source: str = "config") -> ArchConfig:
+    """Validate ``data`` against the architecture's config model, or raise a `ConfigError` naming every key."""
+    try:
+        return arch.config_model.model_validate(data)
+    except ValidationError as exc:
+        lines = describe_validation_error(exc, source)
+        unknown = [k for k in data if k not in arch.config_model.model_fields]
+        if unknown:
+            lines.append(f"  valid keys for {arch.name!r}: {', '.join(arch.config_model.model_fields)}")
+        raise ConfigError("\n".join(lines)) from None

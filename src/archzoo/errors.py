@@ -1,0 +1,79 @@
+"""Every error archzoo raises for a user's mistake: each says where, what was expected, and how to fix it."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+__all__ = [
+    "ArchzooError",
+    "ConfigError",
+    "HFConfigError",
+    "PluginError",
+    "RegistryError",
+    "UnknownArchitectureError",
+    "UnknownModelError",
+    "closest",
+]
+
+
+def closest(name: str, choices: Iterable[str], n: int = 3) -> list[str]:
+    """The known names nearest to a misspelt one, best first."""
+    choices = list(choices)
+    matches = difflib.get_close_matches(name, choices, n=n, cutoff=0.5)
+    if not matches:
+        matches = [c for c in choices if name.lower() in c.lower() or c.lower() in name.lower()][:n]
+    return matches
+
+
+def _did_you_mean(name: str, choices: Iterable[str]) -> str:
+    choices = sorted(choices)
+    near = closest(name, choices)
+    hint = f"; did you mean {' or '.join(repr(c) for c in near)}?" if near else ""
+    return hint
+
+
+class ArchzooError(Exception):
+    """Base class: a problem the user can fix, reported as one line without a traceback."""
+
+    def __str__(self) -> str:  # KeyError subclasses would otherwise print their message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class ConfigError(ArchzooError, ValueError):
+    """A configuration value is missing, mistyped or out of range."""
+
+
+class HFConfigError(ArchzooError, ValueError):
+    """A Hugging Face ``config.json`` cannot be read as one of the supported model types."""
+
+
+class PluginError(ArchzooError, RuntimeError):
+    """A plugin failed to import, raised in a hook, or registered something invalid (strict mode)."""
+
+
+class RegistryError(ArchzooError, ValueError):
+    """A registry entry is malformed; the message starts with ``path:line:``."""
+
+
+class UnknownArchitectureError(ArchzooError, KeyError):
+    """No loaded plugin registers this architecture."""
+
+    def __init__(self, name: str, known: Iterable[str]):
+        known = sorted(known)
+        super().__init__(
+            f"unknown architecture {name!r}{_did_you_mean(name, known)} "
+            f"(loaded: {', '.join(known) or 'none'}; `archzoo plugins` lists them)"
+        )
+        self.name = name
+
+
+class UnknownModelError(ArchzooError, KeyError):
+    """No registry entry has this id."""
+
+    def __init__(self, model_id: str, known: Iterable[str]):
+        known = sorted(known)
+        super().__init__(
+            f"unknown model {model_id!r}{_did_you_mean(model_id, known)} (`archzoo list` shows every id)"
+        )
+        self.model_id = model_id

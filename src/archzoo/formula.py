@@ -1,0 +1,235 @@
+"""Formulas: integer polynomials over named symbols, evaluated and rendered from one object.
+
+A count in archzoo is never a number typed beside a formula: every block builds a `Poly`, and the
+number, the plain-text formula, the LaTeX formula and the formula with values substituted are all read
+off that one polynomial. Symbols carry their value from the configuration (``d = 768``), except the
+sequence length ``N``, which stays free until a report evaluates it.
+
+The algebra needed here is tiny (sums and products of monomials with integer coefficients), so it is
+written out rather than taken from sympy, whose import alone costs more than a whole `archzoo show`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+__all__ = ["Symbol", "Poly", "sym", "const", "N"]
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A named quantity: ``d`` (d_model = 768), or the free sequence length ``N``."""
+
+    name: str
+    value: int | None = None
+    latex: str = ""
+    meaning: str = ""
+    definition: str = ""  # for derived symbols, e.g. "d / h"
+    order: int = 50  # position among factors when a monomial is printed
+
+    def poly(self) -> "Poly":
+        return Poly({((self.name, 1),): 1}, {self.name: self})
+
+    def tex(self) -> str:
+        return self.latex or self.name
+
+
+Monomial = tuple[tuple[str, int], ...]
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@dataclass(frozen=True)
+class Poly:
+    """A polynomial with integer coefficients; immutable, combined with ``+`` and ``*``."""
+
+    terms: Mapping[Monomial, int] = field(default_factory=dict)
+    symbols: Mapping[str, Symbol] = field(default_factory=dict)
+
+    # ---- algebra -------------------------------------------------------------------------------
+    @staticmethod
+    def _lift(other: "Poly | Symbol | int") -> "Poly":
+        if isinstance(other, Poly):
+            return other
+        if isinstance(other, Symbol):
+            return other.poly()
+        if isinstance(other, int):
+            return const(other)
+        raise TypeError(f"cannot combine a formula with {type(other).__name__}")
+
+    def _merged_symbols(self, other: "Poly") -> dict[str, Symbol]:
+        merged = dict(self.symbols)
+        for name, symbol in other.symbols.items():
+            known = merged.get(name)
+            if known is not None and known.value != symbol.value:
+                raise ValueError(
+                    f"symbol {name!r} has two values in one formula: {known.value} and {symbol.value}"
+                )
+            merged[name] = symbol
+        return merged
+
+    def __add__(self, other: "Poly | Symbol | int") -> "Poly":
+        other = self._lift(other)
+        terms = dict(self.terms)
+        for mono, coef in other.terms.items():
+            terms[mono] = terms.get(mono, 0) + coef
+        return Poly({m: c for m, c in terms.items() if c != 0}, self._merged_symbols(other))
+
+    __radd__ = __add__
+
+    def __neg__(self) -> "Poly":
+        return Poly({m: -c for m, c in self.terms.items()}, self.symbols)
+
+    def __sub__(self, other: "Poly | Symbol | int") -> "Poly":
+        return self + (-self._lift(other))
+
+    def __mul__(self, other: "Poly | Symbol | int") -> "Poly":
+        other = self._lift(other)
+        terms: dict[Monomial, int] = {}
+        for m1, c1 in self.terms.items():
+            for m2, c2 in other.terms.items():
+                powers = dict(m1)
+                for name, power in m2:
+                    powers[name] = powers.get(name, 0) + power
+                mono = tuple(sorted(powers.items()))
+                terms[mono] = terms.get(mono, 0) + c1 * c2
+        return Poly({m: c for m, c in terms.items() if c != 0}, self._merged_symbols(other))
+
+    __rmul__ = __mul__
+
+    def __pow__(self, exponent: int) -> "Poly":
+        result = const(1)
+        for _ in range(exponent):
+            result = result * self
+        return result
+
+    # ---- inspection ----------------------------------------------------------------------------
+    def is_zero(self) -> bool:
+        return not self.terms
+
+    def degree_in(self, name: str) -> int:
+        return max((dict(m).get(name, 0) for m in self.terms), default=0)
+
+    def part(self, name: str, power: int) -> "Poly":
+        """The terms in which symbol ``name`` appears exactly to ``power``."""
+        return Poly({m: c for m, c in self.terms.items() if dict(m).get(name, 0) == power}, self.symbols)
+
+    def free_symbols(self) -> set[str]:
+        return {name for name, s in self.symbols.items() if s.value is None and self._uses(name)}
+
+    def _uses(self, name: str) -> bool:
+        return any(name == n for m in self.terms for n, _ in m)
+
+    def used_symbols(self) -> list[Symbol]:
+        names = {n for m in self.terms for n, _ in m}
+        return sorted((self.symbols[n] for n in names), key=lambda s: (s.order, s.name))
+
+    # ---- evaluation ----------------------------------------------------------------------------
+    def evaluate(self, **free: int) -> int:
+        """The integer value; free symbols (``N``) must be given by name."""
+        total = 0
+        for mono, coef in self.terms.items():
+            value = coef
+            for name, power in mono:
+                v = free.get(name, self.symbols[name].value)
+                if v is None:
+                    raise ValueError(f"formula needs a value for {name!r}")
+                value *= v**power
+            total += value
+        return total
+
+    # ---- rendering -----------------------------------------------------------------------------
+    def _ordered(self) -> list[tuple[Monomial, int]]:
+        def key(item: tuple[Monomial, int]) -> tuple:
+            mono, _ = item
+            degree = sum(p for _, p in mono)
+            n_power = dict(mono).get("N", 0)
+            names = [(self.symbols[n].order, n, -p) for n, p in mono]
+            return (-n_power, -degree, names)
+
+        return sorted(self.terms.items(), key=key)
+
+    def _factors(self, mono: Monomial) -> list[tuple[Symbol, int]]:
+        return sorted(((self.symbols[n], p) for n, p in mono), key=lambda sp: (sp[0].order, sp[0].name))
+
+    def text(self, substitute: bool = False) -> str:
+        """Plain text: ``4·d² + 4·d``; with ``substitute``, ``4·768² + 4·768``."""
+        if not self.terms:
+            return "0"
+        out = []
+        for i, (mono, coef) in enumerate(self._ordered()):
+            parts = []
+            for symbol, power in self._factors(mono):
+                base = symbol.name
+                if substitute and symbol.value is not None:
+                    base = f"{symbol.value:,}".replace(",", "\u2009") if symbol.value >= 10000 else str(symbol.value)
+                parts.append(base + (str(power).translate(_SUPERSCRIPT) if power > 1 else ""))
+            magnitude = abs(coef)
+            if magnitude != 1 or not parts:
+                parts.insert(0, str(magnitude))
+            body = "·".join(parts)
+            sign = "-" if coef < 0 else "+"
+            out.append(("-" if coef < 0 else "") + body if i == 0 else f" {sign} {body}")
+        return "".join(out)
+
+    def latex(self, substitute: bool = False) -> str:
+        """LaTeX: ``4 d^{2} + 4 d``; with ``substitute``, ``4 \\cdot 768^{2} + 4 \\cdot 768``."""
+        if not self.terms:
+            return "0"
+        out = []
+        for i, (mono, coef) in enumerate(self._ordered()):
+            parts = []
+            for symbol, power in self._factors(mono):
+                if substitute and symbol.value is not None:
+                    base = f"{symbol.value:,}".replace(",", "{,}")
+                else:
+                    base = symbol.tex()
+                parts.append(base + (f"^{{{power}}}" if power > 1 else ""))
+            magnitude = abs(coef)
+            if magnitude != 1 or not parts:
+                parts.insert(0, str(magnitude))
+            joiner = " \\cdot " if substitute else " \\, "
+            body = joiner.join(parts)
+            if i == 0:
+                out.append(("-" if coef < 0 else "") + body)
+            else:
+                out.append((" - " if coef < 0 else " + ") + body)
+        return "".join(out)
+
+    def complexity(self) -> str:
+        """Big-O of the polynomial: its monomials without coefficients, dropping any that divides another."""
+        monos = [dict(m) for m in self.terms if m]
+        kept = []
+        for i, m in enumerate(monos):
+            dominated = any(
+                j != i and all(o.get(n, 0) >= p for n, p in m.items()) and o != m for j, o in enumerate(monos)
+            )
+            if not dominated and m not in kept:
+                kept.append(m)
+        if not kept:
+            return "O(1)"
+        rendered = Poly({tuple(sorted(m.items())): 1 for m in kept}, self.symbols).text()
+        return f"O({rendered.replace('·', ' ')})"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def sym(name: str, value: int | None, *, latex: str = "", meaning: str = "", definition: str = "", order: int = 50) -> Poly:
+    """A polynomial made of one symbol."""
+    return Symbol(name, value, latex, meaning, definition, order).poly()
+
+
+def const(value: int) -> Poly:
+    return Poly({(): value} if value else {}, {})
+
+
+def total(polys: Iterable[Poly]) -> Poly:
+    result = const(0)
+    for p in polys:
+        result = result + p
+    return result
+
+
+N = sym("N", None, latex="N", meaning="sequence length (tokens, or patches plus special tokens)", order=3)
