@@ -110,18 +110,22 @@ class Architecture(BaseModel):
         return rows
 
 
-def describe_validation_error(exc: ValidationError, source: str) -> list[str]:
+def describe_validation_error(exc: ValidationError, source: str, known_keys: list[str] | None = None) -> list[str]:
     """One line per problem: ``source: key: what is wrong (got ...)``."""
+    from .errors import closest
+
     lines = []
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        if err["type"] == "extra_forbidden":
-            message = "unknown key"
-        else:
-            message = err["msg"].removeprefix("Value error, ")
+        key = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
         got = err.get("input")
-        got_text = "" if err["type"] in ("missing",) or isinstance(got, dict) else f" (got {got!r})"
-        lines.append(f"{source}: {key}: {message}{got_text}")
+        got_text = "" if err["type"] == "missing" or isinstance(got, dict) else f" (got {got!r})"
+        if err["type"] == "extra_forbidden":
+            near = closest(str(err["loc"][-1]), known_keys or [])
+            hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+            message, got_text = "unknown key", f"; {hint}valid keys: {', '.join(known_keys or [])}"
+        prefix = f"{source}: {key}: " if key else f"{source}: "
+        lines.append(f"{prefix}{message}{got_text}")
     return lines
 
 
@@ -130,8 +134,5 @@ def parse_config(arch: Architecture, data: dict[str, Any], source: str = "config
     try:
         return arch.config_model.model_validate(data)
     except ValidationError as exc:
-        lines = describe_validation_error(exc, source)
-        unknown = [k for k in data if k not in arch.config_model.model_fields]
-        if unknown:
-            lines.append(f"  valid keys for {arch.name!r}: {', '.join(arch.config_model.model_fields)}")
+        lines = describe_validation_error(exc, source, list(arch.config_model.model_fields))
         raise ConfigError("\n".join(lines)) from None

@@ -1,0 +1,91 @@
+"""Terminal rendering of reports and tables (rich), kept apart from the numbers they show."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from rich.console import Console
+from rich.table import Table
+
+from .blocks import Block
+from .report import Report, human_bytes, human_count
+
+__all__ = ["print_report", "print_table", "console"]
+
+console = Console(highlight=False)
+
+
+def _tree_rows(report: Report, block: Block, depth: int, multiplier: int, label: str = ""):
+    """(depth, indented name, params, flops, formula) rows; a repeat shows one of its layers."""
+    indent = "  " * depth + ("└ " if depth else "")
+    name = label or block.name
+    params = block.params.evaluate()
+    flops = block.flops.evaluate(N=report.seq_len)
+    formula = block.params.text() if not block.params.is_zero() else ("tied: " + block.tied_to if block.tied_to else "0")
+    if block.tied_to and not block.params.is_zero():
+        formula += f"  (weight tied to {block.tied_to})"
+    yield depth, indent + name, params, flops, formula
+    for child in block.children:
+        if block.repeat is not None:
+            count = block.repeat.evaluate()
+            each = "one layer, shared" if block.shared else f"each of {count}"
+            yield from _tree_rows(report, child, depth + 1, multiplier * count, f"{child.name} ({each})")
+        else:
+            yield from _tree_rows(report, child, depth + 1, multiplier)
+
+
+def print_report(report: Report, *, max_depth: int = 3, out: Console | None = None) -> None:
+    """The summary, then the per-block tree with formulas."""
+    out = out or console
+    arch = report.architecture
+    total = report.params
+    n = report.seq_len
+    summary = Table(show_header=False, box=None, pad_edge=False)
+    summary.add_column(style="bold")
+    summary.add_column(justify="right")
+    summary.add_column(style="dim")
+    summary.add_row("architecture", arch.name, arch.title)
+    summary.add_row("parameters", f"{total:,}", f"{human_count(total)}  = {report.root.params.text()}")
+    summary.add_row("leading order", f"{report.approx:,}", f"{human_count(report.approx)}  = {report.root.approx.text()}")
+    summary.add_row("non-embedding", f"{report.non_embedding:,}", human_count(report.non_embedding))
+    sizes = report.weight_bytes()
+    summary.add_row("weights", human_bytes(sizes["fp32"]) + " fp32",
+                    "  ".join(f"{human_bytes(v)} {k}" for k, v in sizes.items() if k != "fp32"))
+    summary.add_row(f"forward FLOPs (N={n:,})", f"{report.flops:,}",
+                    f"{human_count(report.flops)}, of which attention {human_count(report.attention_flops)}")
+    summary.add_row("FLOPs formula", "", report.root.flops.text())
+    summary.add_row("time complexity", "", report.root.flops.complexity())
+    overtakes = report.attention_overtakes_at
+    summary.add_row("attention > rest from", f"N = {overtakes:,}" if overtakes else "never", "")
+    kv = report.kv_cache_elements_per_token
+    if kv:
+        summary.add_row("KV cache per token", human_bytes(2 * kv) + " fp16", f"{kv:,} elements = {report.root.kv_cache.text()}")
+    out.print(summary)
+    out.print()
+
+    tree = Table(title=f"blocks (FLOPs at N={n:,})", title_justify="left")
+    tree.add_column("block", no_wrap=True)
+    tree.add_column("params", justify="right")
+    tree.add_column("share", justify="right")
+    tree.add_column("FLOPs", justify="right")
+    tree.add_column("formula", overflow="fold")
+    for depth, name, params, flops, formula in _tree_rows(report, report.root, 0, 1):
+        if depth > max_depth:
+            continue
+        share = f"{100 * params / total:.1f}%" if total and params else ""
+        tree.add_row(name, f"{params:,}", share, human_count(flops) if flops else "", formula)
+    out.print(tree)
+    symbols = "  ".join(f"{s['name']}={s['value']:,}" for s in report.symbols() if s["value"] is not None)
+    out.print(f"[dim]symbols: {symbols}[/dim]")
+
+
+def print_table(headers: list[str], rows: Iterable[list[str]], *, right: Iterable[int] = (), title: str = "",
+                out: Console | None = None) -> None:
+    """An aligned table; the columns whose index is in ``right`` are right-justified."""
+    right = set(right)
+    table = Table(title=title or None, title_justify="left")
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="right" if i in right else "left", overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    (out or console).print(table)
