@@ -181,6 +181,260 @@ def plugins(ctx, as_json):
         click.secho(f"not loaded: {p['plugin']}: {p['reason']}", fg="red")
 
 
+# ---- the registry ---------------------------------------------------------------------------------
+
+registry_option = click.option(
+    "--registry", "registry_dirs", multiple=True, type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="Registry folder (repeatable; default: $ARCHZOO_REGISTRY, else ./registry). Plugin folders are added.",
+)
+
+
+def _registry(ctx: click.Context, dirs: tuple[Path, ...]):
+    from .registry import load_registry
+
+    registry = load_registry(list(dirs) or None, _host(ctx))
+    if registry.problems:
+        click.echo(f"archzoo: warning: {len(registry.problems)} registry problem(s) skipped; "
+                   "`archzoo validate` lists them", err=True)
+    return registry
+
+
+def _entry_row(entry) -> dict[str, Any]:
+    from .report import human_count
+
+    published = entry.spec.published
+    return {
+        "id": entry.id,
+        "architecture": entry.spec.architecture,
+        "title": entry.spec.title,
+        "year": entry.spec.year,
+        "params": entry.params,
+        "params_human": human_count(entry.params),
+        "published": published.params if published else None,
+        "published_value": published.value if published else None,
+        "difference": entry.params - published.value if published else None,
+        "difference_pct": round(100 * entry.gap, 3) if published else None,
+        "status": entry.status,
+        "reason": entry.spec.reconciliation.reason if entry.spec.reconciliation else None,
+    }
+
+
+@cli.command("list", epilog="""\b
+Examples:
+  archzoo list                       every model, by name
+  archzoo list 'gpt2*' --sort params
+  archzoo list --arch vit --json
+""")
+@click.argument("pattern", default="*")
+@click.option("--arch", "architecture", help="Only models of this architecture.")
+@click.option("--sort", "sort_key", type=click.Choice(["name", "params", "year"]), default="name", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print as CSV.")
+@registry_option
+@click.pass_context
+def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_dirs):
+    """List registry models matching a glob PATTERN: exact and published sizes, and the difference."""
+    if architecture:
+        _host(ctx).architecture(architecture)  # an unknown name is an error that names the loaded ones
+    registry = _registry(ctx, registry_dirs)
+    entries = registry.list_models(pattern, architecture)
+    key = {"name": lambda e: e.id, "params": lambda e: (e.params, e.id), "year": lambda e: (e.spec.year, e.id)}[sort_key]
+    rows = [_entry_row(e) for e in sorted(entries, key=key)]
+    if as_json:
+        _emit_json(rows)
+        return
+    if as_csv:
+        import csv
+
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else ["id"], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return
+    if not rows:
+        raise ArchzooError(f"no model matches {pattern!r}" + (f" in architecture {architecture!r}" if architecture else ""))
+    from .terminal import print_table
+
+    print_table(
+        ["id", "arch", "params", "exact", "published", "difference", "status"],
+        ([r["id"], r["architecture"], r["params_human"], f"{r['params']:,}", r["published"] or "-",
+          f"{r['difference_pct']:+.2f}%" if r["difference_pct"] is not None else "-",
+          r["status"] + (f" ({r['reason']})" if r["reason"] else "")] for r in rows),
+        right={2, 3, 4, 5},
+    )
+
+
+def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
+    from .report import make_report
+
+    report = make_report(entry.architecture, entry.config, seq_len) if seq_len else entry.report
+    spec = entry.spec
+    data = {"id": entry.id, "path": str(entry.path), **spec.model_dump(mode="json", exclude={"config"}),
+            "status": entry.status}
+    data["published_value"] = spec.published.value if spec.published else None
+    data["gap"] = entry.gap
+    data["report"] = report.to_dict()
+    return data
+
+
+@cli.command()
+@click.argument("model_id")
+@click.option("--seq-len", type=click.IntRange(min=1), help="Sequence length N for FLOPs (default: the model's context).")
+@click.option("--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON: the entry, plus its report (archzoo.report/1).")
+@registry_option
+@click.pass_context
+def show(ctx, model_id, seq_len, depth, as_json, registry_dirs):
+    """Show one registry model: published figure and source, reconciliation, and the full report."""
+    entry = _registry(ctx, registry_dirs).get_model(model_id)
+    if as_json:
+        _emit_json(_entry_dict(entry, seq_len))
+        return
+    from .report import make_report
+    from .terminal import print_report
+
+    spec = entry.spec
+    click.secho(f"{entry.id}: {spec.title} ({spec.year})", bold=True)
+    click.echo(spec.summary)
+    click.echo(f"registry file: {entry.path}")
+    if spec.published:
+        src = spec.published.source
+        where = f"arXiv:{src.arxiv}" if src.arxiv else (src.url or "")
+        click.echo(f"published: {spec.published.params} ({spec.published.value:,}); computed {entry.params:,}, "
+                   f"difference {entry.params - spec.published.value:+,} ({entry.gap:+.2%}): {entry.status}")
+        click.echo(f"  source: {', '.join(src.authors[:3])}{' et al.' if len(src.authors) > 3 else ''}, "
+                   f"{src.title}, {src.venue} {where}; {src.locator}")
+    else:
+        click.echo("published: no figure printed by the authors")
+    if spec.reconciliation:
+        click.echo(f"  reason: {spec.reconciliation.reason}: {spec.reconciliation.note}")
+    click.echo()
+    report = make_report(entry.architecture, entry.config, seq_len) if seq_len else entry.report
+    print_report(report, max_depth=depth)
+
+
+@cli.command(epilog="""\b
+Example:
+  archzoo compare bert-base-uncased roberta-base distilbert-base-uncased
+""")
+@click.argument("model_ids", nargs=-1, required=True)
+@click.option("--depth", type=click.IntRange(min=1), default=2, show_default=True, help="Block levels to compare.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@registry_option
+@click.pass_context
+def compare(ctx, model_ids, depth, as_json, registry_dirs):
+    """Compare models side by side, block by block: what differs and by how much."""
+    if len(model_ids) < 2:
+        raise click.UsageError("give at least two model ids to compare")
+    registry = _registry(ctx, registry_dirs)
+    entries = [registry.get_model(m) for m in model_ids]
+    paths: list[str] = []
+    values: dict[str, dict[str, int]] = {}
+    for entry in entries:
+        values[entry.id] = {}
+        for path, level, block in entry.report.root.walk():
+            if level > depth:
+                continue
+            path = path.split(".", 1)[1] if "." in path else "(total)"
+            if path not in paths:
+                paths.append(path)
+            values[entry.id][path] = block.params.evaluate()
+    first = entries[0].id
+    rows = []
+    for path in paths:
+        row = {"block": path, **{e.id: values[e.id].get(path) for e in entries}}
+        base = values[first].get(path)
+        row["differs"] = len({values[e.id].get(path) for e in entries}) > 1
+        row["delta_vs_first"] = {e.id: (values[e.id].get(path) or 0) - (base or 0) for e in entries[1:]}
+        rows.append(row)
+    if as_json:
+        _emit_json({"models": [e.id for e in entries], "blocks": rows,
+                    "flops": {e.id: {"seq_len": e.report.seq_len, "forward": e.report.flops} for e in entries}})
+        return
+    from .terminal import print_table
+
+    def cell(v):
+        return "-" if v is None else f"{v:,}"
+
+    table_rows = []
+    for row in rows:
+        deltas = [row["delta_vs_first"][e.id] for e in entries[1:]]
+        delta = ", ".join(f"{d:+,}" for d in deltas) if row["differs"] else "same"
+        table_rows.append([row["block"]] + [cell(row[e.id]) for e in entries] + [delta])
+    table_rows.append(["forward FLOPs"] + [f"{e.report.flops:,} (N={e.report.seq_len})" for e in entries] + [""])
+    print_table(["block"] + [e.id for e in entries] + [f"Δ vs {first}"], table_rows,
+                right=set(range(1, len(entries) + 2)))
+
+
+@cli.command(epilog="""\b
+Examples:
+  archzoo validate                        the whole registry
+  archzoo validate registry/gpt my-model.yaml
+""")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.pass_context
+def validate(ctx, paths):
+    """Check registry files and report every problem as path:line: key: message (exit 1 if any)."""
+    from .registry import default_registry_dirs, load_registry
+
+    targets = list(paths) or default_registry_dirs()
+    if not targets:
+        raise ArchzooError("no registry folder found: give PATHS, set ARCHZOO_REGISTRY, or run where ./registry exists")
+    registry = load_registry(targets, _host(ctx), include_plugins=not paths)
+    for warning in registry.warnings:
+        click.echo(f"{warning} (warning)", err=True)
+    for problem in registry.problems:
+        click.echo(str(problem), err=True)
+    files = len(registry) + len({p.path for p in registry.problems})
+    if registry.problems:
+        click.echo(f"{len(registry.problems)} problem(s) in {len({p.path for p in registry.problems})} of {files} file(s)",
+                   err=True)
+        ctx.exit(1)
+    click.echo(f"{len(registry)} entr{'y' if len(registry) == 1 else 'ies'} valid")
+
+
+@cli.command()
+@click.option("--out", type=click.Path(path_type=Path), help="Write to this file instead of standard output.")
+def schema(out):
+    """Print the JSON Schema of a registry entry (editors use it through the yaml-language-server line)."""
+    from .registry import entry_json_schema
+
+    text = json.dumps(entry_json_schema(), indent=2) + "\n"
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
+    click.echo(f"wrote {out}", err=True)
+
+
+# ---- the site -------------------------------------------------------------------------------------
+
+
+@cli.command()
+@registry_option
+@click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
+              help="Output folder; replaced only when the build succeeds.")
+def build(registry_dirs, out):
+    """Build the documentation site: a page per model and architecture, comparison table, guides."""
+    from .site import build_site
+
+    path = build_site(list(registry_dirs) or None, out, progress=lambda line: click.echo(line, err=True))
+    click.echo(f"site written to {path}")
+
+
+@cli.command()
+@registry_option
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--host", "address", default="127.0.0.1", show_default=True)
+def serve(registry_dirs, port, address):
+    """Preview the site with live reload: pages rebuild when a registry YAML file changes."""
+    from .site import serve_site
+
+    serve_site(list(registry_dirs) or None, host=address, port=port)
+
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user mistakes print one clear error and exit 1, never a traceback."""
     try:

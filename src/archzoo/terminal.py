@@ -12,7 +12,11 @@ from .report import Report, human_bytes, human_count
 
 __all__ = ["print_report", "print_table", "console"]
 
-console = Console(highlight=False)
+import os
+import sys
+
+# Piped output (a file, `less`, CI logs) gets a readable width rather than rich's default 80 columns.
+console = Console(highlight=False, width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
 
 
 def _tree_rows(report: Report, block: Block, depth: int, multiplier: int, label: str = ""):
@@ -68,7 +72,7 @@ def print_report(report: Report, *, max_depth: int = 3, out: Console | None = No
     tree.add_column("params", justify="right")
     tree.add_column("share", justify="right")
     tree.add_column("FLOPs", justify="right")
-    tree.add_column("formula", overflow="fold")
+    tree.add_column("formula", overflow="fold", ratio=1)
     for depth, name, params, flops, formula in _tree_rows(report, report.root, 0, 1):
         if depth > max_depth:
             continue
@@ -85,7 +89,7 @@ def print_table(headers: list[str], rows: Iterable[list[str]], *, right: Iterabl
     right = set(right)
     table = Table(title=title or None, title_justify="left")
     for i, header in enumerate(headers):
-        table.add_column(header, justify="right" if i in right else "left", overflow="fold")
+        table.add_column(header, justify="right" if i in right else "left", overflow="fold", no_wrap=i == 0)
     for row in rows:
         table.add_row(*row)
     (out or console).print(table)
