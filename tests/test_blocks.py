@@ -1,0 +1,89 @@
+"""Building blocks against the torch.nn modules they model (figures from torch, built on the meta device)."""
+
+import pytest
+
+from archzoo.blocks import attention, embedding, feed_forward, layer_norm, learned_tensor, linear, patch_embedding, repeat, rms_norm
+from archzoo.formula import N, const, sym
+
+d = sym("d", 512)
+
+
+def test_linear_counts_weight_and_bias():
+    # torch.nn.Linear(512, 2048): 512*2048 + 2048 = 1,050,624 parameters
+    block = linear("fc", d, sym("d_ff", 2048))
+    assert block.params.evaluate() == 1_050_624
+    assert block.approx.evaluate() == 1_048_576
+    assert block.flops.evaluate(N=10) == 2 * 10 * 512 * 2048
+
+
+def test_tied_linear_counts_only_its_bias_but_costs_flops():
+    block = linear("head", d, sym("V", 100), bias=False, tied_to="token")
+    assert block.params.evaluate() == 0
+    assert block.flops.evaluate(N=3) == 2 * 3 * 512 * 100
+
+
+def test_torch_multihead_attention_512_8():
+    # torch.nn.MultiheadAttention(512, 8): 1,050,624 parameters (torch 2.13, meta device)
+    block = attention("mha", d, d)
+    assert block.params.evaluate() == 1_050_624
+    assert block.params.text() == "4·d² + 4·d"
+
+
+def test_grouped_query_attention_shrinks_k_and_v():
+    h, h_kv, d_h = sym("h", 8), sym("h_kv", 2), sym("d_h", 64)
+    block = attention("gqa", d, h * d_h, kv_inner=h_kv * d_h, bias=False, causal=True)
+    # q and out: 512*512 each; k and v: 512*128 each
+    assert block.params.evaluate() == 2 * 512 * 512 + 2 * 512 * 128
+    assert block.kv_cache.evaluate() == 2 * 128
+
+
+def test_norms():
+    # torch.nn.LayerNorm(512): 1,024; LayerNorm(512, bias=False): 512; torch.nn.RMSNorm(512): 512
+    assert layer_norm("ln", d).params.evaluate() == 1024
+    assert layer_norm("ln", d, bias=False).params.evaluate() == 512
+    assert rms_norm("rms", d).params.evaluate() == 512
+
+
+def test_gated_feed_forward_has_three_projections():
+    block = feed_forward("ffn", d, sym("d_ff", 1376), activation="silu", gated=True, bias=False)
+    assert block.params.evaluate() == 3 * 512 * 1376
+
+
+def test_unknown_activation_is_refused():
+    with pytest.raises(ValueError, match="unknown activation 'swiglu2'"):
+        feed_forward("ffn", d, sym("d_ff", 8), activation="swiglu2")
+
+
+def test_patch_embedding_matches_conv2d():
+    # torch.nn.Conv2d(3, 768, 16, 16): 768*3*16*16 + 768 = 590,592 parameters
+    dm = sym("d", 768)
+    block = patch_embedding("patch", sym("C", 3), sym("p", 16), dm, sym("n_p", 196))
+    assert block.params.evaluate() == 590_592
+    assert block.flops.evaluate() == 2 * 196 * 3 * 16 * 16 * 768
+
+
+def test_shared_repeat_counts_weights_once_and_flops_n_times():
+    layer = linear("fc", d, d)
+    L = sym("L", 12)
+    shared = repeat(layer, L, shared=True)
+    separate = repeat(layer, L)
+    assert shared.params.evaluate() == layer.params.evaluate()
+    assert separate.params.evaluate() == 12 * layer.params.evaluate()
+    assert shared.flops.evaluate(N=4) == separate.flops.evaluate(N=4) == 12 * layer.flops.evaluate(N=4)
+
+
+def test_embeddings_and_position_tables_are_embedding_params():
+    tok = embedding("token", sym("V", 10), d, role="token")
+    seg = embedding("segment", sym("T", 2), d, role="segment")
+    pos = learned_tensor("position", sym("n", 5) * d, leading=True, role="position")
+    cls = learned_tensor("cls", d, leading=False)
+    assert tok.embedding_params.evaluate() == 5120
+    assert seg.embedding_params.is_zero()
+    assert pos.embedding_params.evaluate() == 2560
+    assert cls.approx.is_zero() and cls.params.evaluate() == 512
+
+
+def test_pooled_tokens_cost_one_row():
+    block = linear("pooler", d, d, tokens=const(1))
+    assert block.flops.free_symbols() == set()
+    assert block.flops.evaluate() == 2 * 512 * 512

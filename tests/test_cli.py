@@ -1,0 +1,132 @@
+"""The archzoo command: output, JSON schema, and one-line errors with a non-zero exit."""
+
+import json
+
+import pytest
+
+from archzoo.cli import main
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_count_json_has_the_documented_keys(capsys):
+    code, out, err = run(capsys, "count", "bert", "--seq-len", "128", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["schema"] == "archzoo.report/1"
+    # transformers 5.23 BertModel(BertConfig()), meta device: 109,482,240 parameters;
+    # FlopCounterMode, eager attention, batch 1, N=128: 22,348,431,360 FLOPs
+    assert data["params"]["total"] == 109_482_240
+    assert data["flops"]["forward"] == 22_348_431_360
+    assert data["flops"]["seq_len"] == 128
+    assert {"approx", "non_embedding"} <= set(data["params"])
+    assert data["blocks"]["children"][0]["name"] == "embeddings"
+    assert data["memory"]["kv_cache_bytes_per_token"] is None  # an encoder caches nothing
+
+
+def test_count_human_output_has_summary_and_tree(capsys):
+    code, out, _ = run(capsys, "count", "gpt")
+    assert code == 0
+    # transformers GPT2LMHeadModel(GPT2Config()): 124,439,808 parameters (the LM head is tied)
+    assert "124,439,808" in out
+    assert "KV cache per token" in out
+    assert "12·L·d²" in out  # the leading-order GPT stack
+    assert "layer (each of 12)" in out
+
+
+def test_count_with_config_file_and_set(tmp_path, capsys):
+    config = tmp_path / "big.yaml"
+    config.write_text("d_model: 1024\nn_heads: 16\nd_ff: 4096\n")
+    code, out, err = run(capsys, "count", "transformer", "--config", str(config), "--json")
+    assert code == 0, err
+    # torch.nn.Transformer(1024, 16, 6, 6, 4096): 176,361,472 parameters
+    assert json.loads(out)["params"]["total"] == 176_361_472
+    code, out, err = run(capsys, "count", "transformer", "--set", "bias=false", "--json")
+    # torch.nn.Transformer(bias=False): 44,056,576 parameters
+    assert json.loads(out)["params"]["total"] == 44_056_576
+
+
+def test_count_hf_config(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "gpt2", "n_layer": 24, "n_embd": 1024, "n_head": 16}))
+    code, out, err = run(capsys, "count", "--hf-config", str(path), "--json")
+    assert code == 0, err
+    # transformers GPT2Model gpt2-medium: 354,823,168 parameters
+    assert json.loads(out)["params"]["total"] == 354_823_168
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["count", "bret"], "archzoo: error: unknown architecture 'bret'; did you mean 'bert'?"),
+        (["count", "bert", "--set", "n_layers=0"], "archzoo: error: --set: n_layers: Input should be greater than 0 (got 0)"),
+        (["count", "bert", "--set", "n_layers=-3"], "archzoo: error: --set: n_layers: Input should be greater than 0 (got -3)"),
+        (["count", "bert", "--set", "d_model=wide"], "archzoo: error: --set: d_model: Input should be a valid integer"),
+        (["count", "gpt", "--set", "n_heads=7"], "archzoo: error: --set: n_heads: d_model 768 is not divisible by n_heads 7"),
+        (["count", "vit", "--set", "patch_sz=14"], "archzoo: error: --set: patch_sz: unknown key; did you mean 'patch_size'?"),
+        (["count", "bert", "--set", "n_layers"], "archzoo: error: --set 'n_layers': expected KEY=VALUE"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_1(capsys, args, message):
+    code, out, err = run(capsys, *args)
+    assert code == 1
+    assert out == ""
+    assert err.startswith(message)
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_malformed_config_file_names_file_and_line(tmp_path, capsys):
+    path = tmp_path / "bad.yaml"
+    path.write_text("d_model: 512\nn_heads: [8\n")
+    code, _, err = run(capsys, "count", "transformer", "--config", str(path))
+    assert code == 1
+    assert err.startswith(f"archzoo: error: {path}:3: not valid YAML")
+
+
+def test_missing_architecture_is_a_usage_error(capsys):
+    code, _, err = run(capsys, "count")
+    assert code == 2
+    assert "name an architecture (bert, gpt, transformer, vit) or give --hf-config" in err
+
+
+def test_help_teaches_with_examples(capsys):
+    code, out, _ = run(capsys, "count", "--help")
+    assert code == 0
+    assert "archzoo count --hf-config" in out
+    assert "--seq-len" in out
+
+
+def test_plugins_json_lists_config_fields(capsys):
+    code, out, _ = run(capsys, "plugins", "--json")
+    data = json.loads(out)
+    names = {p["name"] for p in data["plugins"]}
+    assert names >= {"bert", "gpt", "transformer", "vit"}
+    gpt = next(p for p in data["plugins"] if p["name"] == "gpt")["architectures"][0]
+    fields = {f["key"]: f["default"] for f in gpt["config"]}
+    assert fields["vocab_size"] == 50257 and fields["d_head"] is None
+
+
+def test_show_unknown_model_names_the_closest(capsys):
+    code, _, err = run(capsys, "show", "bert-base-uncase")
+    assert code == 1
+    assert err.startswith("archzoo: error: unknown model 'bert-base-uncase'; did you mean 'bert-base-uncased'")
+
+
+def test_show_json_carries_published_and_report(capsys):
+    code, out, _ = run(capsys, "show", "bert-base-uncased", "--json")
+    data = json.loads(out)
+    assert data["published"]["params"] == "110M"  # BERT paper, Section 3
+    assert data["report"]["params"]["total"] == 109_482_240
+    assert data["reconciliation"]["reason"] == "rounded"
+
+
+def test_schema_is_json_schema_of_an_entry(capsys):
+    code, out, _ = run(capsys, "schema")
+    schema = json.loads(out)
+    assert {"architecture", "published", "reconciliation"} <= set(schema["properties"])
+    assert schema["additionalProperties"] is False
