@@ -114,17 +114,21 @@ def reference(cfg: BertConfig) -> Reference | None:
     if cfg.embedding_size is not None or cfg.shared_layers:
         if not (cfg.embedding_size is not None and cfg.shared_layers):
             return None
-        target = {"none": "AlbertModel", "mlm": "AlbertForMaskedLM", "pretraining": "AlbertForPreTraining"}[cfg.head]
         kwargs: dict[str, Any] = dict(
             vocab_size=cfg.vocab_size, embedding_size=cfg.embedding_size, hidden_size=cfg.d_model,
             num_hidden_layers=cfg.n_layers, num_attention_heads=cfg.n_heads, intermediate_size=cfg.d_ff,
             max_position_embeddings=cfg.max_positions, type_vocab_size=cfg.type_vocab_size,
             hidden_act=cfg.activation,
         )
-        if cfg.head == "pretraining" or not cfg.pooler or cfg.type_vocab_size == 0:
-            return None  # ALBERT's SOP head and pooler-less variants differ from BERT's; not modelled
-        return Reference(library="transformers", target=f"transformers.{target}",
-                         config_class="transformers.AlbertConfig", kwargs=kwargs)
+        if cfg.type_vocab_size == 0:
+            return None
+        albert = dict(library="transformers", config_class="transformers.AlbertConfig", kwargs=kwargs)
+        if cfg.head == "none":
+            return Reference(target="transformers.AlbertModel", model_kwargs={"add_pooling_layer": cfg.pooler}, **albert)
+        if cfg.head == "mlm":  # AlbertForMaskedLM builds its encoder without the pooler
+            return None if cfg.pooler else Reference(target="transformers.AlbertForMaskedLM", **albert)
+        # sentence-order prediction: a Linear(d, 2) on the pooled output, like BERT's next-sentence head
+        return Reference(target="transformers.AlbertForPreTraining", **albert)
     kwargs = dict(
         vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers,
         num_attention_heads=cfg.n_heads, intermediate_size=cfg.d_ff, max_position_embeddings=cfg.max_positions,

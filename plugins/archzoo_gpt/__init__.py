@@ -85,6 +85,8 @@ def reference(cfg: GptConfig) -> Reference | None:
     if not cfg.final_norm:
         if cfg.d_ff is not None and cfg.d_ff != 4 * cfg.d_model:
             return None
+        if cfg.activation not in ("relu", "silu", "gelu", "swish"):
+            return None  # the only activations transformers' OpenAI GPT accepts
         target = "OpenAIGPTLMHeadModel" if cfg.head == "lm" else "OpenAIGPTModel"
         return Reference(
             library="transformers", target=f"transformers.{target}", config_class="transformers.OpenAIGPTConfig",

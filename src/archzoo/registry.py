@@ -8,10 +8,10 @@ line read from the YAML itself. YAML is loaded with PyYAML's safe loader: no tag
 from __future__ import annotations
 
 import fnmatch
-import math
 import os
 import re
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Literal
@@ -19,7 +19,7 @@ from typing import Any, Iterable, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .architecture import ArchConfig, Architecture, describe_validation_error
+from .architecture import ArchConfig, Architecture
 from .errors import RegistryError, UnknownModelError, closest
 from .host import PluginHost
 from .report import Report, make_report
@@ -79,12 +79,15 @@ def parse_published(text: str) -> tuple[int, int]:
         )
     number, unit = match["number"], match["unit"].strip("()") if match["unit"] == "(millions)" else match["unit"]
     if unit not in _UNITS:
+        if unit[-1:] in ("B", "b") and unit[:-1] in _UNITS and unit[:-1]:  # MB, GB: bytes, not parameters
+            raise ValueError(f"{text!r} reads as a size in bytes ({unit!r}); write the parameter count as printed "
+                             f"with K, M, B or T, e.g. '{number}{unit[:-1]}'")
         raise ValueError(f"unknown unit {unit!r} in {text!r}; use K, M, B or T (e.g. '110M')")
     scale = _UNITS[unit]
-    digits = number.replace(",", "")
-    decimals = len(digits.partition(".")[2])
-    value = round(float(digits) * scale)
-    return value, int(scale * 10**-decimals) // 2
+    digits = Decimal(number.replace(",", ""))
+    decimals = max(0, -digits.as_tuple().exponent)  # type: ignore[operator]
+    value = int((digits * scale).to_integral_value(ROUND_HALF_EVEN))
+    return value, scale // 10**decimals // 2 if scale >= 10**decimals else 0
 
 
 # ---- the entry schema (leaf models first) ---------------------------------------------------------
@@ -115,7 +118,9 @@ class Published(_Model):
     @field_validator("params")
     @classmethod
     def _parses(cls, value: str) -> str:
-        parse_published(value)
+        if parse_published(value)[0] <= 0:
+            raise ValueError(f"a published size of {value!r} parameters cannot be right; write the figure as printed, "
+                             "e.g. '110M'")
         return value
 
     @property
@@ -222,9 +227,63 @@ class Entry:
 # ---- YAML with line numbers -----------------------------------------------------------------------
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_CORE = "tag:yaml.org,2002:"
+#: The tags plain YAML resolves to; any other tag (``!!python/object``, ``!custom``) is refused before construction.
+_PLAIN_TAGS = frozenset(_CORE + t for t in ("null", "bool", "int", "float", "str", "seq", "map", "timestamp", "merge"))
 
 
-def _read_yaml(path: Path, problems: list[RegistryProblem]) -> tuple[Any, dict[tuple, int]] | None:
+def _show_tag(tag: str) -> str:
+    return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+
+
+def _dotted(key: tuple) -> str:
+    """``("published", "source", "authors", 0)`` -> ``published.source.authors[0]``."""
+    text = ""
+    for part in key:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _syntax_error(path: Path, text: str, exc: yaml.YAMLError) -> RegistryProblem:
+    """A YAML syntax error as ``path:line: what; how to fix``, worded the same with or without libyaml."""
+    if _Loader is not yaml.SafeLoader:  # libyaml words its errors differently: re-read with PyYAML's own parser
+        try:
+            yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as pure:
+            exc = pure
+    problem = str(getattr(exc, "problem", None) or exc)
+    context = str(getattr(exc, "context", None) or "")
+    mark, context_mark = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+    line = mark.line + 1 if mark else 1
+    if "quoted scalar" in context and context_mark is not None:
+        return RegistryProblem(path, context_mark.line + 1, "", "YAML syntax error: the quoted value that starts on "
+                                                                "this line is never closed; add the closing quote")
+    if "'\\t'" in problem or "\t" in problem:
+        return RegistryProblem(path, line, "", "YAML syntax error: a tab character where YAML expects indentation; "
+                                               "indent with spaces only")
+    if problem.startswith("mapping values are not allowed"):
+        return RegistryProblem(path, line, "", "YAML syntax error: unexpected ':' (mapping values are not allowed "
+                                               "here); indent this key like the keys beside it, or quote a value "
+                                               "that contains ': '")
+    if "single document" in context:
+        return RegistryProblem(path, line, "", "YAML syntax error: a second document ('---'); a registry file "
+                                               "holds one entry, so split it into one file per entry")
+    if "block mapping" in context and problem.startswith("expected <block end>"):
+        return RegistryProblem(path, line, "", "YAML syntax error: this line is indented less than the key above "
+                                               "it but more than its parent; indent it like the keys beside it")
+    what = f"{context}, {problem}" if context else problem
+    return RegistryProblem(path, line, "", f"YAML syntax error: {what}; check indentation and quoting")
+
+
+def _read_yaml(path: Path, problems: list[RegistryProblem],
+               texts: dict[tuple, str] | None = None) -> tuple[Any, dict[tuple, int]] | None:
+    """The file's data and the line of every key path, or None after adding the problems that prevent reading it.
+
+    ``texts`` receives every scalar as written (``2010.11930``, which YAML reads as the float 2010.1193).
+
+    Only the safe loader's plain tags are accepted: a tag such as ``!!python/object/apply`` is reported
+    from the node graph and nothing is constructed.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -233,52 +292,81 @@ def _read_yaml(path: Path, problems: list[RegistryProblem]) -> tuple[Any, dict[t
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else 1
-        what = getattr(exc, "problem", None) or str(exc)
-        problems.append(RegistryProblem(path, line, "", f"YAML syntax error: {what}; check indentation and quoting"))
+        problems.append(_syntax_error(path, text, exc))
         return None
     if node is None:
         problems.append(RegistryProblem(path, 1, "", "empty file; an entry is a mapping with at least "
                                                      "'architecture', 'title', 'summary' and 'year'"))
         return None
     if not isinstance(node, yaml.MappingNode):
+        kind = "list" if isinstance(node, yaml.SequenceNode) else f"single value {node.value!r}"
         problems.append(RegistryProblem(path, node.start_mark.line + 1, "",
-                                        f"expected a mapping of keys (architecture: ..., title: ...), got a {node.id}"))
+                                        f"expected a mapping of keys (architecture: ..., title: ...), got a {kind}"))
         return None
     lines: dict[tuple, int] = {}
-    duplicate = False
+    before = len(problems)
+    visited: set[int] = set()
 
-    def walk(n: yaml.Node, key: tuple) -> None:
-        nonlocal duplicate
+    def refuse(n: yaml.Node, key: tuple, message: str) -> None:
+        problems.append(RegistryProblem(path, n.start_mark.line + 1, _dotted(key), message))
+
+    def walk(n: yaml.Node, key: tuple, ancestors: frozenset[int]) -> None:
         lines.setdefault(key, n.start_mark.line + 1)
+        if texts is not None and isinstance(n, yaml.ScalarNode):
+            texts.setdefault(key, n.value)
+        if id(n) in ancestors:
+            refuse(n, key, "an alias that contains itself; registry files hold plain, finite data, so write the "
+                           "value out")
+            return
+        if n.tag not in _PLAIN_TAGS:
+            refuse(n, key, f"YAML tag {_show_tag(n.tag)!r} is not allowed (registry files hold plain YAML and "
+                           "nothing is constructed from tags); remove the tag and write a plain value")
+            return
+        if id(n) in visited:  # an alias of a node already checked
+            return
+        if n.tag == _CORE + "timestamp":
+            try:
+                constructor.construct_yaml_timestamp(n)
+            except (ValueError, OverflowError) as exc:
+                refuse(n, key, f"{n.value!r} reads as a date but is not one ({exc}); quote it to keep it as text")
+                return
+        visited.add(id(n))
+        ancestors = ancestors | {id(n)}
         if isinstance(n, yaml.MappingNode):
-            seen: dict[Any, int] = {}
+            seen: dict[str, int] = {}
             for k, v in n.value:
-                name = k.value if isinstance(k, yaml.ScalarNode) else str(k.value)
+                if not isinstance(k, yaml.ScalarNode):
+                    refuse(k, key, "a key must be plain text, not a list or mapping")
+                    continue
+                if k.tag not in _PLAIN_TAGS:
+                    refuse(k, key, f"YAML tag {_show_tag(k.tag)!r} on a key is not allowed; write the key as plain text")
+                    continue
+                name = k.value
                 if name in seen:
-                    duplicate = True
-                    dotted = ".".join(str(p) for p in key + (name,))
-                    problems.append(RegistryProblem(path, k.start_mark.line + 1, dotted,
-                                                    f"duplicate key (first given on line {seen[name]}); keep one"))
+                    refuse(k, key + (name,), f"duplicate key (first given on line {seen[name]}); keep one of the two")
                     continue
                 seen[name] = k.start_mark.line + 1
                 lines[key + (name,)] = k.start_mark.line + 1
-                walk(v, key + (name,))
+                walk(v, key + (name,), ancestors)
         elif isinstance(n, yaml.SequenceNode):
             for i, item in enumerate(n.value):
-                walk(item, key + (i,))
+                walk(item, key + (i,), ancestors)
 
-    walk(node, ())
-    if duplicate:
+    constructor = yaml.SafeLoader("")
+    walk(node, (), frozenset())
+    if len(problems) > before:
+        constructor.dispose()
         return None
     try:
-        data = _Loader(text).get_single_data()
-    except yaml.YAMLError as exc:  # a tag the safe loader refuses, e.g. !!python/object
+        data = constructor.construct_document(node)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:  # e.g. a timestamp such as 2019-13-01
         mark = getattr(exc, "problem_mark", None)
+        what = getattr(exc, "problem", None) or str(exc)
         problems.append(RegistryProblem(path, mark.line + 1 if mark else 1, "",
-                                        f"{getattr(exc, 'problem', exc)}; registry files hold plain YAML only"))
+                                        f"cannot read a value ({what}); quote it to keep it as text"))
         return None
+    finally:
+        constructor.dispose()
     return data, lines
 
 
@@ -331,107 +419,255 @@ class Registry:
 
 
 def _files(paths: Iterable[Path]) -> list[Path]:
+    """The YAML files under ``paths`` (folders searched recursively, sorted), each file once."""
     files: list[Path] = []
+    seen: set[Path] = set()
     for path in paths:
-        if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()))
-        else:
-            files.append(path)
+        found = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()) \
+            if path.is_dir() else [path]
+        for file in found:
+            real = file.resolve()  # the same file named twice (a folder and a file in it, or via '..') loads once
+            if real not in seen:
+                seen.add(real)
+                files.append(file)
     return files
 
 
+# ---- describing validation errors -----------------------------------------------------------------
+
+#: The schema model at each key path of an entry, for required keys, valid keys and descriptions.
+_SPEC_MODELS: dict[tuple, type[BaseModel]] = {
+    (): EntrySpec, ("published",): Published, ("published", "source"): Source,
+    ("reference",): EntryReference, ("reconciliation",): Reconciliation,
+}
+
+#: What a pattern-checked field expects, by field name.
+_PATTERNS = {
+    "arxiv": "expected a bare arXiv id such as '1810.04805' (no 'arXiv:' prefix, version or URL)",
+    "url": "expected a web address starting with 'http://' or 'https://'",
+    "target": "expected a dotted name in torch, transformers or timm, such as 'transformers.BertModel', "
+              "'torch.nn.Transformer' or 'timm.vit_base_patch16_224'",
+    "config_class": "expected a transformers configuration class such as 'transformers.BertConfig'",
+}
+
+_EXPECTED = {
+    "int_type": "an integer", "int_parsing": "an integer", "int_from_float": "an integer",
+    "float_type": "a number", "float_parsing": "a number", "string_type": "text", "list_type": "a list",
+    "dict_type": "a mapping (key: value lines)", "bool_type": "true or false", "bool_parsing": "true or false",
+}
+
+_RANGES = {"greater_than": "greater than", "greater_than_equal": "at least", "less_than": "less than",
+           "less_than_equal": "at most"}
+
+
+def _got(value: Any) -> str:
+    if value is None:
+        return "an empty value (null)"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if hasattr(value, "isoformat"):
+        return f"the date {value.isoformat()}"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: dict[tuple, str]) -> tuple[tuple, tuple, str]:
+    """One pydantic error as ``(key path, where to find its line, message saying what is wrong and how to fix it)``."""
+    loc = tuple(err["loc"])
+    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    name = str(loc[-1]) if loc else ""
+    model = models.get(loc[:-1])
+    info = model.model_fields.get(name) if model is not None else None
+    about = f" ({info.description})" if info is not None and info.description else ""
+    if kind == "missing":
+        parent = loc[:-1]
+        where = f"under '{_dotted(parent)}'" if parent else "at the top level"
+        return loc, parent, f"required key missing; add '{name}:' {where}{about}"
+    if kind == "extra_forbidden":
+        known = list(model.model_fields) if model is not None else []
+        near = closest(name, known)
+        parts = ["unknown key"] + ([f"did you mean {' or '.join(repr(n) for n in near)}?"] if near else [])
+        return loc, loc, "; ".join(parts + ([f"valid keys: {', '.join(known)}"] if known else []))
+    if kind == "invalid_key":
+        return loc[:-1], loc[:-1], f"a key must be text, got {_got(value)}; quote the key"
+    if kind == "value_error":
+        message = err["msg"].removeprefix("Value error, ")
+        if not loc and ": " in message:  # a check across keys names its key first: "n_heads: d_model 768 is ..."
+            name, _, message = message.partition(": ")
+            loc = (name,)
+        return loc, loc, message
+    if kind == "literal_error":
+        choices = re.findall(r"'([^']*)'", ctx.get("expected", ""))
+        near = closest(str(value), choices) if isinstance(value, str) else []
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        return loc, loc, f"unknown value {value!r}; {hint}expected one of: {', '.join(choices)}"
+    if kind == "string_pattern_mismatch":
+        expected = _PATTERNS.get(name, f"expected text matching {ctx.get('pattern')}")
+        return loc, loc, f"{expected}, got {_got(value)}"
+    if kind in ("string_too_short", "too_short"):
+        least = ctx.get("min_length", 1)
+        if least <= 1:
+            return loc, loc, f"must not be empty{about}"
+        return loc, loc, f"too short ({len(value)} characters, at least {least}){about}"
+    if kind in _RANGES:
+        bound = next(iter(ctx.values()), "")
+        return loc, loc, f"must be {_RANGES[kind]} {bound}, got {value!r}"
+    if kind in _EXPECTED:
+        message = f"expected {_EXPECTED[kind]}, got {_got(value)}"
+        if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            message += f"; put it in quotes: \"{texts.get(loc, value)}\""
+        elif kind == "list_type" and isinstance(value, (str, int, float)):
+            message += f"; write a list, e.g. [{texts.get(loc, value)}]"
+        elif value is None:
+            message += "; write a value after the ':'"
+        return loc, loc, message
+    return loc, loc, f"{err['msg']} (got {value!r})"
+
+
+def _coerced(raw: Any, value: Any, loc: tuple, seen: set[int]) -> Iterable[tuple[tuple, str]]:
+    """Values pydantic converted silently (the string "12" to an integer, 1 to true): YAML typed them already."""
+    if raw is value or id(raw) in seen:
+        return
+    seen.add(id(raw))
+    if isinstance(raw, dict):
+        for key, item in raw.items():
+            if isinstance(value, BaseModel) and key in type(value).model_fields:
+                yield from _coerced(item, getattr(value, key), loc + (key,), seen)
+            elif isinstance(value, dict) and key in value:
+                yield from _coerced(item, value[key], loc + (key,), seen)
+    elif isinstance(raw, list) and isinstance(value, (list, tuple)) and len(raw) == len(value):
+        for i, (item, converted) in enumerate(zip(raw, value)):
+            yield from _coerced(item, converted, loc + (i,), seen)
+    elif isinstance(value, bool) and not isinstance(raw, bool):
+        yield loc, f"expected true or false, got {_got(raw)}; write true or false without quotes"
+    elif isinstance(value, int) and isinstance(raw, str):
+        yield loc, f"expected an integer, got {_got(raw)}; write the number without quotes"
+    elif isinstance(value, int) and isinstance(raw, float):
+        yield loc, f"expected an integer, got {_got(raw)}; write a whole number without a decimal point"
+    elif isinstance(value, float) and isinstance(raw, str):
+        yield loc, f"expected a number, got {_got(raw)}; write the number without quotes"
+
+
+# ---- loading --------------------------------------------------------------------------------------
+
+
+def _safe_slug(model_id: str) -> str:
+    text = re.sub(r"[^a-z0-9.]+", "-", model_id.lower())
+    return re.sub(r"([-.])[-.]+", r"\1", text).strip("-.")
+
+
 def _load_entry(path: Path, host: PluginHost, problems: list[RegistryProblem],
-                warnings: list[RegistryProblem]) -> Entry | None:
-    before = len(problems)
+                warnings: list[RegistryProblem], duplicate_of: Path | None = None) -> Entry | None:
+    """Validate one file; its problems are added sorted by line, and the entry is returned only if there are none."""
+    found: list[RegistryProblem] = []
+    entry = _check_entry(path, host, found, warnings, duplicate_of)
+    found.sort(key=lambda p: p.line)
+    problems.extend(found)
+    return None if found else entry
+
+
+def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], warnings: list[RegistryProblem],
+                 duplicate_of: Path | None) -> Entry | None:
     model_id = path.stem
     if not SLUG.match(model_id):
-        problems.append(RegistryProblem(path, 1, "", f"id {model_id!r} (the file name) is not a safe slug: use "
-                                                     "lowercase letters, digits, '-' and '.', e.g. 'bert-base-uncased.yaml'"))
-    if not path.exists():
-        problems.append(RegistryProblem(path, 1, "", "no such file"))
+        suggestion = _safe_slug(model_id)
+        fix = f"rename the file to '{suggestion}{path.suffix}'" if suggestion else \
+            "rename the file, e.g. 'bert-base-uncased.yaml'"
+        found.append(RegistryProblem(path, 1, "", f"id {model_id!r} (the file name) is not a safe slug: use "
+                                                  f"lowercase letters and digits separated by single '-' or '.'; {fix}"))
+    if duplicate_of is not None:
+        found.append(RegistryProblem(path, 1, "", f"duplicate id {model_id!r}: also defined by {duplicate_of}; ids "
+                                                  "are file names and must be unique across folders, so rename one"))
+    if not path.is_file():
+        found.append(RegistryProblem(path, 1, "", "no such file" if not path.exists() else "not a file"))
         return None
-    read = _read_yaml(path, problems)
+    texts: dict[tuple, str] = {}
+    read = _read_yaml(path, found, texts)
     if read is None:
         return None
     data, lines = read
 
-    def line(key: tuple) -> int:
-        while key and key not in lines:
-            key = key[:-1]
-        return lines.get(key, 1)
+    def add(key: tuple, line_key: tuple, message: str) -> None:
+        while line_key and line_key not in lines:
+            line_key = line_key[:-1]
+        found.append(RegistryProblem(path, lines.get(line_key, 1), _dotted(key), message))
 
+    spec: EntrySpec | None = None
     try:
         spec = EntrySpec.model_validate(data)
     except ValidationError as exc:
         for err in exc.errors():
-            loc = tuple(err["loc"])
-            for text in describe_validation_error(ValidationError.from_exception_data(exc.title, [err]), "",
-                                                  list(EntrySpec.model_fields) if len(loc) == 1 else None):
-                key, _, message = text.removeprefix(": ").partition(": ")
-                if err["type"] == "extra_forbidden" and len(loc) > 1:
-                    message = "unknown key" + _known_hint(loc, data)
-                problems.append(RegistryProblem(path, line(loc), key, message))
-        return None
+            key, line_key, message = _describe(err, _SPEC_MODELS, texts)
+            add(key, line_key, message)
+    else:
+        for key, message in _coerced(data, spec, (), set()):
+            add(key, key, message)
+
+    # The configuration is checked even when other keys are wrong, so one pass reports everything.
+    name, config_data = data.get("architecture"), data.get("config", {})
+    if not isinstance(name, str) or not isinstance(config_data, dict):
+        return None  # already reported
     try:
-        arch = host.architecture(spec.architecture)
+        arch = host.architecture(name)
     except KeyError:
         known = sorted(host.architectures)
-        near = closest(spec.architecture, known)
+        near = closest(name, known)
         hint = f"did you mean {near[0]!r}? " if near else ""
-        problems.append(RegistryProblem(path, line(("architecture",)), "architecture",
-                                        f"unknown architecture {spec.architecture!r}; {hint}loaded: {', '.join(known)}"))
+        add(("architecture",), ("architecture",),
+            f"unknown architecture {name!r}; {hint}loaded: {', '.join(known) or 'none'} (install the plugin that "
+            "provides it, or correct the name)")
         return None
     try:
-        config = arch.config_model.model_validate(spec.config)
+        config = arch.config_model.model_validate(config_data)
     except ValidationError as exc:
+        models = {(): arch.config_model}
         for err in exc.errors():
-            loc = ("config",) + tuple(err["loc"])
-            for text in describe_validation_error(ValidationError.from_exception_data(exc.title, [err]), "",
-                                                  list(arch.config_model.model_fields)):
-                key, _, message = text.removeprefix(": ").partition(": ")
-                if not err["loc"]:  # a cross-field check names its key at the start of the message
-                    key, _, message = message.partition(": ")
-                    loc = ("config", key)
-                problems.append(RegistryProblem(path, line(loc), f"config.{key}", message))
+            key, line_key, message = _describe(err, models, texts)
+            add(("config",) + key, ("config",) + line_key, message)
         return None
-    if len(problems) > before:
+    for key, message in _coerced(config_data, config, ("config",), set()):
+        add(key, key, message)
+    if found or spec is None:
         return None
+
     entry = Entry(model_id, path, spec, arch, config, lines)
-    if spec.published is not None:
-        gap = entry.gap or 0.0
-        if abs(gap) > GAP_LIMIT and spec.reconciliation is None:
-            problems.append(RegistryProblem(
-                path, line(("published", "params")), "published.params",
-                f"computed {entry.params:,} differs from published {spec.published.params} by {gap:+.1%} "
-                f"(over {GAP_LIMIT:.0%}); add 'reconciliation:' with a reason ({', '.join(REASONS)}) and a note, "
-                "or correct the config",
-            ))
-            return None
-        if entry.status == "unexplained":
-            warnings.append(RegistryProblem(
-                path, line(("published", "params")), "published.params",
-                f"computed {entry.params:,} differs from published {spec.published.params} by {gap:+.2%}, more "
-                "than its rounding; consider a 'reconciliation:' reason",
-            ))
+    if spec.published is None:
+        return entry
+    try:
+        params = entry.params
+    except Exception as exc:  # a plugin's build failing on a valid configuration is reported, not raised
+        add(("config",), ("config",), f"cannot count the parameters of this configuration: {exc}")
+        return None
+    gap = entry.gap or 0.0
+    if abs(gap) > GAP_LIMIT and spec.reconciliation is None:
+        add(("published", "params"), ("published", "params"),
+            f"computed {params:,} differs from published {spec.published.params} by {gap:+.1%} "
+            f"(over {GAP_LIMIT:.0%}); add 'reconciliation:' with a reason ({', '.join(REASONS)}) and a note, "
+            "or correct the config")
+        return None
+    if entry.status == "unexplained":
+        warnings.append(RegistryProblem(
+            path, entry.line_of("published", "params"), "published.params",
+            f"computed {params:,} differs from published {spec.published.params} by {gap:+.2%}, more "
+            "than its rounding; consider a 'reconciliation:' reason",
+        ))
     return entry
-
-
-def _known_hint(loc: tuple, data: Any) -> str:
-    models: dict[str, type[BaseModel]] = {"published": Published, "reference": EntryReference,
-                                          "reconciliation": Reconciliation}
-    model = models.get(str(loc[0]))
-    if model is not None and len(loc) == 3 and loc[1] == "source":
-        model = Source
-    if model is None:
-        return ""
-    near = closest(str(loc[-1]), model.model_fields)
-    hint = f"; did you mean {near[0]!r}?" if near else ""
-    return f"{hint} valid keys: {', '.join(model.model_fields)}"
 
 
 def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | None = None,
                   *, include_plugins: bool = True) -> Registry:
-    """Load and validate every entry under ``paths`` (default: `default_registry_dirs`) and plugin folders."""
+    """Load and validate every entry under ``paths`` (default: `default_registry_dirs`) and plugin folders.
+
+    Every problem of every file is collected in one pass (``Registry.problems``); files with problems are
+    left out and the others load.
+    """
     from .host import get_host
 
     host = host or get_host()
@@ -441,17 +677,12 @@ def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | 
     problems: list[RegistryProblem] = []
     warnings: list[RegistryProblem] = []
     entries: list[Entry] = []
-    seen: dict[str, Path] = {}
+    first: dict[str, Path] = {}
     for path in _files(dirs):
-        entry = _load_entry(path, host, problems, warnings)
-        if entry is None:
-            continue
-        if entry.id in seen:
-            problems.append(RegistryProblem(path, 1, "", f"duplicate id {entry.id!r}: also defined by {seen[entry.id]}; "
-                                                         "ids are file names and must be unique across folders"))
-            continue
-        seen[entry.id] = path
-        entries.append(entry)
+        duplicate_of = first.setdefault(path.stem, path)
+        entry = _load_entry(path, host, problems, warnings, duplicate_of if duplicate_of != path else None)
+        if entry is not None:
+            entries.append(entry)
     entries.sort(key=lambda e: e.id)
     return Registry(entries, problems, warnings)
 
