@@ -3,7 +3,7 @@
 import pytest
 
 from archzoo.blocks import attention, embedding, feed_forward, layer_norm, learned_tensor, linear, patch_embedding, repeat, rms_norm
-from archzoo.formula import N, const, sym
+from archzoo.formula import const, sym
 
 d = sym("d", 512)
 

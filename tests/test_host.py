@@ -157,3 +157,16 @@ def test_plugin_that_fails_to_import_is_reported(installed_plugin):
         "failed to import 'archzoo_tiny': ModuleNotFoundError: No module named 'a_module_that_does_not_exist'"
     )
     assert set(host.architectures) >= BUILTINS
+
+
+def test_every_hook_has_a_test():
+    """A new hook spec must come with a test in this module that calls it through a plugin."""
+    from pathlib import Path
+
+    from archzoo import hookspecs
+
+    source = Path(__file__).read_text()
+    hooks = [name for name in dir(hookspecs) if name.startswith("register_")]
+    assert hooks, "no hooks found"
+    for name in hooks:
+        assert f"def {name}(" in source, f"hook {name} has no plugin implementing it in tests/test_host.py"

@@ -7,8 +7,8 @@ from typing import Any, Literal
 from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import (
-    ACTIVATIONS,
     attention,
     composite,
     embedding,
@@ -17,7 +17,7 @@ from archzoo.blocks import (
     linear,
     repeat,
 )
-from archzoo.formula import N, const
+from archzoo.formula import const
 from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
@@ -45,13 +45,8 @@ class BertConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check(self) -> "BertConfig":
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"n_heads: d_model {self.d_model} is not divisible by n_heads {self.n_heads}; "
-                f"choose n_heads among the divisors of {self.d_model}"
-            )
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation: unknown activation {self.activation!r}; expected one of {', '.join(ACTIVATIONS)}")
+        check_heads(self.d_model, self.n_heads)
+        check_activation(self.activation)
         if self.head == "pretraining" and not self.pooler:
             raise ValueError("head: 'pretraining' needs the pooler (its next-sentence head reads the pooled output); set pooler: true")
         return self

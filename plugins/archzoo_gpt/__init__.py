@@ -7,7 +7,8 @@ from typing import Any, Literal
 from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.blocks import ACTIVATIONS, attention, composite, embedding, feed_forward, layer_norm, linear, repeat
+from archzoo.architecture import check_activation, check_heads
+from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat
 from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
@@ -31,13 +32,9 @@ class GptConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check(self) -> "GptConfig":
-        if self.d_head is None and self.d_model % self.n_heads:
-            raise ValueError(
-                f"n_heads: d_model {self.d_model} is not divisible by n_heads {self.n_heads}; "
-                "choose a divisor of d_model, or give d_head explicitly (GPT-3 XL: n_heads 24, d_head 128)"
-            )
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation: unknown activation {self.activation!r}; expected one of {', '.join(ACTIVATIONS)}")
+        if self.d_head is None:
+            check_heads(self.d_model, self.n_heads, ", or give d_head explicitly (GPT-3 XL: n_heads 24, d_head 128)")
+        check_activation(self.activation)
         return self
 
 

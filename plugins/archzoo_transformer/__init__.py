@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo.architecture import check_heads
 from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat
 from archzoo.symbols import symbol
 
@@ -29,10 +30,7 @@ class TransformerConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check(self) -> "TransformerConfig":
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"n_heads: d_model {self.d_model} is not divisible by n_heads {self.n_heads}; choose a divisor of d_model"
-            )
+        check_heads(self.d_model, self.n_heads)
         return self
 
 

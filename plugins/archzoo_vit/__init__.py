@@ -7,8 +7,9 @@ from typing import Any
 from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.blocks import ACTIVATIONS, attention, composite, feed_forward, layer_norm, learned_tensor, linear, patch_embedding, repeat
-from archzoo.formula import N, const
+from archzoo.architecture import check_activation, check_heads
+from archzoo.blocks import attention, composite, feed_forward, layer_norm, learned_tensor, linear, patch_embedding, repeat
+from archzoo.formula import const
 from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
@@ -39,12 +40,8 @@ class VitConfig(ArchConfig):
                 f"patch_size: image_size {self.image_size} is not divisible by patch_size {self.patch_size}; "
                 "choose a patch size that tiles the image"
             )
-        if self.d_model % self.n_heads:
-            raise ValueError(
-                f"n_heads: d_model {self.d_model} is not divisible by n_heads {self.n_heads}; choose a divisor of d_model"
-            )
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation: unknown activation {self.activation!r}; expected one of {', '.join(ACTIVATIONS)}")
+        check_heads(self.d_model, self.n_heads)
+        check_activation(self.activation)
         if self.distillation_token and not self.class_token:
             raise ValueError("distillation_token: DeiT's distillation token needs class_token: true")
         return self

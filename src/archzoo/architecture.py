@@ -10,7 +10,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from .blocks import Block
 from .errors import ConfigError
 
-__all__ = ["ArchConfig", "Architecture", "Reference", "parse_config", "describe_validation_error"]
+__all__ = [
+    "ArchConfig",
+    "Architecture",
+    "Reference",
+    "check_activation",
+    "check_heads",
+    "describe_validation_error",
+    "parse_config",
+]
 
 SLUG = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
 
@@ -19,6 +27,23 @@ class ArchConfig(BaseModel):
     """Base of every architecture's configuration: unknown keys are errors, values are immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def check_heads(d_model: int, n_heads: int, hint: str = "") -> None:
+    """Raise the shared, key-naming error when ``n_heads`` does not divide ``d_model``."""
+    if d_model % n_heads:
+        raise ValueError(
+            f"n_heads: d_model {d_model} is not divisible by n_heads {n_heads}; "
+            f"choose a divisor of d_model{hint}"
+        )
+
+
+def check_activation(activation: str) -> None:
+    """Raise the shared, key-naming error for an activation no block knows."""
+    from .blocks import ACTIVATIONS
+
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation: unknown activation {activation!r}; expected one of {', '.join(ACTIVATIONS)}")
 
 
 class Reference(BaseModel):

@@ -16,7 +16,7 @@ Conventions, the same as ``torch.utils.flop_counter.FlopCounterMode`` on an eage
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from .formula import N, Poly, const, total
 

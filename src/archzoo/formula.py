@@ -153,49 +153,44 @@ class Poly:
     def _factors(self, mono: Monomial) -> list[tuple[Symbol, int]]:
         return sorted(((self.symbols[n], p) for n, p in mono), key=lambda sp: (sp[0].order, sp[0].name))
 
-    def text(self, substitute: bool = False) -> str:
-        """Plain text: ``4·d² + 4·d``; with ``substitute``, ``4·768² + 4·768``."""
+    def _render(self, factor, joiner: str) -> str:
+        """Terms in reading order; ``factor(symbol, power)`` renders one factor, ``joiner`` joins them."""
         if not self.terms:
             return "0"
         out = []
         for i, (mono, coef) in enumerate(self._ordered()):
-            parts = []
-            for symbol, power in self._factors(mono):
-                base = symbol.name
-                if substitute and symbol.value is not None:
-                    base = f"{symbol.value:,}".replace(",", "\u2009") if symbol.value >= 10000 else str(symbol.value)
-                parts.append(base + (str(power).translate(_SUPERSCRIPT) if power > 1 else ""))
-            magnitude = abs(coef)
-            if magnitude != 1 or not parts:
-                parts.insert(0, str(magnitude))
-            body = "·".join(parts)
-            sign = "-" if coef < 0 else "+"
-            out.append(("-" if coef < 0 else "") + body if i == 0 else f" {sign} {body}")
-        return "".join(out)
-
-    def latex(self, substitute: bool = False) -> str:
-        """LaTeX: ``4 d^{2} + 4 d``; with ``substitute``, ``4 \\cdot 768^{2} + 4 \\cdot 768``."""
-        if not self.terms:
-            return "0"
-        out = []
-        for i, (mono, coef) in enumerate(self._ordered()):
-            parts = []
-            for symbol, power in self._factors(mono):
-                if substitute and symbol.value is not None:
-                    base = f"{symbol.value:,}".replace(",", "{,}")
-                else:
-                    base = symbol.tex()
-                parts.append(base + (f"^{{{power}}}" if power > 1 else ""))
-            magnitude = abs(coef)
-            if magnitude != 1 or not parts:
-                parts.insert(0, str(magnitude))
-            joiner = " \\cdot " if substitute else " \\, "
+            parts = [factor(symbol, power) for symbol, power in self._factors(mono)]
+            if abs(coef) != 1 or not parts:
+                parts.insert(0, str(abs(coef)))
             body = joiner.join(parts)
             if i == 0:
                 out.append(("-" if coef < 0 else "") + body)
             else:
                 out.append((" - " if coef < 0 else " + ") + body)
         return "".join(out)
+
+    def text(self, substitute: bool = False) -> str:
+        """Plain text: ``4·d² + 4·d``; with ``substitute``, ``4·768² + 4·768``."""
+
+        def factor(symbol: Symbol, power: int) -> str:
+            base = symbol.name
+            if substitute and symbol.value is not None:
+                base = f"{symbol.value:,}".replace(",", "\u2009") if symbol.value >= 10000 else str(symbol.value)
+            return base + (str(power).translate(_SUPERSCRIPT) if power > 1 else "")
+
+        return self._render(factor, "·")
+
+    def latex(self, substitute: bool = False) -> str:
+        """LaTeX: ``4 d^{2} + 4 d``; with ``substitute``, ``4 \\cdot 768^{2} + 4 \\cdot 768``."""
+
+        def factor(symbol: Symbol, power: int) -> str:
+            if substitute and symbol.value is not None:
+                base = f"{symbol.value:,}".replace(",", "{,}")
+            else:
+                base = symbol.tex()
+            return base + (f"^{{{power}}}" if power > 1 else "")
+
+        return self._render(factor, " \\cdot " if substitute else " \\, ")
 
     def complexity(self) -> str:
         """Big-O of the polynomial: its monomials without coefficients, dropping any that divides another."""

@@ -328,7 +328,8 @@ def _read_yaml(path: Path, problems: list[RegistryProblem],
             try:
                 constructor.construct_yaml_timestamp(n)
             except (ValueError, OverflowError) as exc:
-                refuse(n, key, f"{n.value!r} reads as a date but is not one ({exc}); quote it to keep it as text")
+                refuse(n, key, f"{n.value!r} reads as a date but is not a valid one ({exc}); write a valid date, "
+                               "or quote it to keep it as text")
                 return
         visited.add(id(n))
         ancestors = ancestors | {id(n)}
@@ -485,10 +486,11 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
     name = str(loc[-1]) if loc else ""
     model = models.get(loc[:-1])
     info = model.model_fields.get(name) if model is not None else None
-    about = f" ({info.description})" if info is not None and info.description else ""
+    description = info.description if info is not None else None
     if kind == "missing":
         parent = loc[:-1]
         where = f"under '{_dotted(parent)}'" if parent else "at the top level"
+        about = f" ({description})" if description else ""
         return loc, parent, f"required key missing; add '{name}:' {where}{about}"
     if kind == "extra_forbidden":
         known = list(model.model_fields) if model is not None else []
@@ -496,7 +498,7 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
         parts = ["unknown key"] + ([f"did you mean {' or '.join(repr(n) for n in near)}?"] if near else [])
         return loc, loc, "; ".join(parts + ([f"valid keys: {', '.join(known)}"] if known else []))
     if kind == "invalid_key":
-        return loc[:-1], loc[:-1], f"a key must be text, got {_got(value)}; quote the key"
+        return loc[:-1], loc, f"a key must be text, got {_got(value)}; quote the key"
     if kind == "value_error":
         message = err["msg"].removeprefix("Value error, ")
         if not loc and ": " in message:  # a check across keys names its key first: "n_heads: d_model 768 is ..."
@@ -513,9 +515,10 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
         return loc, loc, f"{expected}, got {_got(value)}"
     if kind in ("string_too_short", "too_short"):
         least = ctx.get("min_length", 1)
+        expected = f"; expected {description}" if description else ""
         if least <= 1:
-            return loc, loc, f"must not be empty{about}"
-        return loc, loc, f"too short ({len(value)} characters, at least {least}){about}"
+            return loc, loc, f"must not be empty{expected}"
+        return loc, loc, f"too short ({len(value)} characters, at least {least}){expected}"
     if kind in _RANGES:
         bound = next(iter(ctx.values()), "")
         return loc, loc, f"must be {_RANGES[kind]} {bound}, got {value!r}"
@@ -525,6 +528,8 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
             message += f"; put it in quotes: \"{texts.get(loc, value)}\""
         elif kind == "list_type" and isinstance(value, (str, int, float)):
             message += f"; write a list, e.g. [{texts.get(loc, value)}]"
+        elif kind.startswith("int") and hasattr(value, "year"):
+            message += f"; write the year alone: {value.year}"
         elif value is None:
             message += "; write a value after the ':'"
         return loc, loc, message
@@ -595,6 +600,12 @@ def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], war
     data, lines = read
 
     def add(key: tuple, line_key: tuple, message: str) -> None:
+        written: tuple = ()
+        for part in line_key:  # a key YAML typed (2019: ...) is in `lines` as written ('2019')
+            if written + (part,) not in lines and written + (str(part),) in lines:
+                part = str(part)
+            written += (part,)
+        line_key = written
         while line_key and line_key not in lines:
             line_key = line_key[:-1]
         found.append(RegistryProblem(path, lines.get(line_key, 1), _dotted(key), message))
