@@ -1,6 +1,7 @@
 """The archzoo command: output, JSON schema, and one-line errors with a non-zero exit."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +131,42 @@ def test_schema_is_json_schema_of_an_entry(capsys):
     schema = json.loads(out)
     assert {"architecture", "published", "reconciliation"} <= set(schema["properties"])
     assert schema["additionalProperties"] is False
+
+
+def test_validate_reports_every_problem_and_exits_1(tmp_path, capsys):
+    good = Path(__file__).resolve().parents[1] / "registry" / "bert" / "bert-base-uncased.yaml"
+    (tmp_path / "bert-base-uncased.yaml").write_text(good.read_text())
+    (tmp_path / "one.yaml").write_text("architecture: bert\ntitle: One\nsummary: s\nyear: 2019\nconfig:\n  n_layerz: 2\n")
+    (tmp_path / "two.yaml").write_text("architecture: brt\ntitle: Two\nsummary: s\nyear: 2019\n")
+    code, out, err = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert lines[0].startswith(f"{tmp_path / 'one.yaml'}:6: config.n_layerz: unknown key")
+    assert lines[1].startswith(f"{tmp_path / 'two.yaml'}:1: architecture: unknown architecture 'brt'")
+    assert lines[-1] == "2 problem(s) in 2 of 3 file(s)"
+
+
+def test_validate_shipped_registry_is_clean(capsys):
+    code, out, err = run(capsys, "validate")
+    assert code == 0, err
+    assert out.endswith("entries valid\n")
+
+
+def test_list_json_and_csv_agree(capsys):
+    code, out, _ = run(capsys, "list", "gpt2*", "--json", "--sort", "params")
+    rows = json.loads(out)
+    # transformers GPT2Model / GPT2LMHeadModel: gpt2 124,439,808 < medium 354,823,168 < large 774,030,080 < xl 1,557,611,200
+    assert [r["params"] for r in rows] == [124_439_808, 354_823_168, 774_030_080, 1_557_611_200]
+    assert [r["published"] for r in rows] == ["117M", "345M", "762M", "1542M"]  # Radford et al. 2019, as first printed
+    code, out, _ = run(capsys, "list", "gpt2*", "--csv", "--sort", "params")
+    assert out.splitlines()[0].startswith("id,architecture,title,year,params")
+    assert len(out.splitlines()) == 5
+
+
+def test_compare_shows_block_differences(capsys):
+    code, out, _ = run(capsys, "compare", "bert-base-uncased", "distilbert-base-uncased", "--json")
+    data = json.loads(out)
+    blocks = {b["block"]: b for b in data["blocks"]}
+    # DistilBertModel has no pooler and no token-type embeddings
+    assert blocks["pooler"]["distilbert-base-uncased"] is None
+    assert blocks["(total)"]["delta_vs_first"]["distilbert-base-uncased"] == 66_362_880 - 109_482_240

@@ -438,7 +438,7 @@ def serve(registry_dirs, port, address):
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user mistakes print one clear error and exit 1, never a traceback."""
     try:
-        cli.main(args=argv, prog_name="archzoo", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="archzoo", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("archzoo: aborted", err=True)
         return 130
@@ -450,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
-    return 0
+    return code if isinstance(code, int) else 0  # ctx.exit(N) comes back as N without standalone mode
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """The registry: one YAML entry per published model, validated, and reconciled against the exact count.
 
 An entry's id is its file name (``registry/bert/bert-base-uncased.yaml`` is ``bert-base-uncased``).
-Loading reports every problem of every file, each as ``path:line: key.path: what is wrong``, with the
-line read from the YAML itself. YAML is loaded with PyYAML's safe loader: no tag constructs objects.
+Loading reports every problem of every file in one pass, each as ``path:line: key.path: message``, with
+the line read from the YAML itself and a message that says what is wrong (expected and got) and how to fix
+it; ``tests/registry_errors/`` holds one malformed file per kind of problem. YAML is read with PyYAML's
+safe loader, and any tag beyond plain YAML's (``!!python/object``, ``!include``) is refused before
+anything is constructed.
 """
 
 from __future__ import annotations
@@ -258,6 +261,11 @@ def _syntax_error(path: Path, text: str, exc: yaml.YAMLError) -> RegistryProblem
     if "quoted scalar" in context and context_mark is not None:
         return RegistryProblem(path, context_mark.line + 1, "", "YAML syntax error: the quoted value that starts on "
                                                                 "this line is never closed; add the closing quote")
+    run_on = _run_on_quote(text, line)
+    if run_on is not None:  # an unclosed quote ends at the next quote in the file, where reading then fails
+        return RegistryProblem(path, run_on, "", f"YAML syntax error: the quoted value that starts on this line is "
+                                                 f"not closed on it and runs on to the next quote, on line {line}; "
+                                                 "add the closing quote")
     if "'\\t'" in problem or "\t" in problem:
         return RegistryProblem(path, line, "", "YAML syntax error: a tab character where YAML expects indentation; "
                                                "indent with spaces only")
@@ -268,11 +276,34 @@ def _syntax_error(path: Path, text: str, exc: yaml.YAMLError) -> RegistryProblem
     if "single document" in context:
         return RegistryProblem(path, line, "", "YAML syntax error: a second document ('---'); a registry file "
                                                "holds one entry, so split it into one file per entry")
-    if "block mapping" in context and problem.startswith("expected <block end>"):
+    if "block mapping" in context and "found '<block mapping start>'" in problem:
         return RegistryProblem(path, line, "", "YAML syntax error: this line is indented less than the key above "
                                                "it but more than its parent; indent it like the keys beside it")
+    if "block mapping" in context and "found '<scalar>'" in problem:
+        return RegistryProblem(path, line, "", "YAML syntax error: text after a quoted value; a value that starts "
+                                               "with a quote ends at the closing quote, so quote the whole value")
+    if context.startswith("while parsing a flow") and context_mark is not None:
+        opening, closing = ("[", "]") if "sequence" in context else ("{", "}")
+        got = problem.split("got ")[-1].replace("'<stream end>'", "the end of the file")
+        return RegistryProblem(path, context_mark.line + 1, "", f"YAML syntax error: the '{opening}' that starts on "
+                                                                f"this line is not closed (found {got} "
+                                                                f"on line {line}); add the missing ',' or '{closing}'")
     what = f"{context}, {problem}" if context else problem
     return RegistryProblem(path, line, "", f"YAML syntax error: {what}; check indentation and quoting")
+
+
+def _run_on_quote(text: str, error_line: int) -> int | None:
+    """The line of a quoted value that spans lines and ends on ``error_line``: most likely an unclosed quote."""
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if token.start_mark.line + 1 > error_line:
+                break
+            if (isinstance(token, yaml.ScalarToken) and token.style in ('"', "'")
+                    and token.start_mark.line < token.end_mark.line and token.end_mark.line + 1 == error_line):
+                return token.start_mark.line + 1
+    except yaml.YAMLError:
+        pass
+    return None
 
 
 def _read_yaml(path: Path, problems: list[RegistryProblem],
@@ -479,8 +510,12 @@ def _got(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: dict[tuple, str]) -> tuple[tuple, tuple, str]:
-    """One pydantic error as ``(key path, where to find its line, message saying what is wrong and how to fix it)``."""
+def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: dict[tuple, str],
+              prefix: tuple = ()) -> tuple[tuple, tuple, str]:
+    """One pydantic error as ``(key path, key path of its line, what is wrong and how to fix it)``.
+
+    ``models`` maps key paths to the schema model there; ``texts`` holds scalars as written, by ``prefix + path``.
+    """
     loc = tuple(err["loc"])
     kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
     name = str(loc[-1]) if loc else ""
@@ -495,8 +530,8 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
     if kind == "extra_forbidden":
         known = list(model.model_fields) if model is not None else []
         near = closest(name, known)
-        parts = ["unknown key"] + ([f"did you mean {' or '.join(repr(n) for n in near)}?"] if near else [])
-        return loc, loc, "; ".join(parts + ([f"valid keys: {', '.join(known)}"] if known else []))
+        hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+        return loc, loc, f"unknown key; {hint}valid keys: {', '.join(known)}" if known else "unknown key"
     if kind == "invalid_key":
         return loc[:-1], loc, f"a key must be text, got {_got(value)}; quote the key"
     if kind == "value_error":
@@ -525,9 +560,9 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
     if kind in _EXPECTED:
         message = f"expected {_EXPECTED[kind]}, got {_got(value)}"
         if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
-            message += f"; put it in quotes: \"{texts.get(loc, value)}\""
+            message += f"; put it in quotes: \"{texts.get(prefix + loc, value)}\""
         elif kind == "list_type" and isinstance(value, (str, int, float)):
-            message += f"; write a list, e.g. [{texts.get(loc, value)}]"
+            message += f"; write a list, e.g. [{texts.get(prefix + loc, value)}]"
         elif kind.startswith("int") and hasattr(value, "year"):
             message += f"; write the year alone: {value.year}"
         elif value is None:
@@ -640,7 +675,7 @@ def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], war
     except ValidationError as exc:
         models = {(): arch.config_model}
         for err in exc.errors():
-            key, line_key, message = _describe(err, models, texts)
+            key, line_key, message = _describe(err, models, texts, ("config",))
             add(("config",) + key, ("config",) + line_key, message)
         return None
     for key, message in _coerced(config_data, config, ("config",), set()):
