@@ -213,12 +213,12 @@ class Entry:
 
     @property
     def status(self) -> str:
-        """``exact`` (within the printed rounding), ``reconciled``, ``unexplained`` or ``unpublished``."""
+        """``within-rounding`` (of the printed figure), ``reconciled``, ``unexplained`` or ``unpublished``."""
         published = self.spec.published
         if published is None:
             return "unpublished"
         if abs(self.params - published.value) <= published.rounding:
-            return "exact"
+            return "within-rounding"
         return "reconciled" if self.spec.reconciliation else "unexplained"
 
     def line_of(self, *key: Any) -> int:
