@@ -64,9 +64,9 @@ def test_count_hf_config(tmp_path, capsys):
     "args, message",
     [
         (["count", "bret"], "archzoo: error: unknown architecture 'bret'; did you mean 'bert'?"),
-        (["count", "bert", "--set", "n_layers=0"], "archzoo: error: --set: n_layers: Input should be greater than 0 (got 0)"),
-        (["count", "bert", "--set", "n_layers=-3"], "archzoo: error: --set: n_layers: Input should be greater than 0 (got -3)"),
-        (["count", "bert", "--set", "d_model=wide"], "archzoo: error: --set: d_model: Input should be a valid integer"),
+        (["count", "bert", "--set", "n_layers=0"], "archzoo: error: --set: n_layers: must be greater than 0, got 0"),
+        (["count", "bert", "--set", "n_layers=-3"], "archzoo: error: --set: n_layers: must be greater than 0, got -3"),
+        (["count", "bert", "--set", "d_model=wide"], "archzoo: error: --set: d_model: expected an integer, got the string 'wide'"),
         (["count", "gpt", "--set", "n_heads=7"], "archzoo: error: --set: n_heads: d_model 768 is not divisible by n_heads 7"),
         (["count", "vit", "--set", "patch_sz=14"], "archzoo: error: --set: patch_sz: unknown key; did you mean 'patch_size'?"),
         (["count", "bert", "--set", "n_layers"], "archzoo: error: --set 'n_layers': expected KEY=VALUE"),

@@ -33,7 +33,11 @@ class BertConfig(ArchConfig):
     d_ff: PositiveInt = Field(3072, description="feed-forward width (4H in BERT)")
     max_positions: PositiveInt = Field(512, description="learned position embeddings")
     type_vocab_size: int = Field(2, ge=0, description="segment (token type) embeddings; 0 = none (DistilBERT)")
-    pooler: bool = Field(True, description="dense + tanh pooler on the first token")
+    pooler: bool | None = Field(
+        None,
+        description="dense + tanh pooler on the first token; null = as transformers builds it: "
+        "yes, except for head mlm and for type_vocab_size 0 (DistilBERT)",
+    )
     head: Literal["none", "mlm", "pretraining"] = Field(
         "none", description="none (BertModel), mlm (BertForMaskedLM) or pretraining (BertForPreTraining)"
     )
@@ -42,6 +46,14 @@ class BertConfig(ArchConfig):
         None, description="ALBERT's factorised embedding width E (null = d_model, no factorisation)"
     )
     shared_layers: bool = Field(False, description="ALBERT: all layers share one set of weights")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_pooler(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("pooler") is None:
+            head, type_vocab = data.get("head", "none"), data.get("type_vocab_size", 2)
+            data = {**data, "pooler": head != "mlm" and type_vocab != 0}
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> "BertConfig":

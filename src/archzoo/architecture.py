@@ -24,9 +24,10 @@ SLUG = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
 
 
 class ArchConfig(BaseModel):
-    """Base of every architecture's configuration: unknown keys are errors, values are immutable."""
+    """Base of every architecture's configuration: unknown keys are errors, values are immutable and
+    strictly typed (``true`` is not a layer count, ``"768"`` is not a width)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 def check_heads(d_model: int, n_heads: int, hint: str = "") -> None:
@@ -135,22 +136,14 @@ class Architecture(BaseModel):
         return rows
 
 
-def describe_validation_error(exc: ValidationError, source: str, known_keys: list[str] | None = None) -> list[str]:
-    """One line per problem: ``source: key: what is wrong (got ...)``."""
-    from .errors import closest
+def describe_validation_error(exc: ValidationError, source: str, model: type[BaseModel]) -> list[str]:
+    """One line per problem: ``source: key: what is wrong (expected ..., got ...); how to fix it``."""
+    from .validation import describe_error
 
     lines = []
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"])
-        message = err["msg"].removeprefix("Value error, ")
-        got = err.get("input")
-        got_text = "" if err["type"] == "missing" or isinstance(got, dict) else f" (got {got!r})"
-        if err["type"] == "extra_forbidden":
-            near = closest(str(err["loc"][-1]), known_keys or [])
-            hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
-            message, got_text = "unknown key", f"; {hint}valid keys: {', '.join(known_keys or [])}"
-        prefix = f"{source}: {key}: " if key else f"{source}: "
-        lines.append(f"{prefix}{message}{got_text}")
+        key, message = describe_error(err, model)
+        lines.append(f"{source}: {key}: {message}" if key else f"{source}: {message}")
     return lines
 
 
@@ -159,5 +152,5 @@ def parse_config(arch: Architecture, data: dict[str, Any], source: str = "config
     try:
         return arch.config_model.model_validate(data)
     except ValidationError as exc:
-        lines = describe_validation_error(exc, source, list(arch.config_model.model_fields))
+        lines = describe_validation_error(exc, source, arch.config_model)
         raise ConfigError("\n".join(lines)) from None

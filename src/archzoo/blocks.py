@@ -183,7 +183,7 @@ def attention(
     out_bias = bias if out_bias is None else out_bias
     core_flops = 2 * tokens_q * tokens_kv * inner + 2 * tokens_q * tokens_kv * inner
     core = _leaf(
-        "attention",
+        "scores",
         "attention_core",
         "softmax(Q Kᵀ / √d_h) V: the score product and the weighted sum, no parameters",
         flops=core_flops,
