@@ -170,3 +170,43 @@ def test_compare_shows_block_differences(capsys):
     # DistilBertModel has no pooler and no token-type embeddings
     assert blocks["pooler"]["distilbert-base-uncased"] is None
     assert blocks["(total)"]["delta_vs_first"]["distilbert-base-uncased"] == 66_362_880 - 109_482_240
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["count", "vit", "--seq-len", "1000"], "archzoo: error: --seq-len 1000: vit always runs at N = 197 (196 patches"),
+        (["count", "gpt", "--seq-len", "1025"], "archzoo: error: --seq-len 1025: longer than the 1,024 positions"),
+        (["count", "gpt", "--set", "n_layers=true"], "archzoo: error: --set: n_layers: expected an integer, got the boolean true"),
+        (["count", "bert", "--set", "head=mlmm"], "archzoo: error: --set: head: unknown value 'mlmm'; did you mean 'mlm'?"),
+        (["schema", "--out", "/"], "archzoo: error: --out /: is a folder"),
+    ],
+)
+def test_more_bad_input(capsys, args, message):
+    code, out, err = run(capsys, *args)
+    assert code == 1 and out == ""
+    assert err.startswith(message), err
+
+
+def test_set_overrides_an_hf_config_before_validation(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "gpt2", "n_embd": 96, "n_head": 5, "n_layer": 1}))
+    code, _, err = run(capsys, "count", "--hf-config", str(path))
+    assert code == 1 and "n_heads: d_model 96 is not divisible by n_heads 5" in err
+    code, out, err = run(capsys, "count", "--hf-config", str(path), "--set", "n_heads=4", "--json")
+    assert code == 0, err
+    assert json.loads(out)["config"]["n_heads"] == 4
+
+
+def test_mlm_head_has_no_pooler_unless_asked(capsys):
+    code, out, _ = run(capsys, "count", "bert", "--set", "head=mlm", "--json")
+    # transformers 5.23 BertForMaskedLM(BertConfig()): 109,514,298 parameters (no pooler)
+    assert json.loads(out)["params"]["total"] == 109_514_298
+
+
+def test_empty_registry_folder_is_an_error(tmp_path, capsys):
+    code, _, err = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    assert err.startswith(f"archzoo: error: no registry entries (*.yaml) found in {tmp_path}")
+    code, _, err = run(capsys, "list", "--registry", str(tmp_path))
+    assert code == 1 and "the registry is empty" in err

@@ -170,3 +170,12 @@ def test_every_hook_has_a_test():
     assert hooks, "no hooks found"
     for name in hooks:
         assert f"def {name}(" in source, f"hook {name} has no plugin implementing it in tests/test_host.py"
+
+
+def test_misspelt_plugin_name_in_env_var_is_reported(monkeypatch):
+    monkeypatch.setenv("ARCHZOO_PLUGINS", "gtp")
+    host = PluginHost().load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'gtp': named in ARCHZOO_PLUGINS, but no installed plugin has that name; did you mean 'gpt'? "
+        "installed: bert, gpt, transformer, vit"
+    ]

@@ -243,7 +243,7 @@ def test_dot_dot_ids_and_paths(tmp_path: Path, host: PluginHost):
     assert list(registry.entries) == ["bert-base"]
     # a path that does not exist
     missing = tmp_path / "sub" / ".." / "nope.yaml"
-    assert problems([missing], host) == [f"{missing}:1: no such file"]
+    assert problems([missing], host) == [f"{missing}:1: no such file or folder; check the path (registry folders come from --registry, ARCHZOO_REGISTRY or ./registry)"]
 
 
 def test_every_problem_of_one_file_is_reported(tmp_path: Path, host: PluginHost):

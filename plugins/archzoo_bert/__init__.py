@@ -211,6 +211,7 @@ ARCHITECTURE = Architecture(
     config_model=BertConfig,
     build=build,
     seq_len=lambda cfg: cfg.max_positions,
+    max_seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
     hf_model_types={"bert": _from_bert, "roberta": _from_roberta, "distilbert": _from_distilbert, "albert": _from_albert},
 )

@@ -126,6 +126,7 @@ ARCHITECTURE = Architecture(
     config_model=GptConfig,
     build=build,
     seq_len=lambda cfg: cfg.max_positions,
+    max_seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
     hf_model_types={"gpt2": _from_gpt2, "openai-gpt": _from_openai_gpt},
 )

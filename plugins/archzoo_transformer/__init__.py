@@ -109,6 +109,7 @@ ARCHITECTURE = Architecture(
     config_model=TransformerConfig,
     build=build,
     seq_len=lambda cfg: 512,
+    seq_len_note=lambda cfg: "512 source and 512 target tokens unless --seq-len says otherwise",
     reference=reference,
 )
 

@@ -143,6 +143,9 @@ ARCHITECTURE = Architecture(
     config_model=VitConfig,
     build=build,
     seq_len=lambda cfg: cfg.n_tokens,
+    seq_len_fixed=True,
+    seq_len_note=lambda cfg: f"{cfg.n_patches} patches of {cfg.patch_size}x{cfg.patch_size} pixels plus "
+    f"{cfg.n_tokens - cfg.n_patches} special token(s)",
     reference=reference,
     hf_model_types={"vit": _from_vit, "deit": _from_deit},
 )

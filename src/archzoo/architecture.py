@@ -30,6 +30,18 @@ class ArchConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+def _type_name(annotation: Any) -> str:
+    """``int | None`` -> ``int or null``; ``Literal['a', 'b']`` -> ``'a' | 'b'``."""
+    import typing
+
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return " | ".join(repr(a) for a in args)
+    if args and (origin is typing.Union or str(origin) == "<class 'types.UnionType'>"):
+        return " or ".join("null" if a is type(None) else _type_name(a) for a in args)
+    return getattr(annotation, "__name__", str(annotation))
+
+
 def check_heads(d_model: int, n_heads: int, hint: str = "") -> None:
     """Raise the shared, key-naming error when ``n_heads`` does not divide ``d_model``."""
     if d_model % n_heads:
@@ -85,7 +97,7 @@ class Reference(BaseModel):
         else:
             args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
             if self.library == "archzoo":
-                lines.insert(0, f"# {self.note}")
+                lines.insert(0, f"# {self.note} (archzoo[verify] installs torch)")
             lines += [f"from {module} import {name}", "", 'with torch.device("meta"):', f"    model = {name}({args})"]
         lines.append("print(sum(p.numel() for p in model.parameters()))")
         return "\n".join(lines)
@@ -111,6 +123,9 @@ class Architecture(BaseModel):
     seq_len: Callable[[Any], int]
     reference: Callable[[Any], Reference | None] | None = None
     hf_model_types: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+    seq_len_fixed: bool = False  # N is set by the configuration (image tokens), not chosen per call
+    seq_len_note: Callable[[Any], str] = lambda config: "the model's context length"
+    max_seq_len: Callable[[Any], int] | None = None  # the longest N the configuration can run (positions)
     plugin: str = ""  # filled in by the host: the plugin that registered it
 
     @field_validator("name")
@@ -128,11 +143,13 @@ class Architecture(BaseModel):
         return value
 
     def config_fields(self) -> list[tuple[str, str, Any, str]]:
-        """``(name, type, default, description)`` for every configuration key."""
+        """``(name, type, default, description)`` for every configuration key; a required key's default is None."""
         rows = []
         for name, info in self.config_model.model_fields.items():
-            annotation = getattr(info.annotation, "__name__", None) or str(info.annotation)
-            rows.append((name, annotation.replace("typing.", ""), info.default, info.description or ""))
+            annotation = _type_name(info.annotation)
+            default = None if info.is_required() else info.default
+            rows.append((name, annotation + (" (required)" if info.is_required() else ""), default,
+                         info.description or ""))
         return rows
 
 

@@ -20,7 +20,7 @@ EPILOG_COUNT = """\b
 Examples:
   archzoo count bert                                 BERT-base, as BertModel
   archzoo count gpt --set n_layers=24 --set d_model=1024 --set n_heads=16
-  archzoo count vit --set patch_size=14 --seq-len 257 --json
+  archzoo count vit --set patch_size=14 --json        N follows: 16 x 16 patches + [CLS]
   archzoo count transformer --config big.yaml        keys from a YAML or JSON file
   archzoo count --hf-config path/to/config.json      a Hugging Face config (base model)
 """
@@ -39,6 +39,20 @@ def _warn_problems(host: PluginHost) -> None:
         click.echo(f"archzoo: warning: {problem} (skipped; --strict makes this an error)", err=True)
 
 
+def check_seq_len(arch, config, seq_len: int | None) -> int | None:
+    """``--seq-len`` as given, or an error when the architecture cannot run at that length."""
+    if seq_len is None:
+        return None
+    default = arch.seq_len(config)
+    if arch.seq_len_fixed and seq_len != default:
+        raise ConfigError(f"--seq-len {seq_len}: {arch.name} always runs at N = {default} "
+                          f"({arch.seq_len_note(config)}); change the configuration instead")
+    if arch.max_seq_len is not None and seq_len > arch.max_seq_len(config):
+        raise ConfigError(f"--seq-len {seq_len}: longer than the {arch.max_seq_len(config):,} positions this "
+                          "configuration has; raise max_positions or give a shorter --seq-len")
+    return seq_len
+
+
 def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for pair in pairs:
@@ -47,7 +61,7 @@ def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
             raise ConfigError(f"--set {pair!r}: expected KEY=VALUE, for example --set n_layers=24")
         try:
             values[key.strip()] = yaml.safe_load(raw) if raw.strip() else raw
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError):  # ValueError: a date-like value such as 2019-13-01
             values[key.strip()] = raw
     return values
 
@@ -57,6 +71,8 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a UTF-8 text file; give a YAML or JSON file of configuration keys") from None
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except json.JSONDecodeError as exc:
@@ -65,6 +81,8 @@ def _read_config_file(path: Path) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""
         raise ConfigError(f"{path}{line}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    except ValueError as exc:  # PyYAML's date constructor, e.g. 2019-13-01
+        raise ConfigError(f"{path}: not valid YAML: {exc}; quote the value if it is text") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -102,7 +120,7 @@ def cli(ctx: click.Context, strict: bool) -> None:
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="YAML or JSON file of configuration keys.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set one configuration key (repeatable).")
 @click.option("--hf-config", type=click.Path(path_type=Path), help="A Hugging Face config.json; counts the base model.")
-@click.option("--seq-len", type=click.IntRange(min=1), help="Sequence length N for FLOPs (default: the model's context).")
+@click.option("--seq-len", type=click.IntRange(min=1), help="Sequence length N for FLOPs (default: the model's context; for images, patches plus special tokens).")
 @click.option("--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema archzoo.report/1).")
 @click.pass_context
@@ -120,9 +138,7 @@ def count(ctx, architecture, config_file, sets, hf_config, seq_len, depth, as_js
             raise click.UsageError("--hf-config describes the whole model: give no ARCHITECTURE or --config with it")
         from .hf_config import read_hf_config
 
-        arch, config = read_hf_config(hf_config, host)
-        if sets:
-            config = parse_config(arch, {**config.model_dump(exclude_unset=True), **_parse_set(sets)}, source="--set")
+        arch, config = read_hf_config(hf_config, host, _parse_set(sets))
     else:
         if not architecture:
             raise click.UsageError(
@@ -135,7 +151,7 @@ def count(ctx, architecture, config_file, sets, hf_config, seq_len, depth, as_js
         if sets:
             source = f"{config_file} and --set" if config_file else "--set"
         config = parse_config(arch, values, source=source)
-    report = make_report(arch, config, seq_len)
+    report = make_report(arch, config, check_seq_len(arch, config, seq_len))
     if as_json:
         _emit_json(report.to_dict())
         return
@@ -144,7 +160,12 @@ def count(ctx, architecture, config_file, sets, hf_config, seq_len, depth, as_js
     print_report(report, max_depth=depth)
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  archzoo plugins                       plugins, architectures, every key with its default
+  ARCHZOO_PLUGINS=gpt archzoo plugins   load only the gpt plugin
+  archzoo --strict plugins              fail if any plugin cannot be loaded
+""")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
 def plugins(ctx, as_json):
@@ -194,8 +215,14 @@ def _registry(ctx: click.Context, dirs: tuple[Path, ...]):
 
     registry = load_registry(list(dirs) or None, _host(ctx))
     if registry.problems:
+        where = " ".join(str(d) for d in dirs)
         click.echo(f"archzoo: warning: {len(registry.problems)} registry problem(s) skipped; "
-                   "`archzoo validate` lists them", err=True)
+                   f"`archzoo validate{' ' + where if where else ''}` lists them", err=True)
+    if not len(registry) and not registry.problems:
+        from .registry import default_registry_dirs
+
+        searched = ", ".join(str(d) for d in (list(dirs) or default_registry_dirs())) or "nothing found to search"
+        raise ArchzooError(f"the registry is empty (searched: {searched}); give --registry DIR or set ARCHZOO_REGISTRY")
     return registry
 
 
@@ -266,7 +293,7 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
 def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
     from .report import make_report
 
-    report = make_report(entry.architecture, entry.config, seq_len) if seq_len else entry.report
+    report = make_report(entry.architecture, entry.config, check_seq_len(entry.architecture, entry.config, seq_len))
     spec = entry.spec
     data = {"id": entry.id, "path": str(entry.path), **spec.model_dump(mode="json", exclude={"config"}),
             "status": entry.status}
@@ -276,7 +303,12 @@ def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
     return data
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  archzoo show bert-base-uncased
+  archzoo show gpt2 --seq-len 256 --depth 2
+  archzoo show vit-base-patch16-224 --json
+""")
 @click.argument("model_id")
 @click.option("--seq-len", type=click.IntRange(min=1), help="Sequence length N for FLOPs (default: the model's context).")
 @click.option("--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show.")
@@ -308,7 +340,7 @@ def show(ctx, model_id, seq_len, depth, as_json, registry_dirs):
     if spec.reconciliation:
         click.echo(f"  reason: {spec.reconciliation.reason}: {spec.reconciliation.note}")
     click.echo()
-    report = make_report(entry.architecture, entry.config, seq_len) if seq_len else entry.report
+    report = make_report(entry.architecture, entry.config, check_seq_len(entry.architecture, entry.config, seq_len))
     print_report(report, max_depth=depth)
 
 
@@ -380,6 +412,8 @@ def validate(ctx, paths):
     if not targets:
         raise ArchzooError("no registry folder found: give PATHS, set ARCHZOO_REGISTRY, or run where ./registry exists")
     registry = load_registry(targets, _host(ctx), include_plugins=not paths)
+    if not len(registry) and not registry.problems:
+        raise ArchzooError(f"no registry entries (*.yaml) found in {', '.join(str(t) for t in targets)}")
     for warning in registry.warnings:
         click.echo(f"{warning} (warning)", err=True)
     for problem in registry.problems:
@@ -392,7 +426,11 @@ def validate(ctx, paths):
     click.echo(f"{len(registry)} entr{'y' if len(registry) == 1 else 'ies'} valid")
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  archzoo schema > registry-entry.json
+  archzoo schema --out docs/schema/registry-entry.json
+""")
 @click.option("--out", type=click.Path(path_type=Path), help="Write to this file instead of standard output.")
 def schema(out):
     """Print the JSON Schema of a registry entry (editors use it through the yaml-language-server line)."""
@@ -402,16 +440,28 @@ def schema(out):
     if out is None:
         click.echo(text, nl=False)
         return
+    if out.is_dir():
+        raise ArchzooError(f"--out {out}: is a folder; give a file name such as {out / 'registry-entry.json'}")
+    if not out.parent.is_dir():
+        raise ArchzooError(f"--out {out}: folder {out.parent} does not exist; create it first")
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ArchzooError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
     click.echo(f"wrote {out}", err=True)
 
 
 # ---- the site -------------------------------------------------------------------------------------
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  archzoo build                                  the shipped registry into ./site
+  archzoo build --registry ~/zoo --out public    a team's own registry
+""")
 @registry_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
               help="Output folder; replaced only when the build succeeds.")
@@ -423,7 +473,11 @@ def build(registry_dirs, out):
     click.echo(f"site written to {path}")
 
 
-@cli.command()
+@cli.command(epilog="""\b
+Examples:
+  archzoo serve                       http://127.0.0.1:8000
+  archzoo serve --registry ~/zoo --port 8080
+""")
 @registry_option
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @click.option("--host", "address", default="127.0.0.1", show_default=True)
@@ -450,6 +504,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except SystemExit as exc:  # rich exits 1 on a closed pipe (`archzoo list | head`); that is not an error
+        if isinstance(exc.__context__, BrokenPipeError):
+            return 0
+        raise
     return code if isinstance(code, int) else 0  # ctx.exit(N) comes back as N without standalone mode
 
 

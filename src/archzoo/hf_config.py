@@ -21,13 +21,20 @@ _UNSUPPORTED: dict[str, tuple[Any, ...]] = {
 }
 
 
-def read_hf_config(path: str | Path, host: PluginHost) -> tuple[Architecture, ArchConfig]:
-    """The architecture and configuration a ``config.json`` describes, or an `HFConfigError` saying why not."""
+def read_hf_config(
+    path: str | Path, host: PluginHost, overrides: dict[str, Any] | None = None
+) -> tuple[Architecture, ArchConfig]:
+    """The architecture and configuration a ``config.json`` describes, or an `HFConfigError` saying why not.
+
+    ``overrides`` (archzoo keys, as from ``--set``) replace what the file gives before validation.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise HFConfigError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path") from None
+    except UnicodeDecodeError:
+        raise HFConfigError(f"{path}: not a UTF-8 text file; give the model's config.json") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -36,6 +43,8 @@ def read_hf_config(path: str | Path, host: PluginHost) -> tuple[Architecture, Ar
         raise HFConfigError(f"{path}: expected a JSON object with a 'model_type' key, got {type(data).__name__}")
     model_type = data.get("model_type")
     readers = host.hf_model_types()
+    if model_type is not None and not isinstance(model_type, str):
+        raise HFConfigError(f"{path}: model_type: expected text such as \"bert\", got {json.dumps(model_type)}")
     if model_type is None:
         raise HFConfigError(
             f"{path}: model_type: missing; a Hugging Face config.json names its model type "
@@ -58,7 +67,11 @@ def read_hf_config(path: str | Path, host: PluginHost) -> tuple[Architecture, Ar
     except (ValueError, TypeError) as exc:
         raise HFConfigError(f"{path}: {exc}") from None
     values = {k: v for k, v in values.items() if v is not None}
+    source = f"{path} (as {arch.name})"
+    if overrides:
+        values.update(overrides)
+        source += " and --set"
     try:
-        return arch, parse_config(arch, values, source=f"{path} (as {arch.name})")
+        return arch, parse_config(arch, values, source=source)
     except ConfigError as exc:
         raise HFConfigError(str(exc)) from None

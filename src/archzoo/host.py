@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from . import hookspecs
 from .architecture import Architecture
-from .errors import PluginError, UnknownArchitectureError
+from .errors import PluginError, UnknownArchitectureError, closest
 
 __all__ = ["PluginHost", "PluginInfo", "PluginProblem", "get_host", "reset_host", "ENTRY_POINT_GROUP"]
 
@@ -112,8 +112,11 @@ class PluginHost:
         if _env_flag(ENV_TRACE):
             self.pm.trace.root.setwriter(lambda text: sys.stderr.write(text))
             self.pm.enable_tracing()
+        available = set(self._extra)
         if self._use_entry_points:
-            for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            entry_points = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+            available |= {ep.name for ep in entry_points}
+            for ep in entry_points:
                 if self.only is not None and ep.name not in self.only:
                     continue
                 dist = ep.dist
@@ -132,6 +135,11 @@ class PluginHost:
             module_name = getattr(plugin, "__name__", type(plugin).__name__)
             version = str(getattr(plugin, "__version__", "?"))
             self._register_module(name, plugin, PluginInfo(name, version, "registered in process", module_name))
+        for name in sorted((self.only or set()) - available):
+            near = closest(name, available)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            self._problem(name, f"named in {ENV_PLUGINS}, but no installed plugin has that name; {hint}"
+                                f"installed: {', '.join(sorted(available)) or 'none'}")
         self._collect()
         return self
 

@@ -35,8 +35,6 @@ def build_reference(ref: Reference):
             import timm
 
             model = timm.create_model(ref.target.rpartition(".")[2], **ref.kwargs)
-        elif ref.library == "archzoo":
-            model = globals()[ref.target.rpartition(".")[2]]()(**ref.kwargs)
         else:
             model = _import(ref.target)(**ref.kwargs)
     return model.eval()
@@ -78,15 +76,14 @@ def reference_flops(ref: Reference, seq_len: int) -> int:
     return counter.get_total_flops()
 
 
-def Seq2SeqTransformer():
-    """torch.nn.Transformer with token embeddings in front and the pre-softmax projection behind.
-
-    Returned as a class built on first use, so that importing this module does not import torch.
-    """
+def _seq2seq_transformer_class():
+    """torch.nn.Transformer with token embeddings in front and the pre-softmax projection behind."""
     import torch
     from torch import nn
 
-    class _Seq2SeqTransformer(nn.Module):
+    class Seq2SeqTransformer(nn.Module):
+        """torch.nn.Transformer with token embeddings in front and the pre-softmax projection behind."""
+
         def __init__(self, vocab_size: int, share_embeddings: bool, tie_output: bool, **transformer_kwargs):
             super().__init__()
             d = transformer_kwargs["d_model"]
@@ -101,4 +98,13 @@ def Seq2SeqTransformer():
             out = self.transformer(self.source_embedding(src), self.target_embedding(tgt))
             return self.output_projection(out)
 
-    return _Seq2SeqTransformer
+    return Seq2SeqTransformer
+
+
+def __getattr__(name: str):
+    # The class needs torch, so it is made on first access: importing this module stays torch-free.
+    if name == "Seq2SeqTransformer":
+        cls = _seq2seq_transformer_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

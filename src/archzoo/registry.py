@@ -276,7 +276,14 @@ def _syntax_error(path: Path, text: str, exc: yaml.YAMLError) -> RegistryProblem
         return RegistryProblem(path, line, "", "YAML syntax error: text after a quoted value; a value that starts "
                                                "with a quote ends at the closing quote, so quote the whole value")
     if context.startswith("while parsing a flow") and context_mark is not None:
-        opening, closing = ("[", "]") if "sequence" in context else ("{", "}")
+        lines_ = text.splitlines()
+        row_index = min(context_mark.line, len(lines_) - 1)
+        while row_index > 0 and not ("[" in lines_[row_index] or "{" in lines_[row_index]):
+            row_index -= 1  # at the end of the file the mark sits past the opener: walk back to it
+        row = lines_[row_index] if lines_ else ""
+        at = max(("[", "{"), key=row.rfind) if ("[" in row or "{" in row) else ("[" if "sequence" in context else "{")
+        context_mark.line = row_index
+        opening, closing = (at, "]" if at == "[" else "}")
         got = problem.split("got ")[-1].replace("'<stream end>'", "the end of the file")
         return RegistryProblem(path, context_mark.line + 1, "", f"YAML syntax error: the '{opening}' that starts on "
                                                                 f"this line is not closed (found {got} "
@@ -430,9 +437,14 @@ class Registry:
                 if fnmatch.fnmatchcase(e.id, pattern) and (architecture is None or e.spec.architecture == architecture)]
 
     def get_model(self, model_id: str) -> Entry:
+        """The entry with this id; an invalid file of that name, or the closest ids, in the error."""
         try:
             return self.entries[model_id]
         except KeyError:
+            broken = [p for p in self.problems if p.path.stem == model_id]
+            if broken:
+                raise RegistryError(f"registry entry {model_id!r} is invalid: {broken[0]} "
+                                    f"(`archzoo validate {broken[0].path}` lists every problem)") from None
             raise UnknownModelError(model_id, self.entries) from None
 
     def is_model(self, model_id: str) -> bool:
@@ -522,7 +534,7 @@ def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], war
         found.append(RegistryProblem(path, 1, "", f"duplicate id {model_id!r}: also defined by {duplicate_of}; ids "
                                                   "are file names and must be unique across folders, so rename one"))
     if not path.is_file():
-        found.append(RegistryProblem(path, 1, "", "no such file" if not path.exists() else "not a file"))
+        found.append(RegistryProblem(path, 1, "", "no such file or folder; check the path (registry folders come from --registry, ARCHZOO_REGISTRY or ./registry)" if not path.exists() else "not a file"))
         return None
     texts: dict[tuple, str] = {}
     read = _read_yaml(path, found, texts)

@@ -7,6 +7,7 @@ all read `Report`. Its `to_dict` is the documented JSON schema (``archzoo.report
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,23 +15,24 @@ from .architecture import ArchConfig, Architecture
 from .blocks import Block
 from .formula import Poly
 
-__all__ = ["Report", "make_report", "DTYPE_BYTES", "human_count", "human_bytes", "SCHEMA"]
+__all__ = ["Report", "make_report", "DTYPE_BITS", "human_count", "human_bytes", "SCHEMA"]
 
 SCHEMA = "archzoo.report/1"
 
-#: Bytes per parameter for the weight sizes a report lists.
-DTYPE_BYTES: dict[str, float] = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "int4": 0.5}
+#: Bits per parameter for the weight sizes a report lists.
+DTYPE_BITS: dict[str, int] = {"fp32": 32, "fp16": 16, "bf16": 16, "int8": 8, "int4": 4}
 
 
 def human_count(n: int | float) -> str:
-    """``109482240`` -> ``109.5M``; ``1557611200`` -> ``1.56B``."""
-    n = float(n)
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(n) >= scale:
-            value = n / scale
-            digits = 2 if abs(value) < 10 else 1
-            return f"{value:.{digits}f}{unit}"
-    return f"{n:.0f}"
+    """``109482240`` -> ``109.5M``; ``1557611200`` -> ``1.56B``; ``999999999`` -> ``1.00B``."""
+    value = Decimal(f"{Decimal(n):.4g}")  # four significant digits, so 999,999,999 reads 1.00B
+    if abs(value) >= 10**15:
+        return f"{value:.3E}"
+    for unit, exponent in (("T", 12), ("B", 9), ("M", 6), ("K", 3)):
+        scaled = value.scaleb(-exponent)
+        if abs(scaled) >= 1:
+            return f"{scaled:.2f}{unit}" if abs(round(scaled, 2)) < 10 else f"{scaled:.1f}{unit}"
+    return f"{value:.0f}"
 
 
 def human_bytes(n: float) -> str:
@@ -106,8 +108,9 @@ class Report:
         return attention_overtakes_at(self.root.attention_flops, self.root.flops - self.root.attention_flops)
 
     # ---- memory --------------------------------------------------------------------------------
-    def weight_bytes(self) -> dict[str, float]:
-        return {dtype: self.params * size for dtype, size in DTYPE_BYTES.items()}
+    def weight_bytes(self) -> dict[str, int]:
+        """Bytes of the weights alone in each dtype (int4 packs two parameters a byte, rounded up)."""
+        return {dtype: -(-self.params * bits // 8) for dtype, bits in DTYPE_BITS.items()}
 
     @property
     def kv_cache_elements_per_token(self) -> int:

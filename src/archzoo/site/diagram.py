@@ -1,0 +1,94 @@
+"""A model's block diagram as mermaid flowchart text, drawn from its block tree.
+
+The model, its stacks and its repeated layers open into subgraphs; every other block is one node
+labelled with its parameters (one copy, inside a repeat). Siblings are chained in the order the tree
+lists them, which is the order of the forward pass, and a tied weight is drawn as a dotted link to
+the tensor it reuses.
+"""
+
+from __future__ import annotations
+
+from ..blocks import Block
+from ..report import human_count
+
+__all__ = ["mermaid"]
+
+_OPEN = ("model", "stack")
+
+
+def _label(text: str) -> str:
+    return text.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+
+
+def mermaid(root: Block, *, direction: str = "TB") -> str:
+    """Flowchart source for ``root``: ``flowchart TB`` followed by nodes, subgraphs and links."""
+    lines = [f"flowchart {direction}"]
+    links: list[str] = []
+    node_ids: dict[str, str] = {}  # block path (below the root) -> node or subgraph id
+    counter = iter(range(1_000_000))
+
+    def new_id(prefix: str) -> str:
+        return f"{prefix}{next(counter)}"
+
+    def params_text(block: Block) -> str:
+        value = block.params.evaluate()
+        return f"{human_count(value)} params" if value else "no params"
+
+    def emit(block: Block, path: str, indent: str) -> tuple[str, str]:
+        """Write ``block``; return the ids of the first and last node of its flow."""
+        if block.repeat is not None or block.kind in _OPEN:
+            sub = new_id("s")
+            node_ids[path] = sub
+            if block.repeat is not None:
+                n = block.repeat.evaluate()
+                title = f"{block.name} × {n:,}" + (" (shared weights)" if block.shared else "")
+                inner = block.children[0] if len(block.children) == 1 and block.children[0].children else block
+                children = inner.children if inner is not block else block.children
+                prefix = f"{path}.{inner.name}" if inner is not block else path
+            else:
+                title = block.name
+                children = block.children
+                prefix = path
+            lines.append(f'{indent}subgraph {sub}["{_label(title)}"]')
+            lines.append(f"{indent}  direction {direction}")
+            first = last = ""
+            for child in children:
+                child_path = f"{prefix}.{child.name}" if prefix else child.name
+                head, tail = emit(child, child_path, indent + "  ")
+                if last:
+                    links.append(f"{last} --> {head}")
+                first = first or head
+                last = tail
+            lines.append(f"{indent}end")
+            if not first:  # an empty composite: one node so that links have an end
+                first = last = new_id("n")
+                lines.append(f'{indent}{first}["{_label(block.name)}"]')
+            return first, last
+        node = new_id("n")
+        node_ids[path] = node
+        lines.append(f'{indent}{node}["{_label(block.name)}<br/>{params_text(block)}"]')
+        return node, node
+
+    emit(root, "", "  ")
+    for path, block in _tied(root):
+        target = _resolve(node_ids, block.tied_to)
+        source = node_ids.get(path) or _resolve(node_ids, path)
+        if target and source and target != source:
+            links.append(f"{source} -. weight tied .- {target}")
+    lines += [f"  {link}" for link in links]
+    return "\n".join(lines)
+
+
+def _tied(root: Block):
+    for path, _depth, block in root.walk():
+        if block.tied_to:
+            yield path.partition(".")[2], block
+
+
+def _resolve(node_ids: dict[str, str], path: str) -> str:
+    """The node drawn for ``path``, or for its nearest drawn ancestor."""
+    while path:
+        if path in node_ids:
+            return node_ids[path]
+        path = path.rpartition(".")[0]
+    return ""

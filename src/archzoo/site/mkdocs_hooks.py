@@ -1,0 +1,87 @@
+"""MkDocs hooks (named in mkdocs.yml): progress lines for long builds, and reproducible output.
+
+* A line is logged every `PROGRESS_EVERY` pages rendered, with the elapsed time.
+* The generated ``SUMMARY.md`` (the navigation literate-nav reads) is not published as a page.
+* Model pages are indexed for search by id, title, tags and summary (see `on_page_context`).
+* Every page's ``update_date`` is fixed (``SOURCE_DATE_EPOCH`` when set, else 1980-01-01), so the
+  gzip header of ``sitemap.xml.gz`` does not carry the build date; the theme's sitemap has no
+  ``<lastmod>`` for the same reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from datetime import datetime, timezone
+
+log = logging.getLogger("mkdocs.plugins.archzoo")
+
+PROGRESS_EVERY = 250
+_FIXED_DATE = "1980-01-01"
+
+_state = {"total": 0, "done": 0, "started": 0.0}
+
+
+def _stable_date() -> str:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%d")
+    return _FIXED_DATE
+
+
+def on_files(files, config, **kwargs):
+    # literate-nav has read the generated navigation by now (hooks run after plugins); don't publish it
+    from mkdocs.structure.files import InclusionLevel
+
+    summary = files.get_file_from_path("SUMMARY.md")
+    if summary is not None:
+        summary.inclusion = InclusionLevel.EXCLUDED
+    return files
+
+
+def on_pre_build(config, **kwargs):
+    _state.update(total=0, done=0, started=time.perf_counter())
+
+
+def on_nav(nav, config, files, **kwargs):
+    _state["total"] = sum(1 for f in files.documentation_pages())
+    log.info("archzoo: rendering %s pages", f"{_state['total']:,}")
+    _state["started"] = time.perf_counter()
+    return nav
+
+
+def on_pre_page(page, config, files, **kwargs):
+    page.update_date = _stable_date()
+    return page
+
+
+def on_page_context(context, page, config, nav, **kwargs):
+    """A model page is indexed for search by what people look it up by (id, title, tags, architecture,
+    summary) instead of its full text: its tables of formulas are noise in search results, and parsing
+    them is most of the search plugin's cost."""
+    meta = page.meta.get("archzoo_search")
+    search = config.plugins.get("material/search") or config.plugins.get("search")
+    index = getattr(search, "search_index", None)
+    if not meta or index is None:
+        return context
+    from html import escape
+
+    tags = [str(t) for t in meta.get("tags", [])]
+    text = (f"<p>{escape(meta.get('title', ''))}. {escape(meta.get('summary', ''))}</p>"
+            f"<p>Architecture {escape(meta.get('architecture', ''))}; {meta.get('params', 0):,} parameters"
+            + (f"; tags: {escape(', '.join(tags))}" if tags else "") + ".</p>")
+    entry = {"location": page.url, "title": str(page.meta.get("title") or page.title), "text": text}
+    if tags:
+        entry["tags"] = tags
+    index.entries.append(entry)
+    return context
+
+
+def on_post_page(output, page, config, **kwargs):
+    _state["done"] += 1
+    done, total = _state["done"], _state["total"]
+    if done % PROGRESS_EVERY == 0 or (done == total and total >= PROGRESS_EVERY):
+        log.info("archzoo: rendered %s/%s pages (%.1f s)", f"{done:,}", f"{total:,}",
+                 time.perf_counter() - _state["started"])
+    return output

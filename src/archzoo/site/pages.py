@@ -1,0 +1,653 @@
+"""The site's generated pages as markdown: plain functions of views, with no MkDocs in sight.
+
+Links between generated pages are relative ``.md`` links, so MkDocs checks every one of them in a
+strict build. Math is written for ``pymdownx.arithmatex`` (``$...$`` inline, ``$$`` blocks), diagrams as
+``mermaid`` fences for ``pymdownx.superfences``, and plots as inline SVG that search does not index.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from functools import lru_cache
+from html import escape
+from typing import Any, Iterable, Sequence
+
+from ..report import human_bytes, human_count
+from .mdext import END, START
+from .views import ArchitectureView, BlockRow, ModelView, fmt_gap, weights_text
+
+__all__ = [
+    "model_page",
+    "architecture_page",
+    "home_page",
+    "models_page",
+    "nav_summary",
+    "models_json",
+    "models_csv",
+    "model_path",
+    "architecture_path",
+    "NavSection",
+]
+
+MODELS_DIR = "models"
+ARCHITECTURES_DIR = "architectures"
+
+
+def model_path(model_id: str) -> str:
+    """The generated page of a model, relative to the docs folder."""
+    return f"{MODELS_DIR}/{model_id}.md"
+
+
+def architecture_path(name: str) -> str:
+    return f"{ARCHITECTURES_DIR}/{name}/index.md"
+
+
+# ---- markdown helpers -------------------------------------------------------------------------------
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> str:
+    """A markdown table; ``align`` holds one of ``l``, ``r`` or ``c`` per column."""
+    align = align or "l" * len(headers)
+    marks = {"l": ":--", "r": "--:", "c": ":-:"}
+    out = ["| " + " | ".join(headers) + " |", "| " + " | ".join(marks[a] for a in align) + " |"]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def _math(tex: str) -> str:
+    """Inline math in markdown, for pymdownx.arithmatex."""
+    return f"${tex}$" if tex else "—"
+
+
+def _m(tex: str) -> str:
+    """Inline math inside a raw HTML block: arithmatex's own output, which the site's script renders."""
+    return f'<span class="arithmatex">\\({escape(tex, quote=False)}\\)</span>' if tex else "—"
+
+
+def _display(tex: str) -> str:
+    """Display math as a raw HTML block (arithmatex's output for ``$$ ... $$``)."""
+    return _raw(f'<div class="arithmatex">\\[{escape(tex, quote=False)}\\]</div>')
+
+
+def _raw(html: str) -> str:
+    """A block of raw HTML between the markers `archzoo.site.mdext` passes through unparsed."""
+    return f"{START}\n{html}\n{END}"
+
+
+def _html_table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: str = "", css: str = "") -> str:
+    """A table as raw HTML; cells are HTML already (escape text before passing it)."""
+    align = align or "l" * len(headers)
+    names = {"l": "left", "r": "right", "c": "center"}
+    head = "".join(f'<th align="{names[a]}">{h}</th>' for h, a in zip(headers, align))
+    body = "".join("<tr>" + "".join(f'<td align="{names[a]}">{c}</td>' for c, a in zip(row, align)) + "</tr>"
+                   for row in rows)
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"  # no class: Material styles it
+    return _raw(f'<div class="{css}">{table}</div>' if css else table)
+
+
+@lru_cache(maxsize=None)
+def _lexer(language: str):
+    from pygments.lexers import get_lexer_by_name
+
+    return get_lexer_by_name(language)
+
+
+@lru_cache(maxsize=None)
+def _formatter():
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(nowrap=True)
+
+
+@lru_cache(maxsize=8192)
+def _highlight(code: str, language: str) -> str:
+    from pygments import highlight
+
+    return highlight(code, _lexer(language), _formatter())
+
+
+def _self_contained_lines(code: str) -> bool:
+    """True when every line of ``code`` lexes on its own: no string or bracket spans two lines."""
+    if '"""' in code or "'''" in code:
+        return False
+    for line in code.split("\n"):
+        if line.rstrip().endswith("\\") or sum(line.count(c) for c in "([{") != sum(line.count(c) for c in ")]}"):
+            return False
+    return True
+
+
+def _code(code: str, language: str) -> str:
+    """A highlighted code block as raw HTML, the same markup pymdownx.highlight writes for a fence
+    (Material's copy button and colours apply). Lines that lex on their own are highlighted one by one
+    and cached: the reference snippets of a zoo share all their lines but one."""
+    if _self_contained_lines(code):
+        body = "".join(_highlight(line + "\n", language) for line in code.rstrip("\n").split("\n"))
+    else:
+        body = _highlight(code, language)
+    return _raw(f'<div class="language-{language} highlight"><pre><span></span><code>{body.rstrip()}</code></pre></div>')
+
+
+_FLAT_YAML = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (\S.*)$")
+
+
+def _yaml_code(text: str) -> str:
+    """A configuration's YAML as a code block: flat ``key: value`` lines get pygments' own markup
+    without running pygments (every model page has one); anything else goes through pygments."""
+    lines = text.rstrip("\n").split("\n")
+    matches = [_FLAT_YAML.match(line) for line in lines]
+    if not all(matches) or any(m.group(2).startswith(("'", '"', "[", "{", "&", "*", "!", "|", ">")) for m in matches):
+        return _code(text, "yaml")
+    body = "\n".join(
+        f'<span class="nt">{m.group(1)}</span><span class="p">:</span><span class="w"> </span>'
+        f'<span class="l l-Scalar l-Scalar-Plain">{escape(m.group(2), quote=False)}</span>' for m in matches)
+    return _raw(f'<div class="language-yaml highlight"><pre><span></span><code>{body}</code></pre></div>')
+
+
+def _plain_code(text: str, language: str) -> str:
+    """A code block without highlighting (a one-line shell command)."""
+    return _raw(f'<div class="language-{language} highlight"><pre><span></span><code>{escape(text, quote=False)}'
+                "</code></pre></div>")
+
+
+def _figure(svg: str, caption: str) -> str:
+    """Inline SVG; ``data-search-exclude`` keeps tick labels out of the search index."""
+    if not svg:
+        return ""
+    return _raw(f'<figure class="az-figure" data-search-exclude>{svg}<figcaption>{escape(caption)}</figcaption></figure>')
+
+
+def _rel(from_path: str, to_path: str) -> str:
+    """A relative link between two docs-folder paths (``models/a.md`` -> ``architectures/b/index.md``)."""
+    src = from_path.split("/")[:-1]
+    dst = to_path.split("/")
+    common = 0
+    while common < min(len(src), len(dst) - 1) and src[common] == dst[common]:
+        common += 1
+    return "/".join([".."] * (len(src) - common) + dst[common:])
+
+
+def _url_of(path: str, directory_urls: bool) -> str:
+    """Where MkDocs publishes a docs-folder page: ``models/a.md`` -> ``models/a/`` (or ``models/a.html``)."""
+    if not path.endswith(".md"):
+        return path
+    stem = path[:-3]
+    if stem == "index" or stem.endswith("/index"):
+        return stem[:-5] if directory_urls else stem + ".html"
+    return stem + "/" if directory_urls else stem + ".html"
+
+
+def _href(from_path: str, to_path: str, directory_urls: bool = True) -> str:
+    """The relative URL from one generated page to another, as MkDocs would write it (for links inside
+    raw HTML, which MkDocs does not rewrite)."""
+    src = _url_of(from_path, directory_urls)
+    dst = _url_of(to_path, directory_urls)
+    base = src.split("/")[:-1]
+    target = dst.split("/")
+    common = 0
+    while common < min(len(base), len(target) - 1) and base[common] == target[common]:
+        common += 1
+    return "/".join([".."] * (len(base) - common) + target[common:]) or "./"
+
+
+def _tree_name(row: BlockRow) -> str:
+    mark = "└&nbsp;" if row.depth else ""
+    return (f'<span class="az-tree" style="padding-left:{row.depth * 0.9:.1f}em">{mark}<span class="az-block" '
+            f'title="{escape(row.description, quote=True)}">{escape(row.name)}</span></span>')
+
+
+def _count(row: BlockRow) -> str:
+    if row.count == 1:
+        return "1"
+    return f"{row.count:,}" + (" (shared)" if row.shared else "")
+
+
+def _share(value: float) -> str:
+    if value <= 0:
+        return "—"
+    return f"{value:.1%}" if value >= 0.001 else "<0.1%"
+
+
+def _front_matter(**values: Any) -> str:
+    lines = ["---"]
+    for key, value in values.items():
+        lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+    lines.append("---")
+    return "\n".join(lines)
+
+
+# ---- model page -------------------------------------------------------------------------------------
+
+
+def _e(text: Any) -> str:
+    return escape(str(text), quote=False)
+
+
+def _published_rows(view: ModelView) -> list[tuple[str, str]]:
+    if view.published is None:
+        return [("Published figure", "none recorded in the registry entry")]
+    links = " · ".join(f'<a href="{escape(url)}">{_e(label)}</a>' for label, url in view.published_links)
+    source = f"{_e(view.published_citation)}, {_e(view.published_locator)}" + (f" · {links}" if links else "")
+    rows = [("Published figure", f"<strong>{_e(view.published)}</strong> ({view.published_value:,}) — {source}")]
+    difference = f"{view.difference:+,} ({fmt_gap(view.gap)}), status <strong>{view.status}</strong>"
+    if view.reason:
+        difference += (f" — reason <code>{_e(view.reason)}</code>: {_e(view.reason_text)}. "
+                       f"{_e(view.reason_note)}")
+    elif view.status in ("within-rounding", "exact"):
+        difference += " — within the rounding of the printed figure"
+    rows.append(("Difference (computed − published)", difference))
+    return rows
+
+
+def _summary_table(view: ModelView) -> str:
+    approx_gap = (view.approx - view.params) / view.params if view.params else 0.0
+    rows: list[tuple[str, str]] = [
+        ("Parameters (exact)", f'<strong class="az-params">{view.params:,}</strong> ({human_count(view.params)})'),
+        ("Leading-order approximation",
+         f"{view.approx:,} ({human_count(view.approx)}, {approx_gap:+.2%}) = {_m(view.approx_formula)}"),
+        ("Non-embedding parameters",
+         f"{view.non_embedding:,} ({human_count(view.non_embedding)}); token and position embeddings hold "
+         f"{view.embedding:,}"),
+    ]
+    rows += _published_rows(view)
+    rows.append(("Weights", _e(weights_text(view.weights))))
+    share = view.attention_flops / view.flops if view.flops else 0.0
+    rows.append((f"Forward FLOPs at N = {view.seq_len:,}",
+                 f"{view.flops:,} ({human_count(view.flops)}), of which attention products "
+                 f"{human_count(view.attention_flops)} ({share:.1%}); N is the {_e(view.seq_len_meaning)}"))
+    if view.kv_elements:
+        rows.append(("KV cache per token",
+                     f"{human_bytes(2 * view.kv_elements)} in fp16 ({human_bytes(4 * view.kv_elements)} in fp32): "
+                     f"{view.kv_elements:,} elements = {_m(view.kv_formula)}; "
+                     f"{human_bytes(2 * view.kv_elements * view.seq_len)} in fp16 for a full context of "
+                     f"{view.seq_len:,} tokens"))
+    training = view.training_bytes
+    rows.append(("Training memory, Adam",
+                 f"{human_bytes(training['fp32'])} in fp32, {human_bytes(training['mixed_bf16'])} in mixed "
+                 'precision (<a href="#training-memory">assumptions</a>)'))
+    return _html_table(("Quantity", "Value"), rows, css="az-summary")
+
+
+def _blocks_table(rows: Sequence[BlockRow], *, substituted: bool = True, flops: bool = True) -> str:
+    """The block tree as a table; each formula cell holds the symbolic formula for one copy and, below
+    it, the same formula with the configuration's values."""
+    headers = ["Block", "Count", "Parameters", "Share"] + (["FLOPs"] if flops else []) + ["Formula (one copy)"]
+    align = "lrrr" + ("r" if flops else "") + "l"
+    body = []
+    for row in rows:
+        if row.formula == "0":
+            formula = "0"
+        else:
+            formula = _m(row.formula)
+            if substituted and row.substituted != row.formula:
+                formula += f'<br><span class="az-values">{_m("= " + row.substituted)}</span>'
+        if row.tied_to:
+            formula += f" (weight tied to <code>{_e(row.tied_to)}</code>)"
+        cells = [_tree_name(row), _count(row), f"{row.params:,}", _share(row.share)]
+        if flops:
+            cells.append(human_count(row.flops) if row.flops else "—")
+        cells.append(formula)
+        body.append(cells)
+    return _html_table(headers, body, align, css="az-blocks")
+
+
+def _symbols_table(symbols: Sequence[dict[str, Any]], seq_len_note: str = "") -> str:
+    rows = []
+    for s in symbols:
+        value = s["value"]
+        shown = f"{value:,}" if isinstance(value, int) else (seq_len_note or "free")
+        meaning = s["meaning"] + (f" = {s['definition']}" if s.get("definition") else "")
+        rows.append((_m(s["latex"]), _e(meaning), _e(shown)))
+    return _html_table(("Symbol", "Meaning", "Value"), rows, "llr")
+
+
+class _Doc:
+    """A page assembled from markdown parts and raw HTML parts; adjacent HTML parts share one block."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[bool, str]] = []
+
+    def md(self, text: str) -> "_Doc":
+        if text:
+            self.parts.append((False, text))
+        return self
+
+    def html(self, text: str) -> "_Doc":
+        if text:
+            if self.parts and self.parts[-1][0]:
+                self.parts[-1] = (True, self.parts[-1][1] + "\n" + text)
+            else:
+                self.parts.append((True, text))
+        return self
+
+    def p(self, text: str) -> "_Doc":
+        return self.html(f"<p>{text}</p>")
+
+    def text(self) -> str:
+        return "\n\n".join(_raw(t) if is_html else t for is_html, t in self.parts) + "\n"
+
+
+def _unraw(block: str) -> str:
+    """The HTML inside a `_raw` block (the helpers return wrapped blocks; `_Doc` wraps once)."""
+    return block.removeprefix(START + "\n").removesuffix("\n" + END)
+
+
+def model_page(view: ModelView, *, page_path: str | None = None, directory_urls: bool = True) -> str:
+    """The markdown of a model's page.
+
+    Headings are markdown (the table of contents sees them); everything else is pre-rendered HTML
+    (`archzoo.site.mdext` passes it through unparsed), with links written as MkDocs publishes pages.
+    """
+    page_path = page_path or model_path(view.id)
+
+    def href(target: str) -> str:
+        return escape(_href(page_path, target, directory_urls))
+
+    tags = " ".join(f"<code>{_e(t)}</code>" for t in view.tags)
+    doc = _Doc()
+    doc.md(_front_matter(title=view.id, description=f"{view.title}: {view.params:,} parameters. {view.summary}",
+                         archzoo_diagram=True, search={"exclude": True},
+                         archzoo_search={"title": view.title, "tags": list(view.tags),
+                                         "architecture": view.architecture, "summary": view.summary,
+                                         "params": view.params}))
+    doc.md(f"# {view.id}")
+    doc.p(f"<strong>{_e(view.title)}</strong> · <a href=\"{href(architecture_path(view.architecture))}\">"
+          f"{_e(view.architecture_title)}</a> architecture · {view.year}" + (f" · tags: {tags}" if tags else ""))
+    doc.p(_e(view.summary))
+    doc.md("## Summary").html(_unraw(_summary_table(view)))
+    doc.md("## Blocks")
+    doc.p(f"Every block of the model, with how many times it runs in one forward pass, its parameters (all "
+          f"copies; a shared layer's weights count once), its share of the {view.params:,} parameters, its "
+          f"forward FLOPs at N = {view.seq_len:,}, and its parameter formula for one copy, symbolic and, below "
+          "it, with the configuration's values.")
+    doc.html(_unraw(_blocks_table(view.rows)))
+    doc.md("### Symbols").html(_unraw(_symbols_table(view.symbols, f"{view.seq_len:,} here")))
+    doc.html(_unraw(_figure(view.params_svg, f"Parameters of {view.id} by block (all copies).")))
+    doc.md("## Complexity")
+    doc.p("Forward FLOPs for a batch of one sequence of N tokens, counting 2 FLOPs per multiply–accumulate "
+          f"(<a href=\"{href('methodology.md')}#conventions\">conventions</a>):")
+    doc.html(_unraw(_display(f"F(N) = {view.flops_formula}")))
+    qk, av = _m("QK^{\\top}"), _m("AV")
+    doc.p(f"split into the attention products {qk} and {av} and everything else:")
+    doc.html(_unraw(_display(f"F_{{\\mathrm{{attn}}}}(N) = {view.attention_formula}")))
+    doc.html(_unraw(_display(f"F_{{\\mathrm{{rest}}}}(N) = {view.other_formula}")))
+    doc.html(_unraw(_html_table(("Resource", "Complexity"), [
+        ("Time", f"{_m(view.time_complexity)} FLOPs per forward pass"),
+        ("Memory", _memory_text(view)),
+        ("Attention overtakes the rest",
+         f"from <strong>N = {view.overtakes_at:,}</strong> tokens" if view.overtakes_at else "never: no N² term"),
+    ])))
+    doc.html(_unraw(_figure(view.flops_svg, f"Forward FLOPs of {view.id} against N, log–log: attention products, "
+                                            "everything else, and their total.")))
+    doc.md("## Block diagram")
+    doc.md("```mermaid\n" + view.mermaid + "\n```")
+    doc.md("## Configuration")
+    doc.p("The full configuration, with the architecture's defaults for the keys the registry entry leaves out:")
+    doc.html(_unraw(_yaml_code(view.config_yaml)))
+    doc.md("## Reproduce this")
+    doc.p("Count this configuration with archzoo:").html(_unraw(_plain_code(view.command, "bash")))
+    if view.reference_code:
+        doc.p(f"Build the reference implementation (<code>{_e(view.reference_target)}</code>) on the meta device "
+              "and count its parameters with PyTorch:")
+        doc.html(_unraw(_code(view.reference_code, "python")))
+    if view.reference_measured:
+        doc.p(f"Measured on the reference: {view.reference_measured:,} parameters"
+              + (f" ({_e(view.reference_measured_with)})." if view.reference_measured_with else "."))
+    doc.md("## Training memory")
+    doc.p("Weights, gradients and Adam's two moments, per parameter; activations, temporary buffers and "
+          "framework overhead are not included. In fp32: 4 bytes of weights + 4 of gradients + 8 of Adam "
+          "moments = 16 bytes per parameter. In mixed precision (bf16): 2 (bf16 weights) + 2 (bf16 "
+          "gradients) + 4 (fp32 master weights) + 8 (fp32 moments) = 16 bytes per parameter.")
+    doc.html(_unraw(_html_table(("Recipe", "Bytes per parameter", "Total"),
+                                [("fp32", "16", human_bytes(view.training_bytes["fp32"])),
+                                 ("mixed precision, bf16", "16", human_bytes(view.training_bytes["mixed_bf16"]))],
+                                "lrr")))
+    doc.p(f"Registry entry: <code>{_e(view.source_path)}</code> · <a href=\"{href('models/index.md')}\">all models</a>"
+          f" · <a href=\"{href('index.md')}\">home</a>")
+    return doc.text()
+
+
+def _memory_text(view: ModelView) -> str:
+    parts = [f"weights {_m(view.params_complexity)}"]
+    if view.kv_elements:
+        per_context = "N \\cdot " + view.kv_complexity
+        parts.append(f"KV cache {_m(view.kv_complexity)} per token, so {_m(per_context)} for N tokens")
+    square, quadratic = _m("N \\times N"), _m("O(N^{2})")
+    parts.append(f"eager attention materialises one {square} score matrix per head, {quadratic}; fused "
+                 "kernels avoid it")
+    return "; ".join(parts)
+
+
+# ---- architecture page ------------------------------------------------------------------------------
+
+
+def _models_table(models: Sequence[ModelView], page_path: str, *, architecture: bool = False,
+                  tags: bool = False) -> str:
+    headers = ["Model", "Title"] + (["Architecture"] if architecture else []) + [
+        "Parameters", "Published", "Difference", "Forward FLOPs"]
+    align = "ll" + ("l" if architecture else "") + "rrrr"
+    rows = []
+    for m in models:
+        title = m.title + (f' <span class="az-tags">{escape(" ".join(m.tags))}</span>' if tags and m.tags else "")
+        row = [f"[{m.id}]({_rel(page_path, model_path(m.id))})", title]
+        if architecture:
+            row.append(f"[{m.architecture}]({_rel(page_path, architecture_path(m.architecture))})")
+        row += [f"{m.params:,}", m.published or "—", fmt_gap(m.gap),
+                f'<span data-v="{m.flops}">{human_count(m.flops)}</span> (N = {m.seq_len:,})']
+        rows.append(row)
+    return _table(headers, rows, align)
+
+
+def architecture_page(view: ArchitectureView) -> str:
+    """The markdown of an architecture's page: its plugin, configuration keys, blocks, formulas, models."""
+    page_path = architecture_path(view.name)
+    plugin = f"`{view.plugin}`" + (f" {view.plugin_version}" if view.plugin_version else "")
+    parts = [
+        _front_matter(title=view.title, description=view.summary, archzoo_diagram=bool(view.mermaid)),
+        f"# {view.title}",
+        view.summary,
+        f"Architecture `{view.name}`, registered by the plugin {plugin}"
+        + (f" ({view.plugin_source})" if view.plugin_source else "") + ".",
+        f"Reference: {view.citation}",
+    ]
+    if view.hf_model_types:
+        parts.append("Reads Hugging Face `config.json` files of model type "
+                     + ", ".join(f"`{t}`" for t in view.hf_model_types) + " (`archzoo count --hf-config`).")
+    parts.append(f"## Models ({len(view.models)})")
+    parts.append(_models_table(view.models, page_path) if view.models else
+                 "No registry entry uses this architecture yet.")
+    parts += ["## Configuration",
+              _table(("Key", "Type", "Default", "Meaning"),
+                     [(f"`{k}`", f"`{t}`", f"`{json.dumps(d)}`", desc) for k, t, d, desc in view.config_fields])]
+    if view.error:
+        parts.append(f"The default configuration cannot be built ({view.error}), so no formulas are shown.")
+        return "\n\n".join(parts) + "\n"
+    parts += [
+        "## General formulas",
+        f"For the default configuration ({view.default_params:,} parameters); other configurations change "
+        "which blocks exist (a pooler, a head, tied weights) and the values of the symbols.",
+        _display(f"\\text{{params}} = {view.params_formula}"),
+        _display(f"\\text{{leading order}} = {view.approx_formula}"),
+        _display(f"F(N) = {view.flops_formula}"),
+        _display(f"F_{{\\mathrm{{attn}}}}(N) = {view.attention_formula}"),
+        f"Time complexity: {_math(view.time_complexity)}.",
+    ]
+    if view.kv_formula:
+        parts.append(f"KV cache per token: {_math(view.kv_formula)} elements.")
+    parts += [
+        "### Symbols",
+        _symbols_table(view.symbols),
+        "## Blocks",
+        "The blocks of the default configuration, with their parameter formulas for one copy.",
+        _blocks_table(view.rows, substituted=False, flops=False),
+        "```mermaid\n" + view.mermaid + "\n```",
+        "## Default configuration",
+        "```yaml\n" + view.default_config_yaml.rstrip("\n") + "\n```",
+    ]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+# ---- home and all-models pages ----------------------------------------------------------------------
+
+
+def home_page(models: Sequence[ModelView], architectures: Sequence[ArchitectureView], *, top: int = 5) -> str:
+    """The landing page: what the site is, the largest and smallest models, the architectures."""
+    page_path = "index.md"
+    by_size = sorted(models, key=lambda m: (m.params, m.id))
+    parts = [
+        _front_matter(title="archzoo model zoo", description="Exact parameter counts, FLOPs and memory of "
+                      "Transformer models, explained block by block."),
+        "# archzoo model zoo",
+        "How big is this model, exactly, and why? Every page of this site is computed by "
+        "[archzoo](methodology.md) from the model's configuration and the building blocks of its "
+        "architecture: the exact parameter count with the formula behind every block, forward FLOPs as a "
+        "function of the sequence length, memory for inference and training, and the published figure "
+        "it is reconciled with.",
+        f"The zoo holds **{len(models):,} models** of **{len(architectures):,} architectures**. "
+        "Search by id, title or tag with the search box at the top of the page (press <kbd>/</kbd>), "
+        "or sort and filter them all on the [all models](models/index.md) page "
+        "([models.json](models.json), [models.csv](models.csv)).",
+    ]
+    if models:
+        parts += ["## Largest models", _models_table(list(reversed(by_size))[:top], page_path, architecture=True),
+                  "## Smallest models", _models_table(by_size[:top], page_path, architecture=True)]
+    parts += ["## Architectures",
+              _table(("Architecture", "Plugin", "Models", "Summary"),
+                     [(f"[{a.title}]({architecture_path(a.name)})", f"`{a.plugin}`", str(len(a.models)), a.summary)
+                      for a in architectures], "llrl"),
+              "## More",
+              "- [Methodology](methodology.md): what counts as a parameter, how FLOPs are counted, how every "
+              "figure is verified, and why popular tools disagree.\n"
+              "- [Writing a plugin](writing-plugins.md): add an architecture or a registry of models.\n"
+              "- [Performance](performance.md): how the site scales to thousands of models."]
+    return "\n\n".join(parts) + "\n"
+
+
+def models_page(models: Sequence[ModelView]) -> str:
+    """Every model in one sortable, filterable table (the sorting and filtering are ``archzoo.js``)."""
+    page_path = model_path("index")
+    parts = [
+        _front_matter(title="All models", description="Every model of the zoo: exact parameters, published "
+                      "figures and forward FLOPs.", hide=["toc"]),
+        "# All models",
+        f"{len(models):,} models. Click a column heading to sort; type in the box to filter by id, title, "
+        "architecture or tag. The same data: [models.json](../models.json) · [models.csv](../models.csv). "
+        "Difference is (computed − published) / published; FLOPs are for one forward pass at the model's "
+        "own sequence length N.",
+        '<div class="az-filter" markdown="0"><input type="search" id="az-filter" placeholder="Filter models…" '
+        'aria-label="Filter models"> <span id="az-filter-count"></span></div>',
+        '<div class="az-sortable" markdown="1">',
+        _models_table(models, page_path, architecture=True, tags=True),
+        "</div>",
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+MODEL_FIELDS = ("id", "title", "architecture", "year", "tags", "params", "params_human", "non_embedding_params",
+                "published", "published_value", "difference", "difference_relative", "status", "reason",
+                "seq_len", "forward_flops", "attention_flops", "kv_cache_elements_per_token", "source", "url")
+
+
+def models_json(models: Sequence[ModelView]) -> str:
+    """``models.json``: the all-models table as a list of records."""
+    return json.dumps({"schema": "archzoo.models/1", "fields": list(MODEL_FIELDS),
+                       "models": [m.row() for m in models]}, indent=1, ensure_ascii=False) + "\n"
+
+
+def models_csv(models: Sequence[ModelView]) -> str:
+    """``models.csv``: the same records, tags joined with ``;``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(MODEL_FIELDS)
+    for m in models:
+        row = m.row()
+        writer.writerow(["" if row[f] is None else (";".join(row[f]) if f == "tags" else row[f]) for f in MODEL_FIELDS])
+    return buffer.getvalue()
+
+
+# ---- navigation -------------------------------------------------------------------------------------
+
+
+class NavSection:
+    """A titled group of navigation links; ``index`` is the page its title opens."""
+
+    def __init__(self, title: str, index: str | None = None, children: Sequence[Any] = ()):
+        self.title = title
+        self.index = index
+        self.children = list(children)
+
+
+def _chunks(items: Sequence[ModelView], size: int) -> list[Sequence[ModelView]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+#: At most this many links or sections under one navigation section.
+NAV_BRANCHING = 20
+
+
+def nav_tree(items: Sequence[ModelView], *, branching: int = NAV_BRANCHING) -> list[Any]:
+    """``items`` as a balanced tree of sections: a list of models, or of ``(title, subtree)`` pairs.
+
+    With ``levels`` the fewest levels that keep every section to ``branching`` entries, each level splits
+    into about ``len(items) ** (1 / levels)`` parts, so the entries a page shows (its section and its
+    ancestors' siblings) stay few however large the zoo grows: 32 for 250 models, 33 for 1,250.
+    """
+    n = len(items)
+    if n <= branching:
+        return list(items)
+    levels = 1
+    while branching ** levels < n:
+        levels += 1
+    width = math.ceil(n ** (1 / levels) - 1e-9)
+    while width ** levels < n:
+        width += 1
+
+    def split(chunk: Sequence[ModelView], depth: int) -> list[Any]:
+        if depth == 1:
+            return list(chunk)
+        size = width ** (depth - 1)
+        return [(f"{part[0].id} … {part[-1].id}", split(part, depth - 1)) for part in _chunks(chunk, size)]
+
+    return split(items, levels)
+
+
+def _nav_lines(tree: Sequence[Any], indent: str) -> list[str]:
+    lines = []
+    for node in tree:
+        if isinstance(node, tuple):
+            title, children = node
+            lines.append(f"{indent}* {title}")
+            lines += _nav_lines(children, indent + "    ")
+        else:
+            lines.append(f"{indent}* [{node.id}]({model_path(node.id)})")
+    return lines
+
+
+def nav_summary(architectures: Sequence[ArchitectureView], *, static_pages: Sequence[tuple[str, str]] = (),
+                flat: bool = False) -> str:
+    """The literate-nav ``SUMMARY.md``.
+
+    Models are listed under their architecture, in sections of at most `NAV_BRANCHING` entries
+    (`nav_tree`). With ``navigation.prune`` a page renders only the top level, its architecture's
+    sections and its own section's links, so the cost of the navigation per page stays nearly flat as
+    the zoo grows. ``flat`` lists every model at the top level instead (the benchmark's baseline).
+    """
+    lines = ["* [Home](index.md)", "* [All models](models/index.md)", "* Architectures"]
+    if flat:
+        lines += [f"    * [{a.title}]({architecture_path(a.name)})" for a in architectures]
+        models = sorted((m for a in architectures for m in a.models), key=lambda m: m.id)
+        lines += [f"* [{m.id}]({model_path(m.id)})" for m in models]
+    else:
+        for a in architectures:
+            lines.append(f"    * [{a.title}]({architecture_path(a.name)})")
+            lines += _nav_lines(nav_tree(a.models), "        ")
+    lines += [f"* [{title}]({path})" for title, path in static_pages]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,141 @@
+"""SVG plots written as text: FLOPs against sequence length on log axes, and a parameter bar chart.
+
+Plain functions of numbers, with no plotting library: the output is deterministic (coordinates are
+rounded) and styled by class names, so the site's stylesheet colours it for the light and dark themes.
+"""
+
+from __future__ import annotations
+
+import math
+from html import escape
+from typing import Sequence
+
+from ..report import human_count
+
+__all__ = ["flops_plot", "bar_chart", "log_ticks"]
+
+
+def _f(x: float) -> str:
+    """A coordinate, rounded so that two builds write the same bytes."""
+    text = f"{x:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """Powers of ten covering ``[low, high]``."""
+    first = math.floor(math.log10(max(low, 1e-12)))
+    last = math.ceil(math.log10(max(high, 1e-12)))
+    return [10.0**k for k in range(first, last + 1)]
+
+
+def _tick_label(value: float, unit: str = "") -> str:
+    if value < 1000:
+        return f"{value:.0f}{unit}"
+    return human_count(value).replace(".00", "").replace(".0", "") + unit
+
+
+def flops_plot(
+    ns: Sequence[int],
+    totals: Sequence[int],
+    attention: Sequence[int],
+    *,
+    seq_len: int | None = None,
+    overtakes_at: int | None = None,
+    title: str = "Forward FLOPs against sequence length",
+    width: int = 680,
+    height: int = 380,
+) -> str:
+    """FLOPs per forward pass against N, both axes logarithmic: attention, the rest, and the total."""
+    rest = [t - a for t, a in zip(totals, attention)]
+    left, right, top, bottom = 64, 170, 16, 44
+    plot_w, plot_h = width - left - right, height - top - bottom
+    positive = [v for series in (totals, attention, rest) for v in series if v > 0]
+    if not ns or not positive:
+        return ""
+    x_ticks = log_ticks(min(ns), max(ns))
+    y_ticks = log_ticks(min(positive), max(positive))
+    x0, x1 = math.log10(x_ticks[0]), math.log10(x_ticks[-1])
+    y0, y1 = math.log10(y_ticks[0]), math.log10(y_ticks[-1])
+    x1 = x1 if x1 > x0 else x0 + 1
+    y1 = y1 if y1 > y0 else y0 + 1
+
+    def px(n: float) -> float:
+        return left + (math.log10(n) - x0) / (x1 - x0) * plot_w
+
+    def py(v: float) -> float:
+        return top + plot_h - (math.log10(v) - y0) / (y1 - y0) * plot_h
+
+    out = [
+        f'<svg class="az-plot az-flops" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+    ]
+    for t in x_ticks:
+        x = _f(px(t))
+        out.append(f'<line class="az-grid" x1="{x}" y1="{top}" x2="{x}" y2="{top + plot_h}"/>')
+        out.append(f'<text class="az-tick" x="{x}" y="{top + plot_h + 16}" text-anchor="middle">{_tick_label(t)}</text>')
+    for t in y_ticks:
+        y = _f(py(t))
+        out.append(f'<line class="az-grid" x1="{left}" y1="{y}" x2="{left + plot_w}" y2="{y}"/>')
+        out.append(f'<text class="az-tick" x="{left - 6}" y="{y}" text-anchor="end" dominant-baseline="middle">'
+                   f"{_tick_label(t)}</text>")
+    out.append(f'<rect class="az-frame" x="{left}" y="{top}" width="{plot_w}" height="{plot_h}"/>')
+    out.append(f'<text class="az-label" x="{left + plot_w / 2:.0f}" y="{height - 6}" text-anchor="middle">'
+               "sequence length N (log scale)</text>")
+    out.append(f'<text class="az-label" transform="translate(14 {top + plot_h / 2:.0f}) rotate(-90)" '
+               'text-anchor="middle">FLOPs per forward pass</text>')
+    series = [("total", "az-total", totals), ("attention products", "az-attention", attention),
+              ("everything else", "az-rest", rest)]
+    for name, css, values in series:
+        points = " ".join(f"{_f(px(n))},{_f(py(v))}" for n, v in zip(ns, values) if v > 0)
+        if points:
+            out.append(f'<polyline class="az-line {css}" points="{points}"><title>{name}</title></polyline>')
+    for i, (name, css, _values) in enumerate(series):
+        y = top + 10 + 20 * i
+        lx = left + plot_w + 12
+        out.append(f'<line class="az-line {css}" x1="{lx}" y1="{y}" x2="{lx + 22}" y2="{y}"/>')
+        out.append(f'<text class="az-legend" x="{lx + 28}" y="{y}" dominant-baseline="middle">{name}</text>')
+    markers = []
+    if seq_len and min(ns) <= seq_len <= max(ns):
+        markers.append((seq_len, ["model's N", f"= {seq_len:,}"], "az-mark-context"))
+    if overtakes_at and min(ns) <= overtakes_at <= max(ns):
+        markers.append((overtakes_at, ["attention > rest", f"from N = {overtakes_at:,}"], "az-mark-cross"))
+    y = top + 84
+    for n, label, css in markers:
+        x = _f(px(n))
+        out.append(f'<line class="az-mark {css}" x1="{x}" y1="{top}" x2="{x}" y2="{top + plot_h}"/>')
+        lx = left + plot_w + 12
+        out.append(f'<line class="az-mark {css}" x1="{lx + 11}" y1="{y - 8}" x2="{lx + 11}" y2="{y + 24}"/>')
+        for k, text in enumerate(label):
+            out.append(f'<text class="az-legend {css}" x="{lx + 28}" y="{y + 16 * k}" dominant-baseline="middle">'
+                       f"{escape(text)}</text>")
+        y += 46
+    out.append("</svg>")
+    return "".join(out)
+
+
+def bar_chart(groups: Sequence[tuple[str, int]], *, total: int, title: str = "Parameters by block",
+              width: int = 680) -> str:
+    """Horizontal bars, one per group, labelled with the count and its share of ``total``."""
+    if not groups or total <= 0:
+        return ""
+    label_w, value_w, bar_h, gap, top = 190, 150, 18, 8, 6
+    plot_w = width - label_w - value_w
+    height = top * 2 + len(groups) * (bar_h + gap)
+    largest = max(v for _, v in groups) or 1
+    out = [
+        f'<svg class="az-plot az-bars" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+    ]
+    for i, (name, value) in enumerate(groups):
+        y = top + i * (bar_h + gap)
+        w = max(1.0, value / largest * plot_w)
+        out.append(f'<text class="az-tick" x="{label_w - 8}" y="{_f(y + bar_h / 2)}" text-anchor="end" '
+                   f'dominant-baseline="middle">{escape(name)}</text>')
+        out.append(f'<rect class="az-bar" x="{label_w}" y="{y}" width="{_f(w)}" height="{bar_h}">'
+                   f"<title>{escape(name)}: {value:,}</title></rect>")
+        out.append(f'<text class="az-tick" x="{_f(label_w + w + 6)}" y="{_f(y + bar_h / 2)}" '
+                   f'dominant-baseline="middle">{human_count(value)} ({value / total:.1%})</text>')
+    out.append("</svg>")
+    return "".join(out)
