@@ -66,11 +66,14 @@ class _Collect(logging.Handler):
     def __init__(self, progress: Callable[[str], None] | None):
         super().__init__(logging.INFO)
         self.progress = progress
+        self.errors: list[str] = []
         self.warnings: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
-        if record.levelno >= logging.WARNING:
+        if record.levelno >= logging.ERROR:
+            self.errors.append(message)
+        elif record.levelno >= logging.WARNING:
             self.warnings.append(message)
         elif self.progress is not None and record.name == "mkdocs.plugins.archzoo":
             self.progress(message)
@@ -140,6 +143,8 @@ def build_site(
         if isinstance(exc, KeyboardInterrupt):
             raise
         detail = str(exc).strip() or type(exc).__name__
+        if collect.errors and detail.startswith("Aborted with"):  # MkDocs logged the cause, then aborted
+            detail = "\n".join(collect.errors)
         if collect.warnings:
             detail += "\n" + "\n".join(f"  warning: {w}" for w in collect.warnings[:20])
         kept = f"; the previous site in {out_dir} is untouched" if out_dir.exists() else ""
@@ -190,6 +195,7 @@ def serve_site(
     watch = [str(Path(d).resolve()) for d in [*dirs, *get_host().registry_dirs()] if Path(d).is_dir()]
     # the environment stays set for the whole session: every rebuild re-reads the registry through it
     os.environ.update({k: v for k, v in env.items() if v is not None})
+    os.environ.setdefault("ARCHZOO_SITE_WORKERS", "1")  # no forking from the server's threads
     try:
         serve(config_file=str(config), dev_addr=f"{host}:{port}", livereload=True, watch=watch,
               open_in_browser=open_in_browser)

@@ -74,7 +74,8 @@ def mermaid(root: Block, *, direction: str = "TB") -> str:
         target = _resolve(node_ids, block.tied_to)
         source = node_ids.get(path) or _resolve(node_ids, path)
         if target and source and target != source:
-            links.append(f"{source} -. weight tied .- {target}")
+            # drawn from the tensor's owner, which comes first in the flow, so the link keeps the layout's order
+            links.append(f"{target} -. weight tied .- {source}")
     lines += [f"  {link}" for link in links]
     return "\n".join(lines)
 

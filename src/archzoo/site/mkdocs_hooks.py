@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from pathlib import Path
 from datetime import datetime, timezone
 
 log = logging.getLogger("mkdocs.plugins.archzoo")
@@ -30,6 +31,12 @@ def _stable_date() -> str:
     return _FIXED_DATE
 
 
+def on_config(config, **kwargs):
+    if config.repo_url and not config.edit_uri:
+        config.edit_uri = "edit/main/docs/"
+    return config
+
+
 def on_files(files, config, **kwargs):
     # literate-nav has read the generated navigation by now (hooks run after plugins); don't publish it
     from mkdocs.structure.files import InclusionLevel
@@ -38,6 +45,12 @@ def on_files(files, config, **kwargs):
     if summary is not None:
         summary.inclusion = InclusionLevel.EXCLUDED
     return files
+
+
+def on_env(env, config, files, **kwargs):
+    # the theme's templates do not change during a build: don't stat every partial for every page
+    env.auto_reload = False
+    return env
 
 
 def on_pre_build(config, **kwargs):
@@ -56,7 +69,25 @@ def on_pre_page(page, config, files, **kwargs):
     return page
 
 
+def _local_edit_url(page, config) -> str | None:
+    """Without a repository URL, the edit link opens the page's source file on this machine."""
+    from archzoo.site.generate import EDIT_SOURCES
+
+    edit = EDIT_SOURCES.get(page.file.src_uri) or getattr(page.file, "edit_uri", None)
+    if not edit:
+        return None
+    if edit.startswith("file://"):
+        return edit
+    return (Path(config.docs_dir) / edit).resolve().as_uri()
+
+
 def on_page_context(context, page, config, nav, **kwargs):
+    if not config.repo_url:
+        page.edit_url = _local_edit_url(page, config)
+    return _index_for_search(context, page, config)
+
+
+def _index_for_search(context, page, config):
     """A model page is indexed for search by what people look it up by (id, title, tags, architecture,
     summary) instead of its full text: its tables of formulas are noise in search results, and parsing
     them is most of the search plugin's cost."""

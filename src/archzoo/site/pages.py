@@ -535,8 +535,10 @@ def models_page(models: Sequence[ModelView]) -> str:
     """Every model in one sortable, filterable table (the sorting and filtering are ``archzoo.js``)."""
     page_path = model_path("index")
     parts = [
+        # not in the search index: every row is a model page, indexed on its own (and parsing a table of
+        # thousands of rows would be the search plugin's single largest cost)
         _front_matter(title="All models", description="Every model of the zoo: exact parameters, published "
-                      "figures and forward FLOPs.", hide=["toc"]),
+                      "figures and forward FLOPs.", hide=["toc"], search={"exclude": True}),
         "# All models",
         f"{len(models):,} models. Click a column heading to sort; type in the box to filter by id, title, "
         "architecture or tag. The same data: [models.json](../models.json) · [models.csv](../models.csv). "
@@ -589,8 +591,10 @@ def _chunks(items: Sequence[ModelView], size: int) -> list[Sequence[ModelView]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-#: At most this many links or sections under one navigation section.
-NAV_BRANCHING = 20
+#: At most this many links or sections under one navigation section...
+NAV_BRANCHING = 12
+#: ...except that an architecture with up to this many models lists them all in one section.
+NAV_FLAT_UP_TO = 30
 
 
 def nav_tree(items: Sequence[ModelView], *, branching: int = NAV_BRANCHING) -> list[Any]:
@@ -598,10 +602,10 @@ def nav_tree(items: Sequence[ModelView], *, branching: int = NAV_BRANCHING) -> l
 
     With ``levels`` the fewest levels that keep every section to ``branching`` entries, each level splits
     into about ``len(items) ** (1 / levels)`` parts, so the entries a page shows (its section and its
-    ancestors' siblings) stay few however large the zoo grows: 32 for 250 models, 33 for 1,250.
+    ancestors' siblings) stay few however large the zoo grows: 21 for 250 models, 33 for 1,250.
     """
     n = len(items)
-    if n <= branching:
+    if n <= max(branching, NAV_FLAT_UP_TO):
         return list(items)
     levels = 1
     while branching ** levels < n:

@@ -1,0 +1,322 @@
+"""Building the site with MkDocs: navigation, edit links, determinism, atomicity, plugins and outside
+registries. Each build uses a small registry, so the whole module runs in well under a minute."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from archzoo.errors import ArchzooError
+from archzoo.site import build_site
+
+REPO = Path(__file__).resolve().parents[1]
+BERT_BASE = REPO / "registry" / "bert" / "bert-base-uncased.yaml"
+#: transformers 5.23 BertModel(BertConfig()): sum(p.numel() for p in model.parameters())
+BERT_BASE_PARAMS = "109,482,240"
+
+GPT2_YAML = """\
+architecture: gpt
+title: GPT-2 small
+summary: The 12-layer GPT-2 with its tied LM head.
+tags: [decoder, english]
+year: 2019
+config: {}
+"""
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` and the hash of its bytes."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def outside_registry(tmp_path_factory) -> Path:
+    """A registry folder outside the repository: a copy of bert-base-uncased and a GPT-2 entry."""
+    folder = tmp_path_factory.mktemp("outside") / "registry"
+    folder.mkdir()
+    shutil.copy(BERT_BASE, folder / "bert-base-uncased.yaml")
+    (folder / "gpt2-small-test.yaml").write_text(GPT2_YAML, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, outside_registry) -> Path:
+    out = tmp_path_factory.mktemp("build") / "site"
+    lines: list[str] = []
+    assert build_site([outside_registry], out, progress=lines.append) == out.resolve()
+    assert any("rendering" in line for line in lines) and lines[-1].startswith("archzoo: site written to")
+    return out
+
+
+def _page(site: Path, path: str) -> str:
+    return (site / path / "index.html").read_text(encoding="utf-8")
+
+
+def test_build_writes_every_generated_page(built):
+    for path in ("", "models", "models/bert-base-uncased", "models/gpt2-small-test", "architectures/bert",
+                 "architectures/gpt", "architectures/vit", "architectures/transformer", "methodology",
+                 "writing-plugins", "performance"):
+        assert (built / path / "index.html").is_file(), path
+    assert not (built / "SUMMARY").exists()  # the generated navigation file is not a page
+    page = _page(built, "models/bert-base-uncased")
+    assert BERT_BASE_PARAMS in page and "110M" in page
+    assert 'class="mermaid"' in page and "az-flops" in page and "arithmatex" in page
+    assert "assets/vendor/mermaid/mermaid.tiny.js" in page  # loaded locally, never from a CDN
+
+
+def test_downloads(built):
+    data = json.loads((built / "models.json").read_text(encoding="utf-8"))
+    assert [m["id"] for m in data["models"]] == ["bert-base-uncased", "gpt2-small-test"]
+    assert data["models"][0]["params"] == 109_482_240
+    csv_text = (built / "models.csv").read_text(encoding="utf-8")
+    assert csv_text.splitlines()[0].startswith("id,title,architecture")
+    assert 'bert-base-uncased,"BERT-Base, Uncased",bert,2019' in csv_text
+
+
+def test_navigation_groups_models_under_their_architecture(built):
+    page = _page(built, "models/bert-base-uncased")
+    nav = page[page.index('<nav class="md-nav md-nav--primary"'):page.index("</nav>", page.index('md-nav--primary'))]
+    assert "Architectures" in nav and "BERT" in nav and "bert-base-uncased" in nav
+    assert "gpt2-small-test" not in nav  # navigation.prune: another architecture's models are not rendered
+    gpt = _page(built, "models/gpt2-small-test")
+    assert 'href="../bert-base-uncased/"' not in gpt[:gpt.index('<div class="md-content"')]
+
+
+def test_edit_link_points_at_the_yaml_file(built, outside_registry):
+    page = _page(built, "models/bert-base-uncased")
+    expected = (outside_registry / "bert-base-uncased.yaml").resolve().as_uri()
+    assert f'href="{expected}"' in page  # outside the repository: the file itself
+    home = _page(built, "")
+    assert "md-content__button" not in home  # generated without a source file: no edit link
+
+
+def test_search_finds_models_by_id_title_and_tag(built):
+    index = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
+    entry = next(d for d in index["docs"] if d["location"] == "models/bert-base-uncased/")
+    assert entry["title"] == "bert-base-uncased"
+    assert "BERT-Base, Uncased" in entry["text"] and entry["tags"] == ["encoder", "english", "masked-lm"]
+    assert not [d for d in index["docs"] if d["location"].startswith("models/bert-base-uncased/#")]
+
+
+def test_sitemap_has_no_build_date(built):
+    sitemap = (built / "sitemap.xml").read_text(encoding="utf-8")
+    assert sitemap.startswith("<?xml") and "lastmod" not in sitemap
+
+
+def test_two_builds_are_byte_identical(built, outside_registry, tmp_path):
+    again = build_site([outside_registry], tmp_path / "again")
+    assert _tree(again) == _tree(built)
+
+
+def test_failed_build_leaves_the_previous_site_untouched(tmp_path, outside_registry):
+    out = tmp_path / "site"
+    build_site([outside_registry], out)
+    before = _tree(out)
+    broken = tmp_path / "broken"
+    shutil.copytree(outside_registry, broken)
+    (broken / "bad-entry.yaml").write_text("architecture: bert\ntitle: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ArchzooError, match=r"(?s)^site build failed: the registry has problems.*/bad-entry\.yaml:2: YAML syntax error") as info:
+        build_site([broken], out)
+    assert f"the previous site in {out.resolve()} is untouched" in str(info.value)
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken", "site"]  # no staging folder left behind
+
+
+def test_build_into_a_new_folder_that_fails_leaves_nothing(tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "x.yaml").write_text("architecture: nosuch\ntitle: X\nsummary: X\nyear: 2020\n", encoding="utf-8")
+    with pytest.raises(ArchzooError, match="unknown architecture 'nosuch'"):
+        build_site([broken], tmp_path / "site")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken"]
+
+
+def test_missing_registry_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(ArchzooError, match="registry folder not found"):
+        build_site([tmp_path / "nope"], tmp_path / "site")
+
+
+def test_the_site_folder_has_the_usual_permissions(built):
+    """Not mkdtemp's 0700: a web server running as another user must be able to read the site."""
+    mask = os.umask(0)
+    os.umask(mask)
+    assert built.stat().st_mode & 0o777 == 0o777 & ~mask
+
+
+# ---- a third-party plugin installed in the environment, and a registry folder outside the repo -------
+
+TOY_PLUGIN = '''\
+"""A third-party archzoo plugin: a toy encoder, and a registry folder of its own."""
+from pathlib import Path
+
+from pydantic import Field, PositiveInt
+
+from archzoo import ArchConfig, Architecture, hookimpl
+from archzoo.blocks import composite, embedding, feed_forward, layer_norm, repeat
+from archzoo.symbols import symbol
+
+
+class ToyConfig(ArchConfig):
+    vocab_size: PositiveInt = Field(1000, description="vocabulary")
+    d_model: PositiveInt = Field(64, description="width")
+    n_layers: PositiveInt = Field(2, description="layers")
+
+
+def build(cfg):
+    d = symbol("d", cfg.d_model)
+    layer = composite("layer", "encoder_layer", [feed_forward("mlp", d, 4 * d), layer_norm("norm", d)])
+    return composite("toy", "model", [embedding("token", symbol("V", cfg.vocab_size), d, role="token"),
+                                      repeat(layer, symbol("L", cfg.n_layers), name="layers")])
+
+
+@hookimpl
+def register_architectures(register):
+    register(Architecture(name="toy", title="Toy encoder", summary="A test plugin's architecture.",
+                          citation="none", config_model=ToyConfig, build=build, seq_len=lambda cfg: 128))
+
+
+@hookimpl
+def register_registry_dirs(register):
+    register(Path(__file__).parent / "registry")
+'''
+
+TOY_ENTRY = """\
+architecture: toy
+title: Toy one
+summary: The toy plugin's own model.
+tags: [toy]
+year: 2024
+config: {n_layers: 3}
+"""
+
+
+def test_installed_plugin_and_outside_registry_show_up(tmp_path, outside_registry):
+    """A plugin installed as a distribution (entry point in the ``archzoo`` group) adds an architecture
+    and a registry folder; an outside folder adds its models; archzoo itself is not changed."""
+    site_packages = tmp_path / "site-packages"
+    package = site_packages / "archzoo_toy"
+    (package / "registry").mkdir(parents=True)
+    (package / "__init__.py").write_text(TOY_PLUGIN, encoding="utf-8")
+    (package / "registry" / "toy-one.yaml").write_text(TOY_ENTRY, encoding="utf-8")
+    dist = site_packages / "archzoo_toy-0.1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: archzoo-toy\nVersion: 0.1.0\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text("[archzoo]\ntoy = archzoo_toy\n", encoding="utf-8")
+    out = tmp_path / "site"
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from archzoo.site import build_site
+        build_site([Path({str(outside_registry)!r})], Path({str(out)!r}))
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site_packages), os.environ.get("PYTHONPATH", "")])}
+    env.pop("ARCHZOO_PLUGINS", None)
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    arch = _page(out, "architectures/toy")
+    assert "Toy encoder" in arch and "toy-one" in arch and "archzoo:toy in archzoo-toy 0.1.0" in arch
+    assert "Toy one" in _page(out, "models/toy-one")
+    assert BERT_BASE_PARAMS in _page(out, "models/bert-base-uncased")  # the outside folder's models
+    ids = [m["id"] for m in json.loads((out / "models.json").read_text(encoding="utf-8"))["models"]]
+    assert ids == ["bert-base-uncased", "gpt2-small-test", "toy-one"]
+
+
+# ---- the repository's own build ---------------------------------------------------------------------
+
+
+def test_plain_mkdocs_build_strict_passes_in_the_repo(tmp_path):
+    """`mkdocs build --strict` in the repository builds the shipped registry with no warning."""
+    env = {**os.environ, "DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}
+    env.pop("ARCHZOO_REGISTRY", None)
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    page = (tmp_path / "site" / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
+    assert BERT_BASE_PARAMS in page
+    # with no repository URL set, the edit link opens the YAML file itself
+    assert f'href="{(REPO / "registry" / "bert" / "bert-base-uncased.yaml").as_uri()}"' in page
+    # with one, it opens the YAML file in the repository
+    env["ARCHZOO_REPO_URL"] = "https://example.org/zoo"
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site2")],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = (tmp_path / "site2" / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
+    assert 'href="https://example.org/zoo/edit/main/registry/bert/bert-base-uncased.yaml"' in page
+
+
+# ---- serving with live reload ---------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> str | None:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode("utf-8")
+    except (urllib.error.URLError, OSError):
+        return None
+
+
+def test_serve_rebuilds_when_a_registry_file_changes(tmp_path):
+    import time
+
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    entry = registry / "gpt2-small-test.yaml"
+    entry.write_text(GPT2_YAML, encoding="utf-8")
+    port = _free_port()
+    script = f"from archzoo.site import serve_site; serve_site([{str(registry)!r}], port={port})"
+    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env={**os.environ, "DISABLE_MKDOCS_2_WARNING": "true"})
+    url = f"http://127.0.0.1:{port}/models/gpt2-small-test/"
+    try:
+        deadline = time.monotonic() + 120
+        page = None
+        while time.monotonic() < deadline and not (page and "GPT-2 small" in page):
+            assert server.poll() is None, server.stderr.read().decode()[-3000:]
+            time.sleep(0.5)
+            page = _get(url)
+        assert page and "GPT-2 small" in page
+        entry.write_text(GPT2_YAML.replace("GPT-2 small", "GPT-2 renamed"), encoding="utf-8")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and "GPT-2 renamed" not in (page or ""):
+            time.sleep(0.5)
+            page = _get(url)
+        assert page and "GPT-2 renamed" in page
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def test_parallel_and_serial_generation_agree(outside_registry, monkeypatch):
+    """Large registries are computed in forked workers; the pages and records are the same."""
+    from archzoo.site import generate
+
+    results = {}
+    for workers in ("1", "2"):
+        monkeypatch.setenv(generate.ENV_WORKERS, workers)
+        zoo = generate.collect([outside_registry], directory_urls=True)
+        results[workers] = (zoo.pages, [m.row() for m in zoo.models])
+    assert results["1"] == results["2"]
+    assert set(results["2"][0]) == {"bert-base-uncased", "gpt2-small-test"}

@@ -1,0 +1,334 @@
+"""The site's pages as plain functions: views and markdown computed from registry entries, no MkDocs.
+
+Expected figures come from the reference implementations: BERT-base as ``transformers.BertModel``
+(109,482,240 parameters, pooler included) and GPT-2 small as ``transformers.GPT2LMHeadModel``
+(124,439,808 parameters, LM head tied to the token embedding).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import markdown
+import pytest
+
+from archzoo.registry import load_registry
+from archzoo.site import diagram, pages, svg, views
+from archzoo.site.mdext import END, START
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: transformers 5.23 BertModel(BertConfig()): sum(p.numel() for p in model.parameters())
+BERT_BASE_PARAMS = 109_482_240
+#: transformers 5.23 GPT2LMHeadModel(GPT2Config()), tied LM head counted once
+GPT2_PARAMS = 124_439_808
+#: GPT2 past_key_values per token: 12 layers x (key, value) x 768
+GPT2_KV_ELEMENTS = 12 * 2 * 768
+
+GPT2_YAML = """\
+architecture: gpt
+title: GPT-2 small
+summary: The 12-layer GPT-2 with its tied LM head.
+tags: [decoder, english]
+year: 2019
+config: {}
+"""
+
+ALBERT_YAML = """\
+architecture: bert
+title: ALBERT-base
+summary: ALBERT with one shared layer.
+tags: [encoder]
+year: 2020
+config: {vocab_size: 30000, embedding_size: 128, shared_layers: true, activation: gelu_new}
+"""
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("registry")
+    (folder / "gpt2.yaml").write_text(GPT2_YAML, encoding="utf-8")
+    (folder / "albert-base-test.yaml").write_text(ALBERT_YAML, encoding="utf-8")
+    files = [REPO / "registry" / "bert" / "bert-base-uncased.yaml", folder]
+    reg = load_registry(files, include_plugins=False)
+    assert not reg.problems, reg.problems
+    return reg
+
+
+@pytest.fixture(scope="module")
+def bert(registry):
+    return views.model_view(registry.get_model("bert-base-uncased"), source_path="registry/bert/bert-base-uncased.yaml")
+
+
+@pytest.fixture(scope="module")
+def gpt2(registry):
+    return views.model_view(registry.get_model("gpt2"))
+
+
+@pytest.fixture(scope="module")
+def albert(registry):
+    return views.model_view(registry.get_model("albert-base-test"))
+
+
+# ---- views ----------------------------------------------------------------------------------------
+
+
+def test_model_view_summary_figures(bert):
+    assert bert.params == BERT_BASE_PARAMS
+    assert bert.published == "110M" and bert.published_value == 110_000_000
+    assert bert.difference == BERT_BASE_PARAMS - 110_000_000
+    assert bert.reason == "rounded" and bert.status == "reconciled"
+    assert bert.weights["fp32"] == 4 * BERT_BASE_PARAMS and bert.weights["int4"] == BERT_BASE_PARAMS // 2  # two 4-bit parameters a byte
+    assert bert.training_bytes == {"fp32": 16 * BERT_BASE_PARAMS, "mixed_bf16": 16 * BERT_BASE_PARAMS}
+    assert bert.kv_elements == 0  # an encoder caches nothing
+    assert bert.seq_len == 512
+    assert bert.embedding + bert.non_embedding == bert.params
+
+
+def test_decoder_view_has_a_kv_cache(gpt2):
+    assert gpt2.params == GPT2_PARAMS
+    assert gpt2.kv_elements == GPT2_KV_ELEMENTS
+    assert gpt2.kv_formula  # shown as a formula too
+    assert gpt2.published is None and gpt2.status == "unpublished"
+
+
+def test_block_rows_multiply_repeats_and_add_up(bert):
+    rows = {r.path: r for r in bert.rows}
+    assert rows["bert"].params == BERT_BASE_PARAMS and rows["bert"].share == 1.0
+    layer = rows["bert.layers.layer"]
+    assert layer.count == 12 and not layer.shared
+    assert rows["bert.layers"].params == layer.params
+    q = rows["bert.layers.layer.attention.q_proj"]
+    assert q.params == 12 * (768 * 768 + 768)  # Linear(768, 768) in each of 12 layers
+    assert q.formula == "d^{2} + d" and q.substituted == "768^{2} + 768"
+    top = [r for r in bert.rows if r.depth == 1]
+    assert sum(r.params for r in top) == BERT_BASE_PARAMS
+    assert abs(sum(r.share for r in top) - 1) < 1e-12
+
+
+def test_shared_layers_count_weights_once(albert):
+    layer = next(r for r in albert.rows if r.path.endswith("layers.layer"))
+    assert layer.count == 12 and layer.shared
+    assert next(r for r in albert.rows if r.path.endswith("layers")).params == layer.params
+    assert "12 (shared)" in pages.model_page(albert)
+
+
+def test_tied_weight_is_marked(gpt2):
+    head = next(r for r in gpt2.rows if r.name == "lm_head")
+    assert head.params == 0 and head.tied_to == "token"
+    assert "weight tied" in gpt2.mermaid
+
+
+def test_flops_series_matches_the_report(registry):
+    report = registry.get_model("gpt2").report
+    ns, totals, attention = views.flops_series(report)
+    assert ns == sorted(set(ns)) and ns[0] <= report.seq_len <= ns[-1]
+    for n, total, att in zip(ns, totals, attention):
+        assert (total, att) == report.flops_at(n)
+
+
+def test_complexity_latex_keeps_dominant_terms(bert):
+    assert bert.time_complexity.startswith("O\\left(")
+    assert "N^{2}" in bert.time_complexity
+    assert "4" not in bert.time_complexity  # coefficients dropped
+
+
+def test_count_command_round_trips_through_the_cli_syntax():
+    assert views.count_command("bert", {}) == "archzoo count bert"
+    cmd = views.count_command("bert", {"n_layers": 24, "pooler": False, "embedding_size": None, "activation": "gelu"})
+    assert cmd == "archzoo count bert --set n_layers=24 --set pooler=false --set embedding_size=null --set activation=gelu"
+
+
+def test_config_yaml_reads_back():
+    import yaml
+
+    for config in ({"a": 1, "b": "gelu", "c": None, "d": True}, {"x": "a: b", "y": "yes", "z": "1.0"}, {"n": [1, 2]}):
+        assert yaml.safe_load(views.config_yaml(config)) == config
+
+
+# ---- markdown -------------------------------------------------------------------------------------
+
+
+def test_model_page_markdown(bert):
+    text = pages.model_page(bert)
+    assert text.startswith("---\n") and "\n# bert-base-uncased\n" in text
+    for expected in ("109,482,240", "(109.5M)", "<strong>110M</strong>", "arXiv:1810.04805", "<code>rounded</code>",
+                     "-517,760", "fp32 437.9 MB", "N = 512", "## Complexity", "## Blocks", "## Reproduce this",
+                     "archzoo count bert", "transformers.BertModel", "```mermaid\nflowchart TB", "az-flops",
+                     "az-bars", "registry/bert/bert-base-uncased.yaml", "Attention overtakes the rest"):
+        assert expected in text, expected
+    assert "KV cache per token" not in text  # encoders have none
+    # formulas are arithmatex's output, symbolic and substituted
+    assert '<span class="arithmatex">\\(d^{2} + d\\)</span>' in text
+    assert '\\(= 768^{2} + 768\\)' in text
+    assert '<div class="arithmatex">\\[F(N) = ' in text
+    # links are where MkDocs publishes the pages
+    assert 'href="../../architectures/bert/"' in text and 'href="../../methodology/#conventions"' in text
+    # every raw block is closed
+    assert text.count(START) == text.count(END) > 0
+
+
+def test_model_page_of_a_decoder_shows_its_kv_cache(gpt2):
+    text = pages.model_page(gpt2)
+    assert "KV cache per token" in text and f"{GPT2_KV_ELEMENTS:,} elements" in text
+    assert "none recorded" in text  # no published figure
+
+
+def test_model_page_links_without_directory_urls(bert):
+    text = pages.model_page(bert, directory_urls=False)
+    assert 'href="../architectures/bert/index.html"' in text
+
+
+def test_model_page_is_deterministic(registry):
+    entry = registry.get_model("bert-base-uncased")
+    assert pages.model_page(views.model_view(entry)) == pages.model_page(views.model_view(entry))
+
+
+def test_raw_blocks_render_like_plain_markdown(bert):
+    """The mdext fast path changes the cost, not the output."""
+    text = pages.model_page(bert).split("---\n", 2)[2]
+    body = text[text.index("## Summary"):text.index("## Blocks")]
+    fast = markdown.Markdown(extensions=["archzoo.site.mdext", "tables"]).convert(body)
+    plain = markdown.Markdown(extensions=["tables"]).convert(body)
+    strip = lambda html: re.sub(r"<!-- /?archzoo:html -->\s*", "", html).replace("\n", "")  # noqa: E731
+    assert strip(fast) == strip(plain)
+    assert "109,482,240" in fast
+
+
+def test_architecture_page(registry, bert):
+    from archzoo.host import get_host
+
+    arch = get_host().architecture("bert")
+    view = views.architecture_view(arch, plugin_version="0.1.0", models=(bert,))
+    text = pages.architecture_page(view)
+    assert text.count("\n# BERT\n") == 1
+    assert "## Models (1)" in text and "[bert-base-uncased](../../models/bert-base-uncased.md)" in text
+    for key, *_ in arch.config_fields():
+        assert f"`{key}`" in text
+    assert "## General formulas" in text and "\\text{params} = " in text
+    assert "```mermaid" in text
+
+
+def test_home_page_lists_largest_and_smallest(bert, gpt2, albert):
+    text = pages.home_page([bert, gpt2, albert], [])
+    largest = text[text.index("## Largest models"):text.index("## Smallest models")]
+    smallest = text[text.index("## Smallest models"):]
+    assert largest.index("gpt2") < largest.index("bert-base-uncased") < largest.index("albert-base-test")
+    assert smallest.index("albert-base-test") < smallest.index("bert-base-uncased")
+    assert "3 models" in text
+
+
+def test_all_models_page_and_downloads_hold_the_same_data(bert, gpt2, albert):
+    models = [albert, bert, gpt2]
+    text = pages.models_page(models)
+    assert 'id="az-filter"' in text and '<div class="az-sortable" markdown="1">' in text
+    for m in models:
+        assert f"[{m.id}]({m.id}.md)" in text and f"{m.params:,}" in text
+    data = json.loads(pages.models_json(models))
+    assert [r["id"] for r in data["models"]] == [m.id for m in models]
+    assert data["models"][1]["params"] == BERT_BASE_PARAMS and data["models"][1]["published"] == "110M"
+    rows = list(csv.DictReader(io.StringIO(pages.models_csv(models))))
+    assert [r["id"] for r in rows] == [m.id for m in models]
+    assert rows[1]["params"] == str(BERT_BASE_PARAMS) and rows[1]["tags"] == "encoder;english;masked-lm"
+    assert list(rows[0]) == list(data["fields"])
+
+
+def test_href_matches_mkdocs_urls():
+    assert pages._href("models/a.md", "architectures/bert/index.md") == "../../architectures/bert/"
+    assert pages._href("models/a.md", "index.md") == "../../"
+    assert pages._href("models/a.md", "models/index.md") == "../"
+    assert pages._href("index.md", "models/a.md") == "models/a/"
+
+
+# ---- navigation -----------------------------------------------------------------------------------
+
+
+class _Model:
+    def __init__(self, i: int):
+        self.id = f"m-{i:05d}"
+
+
+def _leaves(tree):
+    for node in tree:
+        if isinstance(node, tuple):
+            yield from _leaves(node[1])
+        else:
+            yield node
+
+
+def _widest_path(tree) -> int:
+    """Entries a pruned navigation shows for the worst page: its section and every ancestor's siblings."""
+    sections = [node[1] for node in tree if isinstance(node, tuple)]
+    return len(tree) + max((_widest_path(s) for s in sections), default=0)
+
+
+@pytest.mark.parametrize("n", [1, 30, 31, 250, 1250, 5000])
+def test_nav_tree_keeps_every_model_in_order_and_sections_small(n):
+    models = [_Model(i) for i in range(n)]
+    tree = pages.nav_tree(models)
+    assert [m.id for m in _leaves(tree)] == [m.id for m in models]
+
+    def check(node_list):
+        assert len(node_list) <= (pages.NAV_FLAT_UP_TO if n <= pages.NAV_FLAT_UP_TO else pages.NAV_BRANCHING)
+        for node in node_list:
+            if isinstance(node, tuple):
+                title, children = node
+                first, last = next(_leaves(children)), list(_leaves(children))[-1]
+                assert title == f"{first.id} … {last.id}"
+                check(children)
+
+    check(tree)
+    assert _widest_path(tree) <= 60  # what a page renders stays nearly flat as the zoo grows
+
+
+def test_nav_summary_sections_and_flat_baseline(bert, gpt2):
+    from archzoo.host import get_host
+
+    host = get_host()
+    archs = [views.architecture_view(host.architecture("bert"), models=(bert,)),
+             views.architecture_view(host.architecture("gpt"), models=(gpt2,))]
+    nav = pages.nav_summary(archs, static_pages=[("Methodology", "methodology.md")])
+    assert nav.splitlines()[:3] == ["* [Home](index.md)", "* [All models](models/index.md)", "* Architectures"]
+    assert "    * [BERT](architectures/bert/index.md)\n        * [bert-base-uncased](models/bert-base-uncased.md)" in nav
+    assert nav.rstrip().endswith("* [Methodology](methodology.md)")
+    flat = pages.nav_summary(archs, flat=True)
+    assert "\n* [bert-base-uncased](models/bert-base-uncased.md)\n" in flat
+
+
+# ---- plots and diagrams ---------------------------------------------------------------------------
+
+
+def test_flops_plot_is_valid_deterministic_svg(registry):
+    report = registry.get_model("bert-base-uncased").report
+    ns, totals, attention = views.flops_series(report)
+    one = svg.flops_plot(ns, totals, attention, seq_len=512, overtakes_at=report.attention_overtakes_at)
+    assert one == svg.flops_plot(ns, totals, attention, seq_len=512, overtakes_at=report.attention_overtakes_at)
+    root = ET.fromstring(one)
+    assert root.tag.endswith("svg")
+    classes = [el.get("class", "") for el in root.iter()]
+    assert any("az-attention" in c for c in classes) and any("az-rest" in c for c in classes)
+    assert "= 512" in one and f"from N = {report.attention_overtakes_at:,}" in one
+
+
+def test_log_ticks_cover_the_range():
+    assert svg.log_ticks(16, 8192) == [10.0, 100.0, 1000.0, 10000.0]
+
+
+def test_bar_chart_labels_shares():
+    chart = svg.bar_chart([("a", 75), ("b", 25)], total=100)
+    ET.fromstring(chart)
+    assert "75 (75.0%)" in chart and "25 (25.0%)" in chart
+
+
+def test_mermaid_diagram_from_the_block_tree(registry):
+    text = diagram.mermaid(registry.get_model("bert-base-uncased").report.root)
+    lines = text.splitlines()
+    assert lines[0] == "flowchart TB"
+    assert any('["layers × 12"]' in line for line in lines)
+    assert text.count("subgraph") == text.count("\n  end") + text.count("\n    end") + text.count("\n      end")
+    assert "-->" in text
