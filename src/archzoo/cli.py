@@ -67,12 +67,9 @@ def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a UTF-8 text file; give a YAML or JSON file of configuration keys") from None
+    from .files import read_user_text
+
+    text = read_user_text(path, ConfigError, "a YAML or JSON file of configuration keys")
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except json.JSONDecodeError as exc:

@@ -8,6 +8,7 @@ from typing import Any
 
 from .architecture import ArchConfig, Architecture, parse_config
 from .errors import ConfigError, HFConfigError
+from .files import read_user_text
 from .host import PluginHost
 
 __all__ = ["read_hf_config"]
@@ -29,12 +30,7 @@ def read_hf_config(
     ``overrides`` (archzoo keys, as from ``--set``) replace what the file gives before validation.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise HFConfigError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path") from None
-    except UnicodeDecodeError:
-        raise HFConfigError(f"{path}: not a UTF-8 text file; give the model's config.json") from None
+    text = read_user_text(path, HFConfigError, "the model's config.json")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
