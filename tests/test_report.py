@@ -41,3 +41,9 @@ def test_attention_overtakes_where_the_quadratic_term_wins():
     assert attention > total - attention
     total, attention = report.flops_at(n - 1)
     assert attention <= total - attention
+
+
+def test_human_count_rounds_once_from_the_exact_value():
+    assert human_count(38_654_705_664) == "38.7B"  # 38.654..., not 38.65 then 38.6
+    assert human_count(28_348_416) == "28.3M"
+    assert human_count(999_960_000) == "1.00B"

@@ -332,3 +332,20 @@ def test_mermaid_diagram_from_the_block_tree(registry):
     assert any('["layers × 12"]' in line for line in lines)
     assert text.count("subgraph") == text.count("\n  end") + text.count("\n    end") + text.count("\n      end")
     assert "-->" in text
+
+
+def test_encoder_output_feeds_cross_attention_not_the_decoder_input():
+    import re
+
+    import archzoo
+    from archzoo.site.diagram import mermaid
+
+    text = mermaid(archzoo.count("transformer", vocab_size=100).root)
+    ids = {label: node for node, label in re.findall(r'(n\d+)\["([a-z_0-9]+)<br/>', text)}
+    links = set(re.findall(r"(n\d+) -->(?:\|memory\|)? (n\d+)", text))
+    embedding, cross = ids["embedding"], ids["cross_attention"]
+    encoder_norm = re.findall(r'(n\d+)\["norm<br/>', text)[0]
+    assert f"{encoder_norm} -->|memory| {cross}" in text
+    decoder_head = re.findall(r'(n\d+)\["self_attention<br/>', text)[1]
+    assert (embedding, decoder_head) in links
+    assert (encoder_norm, decoder_head) not in links

@@ -7,7 +7,7 @@ all read `Report`. Its `to_dict` is the documented JSON schema (``archzoo.report
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +24,26 @@ DTYPE_BITS: dict[str, int] = {"fp32": 32, "fp16": 16, "bf16": 16, "int8": 8, "in
 
 
 def human_count(n: int | float) -> str:
-    """``109482240`` -> ``109.5M``; ``1557611200`` -> ``1.56B``; ``999999999`` -> ``1.00B``."""
-    value = Decimal(f"{Decimal(n):.4g}")  # four significant digits, so 999,999,999 reads 1.00B
+    """``109482240`` -> ``109.5M``; ``1557611200`` -> ``1.56B``; ``999999999`` -> ``1.00B``.
+
+    Rounded once, half up, from the exact value: three significant digits below 10, else one decimal.
+    """
+    value = Decimal(n)
     if abs(value) >= 10**15:
         return f"{value:.3E}"
-    for unit, exponent in (("T", 12), ("B", 9), ("M", 6), ("K", 3)):
+    units = (("T", 12), ("B", 9), ("M", 6), ("K", 3))
+    for i, (unit, exponent) in enumerate(units):
         scaled = value.scaleb(-exponent)
-        if abs(scaled) >= 1:
-            return f"{scaled:.2f}{unit}" if abs(round(scaled, 2)) < 10 else f"{scaled:.1f}{unit}"
+        if abs(scaled) < 1:
+            continue
+        digits = Decimal("0.01") if abs(scaled) < 10 else Decimal("0.1")
+        shown = scaled.quantize(digits, ROUND_HALF_UP)
+        if abs(shown) >= 10 and digits == Decimal("0.01"):  # 9.996 -> 10.0, not 10.00
+            shown = scaled.quantize(Decimal("0.1"), ROUND_HALF_UP)
+        if abs(shown) >= 1000 and i:  # 999.96M -> 1.00B
+            bigger, big_exponent = units[i - 1]
+            return f"{value.scaleb(-big_exponent).quantize(Decimal('0.01'), ROUND_HALF_UP)}{bigger}"
+        return f"{shown}{unit}"
     return f"{value:.0f}"
 
 

@@ -121,11 +121,15 @@ def build_site(
     """
     config = find_config(config_file)
     out_dir = Path(out_dir).resolve()
+    _check_out_dir(out_dir, config, registry_dirs)
     env = _registry_env(registry_dirs)
     if _flat_nav:
         env["ARCHZOO_SITE_FLAT_NAV"] = "1"
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
+    except OSError as exc:
+        raise ArchzooError(f"--out {out_dir}: cannot write there ({exc.strerror or exc}); choose another folder") from None
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(staging, 0o777 & ~umask)  # mkdtemp's 0700 would hide the site from a web server's user
@@ -152,10 +156,30 @@ def build_site(
     finally:
         mkdocs_log.removeHandler(collect)
         mkdocs_log.setLevel(previous_level)
-    _swap(staging, out_dir)
+    try:
+        _swap(staging, out_dir)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ArchzooError(f"--out {out_dir}: cannot replace it ({exc.strerror or exc}); "
+                           "the previous site, if any, is untouched") from None
     if progress:
         progress(f"archzoo: site written to {out_dir}")
     return out_dir
+
+
+def _check_out_dir(out_dir: Path, config: Path, registry_dirs: Sequence[Path | str] | None) -> None:
+    """Refuse an output place whose replacement would destroy something that is not a site."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ArchzooError(f"--out {out_dir}: is a file; give a folder for the site")
+    protected = [Path.cwd().resolve(), config.parent.resolve(), (config.parent / "docs").resolve()]
+    protected += [Path(d).resolve() for d in (registry_dirs or [])]
+    for place in protected:
+        if out_dir == place or place.is_relative_to(out_dir):
+            raise ArchzooError(f"--out {out_dir}: would replace {place}, which is not a built site; "
+                               "give a separate folder such as ./site")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "index.html").is_file():
+        raise ArchzooError(f"--out {out_dir}: a folder that holds something other than a built site "
+                           "(no index.html); give an empty or new folder, or remove it first")
 
 
 def _swap(staging: Path, out_dir: Path) -> None:

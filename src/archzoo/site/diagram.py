@@ -2,8 +2,9 @@
 
 The model, its stacks and its repeated layers open into subgraphs; every other block is one node
 labelled with its parameters (one copy, inside a repeat). Siblings are chained in the order the tree
-lists them, which is the order of the forward pass, and a tied weight is drawn as a dotted link to
-the tensor it reuses.
+lists them, which is the order of the forward pass, except that a stack with cross-attention (a
+decoder) takes the input of the stack before it, whose output feeds its cross-attention ("memory").
+A tied weight is drawn as a dotted link to the tensor it reuses.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def mermaid(root: Block, *, direction: str = "TB") -> str:
     lines = [f"flowchart {direction}"]
     links: list[str] = []
     node_ids: dict[str, str] = {}  # block path (below the root) -> node or subgraph id
+    cross_nodes: list[str] = []  # cross-attention nodes, in drawing order
     counter = iter(range(1_000_000))
 
     def new_id(prefix: str) -> str:
@@ -52,11 +54,21 @@ def mermaid(root: Block, *, direction: str = "TB") -> str:
             lines.append(f'{indent}subgraph {sub}["{_label(title)}"]')
             lines.append(f"{indent}  direction {direction}")
             first = last = ""
+            stack_input = stack_output = ""  # around the last stack drawn at this level (an encoder)
             for child in children:
                 child_path = f"{prefix}.{child.name}" if prefix else child.name
+                seen = len(cross_nodes)
                 head, tail = emit(child, child_path, indent + "  ")
-                if last:
+                reads_memory = cross_nodes[seen:]
+                if reads_memory and stack_output:
+                    # a decoder: its input is what fed the encoder, the encoder's output feeds cross-attention
+                    links.extend(f"{stack_output} -->|memory| {node}" for node in reads_memory)
+                    if stack_input:
+                        links.append(f"{stack_input} --> {head}")
+                elif last:
                     links.append(f"{last} --> {head}")
+                if child.kind == "stack":
+                    stack_input, stack_output = last, tail
                 first = first or head
                 last = tail
             lines.append(f"{indent}end")
@@ -66,6 +78,8 @@ def mermaid(root: Block, *, direction: str = "TB") -> str:
             return first, last
         node = new_id("n")
         node_ids[path] = node
+        if block.kind == "cross_attention":
+            cross_nodes.append(node)
         lines.append(f'{indent}{node}["{_label(block.name)}<br/>{params_text(block)}"]')
         return node, node
 

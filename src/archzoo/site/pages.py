@@ -213,7 +213,7 @@ def _count(row: BlockRow) -> str:
 def _share(value: float) -> str:
     if value <= 0:
         return "—"
-    return f"{value:.1%}" if value >= 0.001 else "<0.1%"
+    return f"{value:.1%}" if value >= 0.001 else "&lt;0.1%"
 
 
 def _front_matter(**values: Any) -> str:
@@ -254,8 +254,8 @@ def _summary_table(view: ModelView) -> str:
         ("Leading-order approximation",
          f"{view.approx:,} ({human_count(view.approx)}, {approx_gap:+.2%}) = {_m(view.approx_formula)}"),
         ("Non-embedding parameters",
-         f"{view.non_embedding:,} ({human_count(view.non_embedding)}); token and position embeddings hold "
-         f"{view.embedding:,}"),
+         f"{view.non_embedding:,} ({human_count(view.non_embedding)}); embedding tables (token and "
+         f"position, where the model has them) hold {view.embedding:,}"),
     ]
     rows += _published_rows(view)
     rows.append(("Weights", _e(weights_text(view.weights))))
@@ -383,7 +383,10 @@ def model_page(view: ModelView, *, page_path: str | None = None, directory_urls:
         ("Time", f"{_m(view.time_complexity)} FLOPs per forward pass"),
         ("Memory", _memory_text(view)),
         ("Attention overtakes the rest",
-         f"from <strong>N = {view.overtakes_at:,}</strong> tokens" if view.overtakes_at else "never: no N² term"),
+         (f"from <strong>N = {view.overtakes_at:,}</strong> tokens"
+          + ("" if view.overtakes_at <= view.seq_len else
+             f", beyond this model's N = {view.seq_len:,}: at its own length the rest dominates")
+          if view.overtakes_at else "never: no N² term")),
     ])))
     doc.html(_unraw(_figure(view.flops_svg, f"Forward FLOPs of {view.id} against N, log–log: attention products, "
                                             "everything else, and their total.")))
