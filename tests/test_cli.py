@@ -210,3 +210,18 @@ def test_empty_registry_folder_is_an_error(tmp_path, capsys):
     assert err.startswith(f"archzoo: error: no registry entries (*.yaml) found in {tmp_path}")
     code, _, err = run(capsys, "list", "--registry", str(tmp_path))
     assert code == 1 and "the registry is empty" in err
+
+
+def test_build_refuses_an_out_that_is_not_a_site(tmp_path, capsys, monkeypatch):
+    (tmp_path / "notes.txt").write_text("important")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "build", "--out", ".")
+    assert code == 1 and "which is not a built site" in err
+    (tmp_path / "afile").write_text("hi")
+    code, _, err = run(capsys, "build", "--out", "afile")
+    assert code == 1 and err.startswith(f"archzoo: error: --out {tmp_path / 'afile'}: is a file")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "data.csv").write_text("1")
+    code, _, err = run(capsys, "build", "--out", "other")
+    assert code == 1 and "holds something other than a built site" in err
+    assert (tmp_path / "notes.txt").read_text() == "important" and (tmp_path / "afile").read_text() == "hi"
