@@ -22,14 +22,7 @@ BERT_BASE = REPO / "registry" / "bert" / "bert-base-uncased.yaml"
 #: transformers 5.23 BertModel(BertConfig()): sum(p.numel() for p in model.parameters())
 BERT_BASE_PARAMS = "109,482,240"
 
-GPT2_YAML = """\
-architecture: gpt
-title: GPT-2 small
-summary: The 12-layer GPT-2 with its tied LM head.
-tags: [decoder, english]
-year: 2019
-config: {}
-"""
+GPT2_YAML = (Path(__file__).parent / "data" / "gpt2-small-test.yaml").read_text(encoding="utf-8")
 
 
 def _tree(folder: Path) -> dict[str, str]:

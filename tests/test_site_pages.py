@@ -30,14 +30,7 @@ GPT2_PARAMS = 124_439_808
 #: GPT2 past_key_values per token: 12 layers x (key, value) x 768
 GPT2_KV_ELEMENTS = 12 * 2 * 768
 
-GPT2_YAML = """\
-architecture: gpt
-title: GPT-2 small
-summary: The 12-layer GPT-2 with its tied LM head.
-tags: [decoder, english]
-year: 2019
-config: {}
-"""
+GPT2_YAML = (Path(__file__).parent / "data" / "gpt2-small-test.yaml").read_text(encoding="utf-8")
 
 ALBERT_YAML = """\
 architecture: bert
