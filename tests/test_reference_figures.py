@@ -105,20 +105,18 @@ def test_multihead_attention_params():
     assert block.params.evaluate() == MHA_512_8
 
 
-def test_encoder_layer_params():
-    report = archzoo.count("transformer")
-    block = find_block(report, ENCODER_LAYER_PATH)
-    assert block.kind == "encoder_layer"
-    assert block.params.evaluate() == ENCODER_LAYER_512_8
-    assert block.approx.evaluate() == ENCODER_LAYER_512_8_APPROX
-
-
-def test_decoder_layer_params():
-    report = archzoo.count("transformer")
-    block = find_block(report, DECODER_LAYER_PATH)
-    assert block.kind == "decoder_layer"
-    assert block.params.evaluate() == DECODER_LAYER_512_8
-    assert block.approx.evaluate() == DECODER_LAYER_512_8_APPROX
+@pytest.mark.parametrize(
+    "path, kind, params, approx",
+    [
+        (ENCODER_LAYER_PATH, "encoder_layer", ENCODER_LAYER_512_8, ENCODER_LAYER_512_8_APPROX),
+        (DECODER_LAYER_PATH, "decoder_layer", DECODER_LAYER_512_8, DECODER_LAYER_512_8_APPROX),
+    ],
+)
+def test_layer_params(path, kind, params, approx):
+    block = find_block(archzoo.count("transformer"), path)
+    assert block.kind == kind
+    assert block.params.evaluate() == params
+    assert block.approx.evaluate() == approx
 
 
 @pytest.mark.reference
