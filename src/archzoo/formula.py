@@ -192,20 +192,22 @@ class Poly:
 
         return self._render(factor, " \\cdot " if substitute else " \\, ")
 
-    def complexity(self) -> str:
-        """Big-O of the polynomial: its monomials without coefficients, dropping any that divides another."""
+    def dominant_terms(self) -> "Poly":
+        """The monomials no other monomial dominates (divides), with coefficient 1: the big-O body."""
         monos = [dict(m) for m in self.terms if m]
-        kept = []
+        kept: list[dict[str, int]] = []
         for i, m in enumerate(monos):
             dominated = any(
-                j != i and all(o.get(n, 0) >= p for n, p in m.items()) and o != m for j, o in enumerate(monos)
+                j != i and o != m and all(o.get(n, 0) >= p for n, p in m.items()) for j, o in enumerate(monos)
             )
             if not dominated and m not in kept:
                 kept.append(m)
-        if not kept:
-            return "O(1)"
-        rendered = Poly({tuple(sorted(m.items())): 1 for m in kept}, self.symbols).text()
-        return f"O({rendered.replace('·', ' ')})"
+        return Poly({tuple(sorted(m.items())): 1 for m in kept}, self.symbols)
+
+    def complexity(self) -> str:
+        """Big-O of the polynomial: its monomials without coefficients, dropping any that divides another."""
+        body = self.dominant_terms()
+        return f"O({body.text().replace('·', ' ')})" if not body.is_zero() else "O(1)"
 
     def __str__(self) -> str:
         return self.text()

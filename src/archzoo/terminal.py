@@ -19,7 +19,7 @@ import sys
 console = Console(highlight=False, width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
 
 
-def _tree_rows(report: Report, block: Block, depth: int, multiplier: int, label: str = ""):
+def _tree_rows(report: Report, block: Block, depth: int, label: str = ""):
     """(depth, indented name, params, flops, formula) rows; a repeat shows one of its layers."""
     indent = "  " * depth + ("└ " if depth else "")
     name = label or block.name
@@ -33,9 +33,9 @@ def _tree_rows(report: Report, block: Block, depth: int, multiplier: int, label:
         if block.repeat is not None:
             count = block.repeat.evaluate()
             each = "one layer, shared" if block.shared else f"each of {count}"
-            yield from _tree_rows(report, child, depth + 1, multiplier * count, f"{child.name} ({each})")
+            yield from _tree_rows(report, child, depth + 1, f"{child.name} ({each})")
         else:
-            yield from _tree_rows(report, child, depth + 1, multiplier)
+            yield from _tree_rows(report, child, depth + 1)
 
 
 def print_report(report: Report, *, max_depth: int = 3, out: Console | None = None) -> None:
@@ -73,7 +73,7 @@ def print_report(report: Report, *, max_depth: int = 3, out: Console | None = No
     tree.add_column("share", justify="right")
     tree.add_column("FLOPs", justify="right")
     tree.add_column("formula", overflow="fold", ratio=1)
-    for depth, name, params, flops, formula in _tree_rows(report, report.root, 0, 1):
+    for depth, name, params, flops, formula in _tree_rows(report, report.root, 0):
         if depth > max_depth:
             continue
         share = f"{100 * params / total:.1f}%" if total and params else ""

@@ -44,20 +44,19 @@ def find_config(config_file: Path | str | None = None) -> Path:
 
 @contextlib.contextmanager
 def _environment(values: dict[str, str | None]) -> Iterator[None]:
+    def apply(mapping: dict[str, str | None]) -> None:
+        for key, value in mapping.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
     saved = {k: os.environ.get(k) for k in values}
     try:
-        for key, value in values.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        apply(values)
         yield
     finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        apply(saved)
 
 
 class _Collect(logging.Handler):

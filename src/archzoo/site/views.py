@@ -13,7 +13,6 @@ import math
 import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -63,18 +62,8 @@ def complexity_latex(poly: Poly) -> str:
 
     The same rule as `Poly.complexity`, rendered with the symbols' LaTeX names.
     """
-    monos = [dict(m) for m in poly.terms if m]
-    kept: list[dict[str, int]] = []
-    for i, m in enumerate(monos):
-        dominated = any(
-            j != i and o != m and all(o.get(n, 0) >= p for n, p in m.items()) for j, o in enumerate(monos)
-        )
-        if not dominated and m not in kept:
-            kept.append(m)
-    if not kept:
-        return "O(1)"
-    body = Poly({tuple(sorted(m.items())): 1 for m in kept}, poly.symbols).latex()
-    return f"O\\left({body}\\right)"
+    body = poly.dominant_terms()
+    return f"O\\left({body.latex()}\\right)" if not body.is_zero() else "O(1)"
 
 
 # ---- small formatting helpers ---------------------------------------------------------------------
