@@ -1,8 +1,15 @@
 """The plugin host: finds plugins through the ``archzoo`` entry-point group and collects what they register.
 
-Loading is lazy and happens once. A plugin that fails to import, raises in a hook or registers
-something invalid is recorded as a `PluginProblem` naming it, and every other plugin keeps working;
-strict mode (``--strict`` or ``ARCHZOO_STRICT=1``) turns the first problem into a `PluginError`.
+Loading is lazy and happens once. Every piece of plugin code (importing it, its hooks, its ``build``)
+runs through `call_plugin`: its standard output goes to standard error, so machine-readable output
+stays clean, and anything it raises short of ``KeyboardInterrupt`` (``SystemExit`` included) becomes a
+`PluginError` naming it. A plugin that fails to import or raises in a hook is skipped with everything it
+registered; one that registers something invalid has that registration refused. Each is recorded as a
+`PluginProblem` naming it, and every other plugin keeps working; strict mode (``--strict`` or
+``ARCHZOO_STRICT=1``) turns the first problem into a `PluginError`.
+
+The built-in plugins are the entry points of the ``archzoo`` distribution itself. They load first,
+whatever their names, and no other plugin can take their names or their architectures' names.
 
 Environment:
     ARCHZOO_PLUGINS        comma-separated entry-point names: load only these plugins.
@@ -12,27 +19,51 @@ Environment:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pluggy
 from pydantic import ValidationError
 
 from . import hookspecs
 from .architecture import Architecture
+from .blocks import Block
 from .errors import PluginError, UnknownArchitectureError, closest
+from .formula import Poly, Symbol
 
-__all__ = ["PluginHost", "PluginInfo", "PluginProblem", "get_host", "reset_host", "ENTRY_POINT_GROUP"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PluginHost",
+    "PluginInfo",
+    "PluginProblem",
+    "build_blocks",
+    "call_plugin",
+    "get_host",
+    "reset_host",
+]
 
 ENTRY_POINT_GROUP = "archzoo"
 ENV_PLUGINS = "ARCHZOO_PLUGINS"
 ENV_STRICT = "ARCHZOO_STRICT"
 ENV_TRACE = "ARCHZOO_TRACE_PLUGINS"
+
+#: The distribution whose entry points are the built-in plugins.
+BUILTIN_DISTRIBUTION = "archzoo"
+
+#: Limits on a block tree a plugin's ``build`` returns; real architectures are a few levels and a few
+#: hundred blocks deep, and every renderer walks the tree recursively.
+MAX_BLOCK_DEPTH = 64
+MAX_BLOCKS = 100_000
+
+#: How much of a plugin's exception message a problem repeats.
+MAX_MESSAGE = 300
 
 
 @dataclass
@@ -45,6 +76,7 @@ class PluginInfo:
     module: str
     architectures: list[str] = field(default_factory=list)
     registry_dirs: list[Path] = field(default_factory=list)
+    builtin: bool = False  # an entry point of the archzoo distribution itself
 
 
 @dataclass(frozen=True)
@@ -58,8 +90,215 @@ class PluginProblem:
         return f"plugin {self.plugin!r}: {self.reason}"
 
 
+# ---- running plugin code ----------------------------------------------------------------------------
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``SystemExit: 3``, on one line and of bounded length, even when the exception cannot be printed."""
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as inner:  # a hostile __str__ must not escape the report about it
+        text = f"(message not shown: str() raised {type(inner).__name__})"
+    text = " ".join(text.split())
+    if len(text) > MAX_MESSAGE:
+        text = text[: MAX_MESSAGE - 1] + "…"
+    return f"{name}: {text}" if text else name
+
+
+def _plugin_error(plugin: str, reason: str) -> PluginError:
+    problem = PluginProblem(plugin, reason)
+    error = PluginError(str(problem))
+    error.problem = problem  # the host records it without parsing the message back
+    return error
+
+
+@contextlib.contextmanager
+def _plugin_streams():
+    """Plugin output goes to stderr; both streams are what they were afterwards, whatever the plugin did."""
+    stderr = sys.stderr
+    try:
+        with contextlib.redirect_stdout(stderr):
+            yield
+    finally:
+        sys.stderr = stderr
+
+
+def call_plugin(
+    plugin: str,
+    what: str,
+    fn: Callable[..., Any],
+    /,
+    *args: Any,
+    expected: tuple[type[BaseException], ...] = (),
+    **kwargs: Any,
+) -> Any:
+    """Run plugin code: its stdout goes to stderr while it runs; an exception of a type in `expected`
+    propagates unchanged; any other exception, SystemExit, GeneratorExit or other BaseException except
+    KeyboardInterrupt becomes PluginError("plugin 'NAME': WHAT raised SystemExit: 3") (chained).
+
+    Safe to nest: each call restores ``sys.stdout`` and ``sys.stderr`` to what they were when it began.
+    """
+    try:
+        with _plugin_streams():
+            return fn(*args, **kwargs)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        if expected and isinstance(exc, expected):
+            raise
+        raise _plugin_error(plugin, f"{what} raised {describe_exception(exc)}") from exc
+
+
+# ---- checking what build returns ----------------------------------------------------------------------
+
+_STATIC_FORMULAS = ("params", "approx", "embedding_params", "kv_cache")  # numbers of the configuration
+_FLOP_FORMULAS = ("flops", "attention_flops")  # may also depend on the sequence length N
+_TEXT_FIELDS = ("name", "kind", "description", "tied_to")
+
+
+def _kind(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int  # not bool, not an int subclass with its own arithmetic
+
+
+def _formula_problem(poly: object, *, free: frozenset[str]) -> str | None:
+    """Why ``poly`` is not a formula archzoo can evaluate with only the symbols in ``free`` left open."""
+    if not isinstance(poly, Poly):
+        return f"is {_kind(poly)}, expected an archzoo.Poly formula"
+    if type(poly.terms) is not dict or type(poly.symbols) is not dict:
+        return "is a Poly whose terms or symbols are not dicts; build formulas with archzoo.formula"
+    for mono, coefficient in poly.terms.items():
+        if not _is_int(coefficient):
+            return f"has a coefficient of type {_kind(coefficient)}, expected int"
+        if type(mono) is not tuple or not all(
+            type(factor) is tuple and len(factor) == 2 and type(factor[0]) is str
+            and _is_int(factor[1]) and factor[1] >= 1 for factor in mono
+        ):
+            return "has a malformed term; build formulas with archzoo.formula"
+        for name, _ in mono:
+            symbol = poly.symbols.get(name)
+            if not isinstance(symbol, Symbol):
+                return f"uses symbol {name!r} without defining it"
+            if symbol.value is None:
+                if name not in free:
+                    open_ = "only N may be left open" if free else "it must depend on the configuration only"
+                    return f"uses {name!r}, which has no value; {open_}"
+            elif not _is_int(symbol.value):
+                return f"gives symbol {name!r} the value {symbol.value!r} ({_kind(symbol.value)}), expected an int"
+    return None
+
+
+def _node_problem(node: Block) -> str | None:
+    """What is wrong with one node of a block tree, or None."""
+    for name in _TEXT_FIELDS:
+        value = getattr(node, name)
+        if type(value) is not str:
+            return f"{name} is {_kind(value)}, expected a str"
+    if type(node.shared) is not bool:
+        return f"shared is {_kind(node.shared)}, expected a bool"
+    if type(node.children) is not tuple:
+        return f"children is {_kind(node.children)}, expected a tuple of archzoo.Block"
+    for i, child in enumerate(node.children):
+        if not isinstance(child, Block):
+            return f"children[{i}] is {_kind(child)}, expected an archzoo.Block"
+    for name in _STATIC_FORMULAS + _FLOP_FORMULAS:
+        problem = _formula_problem(getattr(node, name), free=frozenset({"N"} if name in _FLOP_FORMULAS else ()))
+        if problem:
+            return f"{name} {problem}"
+        value = getattr(node, name).evaluate(N=1)
+        if name in _STATIC_FORMULAS and value < 0:
+            return f"{name} evaluates to {value:,}, expected a count of at least 0"
+    if node.repeat is not None:
+        problem = _formula_problem(node.repeat, free=frozenset())
+        if problem:
+            return f"repeat {problem}"
+        if node.repeat.evaluate() < 0:
+            return f"repeat evaluates to {node.repeat.evaluate():,}, expected a count of at least 0"
+    return None
+
+
+def _block_tree_problem(root: object) -> str | None:
+    """Why ``root`` is not a block tree every reader of archzoo can walk and evaluate, or None."""
+    if not isinstance(root, Block):
+        return f"returned {_kind(root)}, expected an archzoo.Block"
+    # (block, its path, its depth, the ids of the blocks above it): iterative, so no depth breaks it
+    stack: list[tuple[Block, str, int, frozenset[int]]] = [(root, "", 0, frozenset())]
+    seen = 0
+    while stack:
+        node, parent, depth, above = stack.pop()
+        seen += 1
+        if seen > MAX_BLOCKS:
+            return f"returned a block tree of more than {MAX_BLOCKS:,} blocks; share a layer with archzoo.blocks.repeat"
+        label = node.name if type(node.name) is str else "?"
+        path = f"{parent}.{label}" if parent else label
+        if depth > MAX_BLOCK_DEPTH:
+            return f"returned a block tree more than {MAX_BLOCK_DEPTH} levels deep (at {path!r})"
+        problem = _node_problem(node)
+        if problem:
+            return f"returned a bad block {path!r}: {problem}"
+        here = above | {id(node)}
+        for child in reversed(node.children):
+            if id(child) in here:
+                return f"returned a block tree with a cycle: {path!r} contains one of its own ancestors"
+            stack.append((child, path, depth + 1, here))
+    return None
+
+
+def build_blocks(arch: Architecture, config: Any) -> Block:
+    """`arch.build(config)` through call_plugin (what="build"), its result checked: a `Block` whose every
+    node (walk it) has Poly formulas, str name/kind, children a tuple of Blocks, repeat None or Poly, and
+    whose params/flops polynomials evaluate to ints (params needing only the config's symbols; flops
+    needing at most N). A bad result raises PluginError naming the plugin and saying what was wrong, e.g.
+    "plugin 'badbuild': build returned list, expected an archzoo.Block"."""
+    plugin = arch.plugin or arch.name
+    root = call_plugin(plugin, "build", arch.build, config)
+    try:
+        problem = _block_tree_problem(root)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # an object dressed up as a Block whose attributes misbehave
+        problem = f"returned a block tree archzoo cannot read: {describe_exception(exc)}"
+    if problem:
+        raise _plugin_error(plugin, f"build {problem}")
+    return root
+
+
+# ---- the host -----------------------------------------------------------------------------------------
+
+
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _canonical(name: str | None) -> str:
+    return re.sub(r"[-_.]+", "-", name or "").lower()
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """An entry point found in the ``archzoo`` group, with the distribution that declares it."""
+
+    entry_point: metadata.EntryPoint
+    dist_name: str
+    version: str
+
+    @property
+    def builtin(self) -> bool:
+        return _canonical(self.dist_name) == BUILTIN_DISTRIBUTION
+
+    @property
+    def source(self) -> str:
+        return f"entry point {ENTRY_POINT_GROUP}:{self.entry_point.name} in {self.dist_name} {self.version}"
+
+
+class _HookError(Exception):
+    """A plugin implements a hook archzoo does not define."""
 
 
 class PluginHost:
@@ -84,25 +323,94 @@ class PluginHost:
         self.plugins: dict[str, PluginInfo] = {}
         self.problems: list[PluginProblem] = []
         self._architectures: dict[str, Architecture] = {}
+        self._reserved: dict[str, str] = {}  # architecture name -> the built-in plugin that owns it
         self._loaded = False
 
-    # ---- loading -------------------------------------------------------------------------------
+    # ---- problems ------------------------------------------------------------------------------
+    def _note(self, plugin: str, reason: str) -> None:
+        """Record a problem; strict mode raises at the next checkpoint (`_raise_if_strict`)."""
+        self.problems.append(PluginProblem(plugin, reason))
+
+    def _raise_if_strict(self, since: int) -> None:
+        if self.strict and len(self.problems) > since:
+            raise PluginError(f"{self.problems[since]} (strict mode: unset {ENV_STRICT} or drop --strict to skip it)")
+
     def _problem(self, plugin: str, reason: str) -> None:
-        problem = PluginProblem(plugin, reason)
-        if self.strict:
-            raise PluginError(f"{problem} (strict mode: unset {ENV_STRICT} or drop --strict to skip it)")
-        self.problems.append(problem)
+        self._note(plugin, reason)
+        self._raise_if_strict(len(self.problems) - 1)
+
+    # ---- finding plugins -----------------------------------------------------------------------
+    def _candidates(self) -> list[_Candidate]:
+        """Every entry point of the group, built-ins first, each name once.
+
+        Distributions are read one by one (as ``importlib.metadata.entry_points`` does, the first
+        distribution of a name wins), so that one installed distribution with a malformed
+        ``entry_points.txt`` cannot hide the others.
+        """
+        found: list[_Candidate] = []
+        seen_dists: set[str] = set()
+        section = re.compile(rf"^\s*\[\s*{ENTRY_POINT_GROUP}\s*\]\s*$", re.M)
+        for dist in metadata.distributions():
+            try:
+                text = dist.read_text("entry_points.txt")
+                if not text or not section.search(text):
+                    continue  # most distributions: no archzoo plugin, nothing more to read
+                dist_name = dist.metadata["Name"] or "?"
+                version = str(dist.version)
+            except Exception:  # unreadable metadata: nothing archzoo could name or load
+                continue
+            if _canonical(dist_name) in seen_dists:
+                continue  # an older copy further down sys.path, as importlib.metadata treats it
+            seen_dists.add(_canonical(dist_name))
+            try:
+                entry_points = list(dist.entry_points)
+            except Exception as exc:
+                self._problem(dist_name, f"distribution {dist_name} {version}: its entry_points.txt cannot be "
+                                         f"read ({describe_exception(exc)}); reinstall or uninstall it")
+                continue
+            found.extend(_Candidate(ep, dist_name, version) for ep in entry_points if ep.group == ENTRY_POINT_GROUP)
+        found.sort(key=lambda c: (not c.builtin, c.entry_point.name, _canonical(c.dist_name)))
+        unique: dict[str, _Candidate] = {}
+        for candidate in found:
+            name = candidate.entry_point.name
+            first = unique.get(name)
+            if first is None:
+                unique[name] = candidate
+                continue
+            if self.only is None or name in self.only:
+                owner = "archzoo's built-in plugin" if first.builtin else f"the {first.source}"
+                self._problem(name, f"the {candidate.source} was not loaded: {owner} already has this name; "
+                                    "rename that entry point")
+        return list(unique.values())
+
+    # ---- loading -------------------------------------------------------------------------------
+    def _register_hooks(self, name: str, plugin: Any) -> None:
+        self.pm.register(plugin, name=name)
+        unknown = [hook.name for hook in vars(self.pm.hook).values()
+                   if isinstance(hook, pluggy.HookCaller) and not hook.has_spec()
+                   and any(impl.plugin is plugin and not impl.optionalhook for impl in hook.get_hookimpls())]
+        if unknown:
+            hooks = sorted(n for n in dir(hookspecs) if n.startswith("register_"))
+            near = closest(unknown[0], hooks)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise _HookError(f"implements hook {unknown[0]!r}, which archzoo does not define; {hint}"
+                             f"archzoo's hooks: {', '.join(hooks)}")
 
     def _register_module(self, name: str, plugin: Any, info: PluginInfo) -> None:
         try:
-            self.pm.register(plugin, name=name)
-            self.pm.check_pending()
-        except Exception as exc:  # a misspelt hook, or a plugin registered twice
+            call_plugin(name, "registering its hooks", self._register_hooks, name, plugin,
+                        expected=(_HookError, pluggy.PluginValidationError))
+        except (_HookError, pluggy.PluginValidationError, PluginError) as exc:
             if self.pm.is_registered(plugin):
                 self.pm.unregister(plugin)
-            self._problem(name, f"cannot be registered: {exc}")
+            if isinstance(exc, PluginError):  # the plugin's own code failed while pluggy inspected it
+                self._problem(name, exc.problem.reason)
+            else:  # a misspelt hook, or a hook whose arguments the spec does not have
+                self._problem(name, f"cannot be registered: {' '.join(str(exc).split())}")
             return
         self.plugins[name] = info
+        if info.builtin:
+            self._reserved.setdefault(name, name)
 
     def load(self) -> "PluginHost":
         """Import and register every plugin, then collect registrations; does nothing the second time."""
@@ -114,23 +422,26 @@ class PluginHost:
             self.pm.enable_tracing()
         available = set(self._extra)
         if self._use_entry_points:
-            entry_points = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
-            available |= {ep.name for ep in entry_points}
-            for ep in entry_points:
+            candidates = self._candidates()
+            available |= {c.entry_point.name for c in candidates}
+            # a built-in's name stays reserved when ARCHZOO_PLUGINS leaves it out
+            self._reserved.update({c.entry_point.name: c.entry_point.name for c in candidates if c.builtin})
+            for candidate in candidates:
+                ep = candidate.entry_point
                 if self.only is not None and ep.name not in self.only:
                     continue
-                dist = ep.dist
-                dist_name = dist.metadata["Name"] if dist is not None else "?"
-                version = dist.version if dist is not None else "?"
                 try:
-                    module = ep.load()
-                except Exception as exc:
-                    self._problem(ep.name, f"failed to import {ep.value!r}: {type(exc).__name__}: {exc}")
+                    module = call_plugin(ep.name, f"importing {ep.value!r}", ep.load)
+                except PluginError as exc:
+                    self._problem(ep.name, exc.problem.reason)
                     continue
-                source = f"entry point {ENTRY_POINT_GROUP}:{ep.name} in {dist_name} {version}"
-                self._register_module(ep.name, module, PluginInfo(ep.name, version, source, ep.value))
+                info = PluginInfo(ep.name, candidate.version, candidate.source, ep.value, builtin=candidate.builtin)
+                self._register_module(ep.name, module, info)
         for name, plugin in self._extra.items():
             if self.only is not None and name not in self.only:
+                continue
+            if name in self.plugins:
+                self._problem(name, "registered in process, but a loaded plugin already has this name; rename it")
                 continue
             module_name = getattr(plugin, "__name__", type(plugin).__name__)
             version = str(getattr(plugin, "__version__", "?"))
@@ -143,20 +454,45 @@ class PluginHost:
         self._collect()
         return self
 
-    def _call_each(self, hook_name: str, make_register) -> None:
-        """Call one hook plugin by plugin, so that one plugin's exception cannot stop the others."""
+    def _drop(self, name: str) -> None:
+        """Skip a plugin that failed: forget it and everything it registered."""
+        info = self.plugins.pop(name)
+        for arch in info.architectures:
+            self._architectures.pop(arch, None)
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin)
+
+    def _call_each(self, hook_name: str, make_register: Callable[[str], Callable[[Any], None]]) -> None:
+        """Call one hook plugin by plugin, so that one plugin's failure cannot stop the others.
+
+        A plugin whose hook raises is skipped with everything it registered. ``register`` works only
+        while the hook runs, so a plugin cannot add to the zoo later, from other code.
+        """
         for name in list(self.plugins):
             plugin = self.pm.get_plugin(name)
             others = [p for n, p in self.pm.list_name_plugin() if n != name]
             caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
             if not any(impl.plugin is plugin for impl in caller.get_hookimpls()):
                 continue
+            before = len(self.problems)
+            open_ = [True]
+            accept = make_register(name)
+
+            def register(item: Any, _accept=accept, _open=open_, _name=name) -> None:
+                if not _open[0]:
+                    raise PluginError(f"plugin {_name!r}: called register after {hook_name} returned; "
+                                      f"register only while {hook_name} runs")
+                _accept(item)
+
             try:
-                caller(register=make_register(name))
-            except PluginError:
-                raise
-            except Exception as exc:
-                self._problem(name, f"raised in {hook_name}: {type(exc).__name__}: {exc}")
+                call_plugin(name, hook_name, caller, register=register)
+            except PluginError as exc:
+                self._drop(name)
+                self._note(name, exc.problem.reason)
+            finally:
+                open_[0] = False
+            self._raise_if_strict(before)
 
     def _collect(self) -> None:
         def architecture_register(plugin: str):
@@ -165,14 +501,26 @@ class PluginHost:
                     if isinstance(arch, dict):
                         arch = Architecture.model_validate(arch)
                     if not isinstance(arch, Architecture):
-                        raise TypeError(f"expected an archzoo.Architecture, got {type(arch).__name__}")
+                        raise TypeError(f"expected an archzoo.Architecture, got {_kind(arch)}")
                 except (ValidationError, TypeError) as exc:
                     detail = str(exc).splitlines()
-                    self._problem(plugin, f"registered an invalid architecture: {' '.join(detail[:3])}")
+                    self._note(plugin, f"registered an invalid architecture: {' '.join(detail[:3])}")
                     return
+                info = self.plugins[plugin]
                 owner = self._architectures.get(arch.name)
+                builtin_owner = self._reserved.get(arch.name)
+                if (owner is not None and self.plugins[owner.plugin].builtin) or (
+                    owner is None and builtin_owner is not None and not info.builtin
+                ):
+                    self._note(
+                        plugin,
+                        f"registers architecture {arch.name!r}, which archzoo's built-in plugin "
+                        f"{owner.plugin if owner is not None else builtin_owner!r} provides; a plugin cannot "
+                        "replace a built-in architecture: register yours under another name",
+                    )
+                    return
                 if owner is not None:
-                    self._problem(
+                    self._note(
                         plugin,
                         f"registers architecture {arch.name!r}, already registered by plugin {owner.plugin!r}; "
                         f"rename it or restrict plugins with {ENV_PLUGINS}",
@@ -180,15 +528,21 @@ class PluginHost:
                     return
                 arch = arch.model_copy(update={"plugin": plugin})
                 self._architectures[arch.name] = arch
-                self.plugins[plugin].architectures.append(arch.name)
+                info.architectures.append(arch.name)
+                if info.builtin:
+                    self._reserved[arch.name] = plugin
 
             return register
 
         def registry_register(plugin: str):
             def register(folder: Path | str) -> None:
-                path = Path(folder)
+                try:
+                    path = Path(folder)
+                except TypeError:
+                    self._note(plugin, f"registered a registry folder of type {_kind(folder)}, expected a path")
+                    return
                 if not path.is_dir():
-                    self._problem(plugin, f"registered registry folder {str(path)!r}, which is not a folder")
+                    self._note(plugin, f"registered registry folder {str(path)!r}, which is not a folder")
                     return
                 self.plugins[plugin].registry_dirs.append(path)
 
