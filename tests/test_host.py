@@ -198,3 +198,326 @@ def test_misspelt_plugin_name_in_env_var_is_reported(monkeypatch):
         "plugin 'gtp': named in ARCHZOO_PLUGINS, but no installed plugin has that name; did you mean 'gpt'? "
         "installed: bert, gpt, transformer, vit"
     ]
+
+
+# ---- a plugin that half-works, or lies ------------------------------------------------------------------
+
+
+def test_plugin_that_registers_then_raises_is_skipped_with_what_it_registered():
+    partial = _copy_of("gpt", "halfway")
+
+    def register_architectures(register):
+        register(partial)
+        raise RuntimeError("second architecture failed")
+
+    host = PluginHost(extra_plugins={"halfway": _module("halfway", register_architectures=register_architectures)}).load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'halfway': register_architectures raised RuntimeError: second architecture failed"
+    ]
+    assert "halfway" not in host.architectures
+    assert "halfway" not in host.plugins
+    assert set(host.architectures) >= BUILTINS
+
+
+def test_register_called_after_the_hook_returned_is_refused():
+    kept = []
+
+    def register_architectures(register):
+        kept.append(register)
+
+    host = PluginHost(extra_plugins={"late": _module("late", register_architectures=register_architectures)}).load()
+    with pytest.raises(PluginError, match=r"^plugin 'late': called register after register_architectures returned; "
+                                          r"register only while register_architectures runs$"):
+        kept[0](_copy_of("gpt", "late-gpt"))
+    assert "late-gpt" not in host.architectures
+
+
+def test_plugin_raising_plugin_error_is_named_as_itself():
+    def register_architectures(register):
+        raise PluginError("plugin 'bert': is broken")
+
+    host = PluginHost(extra_plugins={"liar": _module("liar", register_architectures=register_architectures)}).load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'liar': register_architectures raised PluginError: plugin 'bert': is broken"
+    ]
+    assert host.architecture("bert").plugin == "bert"
+
+
+def test_builtin_name_stays_reserved_when_the_builtin_is_not_loaded():
+    intruder = _copy_of("gpt", "bert")
+
+    def register_architectures(register):
+        register(intruder)
+
+    host = PluginHost(only=["intruder"],
+                      extra_plugins={"intruder": _module("intruder", register_architectures=register_architectures)})
+    host.load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'intruder': registers architecture 'bert', which archzoo's built-in plugin 'bert' provides; "
+        "a plugin cannot replace a built-in architecture: register yours under another name"
+    ]
+    assert host.architectures == {}
+
+
+def test_in_process_plugin_cannot_take_a_builtin_plugin_name():
+    def register_architectures(register):
+        raise AssertionError("never called")
+
+    host = PluginHost(extra_plugins={"gpt": _module("impostor", register_architectures=register_architectures)}).load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'gpt': registered in process, but a loaded plugin already has this name; rename it"
+    ]
+    assert host.plugins["gpt"].builtin is True
+
+
+def test_strict_mode_fails_on_an_invalid_registration_after_the_hook():
+    def register_architectures(register):
+        register("not an architecture")
+
+    host = PluginHost(strict=True, extra_plugins={"sloppy": _module("sloppy", register_architectures=register_architectures)})
+    with pytest.raises(PluginError, match=r"^plugin 'sloppy': registered an invalid architecture: expected an "
+                                          r"archzoo.Architecture, got str \(strict mode: unset ARCHZOO_STRICT or drop "
+                                          r"--strict to skip it\)$"):
+        host.load()
+
+
+def test_hook_output_goes_to_stderr(capsys):
+    def register_architectures(register):
+        print("hello from a plugin")
+
+    PluginHost(extra_plugins={"chatty": _module("chatty", register_architectures=register_architectures)}).load()
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "hello from a plugin\n"
+
+
+def test_builtins_are_marked_and_load_first():
+    host = PluginHost().load()
+    builtins = [name for name, info in host.plugins.items() if info.builtin]
+    assert set(builtins) == BUILTINS
+    assert list(host.plugins)[: len(builtins)] == builtins
+
+
+# ---- call_plugin --------------------------------------------------------------------------------------
+
+from archzoo.host import build_blocks, call_plugin  # noqa: E402
+
+
+class Bail(BaseException):
+    """Not an Exception: what a careless plugin might raise to stop everything."""
+
+
+def _raiser(exc: BaseException):
+    def fn():
+        raise exc
+
+    return fn
+
+
+@pytest.mark.parametrize(
+    "exc, message",
+    [
+        (SystemExit(3), "plugin 'p': hook raised SystemExit: 3"),
+        (SystemExit(), "plugin 'p': hook raised SystemExit"),
+        (SystemExit("bye now"), "plugin 'p': hook raised SystemExit: bye now"),
+        (GeneratorExit(), "plugin 'p': hook raised GeneratorExit"),
+        (Bail("stop"), "plugin 'p': hook raised Bail: stop"),
+        (ValueError("line one\n  line two"), "plugin 'p': hook raised ValueError: line one line two"),
+        (PluginError("plugin 'bert': broken"), "plugin 'p': hook raised PluginError: plugin 'bert': broken"),
+    ],
+    ids=["exit-3", "exit-none", "exit-text", "generator-exit", "base-exception", "multi-line", "plugin-error"],
+)
+def test_call_plugin_turns_any_exception_into_a_plugin_error(exc, message):
+    with pytest.raises(PluginError) as info:
+        call_plugin("p", "hook", _raiser(exc))
+    assert str(info.value) == message
+    assert info.value.__cause__ is exc
+
+
+def test_call_plugin_bounds_a_long_message():
+    with pytest.raises(PluginError) as info:
+        call_plugin("p", "hook", _raiser(ValueError("x" * 10_000)))
+    assert str(info.value) == "plugin 'p': hook raised ValueError: " + "x" * 299 + "…"
+
+
+def test_call_plugin_survives_an_exception_that_cannot_be_printed():
+    class Unprintable(Exception):
+        def __str__(self):
+            raise SystemExit(9)
+
+    with pytest.raises(PluginError, match=r"^plugin 'p': hook raised Unprintable: \(message not shown: str\(\) "
+                                          r"raised SystemExit\)$"):
+        call_plugin("p", "hook", _raiser(Unprintable()))
+
+
+def test_call_plugin_lets_keyboard_interrupt_through():
+    with pytest.raises(KeyboardInterrupt):
+        call_plugin("p", "hook", _raiser(KeyboardInterrupt()))
+
+
+def test_call_plugin_lets_expected_exceptions_through_unchanged():
+    exc = ValueError("n_heads: bad")
+    with pytest.raises(ValueError) as info:
+        call_plugin("p", "validator", _raiser(exc), expected=(ValueError,))
+    assert info.value is exc
+
+
+def test_call_plugin_passes_arguments_and_returns_the_result():
+    assert call_plugin("p", "seq_len", lambda a, /, b, *, c: (a, b, c), 1, 2, c=3) == (1, 2, 3)
+
+
+def test_call_plugin_sends_stdout_to_stderr_and_restores_streams(capsys):
+    out, err = sys.stdout, sys.stderr
+
+    def inner():
+        print("inner")
+        raise SystemExit(1)
+
+    def outer():
+        print("outer")
+        sys.stdout = sys.stderr = None  # a plugin that breaks both streams
+        with pytest.raises(PluginError):
+            call_plugin("inner", "hook", inner)
+        raise Bail()
+
+    with pytest.raises(PluginError, match=r"^plugin 'outer': hook raised Bail$"):
+        call_plugin("outer", "hook", outer)
+    assert sys.stdout is out and sys.stderr is err
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "outer\n"  # inner's print went nowhere: outer had set both streams to None
+
+
+# ---- build_blocks -------------------------------------------------------------------------------------
+
+from dataclasses import replace  # noqa: E402
+
+from archzoo import Block  # noqa: E402
+from archzoo.blocks import composite, layer_norm, linear  # noqa: E402
+from archzoo.formula import N, Poly, const, sym  # noqa: E402
+
+D = sym("d", 8)
+
+
+def _building(build, plugin: str = "badbuild") -> Architecture:
+    """The GPT architecture with another build function, as a plugin named ``plugin`` registers it."""
+    return _copy_of("gpt", "badbuild").model_copy(update={"build": build, "plugin": plugin})
+
+
+def _config():
+    arch = _copy_of("gpt", "gpt")
+    return arch.config_model()
+
+
+def _cyclic() -> Block:
+    block = composite("loop", "model", [layer_norm("norm", D)])
+    object.__setattr__(block, "children", (block,))
+    return block
+
+
+def _deep(levels: int) -> Block:
+    block = layer_norm("norm", D)
+    for i in range(levels):
+        block = composite(f"level{i}", "model", [block])
+    return block
+
+
+def _exploding(levels: int) -> Block:
+    block = layer_norm("norm", D)
+    for i in range(levels):
+        block = composite(f"level{i}", "model", [block, block])  # shared children: 2**levels paths
+    return block
+
+
+def test_build_blocks_accepts_every_builtin_default():
+    host = PluginHost().load()
+    for name in BUILTINS:
+        arch = host.architecture(name)
+        config = arch.config_model()
+        root = build_blocks(arch, config)
+        assert isinstance(root, Block)
+        assert root.params.evaluate() == arch.build(config).params.evaluate()
+
+
+@pytest.mark.parametrize(
+    "result, message",
+    [
+        ([], "build returned list, expected an archzoo.Block"),
+        (None, "build returned None, expected an archzoo.Block"),
+        ({"params": 1}, "build returned dict, expected an archzoo.Block"),
+        (Block("m", "model", params="12"), "build returned a bad block 'm': params is str, expected an archzoo.Poly formula"),
+        (Block("m", "model", flops=12), "build returned a bad block 'm': flops is int, expected an archzoo.Poly formula"),
+        (Block(3, "model"), "build returned a bad block '?': name is int, expected a str"),
+        (Block("m", None), "build returned a bad block 'm': kind is None, expected a str"),
+        (Block("m", "model", children=[layer_norm("norm", D)]),
+         "build returned a bad block 'm': children is list, expected a tuple of archzoo.Block"),
+        (Block("m", "model", children=(layer_norm("norm", D), "fc")),
+         "build returned a bad block 'm': children[1] is str, expected an archzoo.Block"),
+        (Block("m", "model", children=(Block("inner", "linear", approx=[1]),)),
+         "build returned a bad block 'm.inner': approx is list, expected an archzoo.Poly formula"),
+        (Block("m", "model", repeat=12), "build returned a bad block 'm': repeat is int, expected an archzoo.Poly formula"),
+        (Block("m", "model", params=N * D),
+         "build returned a bad block 'm': params uses 'N', which has no value; it must depend on the configuration only"),
+        (Block("m", "model", flops=N * sym("B", None)),
+         "build returned a bad block 'm': flops uses 'B', which has no value; only N may be left open"),
+        (Block("m", "model", params=sym("d", 7.5)),
+         "build returned a bad block 'm': params gives symbol 'd' the value 7.5 (float), expected an int"),
+        (Block("m", "model", params=Poly({(): "3"}, {})),
+         "build returned a bad block 'm': params has a coefficient of type str, expected int"),
+        (Block("m", "model", kv_cache=Poly({(("x", 1),): 2}, {})),
+         "build returned a bad block 'm': kv_cache uses symbol 'x' without defining it"),
+        (Block("m", "model", params=const(-5)),
+         "build returned a bad block 'm': params evaluates to -5, expected a count of at least 0"),
+        (Block("m", "model", shared="yes"), "build returned a bad block 'm': shared is str, expected a bool"),
+        (_cyclic(), "build returned a block tree with a cycle: 'loop' contains one of its own ancestors"),
+        (_deep(70), "build returned a block tree more than 64 levels deep ('level4' is at level 65)"),
+        (_exploding(20), "build returned a block tree of more than 100,000 blocks; share a layer with "
+                         "archzoo.blocks.repeat"),
+    ],
+    ids=["list", "none", "dict", "str-params", "int-flops", "int-name", "none-kind", "list-children",
+         "str-child", "nested-bad-approx", "int-repeat", "params-uses-n", "flops-free-symbol", "float-symbol",
+         "str-coefficient", "undefined-symbol", "negative-params", "bad-shared", "cycle", "too-deep", "too-many"],
+)
+def test_build_blocks_names_the_plugin_and_the_problem(result, message):
+    with pytest.raises(PluginError) as info:
+        build_blocks(_building(lambda config: result), _config())
+    assert str(info.value) == f"plugin 'badbuild': {message}"
+
+
+def test_build_blocks_reports_a_build_that_exits():
+    def build(config):
+        sys.exit(5)
+
+    with pytest.raises(PluginError, match=r"^plugin 'badbuild': build raised SystemExit: 5$"):
+        build_blocks(_building(build), _config())
+
+
+def test_build_blocks_names_the_architecture_when_no_plugin_registered_it():
+    with pytest.raises(PluginError, match=r"^plugin 'badbuild': build returned list, expected an archzoo.Block$"):
+        build_blocks(_building(lambda config: [], plugin=""), _config())
+
+
+def test_build_blocks_reports_a_block_whose_attributes_misbehave():
+    class Treacherous(Block):
+        def __getattribute__(self, name):
+            if name == "children":
+                raise SystemExit(4)
+            return super().__getattribute__(name)
+
+        def __repr__(self):
+            return "Treacherous()"
+
+    with pytest.raises(PluginError, match=r"^plugin 'badbuild': build returned a block tree archzoo cannot read: "
+                                          r"SystemExit: 4$"):
+        build_blocks(_building(lambda config: Treacherous("m", "model")), _config())
+
+
+def test_build_blocks_keeps_stdout_clean(capsys):
+    def build(config):
+        print("building")
+        return linear("fc", D, D)
+
+    root = build_blocks(_building(build), _config())
+    assert root.params.evaluate() == 8 * 8 + 8  # nn.Linear(8, 8): weight 8x8 plus bias 8
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "building\n")

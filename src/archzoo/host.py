@@ -238,7 +238,7 @@ def _block_tree_problem(root: object) -> str | None:
         label = node.name if type(node.name) is str else "?"
         path = f"{parent}.{label}" if parent else label
         if depth > MAX_BLOCK_DEPTH:
-            return f"returned a block tree more than {MAX_BLOCK_DEPTH} levels deep (at {path!r})"
+            return f"returned a block tree more than {MAX_BLOCK_DEPTH} levels deep ({label!r} is at level {depth})"
         problem = _node_problem(node)
         if problem:
             return f"returned a bad block {path!r}: {problem}"
