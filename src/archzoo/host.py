@@ -341,11 +341,10 @@ class PluginHost:
 
     # ---- finding plugins -----------------------------------------------------------------------
     def _candidates(self) -> list[_Candidate]:
-        """Every entry point of the group, built-ins first, each name once.
+        """Every entry point of the group, built-ins first, each name once: a later plugin of the same name
+        is refused, naming its distribution, and never imported.
 
-        Distributions are read one by one (as ``importlib.metadata.entry_points`` does, the first
-        distribution of a name wins), so that one installed distribution with a malformed
-        ``entry_points.txt`` cannot hide the others.
+        As in ``importlib.metadata.entry_points``, the first distribution of a name on ``sys.path`` wins.
         """
         found: list[_Candidate] = []
         seen_dists: set[str] = set()
@@ -360,15 +359,10 @@ class PluginHost:
             except Exception:  # unreadable metadata: nothing archzoo could name or load
                 continue
             if _canonical(dist_name) in seen_dists:
-                continue  # an older copy further down sys.path, as importlib.metadata treats it
+                continue  # another copy further down sys.path, hidden as importlib.metadata hides it
             seen_dists.add(_canonical(dist_name))
-            try:
-                entry_points = list(dist.entry_points)
-            except Exception as exc:
-                self._problem(dist_name, f"distribution {dist_name} {version}: its entry_points.txt cannot be "
-                                         f"read ({describe_exception(exc)}); reinstall or uninstall it")
-                continue
-            found.extend(_Candidate(ep, dist_name, version) for ep in entry_points if ep.group == ENTRY_POINT_GROUP)
+            found.extend(_Candidate(ep, dist_name, version)
+                         for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP)
         found.sort(key=lambda c: (not c.builtin, c.entry_point.name, _canonical(c.dist_name)))
         unique: dict[str, _Candidate] = {}
         for candidate in found:
