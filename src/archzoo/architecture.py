@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from .blocks import Block
 from .errors import ConfigError
 
 __all__ = [
+    "MAX_SIZE",
     "ArchConfig",
     "Architecture",
     "Reference",
@@ -18,16 +19,42 @@ __all__ = [
     "check_heads",
     "describe_validation_error",
     "parse_config",
+    "size_text",
 ]
 
 SLUG = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
 
 
+#: The largest integer any configuration value (a width, a layer count, a vocabulary, a sequence length)
+#: may take: 2**31 - 1, the largest a 32-bit signed integer holds. No published model comes near it
+#: (the widest d_model is tens of thousands, the largest vocabulary a few hundred thousand), and every
+#: count, FLOP figure and plot stays exact and fast below it.
+MAX_SIZE = 2**31 - 1
+
+
+def size_text(value: int) -> str:
+    """An integer for a message: ``12,345``, or its number of digits when printing it would be absurd."""
+    if abs(value) < 10**40:
+        return f"{value:,}"
+    return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1:,} digits"
+
+
 class ArchConfig(BaseModel):
     """Base of every architecture's configuration: unknown keys are errors, values are immutable and
-    strictly typed (``true`` is not a layer count, ``"768"`` is not a width)."""
+    strictly typed (``true`` is not a layer count, ``"768"`` is not a width), and no integer exceeds
+    `MAX_SIZE`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
+                    raise ValueError(f"{key}: {size_text(value)} is larger than archzoo's limit for a size, "
+                                     f"{MAX_SIZE:,} (2^31 - 1); no model comes near it, so correct the value")
+        return data
 
 
 def _type_name(annotation: Any) -> str:
@@ -166,8 +193,11 @@ def describe_validation_error(exc: ValidationError, source: str, model: type[Bas
 
 def parse_config(arch: Architecture, data: dict[str, Any], source: str = "config") -> ArchConfig:
     """Validate ``data`` against the architecture's config model, or raise a `ConfigError` naming every key."""
+    from .report import call_plugin  # TEMPORARY
+
     try:
-        return arch.config_model.model_validate(data)
+        return call_plugin(arch.plugin, "its configuration model", arch.config_model.model_validate, data,
+                           expected=(ValidationError,))
     except ValidationError as exc:
         lines = describe_validation_error(exc, source, arch.config_model)
         raise ConfigError("\n".join(lines)) from None

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from .architecture import parse_config
+from .report import check_seq_len
 from .errors import ArchzooError, ConfigError
 from .host import ENV_PLUGINS, ENV_STRICT, ENV_TRACE, PluginHost, get_host, reset_host
 
@@ -39,47 +39,35 @@ def _warn_problems(host: PluginHost) -> None:
         click.echo(f"archzoo: warning: {problem} (skipped; --strict makes this an error)", err=True)
 
 
-def check_seq_len(arch, config, seq_len: int | None) -> int | None:
-    """``--seq-len`` as given, or an error when the architecture cannot run at that length."""
-    if seq_len is None:
-        return None
-    default = arch.seq_len(config)
-    if arch.seq_len_fixed and seq_len != default:
-        raise ConfigError(f"--seq-len {seq_len}: {arch.name} always runs at N = {default} "
-                          f"({arch.seq_len_note(config)}); change the configuration instead")
-    if arch.max_seq_len is not None and seq_len > arch.max_seq_len(config):
-        raise ConfigError(f"--seq-len {seq_len}: longer than the {arch.max_seq_len(config):,} positions this "
-                          "configuration has; raise max_positions or give a shorter --seq-len")
-    return seq_len
-
-
 def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` pairs as configuration values: each VALUE read as one YAML 1.2 scalar or flow
+    value (``12:30`` stays text), each KEY given once."""
+    from .files import load_yaml
+
     values: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise ConfigError(f"--set {pair!r}: expected KEY=VALUE, for example --set n_layers=24")
+        if key in values:
+            raise ConfigError(f"--set {key}: given twice; give each key once")
+        if not raw.strip():
+            values[key] = raw
+            continue
         try:
-            values[key.strip()] = yaml.safe_load(raw) if raw.strip() else raw
-        except (yaml.YAMLError, ValueError):  # ValueError: a date-like value such as 2019-13-01
-            values[key.strip()] = raw
+            values[key] = load_yaml(f"{json.dumps(key)}: {raw}", "--set", ConfigError)[key]
+        except ConfigError as exc:
+            if "not valid YAML" not in str(exc):
+                raise ConfigError(str(exc).replace("--set:1: ", "--set ", 1)) from None
+            values[key] = raw  # not a YAML value: the text as typed (validation says what was expected)
     return values
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
-    from .files import read_user_text
+    from .files import load_config_file
 
-    text = read_user_text(path, ConfigError, "a YAML or JSON file of configuration keys")
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}{line}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
-    except ValueError as exc:  # PyYAML's date constructor, e.g. 2019-13-01
-        raise ConfigError(f"{path}: not valid YAML: {exc}; quote the value if it is text") from None
+    data = load_config_file(path, ConfigError)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -148,7 +136,7 @@ def count(ctx, architecture, config_file, sets, hf_config, seq_len, depth, as_js
         if sets:
             source = f"{config_file} and --set" if config_file else "--set"
         config = parse_config(arch, values, source=source)
-    report = make_report(arch, config, check_seq_len(arch, config, seq_len))
+    report = make_report(arch, config, check_seq_len(arch, config, seq_len, name="--seq-len"))
     if as_json:
         _emit_json(report.to_dict())
         return
@@ -207,6 +195,18 @@ registry_option = click.option(
 )
 
 
+def _warn_plugin_entries(registry) -> None:
+    """A broken entry in a folder a plugin ships is the plugin's problem: one warning per plugin."""
+    by_plugin: dict[str, list] = {}
+    for problem in registry.plugin_problems:
+        by_plugin.setdefault(problem.plugin, []).append(problem)
+    for plugin, problems in by_plugin.items():
+        first = problems[0]
+        click.echo(f"archzoo: warning: plugin {plugin!r} ships {len(problems)} registry problem(s), skipped; the "
+                   f"first: {first.path}:{first.line}: {first.key + ': ' if first.key else ''}{first.message}",
+                   err=True)
+
+
 def _registry(ctx: click.Context, dirs: tuple[Path, ...]):
     from .registry import load_registry
 
@@ -215,6 +215,7 @@ def _registry(ctx: click.Context, dirs: tuple[Path, ...]):
         where = " ".join(str(d) for d in dirs)
         click.echo(f"archzoo: warning: {len(registry.problems)} registry problem(s) skipped; "
                    f"`archzoo validate{' ' + where if where else ''}` lists them", err=True)
+    _warn_plugin_entries(registry)
     if not len(registry) and not registry.problems:
         from .registry import default_registry_dirs
 
@@ -290,7 +291,8 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
 def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
     from .report import make_report
 
-    report = make_report(entry.architecture, entry.config, check_seq_len(entry.architecture, entry.config, seq_len))
+    report = make_report(entry.architecture, entry.config, check_seq_len(entry.architecture, entry.config, seq_len,
+                                                                                   name="--seq-len"))
     spec = entry.spec
     data = {"id": entry.id, "path": str(entry.path), **spec.model_dump(mode="json", exclude={"config"}),
             "status": entry.status}
@@ -337,7 +339,8 @@ def show(ctx, model_id, seq_len, depth, as_json, registry_dirs):
     if spec.reconciliation:
         click.echo(f"  reason: {spec.reconciliation.reason}: {spec.reconciliation.note}")
     click.echo()
-    report = make_report(entry.architecture, entry.config, check_seq_len(entry.architecture, entry.config, seq_len))
+    report = make_report(entry.architecture, entry.config, check_seq_len(entry.architecture, entry.config, seq_len,
+                                                                                   name="--seq-len"))
     print_report(report, max_depth=depth)
 
 
@@ -413,6 +416,8 @@ def validate(ctx, paths):
         raise ArchzooError(f"no registry entries (*.yaml) found in {', '.join(str(t) for t in targets)}")
     for warning in registry.warnings:
         click.echo(f"{warning} (warning)", err=True)
+    for problem in registry.plugin_problems:
+        click.echo(f"{problem} (warning: skipped, not counted as a problem of yours)", err=True)
     for problem in registry.problems:
         click.echo(str(problem), err=True)
     files = len(registry) + len({p.path for p in registry.problems})

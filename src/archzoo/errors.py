@@ -9,6 +9,7 @@ __all__ = [
     "ArchzooError",
     "ConfigError",
     "HFConfigError",
+    "InputError",
     "PluginError",
     "RegistryError",
     "UnknownArchitectureError",
@@ -42,6 +43,22 @@ class ArchzooError(Exception):
 
 class ConfigError(ArchzooError, ValueError):
     """A configuration value is missing, mistyped or out of range."""
+
+
+class InputError(ArchzooError, ValueError):
+    """A file or value a user gave cannot be read: too large, too deep, not UTF-8, not plain YAML or JSON.
+
+    Reads as ``source:line: key: message``; ``source``, ``line``, ``key`` and ``message`` are kept apart
+    for callers that report problems their own way (the registry's problem list).
+    """
+
+    def __init__(self, message: str, *, source: str = "", line: int | None = None, key: str = ""):
+        where = f"{source}{f':{line}' if line else ''}: " if source else ""
+        super().__init__(f"{where}{key + ': ' if key else ''}{message}")
+        self.message = message
+        self.source = source
+        self.line = line
+        self.key = key
 
 
 class HFConfigError(ArchzooError, ValueError):

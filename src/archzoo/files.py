@@ -1,19 +1,498 @@
-"""Reading a file the user named on the command line, with a one-line error instead of a traceback."""
+"""Reading what a user hands archzoo (registry entries, --config, --hf-config, --set), within fixed limits.
+
+Every file is read with a bounded read after checking that it is a regular file, so a FIFO, a device
+or a folder is refused without reading and a huge file costs nothing. YAML is read as YAML 1.2 (no
+base-60 integers, no ``yes``/``no`` booleans, ``017`` is seventeen) with duplicate keys refused, and its
+event stream is checked for nesting depth and alias expansion (``&a [*a, *a, ...]`` bombs) before any
+node tree is built, so neither libyaml nor Python can recurse or allocate without bound. JSON gets the
+same limits. Integers with more digits than any size needs are refused by name before Python parses them.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import stat
 from pathlib import Path
+from typing import Any, Callable
 
-from .errors import ArchzooError
+import yaml
 
-__all__ = ["read_user_text"]
+from .errors import ArchzooError, InputError
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "MAX_INT_DIGITS",
+    "PLAIN_TAGS",
+    "YAML12Loader",
+    "read_user_bytes",
+    "read_user_text",
+    "decode_utf8",
+    "check_yaml_events",
+    "find_bad_scalars",
+    "load_yaml",
+    "load_json",
+    "key_path",
+]
+
+#: The largest file archzoo reads: a registry entry or a config.json is a few kilobytes.
+MAX_FILE_BYTES = 1024 * 1024
+#: The deepest nesting of mappings and lists (a registry entry needs 4 levels, a config.json 3).
+MAX_DEPTH = 32
+#: The most values (scalars, mappings and lists) one document may hold once its aliases are expanded.
+MAX_NODES = 20_000
+#: The most digits an integer literal may have (every size archzoo accepts has at most 10).
+MAX_INT_DIGITS = 30
 
 
-def read_user_text(path: Path, error: type[ArchzooError], expected: str) -> str:
-    """The file's UTF-8 text, or ``error`` saying what went wrong and that ``expected`` was wanted."""
+def key_path(key: tuple) -> str:
+    """``("published", "source", "authors", 0)`` -> ``published.source.authors[0]``."""
+    text = ""
+    for part in key:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+# ---- bounded reads --------------------------------------------------------------------------------
+
+
+def read_user_bytes(path: Path, error: type[ArchzooError] = InputError, *, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, or ``error`` saying why not.
+
+    The file is checked before it is opened (a FIFO would block the open, a device never ends), opened
+    without blocking, checked again, and read with a bounded read.
+    """
     try:
-        return path.read_text(encoding="utf-8")
+        return _read_bounded(path, limit)
+    except InputError as exc:
+        if error is InputError:
+            raise
+        raise error(str(exc)) from None
+
+
+def _read_bounded(path: Path, limit: int) -> bytes:
+    def error(text: str) -> InputError:
+        return InputError(text.removeprefix(f"{path}: "), source=str(path))
+
+    try:
+        info = os.stat(path)
     except OSError as exc:
         raise error(f"{path}: cannot read the file ({exc.strerror or exc}); check the path") from None
-    except UnicodeDecodeError:
-        raise error(f"{path}: not a UTF-8 text file; give {expected}") from None
+    kind = _kind(info.st_mode)
+    if kind:
+        raise error(f"{path}: is {kind}, not a regular file; give the path of a file")
+    if info.st_size > limit:
+        raise error(f"{path}: the file is {info.st_size:,} bytes, more than the {limit:,} archzoo reads; "
+                    "give the configuration file itself")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise error(f"{path}: cannot read the file ({exc.strerror or exc}); check its permissions") from None
+    try:
+        kind = _kind(os.fstat(fd).st_mode)  # the path may have been swapped between stat and open
+        if kind:
+            raise error(f"{path}: is {kind}, not a regular file; give the path of a file")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 16, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise error(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise error(f"{path}: the file is more than the {limit:,} bytes archzoo reads; give the configuration "
+                    "file itself")
+    return data
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words; empty for a regular file."""
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def decode_utf8(data: bytes, source: str, error: type[ArchzooError] = InputError) -> str:
+    """UTF-8 text (a byte-order mark is dropped), or ``error`` naming the line and byte that is not UTF-8."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        start = exc.start
+        line = data.count(b"\n", 0, start) + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        problem = InputError(f"byte 0x{data[start]:02x} at column {column} is not UTF-8 text; save the file as "
+                             "UTF-8", source=source, line=line)
+        raise (problem if error is InputError else error(str(problem))) from None
+
+
+def read_user_text(path: Path, error: type[ArchzooError] = InputError, expected: str = "") -> str:
+    """The file's UTF-8 text, read within `MAX_FILE_BYTES`, or ``error`` saying what went wrong."""
+    return decode_utf8(read_user_bytes(path, error), str(path), error)
+
+
+# ---- YAML 1.2 -------------------------------------------------------------------------------------
+
+_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class YAML12Loader(_BASE):  # type: ignore[misc, valid-type]
+    """PyYAML's safe loader with YAML 1.2's core schema for plain scalars.
+
+    ``1:00`` and ``12:30`` stay text (YAML 1.1 reads them as base-60 integers), ``yes``, ``no``, ``on``
+    and ``off`` stay text, ``017`` is seventeen, ``0o17`` fifteen; dates are still read as dates so that a
+    registry ``year: 2019-01-01`` can be reported as what it is.
+    """
+
+
+YAML12Loader.yaml_implicit_resolvers = {}
+_RESOLVERS = [
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    ("tag:yaml.org,2002:float",
+     r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+     "-+0123456789."),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:timestamp",
+     r"^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9]"
+     r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)?)$", "0123456789"),
+]
+for _tag, _pattern, _first in _RESOLVERS:
+    YAML12Loader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-")
+    if body.startswith("0o"):
+        return sign * int(body[2:], 8)
+    if body.startswith("0x"):
+        return sign * int(body[2:], 16)
+    return sign * int(body, 10)
+
+
+YAML12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+_CORE = "tag:yaml.org,2002:"
+#: The tags plain YAML resolves to; any other (``!!python/object``, ``!include``) is refused before construction.
+PLAIN_TAGS = frozenset(_CORE + t for t in ("null", "bool", "int", "float", "str", "seq", "map", "timestamp", "merge"))
+
+
+def show_tag(tag: str) -> str:
+    """``tag:yaml.org,2002:python/object`` -> ``!!python/object``."""
+    return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+
+
+def yaml_character_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str] | None:
+    """``(line, what is wrong)`` for a character YAML refuses: a control character written into the file,
+    a lone surrogate or an unknown backslash escape in a double-quoted value. None for other errors.
+
+    PyYAML reports the first with a character offset and the others "while parsing a quoted scalar",
+    which reads like an unclosed quote.
+    """
+    if isinstance(exc, yaml.reader.ReaderError):
+        line = text.count("\n", 0, exc.position) + 1
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
+        return line, (f"the file holds the control character U+{code:04X}, which is not printable; remove it "
+                      "(write plain text)")
+    problem = str(getattr(exc, "problem", "") or "")
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None or "escape" not in problem:
+        return None
+    lines = text.split("\n")
+    row = lines[mark.line] if mark.line < len(lines) else ""
+    escape = row[max(0, mark.column - 6):mark.column + 4]
+    found = re.search(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|.)", escape)
+    shown = found.group() if found else "\\"
+    if "Unicode" in problem:
+        return mark.line + 1, (f"the escape {shown} in a double-quoted value is half of a surrogate pair, not a "
+                               "character; write the character itself, or its \\U00XXXXXX escape")
+    return mark.line + 1, f"the escape {shown} in a double-quoted value is not a YAML escape; write \\\\ for a backslash"
+
+
+_INT = re.compile(r"[-+]?(?:0o|0x)?([0-9a-fA-F]+)")
+
+
+def _digits(text: str) -> int:
+    match = _INT.fullmatch(text.strip())
+    return len(match.group(1)) if match else 0
+
+
+def _unprintable(text: str) -> str | None:
+    """The first character that is not text (a C0 or C1 control other than tab and newline, DEL, or half
+    of a surrogate pair), as ``U+0080``; None when every character is printable."""
+    for char in text:
+        code = ord(char)
+        if (code < 0x20 and char not in "\t\n") or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF:
+            return f"U+{code:04X}"
+    return None
+
+
+def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
+    """Walk the YAML event stream (no tree is built) and raise `InputError` when the document nests
+    deeper than ``max_depth`` or holds more than ``max_nodes`` values once aliases are expanded.
+
+    The error's ``line`` and ``key`` say where: the collection that went too deep, or the alias whose
+    expansion crossed the limit. YAML syntax errors are left for the caller's own parse to report.
+    """
+    frames: list[list[Any]] = []  # [is_mapping, key path, expecting a key, current key, index, size]
+    anchors: dict[str, int] = {}
+    open_anchors: list[tuple[str | None, int]] = []
+    total = 0
+
+    def child_key(frame: list[Any]) -> tuple:
+        if frame[0]:
+            return frame[1] + (frame[3],)
+        return frame[1] + (frame[4],)
+
+    def finish(size: int, anchor: str | None) -> None:
+        if anchor:
+            anchors[anchor] = size
+        if frames:
+            parent = frames[-1]
+            parent[5] += size
+            if parent[0]:
+                parent[2] = not parent[2]
+            else:
+                parent[4] += 1
+
+    try:
+        for event in yaml.parse(text, Loader=_BASE):
+            if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.CollectionStartEvent)):
+                parent = frames[-1] if frames else None
+                is_key = bool(parent and parent[0] and parent[2])
+                key = child_key(parent) if parent and not is_key else (parent[1] if parent else ())
+                if isinstance(event, yaml.ScalarEvent):
+                    if is_key:
+                        parent[3] = event.value  # type: ignore[index]
+                    total += 1
+                    finish(1, event.anchor)
+                elif isinstance(event, yaml.AliasEvent):
+                    size = anchors.get(event.anchor, 1)
+                    total += size
+                    if total > max_nodes:
+                        raise InputError(f"the aliases expand to more than {max_nodes:,} values; archzoo reads "
+                                         "plain, small data, so write the values out instead of repeating "
+                                         "aliases", line=event.start_mark.line + 1, key=key_path(key))
+                    finish(size, None)
+                else:
+                    if len(frames) >= max_depth:
+                        raise InputError(f"nested more than {max_depth} levels deep; archzoo reads flat "
+                                         "configurations, so remove the extra nesting",
+                                         line=event.start_mark.line + 1, key=key_path(key[:1]))
+                    total += 1
+                    frames.append([isinstance(event, yaml.MappingStartEvent), key, True, None, 0, 1])
+                    open_anchors.append((event.anchor, event.start_mark.line))
+            elif isinstance(event, yaml.CollectionEndEvent):
+                frame = frames.pop()
+                anchor, _ = open_anchors.pop()
+                finish(frame[5], anchor)
+            if total > max_nodes:
+                raise InputError(f"holds more than {max_nodes:,} values; archzoo reads plain, small data",
+                                 line=event.start_mark.line + 1, key="")
+    except yaml.YAMLError:
+        return
+
+
+def find_bad_scalars(node: yaml.Node, report: Callable[[yaml.Node, tuple, str], None],
+                     key: tuple = (), seen: set[int] | None = None) -> None:
+    """Call ``report(node, key, message)`` for every scalar that is an integer with more than
+    `MAX_INT_DIGITS` digits, or text holding a character that is not printable."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag == "tag:yaml.org,2002:int" and _digits(node.value) > MAX_INT_DIGITS:
+            report(node, key, f"an integer of {_digits(node.value):,} digits; archzoo reads integers of at most "
+                              f"{MAX_INT_DIGITS} digits (no size comes close), so correct the value")
+        else:
+            bad = _unprintable(node.value)
+            if bad:
+                report(node, key, f"the text holds the control character {bad}, which is not printable; "
+                                  "remove it (YAML escapes such as \\x80 or \\u0080 write one)")
+    elif isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode):
+                find_bad_scalars(k, report, key, seen)
+                find_bad_scalars(v, report, key + (k.value,), seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            find_bad_scalars(item, report, key + (i,), seen)
+
+
+def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) -> Any:
+    """A small YAML 1.2 document as Python data, or ``error`` as ``source:line: key: message``.
+
+    Plain YAML only (no tags beyond the core schema's), one document, no duplicate keys, within the
+    depth, size and digit limits above.
+    """
+    def fail(line: int, key: str, message: str) -> ArchzooError:
+        return error(f"{source}:{line}: {key + ': ' if key else ''}{message}")
+
+    try:
+        check_yaml_events(text)
+    except InputError as exc:
+        raise fail(exc.line, exc.key, exc.message) from None
+    try:
+        node = yaml.compose(text, Loader=YAML12Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        character = yaml_character_problem(exc, text)
+        if character:
+            raise fail(character[0], "", character[1]) from None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        what = f"{context}, {problem}" if context else problem
+        raise fail(mark.line + 1 if mark else 1, "", f"not valid YAML: {what}; check indentation and "
+                                                    "quoting") from None
+    if node is None:
+        return None
+    problems: list[tuple[int, str, str]] = []
+
+    def walk(n: yaml.Node, key: tuple, ancestors: frozenset[int]) -> None:
+        if id(n) in ancestors:
+            problems.append((n.start_mark.line + 1, key_path(key), "an alias that contains itself; write the "
+                                                                   "value out"))
+            return
+        if n.tag not in PLAIN_TAGS:
+            problems.append((n.start_mark.line + 1, key_path(key), f"YAML tag {show_tag(n.tag)!r} is not allowed "
+                                                                   "(nothing is constructed from tags); write a "
+                                                                   "plain value"))
+            return
+        ancestors = ancestors | {id(n)}
+        if isinstance(n, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for k, v in n.value:
+                name = k.value if isinstance(k, yaml.ScalarNode) else None
+                if name is None:
+                    problems.append((k.start_mark.line + 1, key_path(key), "a key must be plain text, not a list "
+                                                                           "or mapping"))
+                    continue
+                if name in seen:
+                    problems.append((k.start_mark.line + 1, key_path(key + (name,)),
+                                     f"duplicate key (first given on line {seen[name]}); keep one of the two"))
+                    continue
+                seen[name] = k.start_mark.line + 1
+                walk(v, key + (name,), ancestors)
+        elif isinstance(n, yaml.SequenceNode):
+            for i, item in enumerate(n.value):
+                walk(item, key + (i,), ancestors)
+
+    walk(node, (), frozenset())
+    find_bad_scalars(node, lambda n, key, message: problems.append((n.start_mark.line + 1, key_path(key),
+                                                                    message)))
+    if problems:
+        line, key, message = min(problems)
+        raise fail(line, key, message)
+    loader = YAML12Loader("")
+    try:
+        return loader.construct_document(node)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:  # e.g. a date such as 2019-13-01
+        mark = getattr(exc, "problem_mark", None)
+        raise fail(mark.line + 1 if mark else 1, "", f"cannot read a value ({getattr(exc, 'problem', None) or exc}); "
+                                                     "quote it to keep it as text") from None
+    finally:
+        loader.dispose()
+
+
+# ---- JSON -----------------------------------------------------------------------------------------
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class _HugeInt(str):
+    """An integer literal with too many digits, kept as text so it can be reported by key."""
+
+
+def _line_of(text: str, needle: str, occurrence: int = 1) -> int:
+    at = -1
+    for _ in range(occurrence):
+        at = text.find(needle, at + 1)
+        if at < 0:
+            return 1
+    return text.count("\n", 0, at) + 1
+
+
+def load_json(text: str, source: str, error: type[ArchzooError] = InputError) -> Any:
+    """JSON as Python data, or ``error`` as ``source:line: key: message``: no duplicate keys, no integer of
+    more than `MAX_INT_DIGITS` digits, no text that is not printable, nesting within `MAX_DEPTH`."""
+    def fail(line: int, key: str, message: str) -> ArchzooError:
+        return error(f"{source}:{line}: {key + ': ' if key else ''}{message}")
+
+    depth = 0
+    for match in _BRACKET.finditer(_JSON_STRING.sub('""', text)):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            stripped = _JSON_STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', text)
+            line = stripped.count("\n", 0, match.start()) + 1
+            raise fail(line, "", f"nested more than {MAX_DEPTH} levels deep; archzoo reads flat configurations, "
+                                 "so remove the extra nesting")
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out and not duplicates:
+                duplicates.append(key)
+            out[key] = value
+        return out
+
+    def parse_int(literal: str) -> int | str:
+        return _HugeInt(literal) if len(literal.lstrip("-")) > MAX_INT_DIGITS else int(literal)
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs, parse_int=parse_int)
+    except json.JSONDecodeError as exc:
+        raise fail(exc.lineno, "", f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except (ValueError, RecursionError) as exc:
+        raise fail(1, "", f"not valid JSON: {exc}") from None
+    if duplicates:
+        name = duplicates[0]
+        line = _line_of(text, json.dumps(name), 2)
+        raise fail(line, name, "duplicate key (given twice in one object); keep one of the two")
+
+    def walk(value: Any, key: tuple) -> None:
+        if isinstance(value, _HugeInt):
+            raise fail(_line_of(text, str(value)), key_path(key),
+                       f"an integer of {len(value.lstrip('-')):,} digits; archzoo reads integers of at most "
+                       f"{MAX_INT_DIGITS} digits (no size comes close), so correct the value")
+        if isinstance(value, str):
+            bad = _unprintable(value)
+            if bad:
+                raise fail(_line_of(text, json.dumps(key[-1]) if key else "\n"), key_path(key),
+                           f"the text holds the control character {bad}, which is not printable; remove it")
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, key + (k,))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, key + (i,))
+
+    walk(data, ())
+    return data
+
+
+def load_config_file(path: Path, error: type[ArchzooError] = InputError) -> Any:
+    """A ``.json`` file as JSON, anything else as YAML 1.2, read within the limits above."""
+    text = read_user_text(path, error)
+    if path.suffix.lower() == ".json":
+        return load_json(text, str(path), error)
+    return load_yaml(text, str(path), error)

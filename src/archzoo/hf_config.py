@@ -8,8 +8,9 @@ from typing import Any
 
 from .architecture import ArchConfig, Architecture, parse_config
 from .errors import ConfigError, HFConfigError
-from .files import read_user_text
+from .files import load_json, read_user_text
 from .host import PluginHost
+from .report import call_plugin  # TEMPORARY
 
 __all__ = ["read_hf_config"]
 
@@ -30,11 +31,7 @@ def read_hf_config(
     ``overrides`` (archzoo keys, as from ``--set``) replace what the file gives before validation.
     """
     path = Path(path)
-    text = read_user_text(path, HFConfigError, "the model's config.json")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HFConfigError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+    data = load_json(read_user_text(path, HFConfigError), str(path), HFConfigError)
     if not isinstance(data, dict):
         raise HFConfigError(f"{path}: expected a JSON object with a 'model_type' key, got {type(data).__name__}")
     model_type = data.get("model_type")
@@ -59,7 +56,8 @@ def read_hf_config(
             )
     arch = readers[model_type]
     try:
-        values = arch.hf_model_types[model_type](data)
+        values = call_plugin(arch.plugin, f"its reader of model type {model_type!r}", arch.hf_model_types[model_type],
+                             data, expected=(ValueError, TypeError))
     except (ValueError, TypeError) as exc:
         raise HFConfigError(f"{path}: {exc}") from None
     values = {k: v for k, v in values.items() if v is not None}

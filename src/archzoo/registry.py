@@ -10,6 +10,7 @@ anything is constructed.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import re
@@ -23,8 +24,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .architecture import ArchConfig, Architecture
-from .errors import RegistryError, UnknownModelError, closest
+from .errors import ArchzooError, InputError, RegistryError, UnknownModelError, closest
+from .files import (PLAIN_TAGS, YAML12Loader, check_yaml_events, decode_utf8, find_bad_scalars, read_user_bytes,
+                    show_tag, yaml_character_problem)
 from .host import PluginHost
+from .report import call_plugin  # TEMPORARY
 from .report import Report, make_report
 from .validation import _describe, _dotted, _got
 
@@ -59,7 +63,7 @@ REASONS: dict[str, str] = {
 #: Above this relative gap, an entry must carry a reconciliation reason.
 GAP_LIMIT = 0.05
 
-SLUG = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
+SLUG = re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)*")  # matched with fullmatch: "$" would let a final newline in
 SCHEMA_COMMENT = "# yaml-language-server: $schema="
 
 _UNITS = {
@@ -180,10 +184,12 @@ class RegistryProblem:
     line: int
     key: str
     message: str
+    plugin: str = ""  # the plugin that ships the file, when a plugin does
 
     def __str__(self) -> str:
         key = f"{self.key}: " if self.key else ""
-        return f"{self.path}:{self.line}: {key}{self.message}"
+        shipped = f" (in the registry folder of plugin {self.plugin!r})" if self.plugin else ""
+        return f"{self.path}:{self.line}: {key}{self.message}{shipped}"
 
 
 @dataclass
@@ -230,19 +236,15 @@ class Entry:
 
 # ---- YAML with line numbers -----------------------------------------------------------------------
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_CORE = "tag:yaml.org,2002:"
-#: The tags plain YAML resolves to; any other tag (``!!python/object``, ``!custom``) is refused before construction.
-_PLAIN_TAGS = frozenset(_CORE + t for t in ("null", "bool", "int", "float", "str", "seq", "map", "timestamp", "merge"))
-
-
-def _show_tag(tag: str) -> str:
-    return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+_Loader = YAML12Loader
 
 
 def _syntax_error(path: Path, text: str, exc: yaml.YAMLError) -> RegistryProblem:
     """A YAML syntax error as ``path:line: what; how to fix``, worded the same with or without libyaml."""
-    if _Loader is not yaml.SafeLoader:  # libyaml words its errors differently: re-read with PyYAML's own parser
+    character = yaml_character_problem(exc, text)
+    if character:
+        return RegistryProblem(path, character[0], "", character[1])
+    if _Loader.__mro__[1] is not yaml.SafeLoader:  # libyaml words its errors differently: re-read with PyYAML's parser
         try:
             yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError as pure:
@@ -316,9 +318,10 @@ def _read_yaml(path: Path, problems: list[RegistryProblem],
     from the node graph and nothing is constructed.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(RegistryProblem(path, 1, "", f"cannot read the file: {exc}"))
+        text = decode_utf8(read_user_bytes(path), str(path))
+        check_yaml_events(text)
+    except InputError as exc:
+        problems.append(RegistryProblem(path, exc.line or 1, exc.key, exc.message))
         return None
     try:
         node = yaml.compose(text, Loader=_Loader)
@@ -330,7 +333,8 @@ def _read_yaml(path: Path, problems: list[RegistryProblem],
                                                      "'architecture', 'title', 'summary' and 'year'"))
         return None
     if not isinstance(node, yaml.MappingNode):
-        kind = "list" if isinstance(node, yaml.SequenceNode) else f"single value {node.value!r}"
+        value = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+        kind = "list" if isinstance(node, yaml.SequenceNode) else f"single value {value!r}"
         problems.append(RegistryProblem(path, node.start_mark.line + 1, "",
                                         f"expected a mapping of keys (architecture: ..., title: ...), got a {kind}"))
         return None
@@ -349,13 +353,13 @@ def _read_yaml(path: Path, problems: list[RegistryProblem],
             refuse(n, key, "an alias that contains itself; registry files hold plain, finite data, so write the "
                            "value out")
             return
-        if n.tag not in _PLAIN_TAGS:
-            refuse(n, key, f"YAML tag {_show_tag(n.tag)!r} is not allowed (registry files hold plain YAML and "
+        if n.tag not in PLAIN_TAGS:
+            refuse(n, key, f"YAML tag {show_tag(n.tag)!r} is not allowed (registry files hold plain YAML and "
                            "nothing is constructed from tags); remove the tag and write a plain value")
             return
         if id(n) in visited:  # an alias of a node already checked
             return
-        if n.tag == _CORE + "timestamp":
+        if n.tag == "tag:yaml.org,2002:timestamp":
             try:
                 constructor.construct_yaml_timestamp(n)
             except (ValueError, OverflowError) as exc:
@@ -370,8 +374,8 @@ def _read_yaml(path: Path, problems: list[RegistryProblem],
                 if not isinstance(k, yaml.ScalarNode):
                     refuse(k, key, "a key must be plain text, not a list or mapping")
                     continue
-                if k.tag not in _PLAIN_TAGS:
-                    refuse(k, key, f"YAML tag {_show_tag(k.tag)!r} on a key is not allowed; write the key as plain text")
+                if k.tag not in PLAIN_TAGS:
+                    refuse(k, key, f"YAML tag {show_tag(k.tag)!r} on a key is not allowed; write the key as plain text")
                     continue
                 name = k.value
                 if name in seen:
@@ -384,8 +388,9 @@ def _read_yaml(path: Path, problems: list[RegistryProblem],
             for i, item in enumerate(n.value):
                 walk(item, key + (i,), ancestors)
 
-    constructor = yaml.SafeLoader("")
+    constructor = YAML12Loader("")
     walk(node, (), frozenset())
+    find_bad_scalars(node, refuse)
     if len(problems) > before:
         constructor.dispose()
         return None
@@ -420,10 +425,12 @@ def default_registry_dirs() -> list[Path]:
 class Registry:
     """Every entry found in some folders, and every problem found on the way."""
 
-    def __init__(self, entries: list[Entry], problems: list[RegistryProblem], warnings: list[RegistryProblem]):
+    def __init__(self, entries: list[Entry], problems: list[RegistryProblem], warnings: list[RegistryProblem],
+                 plugin_problems: list[RegistryProblem] | None = None):
         self.entries = {e.id: e for e in entries}
         self.problems = problems
         self.warnings = warnings
+        self.plugin_problems = plugin_problems or []
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -441,7 +448,7 @@ class Registry:
         try:
             return self.entries[model_id]
         except KeyError:
-            broken = [p for p in self.problems if p.path.stem == model_id]
+            broken = [p for p in self.problems + self.plugin_problems if p.path.stem == model_id]
             if broken:
                 raise RegistryError(f"registry entry {model_id!r} is invalid: {broken[0]} "
                                     f"(`archzoo validate {broken[0].path}` lists every problem)") from None
@@ -455,18 +462,61 @@ class Registry:
             raise RegistryError("\n".join(str(p) for p in self.problems))
 
 
-def _files(paths: Iterable[Path]) -> list[Path]:
-    """The YAML files under ``paths`` (folders searched recursively, sorted), each file once."""
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def _files(paths: Iterable[Path], problems: list[RegistryProblem]) -> list[Path]:
+    """The YAML files under ``paths`` (folders searched recursively, sorted), each file once.
+
+    A folder that cannot be listed, and a symbolic link that leads out of the folder it was found in,
+    are added to ``problems`` (naming the link, never its target's content) instead of being skipped
+    silently: either would make models vanish from the zoo without a word.
+    """
     files: list[Path] = []
     seen: set[Path] = set()
+
+    def add(file: Path) -> None:
+        real = file.resolve()  # the same file named twice (a folder and a file in it, or via '..') loads once
+        if real not in seen:
+            seen.add(real)
+            files.append(file)
+
     for path in paths:
-        found = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()) \
-            if path.is_dir() else [path]
-        for file in found:
-            real = file.resolve()  # the same file named twice (a folder and a file in it, or via '..') loads once
-            if real not in seen:
-                seen.add(real)
-                files.append(file)
+        if not path.is_dir():
+            add(path)
+            continue
+        root = path.resolve()
+        found: list[Path] = []
+
+        def unreadable(exc: OSError) -> None:
+            where = Path(exc.filename) if exc.filename else path
+            problems.append(RegistryProblem(where, 1, "", f"cannot list this folder ({exc.strerror or exc}); its "
+                                                          "entries would be missing from the zoo, so fix its "
+                                                          "permissions or remove it"))
+
+        for folder, subfolders, names in os.walk(path, onerror=unreadable):
+            here = Path(folder)
+            for name in list(subfolders):
+                sub = here / name
+                if sub.is_symlink():
+                    subfolders.remove(name)
+                    if not _inside(sub.resolve(), root):
+                        problems.append(RegistryProblem(sub, 1, "", f"a symbolic link to a folder outside the "
+                                                                    f"registry folder {path}; move the entries in, "
+                                                                    "or give that folder with --registry"))
+            for name in names:
+                file = here / name
+                if not name.endswith((".yaml", ".yml")):
+                    continue
+                if file.is_symlink() and not _inside(file.resolve(), root):
+                    problems.append(RegistryProblem(file, 1, "", f"a symbolic link to a file outside the registry "
+                                                                 f"folder {path}; copy the entry in, or give its "
+                                                                 "folder with --registry"))
+                    continue
+                found.append(file)
+        for file in sorted(found):
+            add(file)
     return files
 
 
@@ -524,7 +574,7 @@ def _load_entry(path: Path, host: PluginHost, problems: list[RegistryProblem],
 def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], warnings: list[RegistryProblem],
                  duplicate_of: Path | None) -> Entry | None:
     model_id = path.stem
-    if not SLUG.match(model_id):
+    if not SLUG.fullmatch(model_id):
         suggestion = _safe_slug(model_id)
         fix = f"rename the file to '{suggestion}{path.suffix}'" if suggestion else \
             "rename the file, e.g. 'bert-base-uncased.yaml'"
@@ -533,8 +583,9 @@ def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], war
     if duplicate_of is not None:
         found.append(RegistryProblem(path, 1, "", f"duplicate id {model_id!r}: also defined by {duplicate_of}; ids "
                                                   "are file names and must be unique across folders, so rename one"))
-    if not path.is_file():
-        found.append(RegistryProblem(path, 1, "", "no such file or folder; check the path (registry folders come from --registry, ARCHZOO_REGISTRY or ./registry)" if not path.exists() else "not a file"))
+    if not path.exists():
+        found.append(RegistryProblem(path, 1, "", "no such file or folder; check the path (registry folders come "
+                                                  "from --registry, ARCHZOO_REGISTRY or ./registry)"))
         return None
     texts: dict[tuple, str] = {}
     read = _read_yaml(path, found, texts)
@@ -579,7 +630,11 @@ def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], war
             "provides it, or correct the name)")
         return None
     try:
-        config = arch.config_model.model_validate(config_data)
+        config = call_plugin(arch.plugin, "its configuration model", arch.config_model.model_validate, config_data,
+                             expected=(ValidationError,))
+    except ArchzooError as exc:
+        add(("config",), ("config",), str(exc))
+        return None
     except ValidationError as exc:
         models = {(): arch.config_model}
         for err in exc.errors():
@@ -592,13 +647,13 @@ def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], war
         return None
 
     entry = Entry(model_id, path, spec, arch, config, lines)
-    if spec.published is None:
-        return entry
     try:
         params = entry.params
-    except Exception as exc:  # a plugin's build failing on a valid configuration is reported, not raised
+    except ArchzooError as exc:  # a plugin's build failing on a valid configuration is reported, not raised
         add(("config",), ("config",), f"cannot count the parameters of this configuration: {exc}")
         return None
+    if spec.published is None:
+        return entry
     gap = entry.gap or 0.0
     if abs(gap) > GAP_LIMIT and spec.reconciliation is None:
         add(("published", "params"), ("published", "params"),
@@ -620,25 +675,40 @@ def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | 
     """Load and validate every entry under ``paths`` (default: `default_registry_dirs`) and plugin folders.
 
     Every problem of every file is collected in one pass (``Registry.problems``); files with problems are
-    left out and the others load.
+    left out and the others load. A problem in a folder a plugin ships is the plugin's, not the user's:
+    it goes to ``Registry.plugin_problems``, naming the plugin, and never fails a build of other folders.
     """
     from .host import get_host
 
     host = host or get_host()
     dirs = [Path(p) for p in paths] if paths is not None else default_registry_dirs()
+    owners: dict[Path, str] = {}
     if include_plugins:
-        dirs += host.registry_dirs()
+        for name, info in host.plugins.items():
+            for folder in info.registry_dirs:
+                owners[folder.resolve()] = name
+                dirs.append(folder)
     problems: list[RegistryProblem] = []
     warnings: list[RegistryProblem] = []
     entries: list[Entry] = []
     first: dict[str, Path] = {}
-    for path in _files(dirs):
+    for path in _files(dirs, problems):
         duplicate_of = first.setdefault(path.stem, path)
         entry = _load_entry(path, host, problems, warnings, duplicate_of if duplicate_of != path else None)
         if entry is not None:
             entries.append(entry)
     entries.sort(key=lambda e: e.id)
-    return Registry(entries, problems, warnings)
+    plugin_problems: list[RegistryProblem] = []
+    if owners:
+        mine = []
+        for problem in problems:
+            owner = next((name for folder, name in owners.items() if _inside(problem.path.resolve(), folder)), None)
+            if owner is None:
+                mine.append(problem)
+            else:
+                plugin_problems.append(dataclasses.replace(problem, plugin=owner))
+        problems = mine
+    return Registry(entries, problems, warnings, plugin_problems)
 
 
 def entry_json_schema() -> dict[str, Any]:

@@ -6,16 +6,24 @@ all read `Report`. Its `to_dict` is the documented JSON schema (``archzoo.report
 
 from __future__ import annotations
 
-import math
 from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass
 from typing import Any
 
-from .architecture import ArchConfig, Architecture
+from .architecture import MAX_SIZE, ArchConfig, Architecture, size_text
 from .blocks import Block
+from .errors import ConfigError
 from .formula import Poly
+try:  # TEMPORARY until host.py has them
+    from .host import build_blocks, call_plugin
+except ImportError:
+    def call_plugin(plugin, what, fn, /, *args, expected=(), **kwargs):
+        return fn(*args, **kwargs)
 
-__all__ = ["Report", "make_report", "DTYPE_BITS", "human_count", "human_bytes", "SCHEMA"]
+    def build_blocks(arch, config):
+        return arch.build(config)
+
+__all__ = ["Report", "make_report", "check_seq_len", "DTYPE_BITS", "human_count", "human_bytes", "SCHEMA"]
 
 SCHEMA = "archzoo.report/1"
 
@@ -47,12 +55,13 @@ def human_count(n: int | float) -> str:
     return f"{value:.0f}"
 
 
-def human_bytes(n: float) -> str:
+def human_bytes(n: int | float) -> str:
     """Decimal units, as disk and download sizes are quoted: ``437.9 MB``."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n:.0f} B"
+    value = Decimal(n)
+    for unit, exponent in (("TB", 12), ("GB", 9), ("MB", 6), ("kB", 3)):
+        if value >= Decimal(10) ** exponent:
+            return f"{value.scaleb(-exponent).quantize(Decimal('0.1'), ROUND_HALF_UP):,} {unit}"
+    return f"{value:.0f} B"
 
 
 def _formula(poly: Poly) -> dict[str, str]:
@@ -60,20 +69,58 @@ def _formula(poly: Poly) -> dict[str, str]:
 
 
 def attention_overtakes_at(attention: Poly, rest: Poly) -> int | None:
-    """The smallest N at which the attention products cost more FLOPs than everything else."""
-    if attention.is_zero():
+    """The smallest N at which the attention products cost more FLOPs than everything else.
+
+    Attention is ``a N²`` and the rest ``b N + c`` (a, b, c ≥ 0); the answer is found by doubling and then
+    bisecting on exact integers, so it takes a few dozen evaluations whatever the sizes.
+    """
+    if attention.is_zero() or attention.degree_in("N") != 2 or rest.degree_in("N") > 1:
         return None
-    a = attention.evaluate(N=1)  # attention terms are a N^2 (self and cross attention)
-    b = rest.part("N", 1).evaluate(N=1)
-    c = rest.part("N", 0).evaluate(N=1)
-    if attention.degree_in("N") != 2 or rest.degree_in("N") > 1 or a <= 0:
+    if attention.evaluate(N=1) <= 0:
         return None
-    n = max(1, math.floor((b + math.sqrt(b * b + 4 * a * c)) / (2 * a)))
-    while attention.evaluate(N=n) <= rest.evaluate(N=n):
-        n += 1
-    while n > 1 and attention.evaluate(N=n - 1) > rest.evaluate(N=n - 1):
-        n -= 1
-    return n
+
+    def overtakes(n: int) -> bool:
+        return attention.evaluate(N=n) > rest.evaluate(N=n)
+
+    high = 1
+    while not overtakes(high):
+        high *= 2
+    low = high // 2  # overtakes(low) is false, or low == 0
+    while high - low > 1:
+        middle = (low + high) // 2
+        if overtakes(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def check_seq_len(arch: Architecture, config: ArchConfig, seq_len: Any, *, name: str = "seq_len") -> int:
+    """The sequence length a report evaluates at: ``seq_len`` checked, or the configuration's own.
+
+    One check for the Python API, the CLI and the site: a positive integer within `MAX_SIZE`, the fixed N
+    of an architecture whose N is set by its configuration (image tokens), and no longer than the
+    positions the configuration has. ``name`` is how the caller calls it (``--seq-len`` on the CLI).
+    """
+    default = call_plugin(arch.plugin, "seq_len", arch.seq_len, config)
+    if seq_len is None:
+        return default
+    if isinstance(seq_len, bool) or not isinstance(seq_len, int):
+        raise ConfigError(f"{name}: expected a positive integer, got {type(seq_len).__name__} {seq_len!r}")
+    if seq_len < 1:
+        raise ConfigError(f"{name} {seq_len}: must be at least 1 (the number of tokens of one forward pass)")
+    if seq_len > MAX_SIZE:
+        raise ConfigError(f"{name} {size_text(seq_len)}: larger than archzoo's limit for a size, {MAX_SIZE:,}")
+    if arch.seq_len_fixed and seq_len != default:
+        note = call_plugin(arch.plugin, "seq_len_note", arch.seq_len_note, config)
+        raise ConfigError(f"{name} {seq_len}: {arch.name} always runs at N = {default} ({note}); change the "
+                          "configuration instead")
+    if arch.max_seq_len is not None:
+        longest = call_plugin(arch.plugin, "max_seq_len", arch.max_seq_len, config)
+        if seq_len > longest:
+            raise ConfigError(f"{name} {seq_len}: longer than the {longest:,} positions this configuration has; "
+                              f"raise max_positions or give a shorter {name}")
+    return seq_len
 
 
 @dataclass(frozen=True)
@@ -209,6 +256,7 @@ class Report:
 
 
 def make_report(arch: Architecture, config: ArchConfig, seq_len: int | None = None) -> Report:
-    """Build the architecture's block tree for ``config`` and evaluate it at ``seq_len``."""
-    root = arch.build(config)
-    return Report(arch, config, root, seq_len if seq_len is not None else arch.seq_len(config))
+    """Build the architecture's block tree for ``config`` and evaluate it at ``seq_len`` (checked by
+    `check_seq_len`; None: the configuration's own length)."""
+    n = check_seq_len(arch, config, seq_len)
+    return Report(arch, config, build_blocks(arch, config), n)

@@ -140,6 +140,8 @@ def collect(registry_dirs: Iterable[Path | str] | None = None, *, repo_root: Pat
                             + "\n".join(str(p) for p in registry.problems))
     for warning in registry.warnings:
         log.info("archzoo: %s", warning)
+    for problem in registry.plugin_problems:  # a plugin's broken entry is left out; the user's zoo still builds
+        log.info("archzoo: skipped %s", problem)
     repo_root = repo_root.resolve() if repo_root else None
     docs_dir = docs_dir.resolve() if docs_dir else None
     entries: list[Entry] = sorted(registry, key=lambda e: e.id)
