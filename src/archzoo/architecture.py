@@ -193,7 +193,7 @@ def describe_validation_error(exc: ValidationError, source: str, model: type[Bas
 
 def parse_config(arch: Architecture, data: dict[str, Any], source: str = "config") -> ArchConfig:
     """Validate ``data`` against the architecture's config model, or raise a `ConfigError` naming every key."""
-    from .report import call_plugin  # TEMPORARY
+    from .host import call_plugin
 
     try:
         return call_plugin(arch.plugin, "its configuration model", arch.config_model.model_validate, data,

@@ -9,8 +9,7 @@ from typing import Any
 from .architecture import ArchConfig, Architecture, parse_config
 from .errors import ConfigError, HFConfigError
 from .files import load_json, read_user_text
-from .host import PluginHost
-from .report import call_plugin  # TEMPORARY
+from .host import PluginHost, call_plugin
 
 __all__ = ["read_hf_config"]
 

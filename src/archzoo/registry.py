@@ -27,8 +27,7 @@ from .architecture import ArchConfig, Architecture
 from .errors import ArchzooError, InputError, RegistryError, UnknownModelError, closest
 from .files import (PLAIN_TAGS, YAML12Loader, check_yaml_events, decode_utf8, find_bad_scalars, read_user_bytes,
                     show_tag, yaml_character_problem)
-from .host import PluginHost
-from .report import call_plugin  # TEMPORARY
+from .host import PluginHost, call_plugin
 from .report import Report, make_report
 from .validation import _describe, _dotted, _got
 

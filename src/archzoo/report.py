@@ -14,14 +14,7 @@ from .architecture import MAX_SIZE, ArchConfig, Architecture, size_text
 from .blocks import Block
 from .errors import ConfigError
 from .formula import Poly
-try:  # TEMPORARY until host.py has them
-    from .host import build_blocks, call_plugin
-except ImportError:
-    def call_plugin(plugin, what, fn, /, *args, expected=(), **kwargs):
-        return fn(*args, **kwargs)
-
-    def build_blocks(arch, config):
-        return arch.build(config)
+from .host import build_blocks, call_plugin
 
 __all__ = ["Report", "make_report", "check_seq_len", "DTYPE_BITS", "human_count", "human_bytes", "SCHEMA"]
 
