@@ -1,28 +1,70 @@
 """Build and serve the site: MkDocs run in-process on the project's ``mkdocs.yml``.
 
-`build_site` is atomic: it builds into a fresh folder beside ``out_dir`` and swaps it in only when the
-strict build succeeded, so a failed build leaves the previous site untouched. The registry folders
+`build_site` is atomic: it builds into a staging folder beside ``out_dir`` and swaps it in only when
+the strict build succeeded, so a failed build leaves the previous site untouched. The registry folders
 reach the build (and its gen-files script) through ``ARCHZOO_REGISTRY``.
+
+A site is what archzoo made. Every build writes a marker, ``.archzoo-site``, at the root of the site:
+a format line, the archzoo version, the registry folders and the list of every file the build wrote.
+``out_dir`` is replaced only when it is missing, empty, or carries a well-formed marker and holds
+nothing that marker does not list, so a user's folder, or a site a user has since added files to, is
+refused rather than destroyed. The marker stays in the published site: it holds nothing private (no
+date, no absolute path under the home folder, only the site's own public file names), every folder of
+the site has an ``index.html`` so web servers serve a page rather than a listing, and a deployed copy
+that travels with its marker can be rebuilt in place.
+
+The staging folder ``.<out>.building-XXXXXXXX`` holds the MkDocs ``site_dir`` (``site/``), every
+temporary folder of the build (``tmp/``: ``tempfile`` and ``TMPDIR`` point there while MkDocs runs, so
+mkdocs-gen-files' ``mkdocs_gen_files_*`` folder lands there too; not inside ``site/``, which MkDocs
+empties), the previous site while the swap runs (``previous/``) and an ``owner`` file that the build
+keeps ``flock``-ed for its whole life. A build killed outright (SIGKILL, power loss) leaves that folder
+behind; the next build beside it removes every staging folder whose lock is free, and never one whose
+build is still running.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+import re
 import shutil
+import stat
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ..errors import ArchzooError
 
-__all__ = ["build_site", "serve_site", "find_config", "ENV_REGISTRY"]
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so another build's staging folder is never taken for dead
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["build_site", "serve_site", "find_config", "ENV_REGISTRY", "SITE_MARKER"]
 
 ENV_REGISTRY = "ARCHZOO_REGISTRY"
 
 #: Quiet the banners some MkDocs plugins print about MkDocs 2 on every build.
 _QUIET = {"DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}
+
+#: The file at the root of every site archzoo builds; see the module docstring.
+SITE_MARKER = ".archzoo-site"
+_MARKER_FORMAT = "archzoo-site 1"
+_MARKER_NOTE = ("# Written by `archzoo build`: it replaces this folder only while the folder holds nothing "
+                "but the files listed here.")
+#: Far above any real marker (a 10,000-page site lists about 0.5 MB); a larger file is not one.
+_MARKER_MAX_BYTES = 64 * 1024 * 1024
+
+_STAGING = ".building-"
+_STAGING_NAME = re.compile(r"^\.(?P<out>.+)\.building-[a-z0-9_]{8}$")
+_OWNER = "owner"
+_OWNER_FORMAT = "archzoo-build 1"
+#: A staging folder with no owner recorded yet is taken for dead only after this long: the owner is
+#: recorded microseconds after the folder is made, so only a build killed in between gets that old.
+_UNCLAIMED_GRACE_S = 60.0
 
 
 def find_config(config_file: Path | str | None = None) -> Path:
@@ -116,22 +158,52 @@ def build_site(
 
     Plugins' registry folders are always included. The build is strict (any MkDocs warning fails it)
     and atomic: on failure the previous ``out_dir`` is left as it was and an `ArchzooError` says why.
-    ``progress`` receives a line every few hundred pages. Returns ``out_dir``.
+    ``out_dir`` must be missing, empty, or a site archzoo built (see the module docstring); a symbolic
+    link is followed, and its target must be one of those. Staging folders of killed builds beside
+    ``out_dir`` are removed first. ``progress`` receives a line every few hundred pages. Returns
+    ``out_dir`` (resolved).
     """
     config = find_config(config_file)
-    out_dir = Path(out_dir).resolve()
-    _check_out_dir(out_dir, config, registry_dirs)
+    out_dir, label = _resolve_out(out_dir)
+    _check_out_dir(out_dir, config, registry_dirs, label=label)
     env = _registry_env(registry_dirs)
     if _flat_nav:
         env["ARCHZOO_SITE_FLAT_NAV"] = "1"
+    registry_lines = _registry_lines(registry_dirs, config.parent)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
+        _remove_dead_builds(out_dir.parent)
+        staging, owner = _start_staging(out_dir)
     except OSError as exc:
-        raise ArchzooError(f"--out {out_dir}: cannot write there ({exc.strerror or exc}); choose another folder") from None
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(staging, 0o777 & ~umask)  # mkdtemp's 0700 would hide the site from a web server's user
+        raise ArchzooError(f"--out {label}: cannot write there ({exc.strerror or exc}); choose another folder") from None
+    try:
+        site, temp = staging / "site", staging / "tmp"
+        env.update(TMPDIR=str(temp), TEMP=str(temp), TMP=str(temp))  # for any subprocess of the build
+        _run_mkdocs(config, site, temp, env, progress, strict=strict, flat_nav=_flat_nav,
+                    kept=f"; the previous site in {out_dir} is untouched" if out_dir.exists() else "")
+        try:
+            _write_marker(site, registry_lines)
+        except OSError as exc:
+            raise ArchzooError(f"--out {label}: cannot write the site ({exc.strerror or exc}); "
+                               "choose another folder; the previous site, if any, is untouched") from None
+        # Checked again: files may have landed in out_dir while MkDocs ran.
+        _check_out_dir(out_dir, config, registry_dirs, label=label)
+        try:
+            _swap(staging, out_dir)
+        except OSError as exc:
+            raise ArchzooError(f"--out {label}: cannot replace it ({exc.strerror or exc}); "
+                               "the previous site, if any, is untouched") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        os.close(owner)  # only now: the lock tells other builds this folder is in use
+    if progress:
+        progress(f"archzoo: site written to {out_dir}")
+    return out_dir
+
+
+def _run_mkdocs(config: Path, site: Path, temp: Path, env: dict[str, str | None],
+                progress: Callable[[str], None] | None, *, strict: bool, flat_nav: bool, kept: str) -> None:
+    """Run MkDocs into ``site`` with every temporary folder in ``temp``; a failure becomes an ArchzooError."""
     collect = _Collect(progress)
     mkdocs_log = logging.getLogger("mkdocs")
     mkdocs_log.addHandler(collect)
@@ -139,63 +211,294 @@ def build_site(
     if mkdocs_log.level == logging.NOTSET or mkdocs_log.level > logging.INFO:
         mkdocs_log.setLevel(logging.INFO)
     try:
-        with _environment(env):
-            _mkdocs_build(config, staging, strict=strict, flat_nav=_flat_nav)
-    except BaseException as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+        with _environment(env), _temp_folder(temp):
+            _mkdocs_build(config, site, strict=strict, flat_nav=flat_nav)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # MkDocs' Abort is a SystemExit
         detail = str(exc).strip() or type(exc).__name__
         if collect.errors and detail.startswith("Aborted with"):  # MkDocs logged the cause, then aborted
             detail = "\n".join(collect.errors)
         if collect.warnings:
             detail += "\n" + "\n".join(f"  warning: {w}" for w in collect.warnings[:20])
-        kept = f"; the previous site in {out_dir} is untouched" if out_dir.exists() else ""
         raise ArchzooError(f"site build failed: {detail}{kept}") from exc
     finally:
         mkdocs_log.removeHandler(collect)
         mkdocs_log.setLevel(previous_level)
+
+
+@contextlib.contextmanager
+def _temp_folder(folder: Path) -> Iterator[None]:
+    """Point `tempfile` at ``folder`` (process-wide) while the build runs, then restore it."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(folder)
     try:
-        _swap(staging, out_dir)
-    except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise ArchzooError(f"--out {out_dir}: cannot replace it ({exc.strerror or exc}); "
-                           "the previous site, if any, is untouched") from None
-    if progress:
-        progress(f"archzoo: site written to {out_dir}")
-    return out_dir
+        yield
+    finally:
+        tempfile.tempdir = saved
 
 
-def _check_out_dir(out_dir: Path, config: Path, registry_dirs: Sequence[Path | str] | None) -> None:
-    """Refuse an output place whose replacement would destroy something that is not a site."""
+# ---- where the site goes ------------------------------------------------------------------------
+
+
+def _resolve_out(out_dir: Path | str) -> tuple[Path, str]:
+    """``out_dir`` resolved, and how messages name it (a symbolic link is named with its target)."""
+    given = Path(out_dir).absolute()
+    try:
+        resolved = given.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python 3.11)
+        raise ArchzooError(f"--out {given}: a symbolic link that never reaches a folder (a loop); "
+                           "give a folder for the site") from None
+    label = f"{given} (a link to {resolved})" if given.is_symlink() else str(resolved)
+    return resolved, label
+
+
+def _check_out_dir(out_dir: Path, config: Path, registry_dirs: Sequence[Path | str] | None, *,
+                   label: str | None = None) -> None:
+    """Refuse an output place whose replacement would destroy something archzoo did not build."""
+    label = label or str(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
-        raise ArchzooError(f"--out {out_dir}: is a file; give a folder for the site")
-    protected = [Path.cwd().resolve(), config.parent.resolve(), (config.parent / "docs").resolve()]
-    protected += [Path(d).resolve() for d in (registry_dirs or [])]
+        raise ArchzooError(f"--out {label}: is a file; give a folder for the site")
+    docs = (config.parent / "docs").resolve()
+    registries = [Path(d).resolve() for d in (registry_dirs or [])]
+    protected = [Path.cwd().resolve(), Path.home().resolve(), config.parent.resolve(), docs, *registries]
     for place in protected:
         if out_dir == place or place.is_relative_to(out_dir):
-            raise ArchzooError(f"--out {out_dir}: would replace {place}, which is not a built site; "
+            raise ArchzooError(f"--out {label}: would replace {place}, which is not a built site; "
                                "give a separate folder such as ./site")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "index.html").is_file():
-        raise ArchzooError(f"--out {out_dir}: a folder that holds something other than a built site "
-                           "(no index.html); give an empty or new folder, or remove it first")
+    for registry in registries:
+        if out_dir.is_relative_to(registry):
+            raise ArchzooError(f"--out {label}: is inside the registry folder {registry}, where the site would "
+                               "mix with the registry's entries; give a folder outside it such as ./site")
+    if out_dir.is_relative_to(docs):
+        raise ArchzooError(f"--out {label}: is inside the documentation folder {docs}, which MkDocs would "
+                           "publish as pages of the next build; give a folder outside it such as ./site")
+    if not out_dir.is_dir():
+        return
+    try:
+        empty = not any(out_dir.iterdir())
+        if empty:
+            return
+        marker = out_dir / SITE_MARKER
+        if not os.path.lexists(marker):
+            raise ArchzooError(
+                f"--out {label}: a folder that holds something other than a built site (no {SITE_MARKER} "
+                "marker: archzoo did not build it); give an empty or new folder such as ./site, or remove "
+                "this one first if it is a site you no longer need")
+        files, folders = _read_marker(marker, label)
+        foreign = _foreign_entries(out_dir, files, folders)
+    except OSError as exc:
+        raise ArchzooError(f"--out {label}: cannot read it ({exc.strerror or exc}); choose another folder") from None
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3:,} more" if len(foreign) > 3 else "")
+        what = "an entry" if len(foreign) == 1 else f"{len(foreign):,} entries"
+        raise ArchzooError(f"--out {label}: holds {what} that archzoo did not write there ({shown}), which "
+                           "replacing the site would delete; move them out, or give another folder for the site")
+
+
+# ---- the marker ----------------------------------------------------------------------------------
+
+
+def _registry_lines(registry_dirs: Sequence[Path | str] | None, checkout: Path) -> list[str]:
+    """The registry folders as the marker names them: relative to the checkout, or to the home folder."""
+    from ..registry import default_registry_dirs
+
+    dirs = [Path(d) for d in registry_dirs] if registry_dirs is not None else default_registry_dirs()
+    home = Path.home().resolve()
+    lines = []
+    for folder in dirs:
+        folder = folder.resolve()
+        if folder.is_relative_to(checkout):
+            shown = folder.relative_to(checkout).as_posix()
+        elif folder.is_relative_to(home):
+            shown = "~/" + folder.relative_to(home).as_posix()
+        else:
+            shown = folder.as_posix()
+        lines.append(f"registry: {shown}")
+    return lines
+
+
+def _write_marker(site: Path, registry_lines: list[str]) -> None:
+    """Write ``SITE_MARKER`` at the root of ``site``: who built it, from what, and every entry it holds."""
+    from .. import __version__
+
+    entries = []
+    for folder, dirs, files in os.walk(site):
+        rel = Path(folder).relative_to(site)
+        entries += [(rel / name).as_posix() for name in files]
+        entries += [(rel / name).as_posix() for name in dirs if os.path.islink(os.path.join(folder, name))]
+        if not dirs and not files and folder != str(site):
+            entries.append(rel.as_posix() + "/")  # an empty folder is listed too, so it is not foreign
+    entries.sort()
+    lines = [_MARKER_FORMAT, _MARKER_NOTE, f"built-by: archzoo {__version__}", *registry_lines,
+             f"files: {len(entries)}", *entries]
+    (site / SITE_MARKER).write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
+
+
+def _read_marker(marker: Path, label: str) -> tuple[set[str], set[str]]:
+    """The files and folders a marker lists; an ArchzooError unless it is exactly what archzoo writes."""
+
+    def refuse(line: int, problem: str) -> ArchzooError:
+        return ArchzooError(f"--out {label}: {marker}:{line}: {problem}; archzoo did not write this marker, so "
+                            "the folder is not taken for a site: give an empty or new folder such as ./site, "
+                            "or remove this one first if it is a site you no longer need")
+
+    def kind(mode: int) -> str:
+        return ("symbolic link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "special file")
+
+    info = os.lstat(marker)
+    if not stat.S_ISREG(info.st_mode):  # never open a link, a FIFO or a device
+        raise refuse(1, f"expected a regular file, got a {kind(info.st_mode)}")
+    # O_NOFOLLOW and O_NONBLOCK: swapped for a link or a FIFO since, it still neither follows nor blocks
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    with open(os.open(marker, flags), "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise refuse(1, f"expected a regular file, got a {kind(info.st_mode)}")
+        if info.st_size > _MARKER_MAX_BYTES:
+            raise refuse(1, f"expected at most {_MARKER_MAX_BYTES:,} bytes, got {info.st_size:,}")
+        text = handle.read(_MARKER_MAX_BYTES + 1).decode("utf-8", errors="surrogateescape")
+    lines = text.split("\n")
+    if lines[0] != _MARKER_FORMAT:
+        raise refuse(1, f"expected the format line {_MARKER_FORMAT!r}, got {_clip(lines[0])}")
+    if not text.endswith("\n"):
+        raise refuse(len(lines), "expected the file to end with a newline (it was cut short)")
+    lines.pop()  # the empty string after the final newline
+    number = 1
+    count = None
+    while number < len(lines):
+        line = lines[number]
+        number += 1
+        if line.startswith("#"):
+            continue
+        key, sep, value = line.partition(": ")
+        if not sep or not re.fullmatch(r"[a-z][a-z-]*", key):
+            raise refuse(number, f"expected 'key: value' or 'files: COUNT', got {_clip(line)}")
+        if key == "files":
+            if not value.isascii() or not value.isdigit():
+                raise refuse(number, f"expected a count of files, got {_clip(value)}")
+            count = int(value)
+            break
+    if count is None:
+        raise refuse(number, "expected a 'files: COUNT' line, got the end of the file")
+    names = lines[number:]
+    if len(names) != count:
+        raise refuse(number, f"expected {count:,} file names after 'files: {count}', got {len(names):,}")
+    files, folders = set(), set()
+    for name in names:
+        if name.endswith("/"):
+            folders.add(name.rstrip("/"))
+        else:
+            files.add(name)
+        folders.update(p.as_posix() for p in Path(name).parents)  # the folders the listed files sit in
+    return files, folders
+
+
+def _clip(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def _foreign_entries(out_dir: Path, files: set[str], folders: set[str]) -> list[str]:
+    """Every entry of ``out_dir`` that the marker does not list (a foreign folder is named, not its content)."""
+    foreign: list[str] = []
+    pending = [(str(out_dir), "")]
+    while pending:  # no recursion: the depth is the folder's, not bounded by Python's stack
+        folder, prefix = pending.pop()
+        with os.scandir(folder) as scan:
+            for entry in scan:
+                rel = prefix + entry.name
+                if rel == SITE_MARKER:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if rel in folders:
+                        pending.append((entry.path, rel + "/"))
+                    else:
+                        foreign.append(rel + "/")
+                elif rel not in files:
+                    foreign.append(rel)
+    return sorted(foreign)
+
+
+# ---- staging folders and their owners -------------------------------------------------------------
+
+
+def _start_staging(out_dir: Path) -> tuple[Path, int]:
+    """A fresh staging folder beside ``out_dir`` with its ``site/`` and ``tmp/``, and the descriptor of
+    its ``owner`` file, locked."""
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}{_STAGING}", dir=out_dir.parent))
+    owner = None
+    try:
+        owner = os.open(staging / _OWNER, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        if fcntl is not None:
+            fcntl.flock(owner, fcntl.LOCK_EX)  # blocks only while another build looks at it
+        os.write(owner, f"{_OWNER_FORMAT}\n{json.dumps({'pid': os.getpid()})}\n".encode())
+        (staging / "site").mkdir()  # not mkdtemp's 0700: a web server running as another user must read it
+        (staging / "tmp").mkdir()
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if owner is not None:
+            os.close(owner)
+        raise
+    return staging, owner
+
+
+def _remove_dead_builds(parent: Path) -> None:
+    """Remove the staging folders in ``parent`` whose build is dead; put back a site a killed swap took away."""
+    if fcntl is None:
+        return
+    try:
+        candidates = [p for p in parent.iterdir() if _STAGING_NAME.match(p.name)]
+    except OSError:
+        return
+    for staging in candidates:
+        try:
+            _remove_if_dead(staging)
+        except OSError:
+            continue  # another user's, or gone meanwhile: leave it
+
+
+def _remove_if_dead(staging: Path) -> None:
+    if staging.is_symlink() or not staging.is_dir():
+        return
+    try:
+        owner = os.open(staging / _OWNER, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        # made, but killed before recording its owner (or an older archzoo's): only an old empty one goes
+        if time.time() - staging.stat().st_mtime > _UNCLAIMED_GRACE_S:
+            with contextlib.suppress(OSError):
+                staging.rmdir()
+        return
+    try:
+        try:
+            fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # its build is running
+        recorded = os.read(owner, 4096)
+        if not recorded.startswith(_OWNER_FORMAT.encode() + b"\n"):
+            if recorded or time.time() - os.fstat(owner).st_mtime <= _UNCLAIMED_GRACE_S:
+                return  # not archzoo's, or a build between creating its owner file and recording itself
+        out_dir = staging.parent / _STAGING_NAME.match(staging.name).group("out")
+        previous = staging / "previous"
+        if previous.is_dir() and not previous.is_symlink() and not os.path.lexists(out_dir):
+            os.replace(previous, out_dir)  # killed between the two renames of the swap: the old site goes back
+        shutil.rmtree(staging, ignore_errors=True)
+    finally:
+        os.close(owner)
 
 
 def _swap(staging: Path, out_dir: Path) -> None:
-    """Put ``staging`` in place of ``out_dir``: two renames, the old site removed only afterwards."""
-    if not out_dir.exists():
-        os.replace(staging, out_dir)
+    """Put ``staging/site`` in place of ``out_dir``: two renames; the old site is left in ``staging/previous``."""
+    site = staging / "site"
+    if not os.path.lexists(out_dir):
+        os.replace(site, out_dir)
         return
-    retired = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-    os.rmdir(retired)
-    os.replace(out_dir, retired)
+    previous = staging / "previous"
+    os.replace(out_dir, previous)
     try:
-        os.replace(staging, out_dir)
+        os.replace(site, out_dir)
     except OSError:
-        os.replace(retired, out_dir)
-        shutil.rmtree(staging, ignore_errors=True)
+        os.replace(previous, out_dir)
         raise
-    shutil.rmtree(retired, ignore_errors=True)
 
 
 def serve_site(
