@@ -344,3 +344,42 @@ def test_unreadable_registry_file_is_an_error(tmp_path: Path, monkeypatch, capsy
     assert code == 1
     assert err == (f"{locked}:1: cannot read the file (Permission denied); check its permissions\n"
                    "1 problem(s) in 1 of 1 file(s)\n")
+
+
+def test_a_plugin_registry_with_a_broken_entry_never_fails_your_own(tmp_path: Path, capsys):
+    """A plugin ships a registry folder holding one good and one broken entry: the broken one is the
+    plugin's problem, named as such, left out of every listing and of the site; your own registry loads."""
+    import types
+
+    from archzoo import hookimpl
+    from archzoo.host import PluginHost, reset_host
+    from archzoo.registry import load_registry
+    from archzoo.site.generate import collect
+
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "shipped-gpt.yaml").write_text(ENTRY + "  n_layers: 2\n")
+    (shipped / "shipped-broken.yaml").write_text(ENTRY + "  n_layers: many\n")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "my-gpt.yaml").write_text(ENTRY + "  n_layers: 12\n")
+    plugin = types.ModuleType("zoo_shipper")
+    plugin.register_registry_dirs = hookimpl(lambda register: register(shipped))
+    host = PluginHost(extra_plugins={"shipper": plugin}).load()
+    reset_host(host)
+    try:
+        registry = load_registry([mine], host)
+        assert registry.problems == []
+        assert [str(p) for p in registry.plugin_problems] == [
+            f"{shipped}/shipped-broken.yaml:6: config.n_layers: expected an integer, got the string 'many' "
+            "(in the registry folder of plugin 'shipper')"]
+        assert sorted(registry.entries) == ["my-gpt", "shipped-gpt"]
+        assert sorted(m.id for m in collect([mine]).models) == ["my-gpt", "shipped-gpt"]  # the site builds
+        code = main(["list", "--registry", str(mine), "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0 and [r["id"] for r in json.loads(out)] == ["my-gpt", "shipped-gpt"]
+        assert err == (f"archzoo: warning: plugin 'shipper' ships 1 registry problem(s), skipped; the first: "
+                       f"{shipped}/shipped-broken.yaml:6: config.n_layers: expected an integer, got the string "
+                       "'many'\n")
+    finally:
+        reset_host(None)
