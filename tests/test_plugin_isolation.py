@@ -11,6 +11,7 @@ transformers 5.23, pooler included.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -21,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-HOSTILE = Path(__file__).parent / "hostile" / "plugins"
+REPO = Path(__file__).resolve().parents[1]
+HOSTILE = REPO / "tests" / "hostile" / "plugins"
 BERT_BASE_PARAMS = 109_482_240  # transformers 5.23 BertModel(BertConfig()), see the module docstring
 STRICT = " (strict mode: unset ARCHZOO_STRICT or drop --strict to skip it)"
 SKIPPED = " (skipped; --strict makes this an error)"
@@ -163,7 +165,7 @@ def test_hostile_plugin_is_an_error_in_strict_mode(case: Case, tmp_path):
 
 
 @pytest.mark.hostile
-def test_print_in_hook_plugin_is_listed_and_counts(tmp_path):
+def test_print_in_hook_plugin_is_listed_with_its_architecture(tmp_path):
     case = next(c for c in CASES if c.id == "print-in-hook-plugins")
     result = run_archzoo(["plugins", "--json"], install(case, tmp_path))
     plugin = next(p for p in json.loads(result.stdout)["plugins"] if p["name"] == "print_in_hook")
@@ -180,3 +182,19 @@ def test_archzoo_runs_as_a_module(tmp_path):
     result = run_archzoo(["count", "bert", "--json"], tmp_path)
     assert (result.returncode, result.stderr) == (0, "")
     assert json.loads(result.stdout)["params"]["total"] == BERT_BASE_PARAMS
+
+
+@pytest.mark.hostile
+def test_site_builds_around_a_bad_build(tmp_path):
+    """A plugin whose build returns a list costs its own architecture page its formulas, not the site."""
+    case = next(c for c in CASES if c.id == "build-returns-list")
+    root = install(case, tmp_path)
+    out = tmp_path / "site"
+    result = run_archzoo(["build", "--registry", str(REPO / "registry"), "--out", str(out)], root)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"site written to {out}\n"
+    assert "Traceback" not in result.stderr
+    page = html.unescape((out / "architectures" / "buildlist" / "index.html").read_text(encoding="utf-8"))
+    assert case.error in page
+    assert (out / "architectures" / "bert" / "index.html").is_file()
+    assert (out / "models" / "bert-base-uncased" / "index.html").is_file()
