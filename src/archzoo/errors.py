@@ -66,7 +66,10 @@ class HFConfigError(ArchzooError, ValueError):
 
 
 class PluginError(ArchzooError, RuntimeError):
-    """A plugin failed to import, raised in a hook, or registered something invalid (strict mode)."""
+    """A plugin failed to import, raised in a hook, registered something invalid (strict mode), or its code
+    raised or returned something archzoo cannot use when called through `archzoo.host.call_plugin` or
+    `archzoo.host.build_blocks`. Errors raised there carry ``.problem``, the `PluginProblem` naming the
+    plugin, so the host records it without parsing the message back."""
 
 
 class RegistryError(ArchzooError, ValueError):
