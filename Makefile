@@ -1,17 +1,31 @@
 # Two commands do all the set-up a newcomer needs:
 #   make serve   install archzoo and the site tools, build the site from registry/ and serve it
 #   make test    install everything the tests need (torch CPU, transformers, Chromium) and run them
-PYTHON ?= python3
+# Everything is installed into a virtual environment, .venv/, made here with the system's python3:
+# nothing needs activating first, and Debian's "externally managed" system Python is never touched.
+SYSTEM_PYTHON ?= python3
+VENV ?= .venv
+PYTHON = $(VENV)/bin/python
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
 PORT ?= 8000
 
-.PHONY: serve build test install install-test chromium
+.PHONY: serve build test install install-test chromium venv clean
 
-install:
+venv: $(PYTHON)
+
+# Debian and Ubuntu ship venv's pip in a separate package: install it when it is missing (as root).
+$(PYTHON):
+	@$(SYSTEM_PYTHON) -c "import ensurepip, venv" 2>/dev/null || { \
+	  echo "installing python3-venv (Debian's venv support)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
+	$(SYSTEM_PYTHON) -m venv $(VENV)
+	$(PIP) --upgrade pip
+
+install: venv
 	$(PIP) -e ".[site]"
 
 # torch is pinned first so that transformers does not pull a multi-GB CUDA build.
-install-test:
+install-test: venv
 	$(PIP) "torch==2.13.0"
 	$(PIP) -e ".[dev]"
 
@@ -21,10 +35,13 @@ chromium:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 build: install
-	archzoo build --out site
+	$(VENV)/bin/archzoo build --out site
 
 serve: install
-	archzoo serve --port $(PORT)
+	$(VENV)/bin/archzoo serve --port $(PORT)
 
 test: install-test chromium
 	$(PYTHON) -m pytest
+
+clean:
+	rm -rf $(VENV) site
