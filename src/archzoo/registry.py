@@ -680,13 +680,7 @@ def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | 
     from .host import get_host
 
     host = host or get_host()
-    dirs = [Path(p) for p in paths] if paths is not None else default_registry_dirs()
-    owners: dict[Path, str] = {}
-    if include_plugins:
-        for name, info in host.plugins.items():
-            for folder in info.registry_dirs:
-                owners[folder.resolve()] = name
-                dirs.append(folder)
+    dirs, owners = registry_folders(paths, host, include_plugins=include_plugins)
     problems: list[RegistryProblem] = []
     warnings: list[RegistryProblem] = []
     entries: list[Entry] = []
@@ -697,17 +691,36 @@ def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | 
         if entry is not None:
             entries.append(entry)
     entries.sort(key=lambda e: e.id)
-    plugin_problems: list[RegistryProblem] = []
-    if owners:
-        mine = []
-        for problem in problems:
-            owner = next((name for folder, name in owners.items() if _inside(problem.path.resolve(), folder)), None)
-            if owner is None:
-                mine.append(problem)
-            else:
-                plugin_problems.append(dataclasses.replace(problem, plugin=owner))
-        problems = mine
+    problems, plugin_problems = split_plugin_problems(problems, owners)
     return Registry(entries, problems, warnings, plugin_problems)
+
+
+def registry_folders(paths: Iterable[Path | str] | None, host: PluginHost, *,
+                     include_plugins: bool = True) -> tuple[list[Path], dict[Path, str]]:
+    """The folders to load (``paths``, else `default_registry_dirs`, then plugins' folders) and, for
+    each plugin folder, the plugin that ships it."""
+    dirs = [Path(p) for p in paths] if paths is not None else default_registry_dirs()
+    owners: dict[Path, str] = {}
+    if include_plugins:
+        for name, info in host.plugins.items():
+            for folder in info.registry_dirs:
+                owners[folder.resolve()] = name
+                dirs.append(folder)
+    return dirs, owners
+
+
+def split_plugin_problems(problems: list[RegistryProblem], owners: dict[Path, str]
+                          ) -> tuple[list[RegistryProblem], list[RegistryProblem]]:
+    """``(the user's problems, the plugins' problems)``: a problem in a folder a plugin ships names it."""
+    mine: list[RegistryProblem] = []
+    theirs: list[RegistryProblem] = []
+    for problem in problems:
+        owner = next((name for folder, name in owners.items() if _inside(problem.path.resolve(), folder)), None)
+        if owner is None:
+            mine.append(problem)
+        else:
+            theirs.append(dataclasses.replace(problem, plugin=owner))
+    return mine, theirs
 
 
 def entry_json_schema() -> dict[str, Any]:
