@@ -39,6 +39,7 @@ __all__ = [
     "RegistryProblem",
     "REASONS",
     "GAP_LIMIT",
+    "find_model",
     "load_registry",
     "parse_published",
     "default_registry_dirs",
@@ -693,6 +694,36 @@ def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | 
     entries.sort(key=lambda e: e.id)
     problems, plugin_problems = split_plugin_problems(problems, owners)
     return Registry(entries, problems, warnings, plugin_problems)
+
+
+def find_model(model_id: str, paths: Iterable[Path | str] | None = None, host: PluginHost | None = None,
+               *, include_plugins: bool = True) -> Entry:
+    """The entry with this id, loading that one file only (the folders are listed, nothing else is read).
+
+    The same answers as ``load_registry(...).get_model(model_id)``: the entry; an error naming its first
+    problem when its file is invalid (or its id is defined twice); else the closest ids.
+    """
+    from .host import get_host
+
+    host = host or get_host()
+    dirs, owners = registry_folders(paths, host, include_plugins=include_plugins)
+    listing: list[RegistryProblem] = []
+    files = _files(dirs, listing)
+    named = [f for f in files if f.stem == model_id]
+    if not named:
+        raise UnknownModelError(model_id, {f.stem for f in files})
+    problems: list[RegistryProblem] = []
+    warnings: list[RegistryProblem] = []
+    entry = _load_entry(named[0], host, problems, warnings, None)
+    for other in named[1:]:
+        _load_entry(other, host, problems, warnings, named[0])
+    if entry is None or problems:
+        first = problems[0]
+        owner = split_plugin_problems([first], owners)[1]
+        shown = owner[0] if owner else first
+        raise RegistryError(f"registry entry {model_id!r} is invalid: {shown} "
+                            f"(`archzoo validate {first.path}` lists every problem)")
+    return entry
 
 
 def registry_folders(paths: Iterable[Path | str] | None, host: PluginHost, *,
