@@ -202,7 +202,7 @@ def test_architecture_page(registry, bert):
     assert text.count("\n# BERT\n") == 1
     assert "## Models (1)" in text and "[bert-base-uncased](../../models/bert-base-uncased.md)" in text
     for key, *_ in arch.config_fields():
-        assert f"`{key}`" in text
+        assert f"<code>{key}</code>" in text
     assert "## General formulas" in text and "\\text{params} = " in text
     assert "```mermaid" in text
 

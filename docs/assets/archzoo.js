@@ -15,7 +15,9 @@
         tex = tex.slice(2, -2);
         display = true;
       }
-      katex.render(tex, el, { displayMode: display, throwOnError: false });
+      // formulas come from plugins: no trusted commands (\href, \url, \html*), bounded sizes and macros
+      katex.render(tex, el, { displayMode: display, throwOnError: false, trust: false, maxSize: 50,
+                              maxExpand: 1000 });
       el.setAttribute("data-az-math", "1");
     });
   }

@@ -4,10 +4,12 @@ The model, its stacks and its repeated layers open into subgraphs; every other b
 labelled with its parameters (one copy, inside a repeat). Siblings are chained in the order the tree
 lists them, which is the order of the forward pass, except that a stack with cross-attention (a
 decoder) takes the input of the stack before it, whose output feeds its cross-attention ("memory").
-A tied weight is drawn as a dotted link to the tensor it reuses.
+A tied weight is drawn as a dotted link to the tensor it reuses. Block names are plain text (`_label`).
 """
 
 from __future__ import annotations
+
+import re
 
 from ..blocks import Block
 from ..report import human_count
@@ -17,8 +19,22 @@ __all__ = ["mermaid"]
 _OPEN = ("model", "stack")
 
 
+#: Characters a label keeps as they are; every other one (quotes, ``<``, ``&``, ``#``, backticks, ``%%``
+#: directives, brackets, non-ASCII) is written as mermaid's entity code ``#NNN;``.
+_LABEL_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _.,-()/+")
+#: Shown as U+FFFD: control characters (but tab and line breaks, shown as spaces), DEL, lone surrogates.
+_UNSHOWABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
+_SPACES = re.compile("[\t\n\r\x85\u2028\u2029]")
+
+
 def _label(text: str) -> str:
-    return text.replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+    """Text (a block name from a plugin) as the inside of a quoted mermaid label, shown literally.
+
+    Mermaid renders labels as HTML after turning ``#NNN;`` into ``&#NNN;``, so an encoded character is
+    shown as itself and can neither end the label, start markup or a directive, nor spell an entity.
+    """
+    text = _UNSHOWABLE.sub("\ufffd", _SPACES.sub(" ", str(text)))
+    return "".join(c if c in _LABEL_SAFE else f"#{ord(c)};" for c in text)
 
 
 def mermaid(root: Block, *, direction: str = "TB") -> str:
@@ -43,15 +59,15 @@ def mermaid(root: Block, *, direction: str = "TB") -> str:
             node_ids[path] = sub
             if block.repeat is not None:
                 n = block.repeat.evaluate()
-                title = f"{block.name} × {n:,}" + (" (shared weights)" if block.shared else "")
+                title = f"{_label(block.name)} × {n:,}" + (" (shared weights)" if block.shared else "")
                 inner = block.children[0] if len(block.children) == 1 and block.children[0].children else block
                 children = inner.children if inner is not block else block.children
                 prefix = f"{path}.{inner.name}" if inner is not block else path
             else:
-                title = block.name
+                title = _label(block.name)
                 children = block.children
                 prefix = path
-            lines.append(f'{indent}subgraph {sub}["{_label(title)}"]')
+            lines.append(f'{indent}subgraph {sub}["{title}"]')
             lines.append(f"{indent}  direction {direction}")
             first = last = ""
             stack_input = stack_output = ""  # around the last stack drawn at this level (an encoder)

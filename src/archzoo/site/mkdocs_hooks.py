@@ -2,7 +2,9 @@
 
 * A line is logged every `PROGRESS_EVERY` pages rendered, with the elapsed time.
 * The generated ``SUMMARY.md`` (the navigation literate-nav reads) is not published as a page.
-* Model pages are indexed for search by id, title, tags and summary (see `on_page_context`).
+* Model pages are indexed for search by id, title, tags and summary (see `on_page_context`); the
+  theme shows search entries as HTML, so every registry string in them is escaped here, and so is
+  the edit link, which the theme writes into an attribute as it is.
 * Every page's ``update_date`` is fixed (``SOURCE_DATE_EPOCH`` when set, else 1980-01-01), so the
   gzip header of ``sitemap.xml.gz`` does not carry the build date; the theme's sitemap has no
   ``<lastmod>`` for the same reason.
@@ -84,6 +86,11 @@ def _local_edit_url(page, config) -> str | None:
 def on_page_context(context, page, config, nav, **kwargs):
     if not config.repo_url:
         page.edit_url = _local_edit_url(page, config)
+    if page.edit_url:
+        # the theme writes it into href="..." as it is; a registry folder's name is anybody's text
+        from urllib.parse import quote
+
+        page.edit_url = quote(page.edit_url, safe=":/?#[]@!$()*+,;=%~")
     return _index_for_search(context, page, config)
 
 
@@ -94,14 +101,18 @@ def _index_for_search(context, page, config):
     meta = page.meta.get("archzoo_search")
     search = config.plugins.get("material/search") or config.plugins.get("search")
     index = getattr(search, "search_index", None)
-    if not meta or index is None:
+    if not isinstance(meta, dict) or index is None:
         return context
-    from html import escape
+    from archzoo.site.pages import text_html
 
-    tags = [str(t) for t in meta.get("tags", [])]
-    text = (f"<p>{escape(meta.get('title', ''))}. {escape(meta.get('summary', ''))}</p>"
-            f"<p>Architecture {escape(meta.get('architecture', ''))}; {meta.get('params', 0):,} parameters"
-            + (f"; tags: {escape(', '.join(tags))}" if tags else "") + ".</p>")
+    # Material's search shows an entry's title, text and tags as HTML: every value is escaped here
+    # (the page's title is, from its front matter, already)
+    tags = [text_html(t) for t in meta.get("tags", [])]
+    params = meta.get("params", 0)
+    count = f"{params:,}" if isinstance(params, int) else text_html(params)
+    text = (f"<p>{text_html(meta.get('title', ''))}. {text_html(meta.get('summary', ''))}</p>"
+            f"<p>Architecture {text_html(meta.get('architecture', ''))}; {count} parameters"
+            + (f"; tags: {', '.join(tags)}" if tags else "") + ".</p>")
     entry = {"location": page.url, "title": str(page.meta.get("title") or page.title), "text": text}
     if tags:
         entry["tags"] = tags

@@ -1,8 +1,18 @@
 """The site's generated pages as markdown: plain functions of views, with no MkDocs in sight.
 
 Links between generated pages are relative ``.md`` links, so MkDocs checks every one of them in a
-strict build. Math is written for ``pymdownx.arithmatex`` (``$...$`` inline, ``$$`` blocks), diagrams as
-``mermaid`` fences for ``pymdownx.superfences``, and plots as inline SVG that search does not index.
+strict build. Math is written as ``pymdownx.arithmatex``'s own output, diagrams as ``mermaid`` fences for
+``pymdownx.superfences``, and plots as inline SVG that search does not index.
+
+Text is text. Every string from a registry entry, a configuration or a plugin (titles, summaries, tags,
+citations, notes, block names and descriptions, configuration descriptions and defaults) is plain text,
+never markdown or HTML: ``[x](javascript:...)`` or ``<script>`` in a title is shown as those characters.
+Each context has its escaper: `text_html` for HTML text and attributes, `text_md` for the few markdown
+places (table cells next to links MkDocs checks, headings), `nav_text` for the navigation,
+`_front_matter` (a YAML dumper) for page metadata, ``diagram`` for mermaid labels, `models_csv` for
+spreadsheet cells. Characters that cannot be shown (C0 and C1 controls but tab and newline, DEL, lone
+surrogates) become U+FFFD everywhere (`displayable`). Links the site makes from registry data (a
+source's ``url``) are made only to ``http``, ``https`` or relative targets (`safe_url`).
 """
 
 from __future__ import annotations
@@ -15,6 +25,9 @@ import re
 from functools import lru_cache
 from html import escape
 from typing import Any, Iterable, Sequence
+from urllib.parse import quote
+
+import yaml
 
 from ..report import human_bytes, human_count
 from .mdext import END, START
@@ -31,6 +44,12 @@ __all__ = [
     "model_path",
     "architecture_path",
     "NavSection",
+    "displayable",
+    "text_html",
+    "text_md",
+    "nav_text",
+    "safe_url",
+    "csv_cell",
 ]
 
 MODELS_DIR = "models"
@@ -46,11 +65,97 @@ def architecture_path(name: str) -> str:
     return f"{ARCHITECTURES_DIR}/{name}/index.md"
 
 
+# ---- text in each context ---------------------------------------------------------------------------
+
+#: What no page can show: C0 controls but tab and newline, DEL, C1 controls, lone surrogates (which
+#: cannot even be written as UTF-8).
+_UNSHOWABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_LINE_BREAKS = re.compile("\r\n?|[\x85\u2028\u2029]")
+
+
+def displayable(text: Any) -> str:
+    """``text`` as a page can show it: line breaks as ``\\n``, every character that cannot be shown
+    (a control character, DEL, a lone surrogate) as U+FFFD, the replacement character."""
+    text = _LINE_BREAKS.sub("\n", str(text))
+    return _UNSHOWABLE.sub("\ufffd", text)
+
+
+def _one_line(text: Any) -> str:
+    """`displayable` with every line break and tab as a space: for table cells, metadata, labels."""
+    return displayable(text).replace("\n", " ").replace("\t", " ")
+
+
+def text_html(text: Any) -> str:
+    """Plain text as HTML, safe in element content and in quoted attribute values alike."""
+    return escape(displayable(text), quote=True)
+
+
+_e = text_html
+
+#: ASCII characters that stay as they are in `text_md`: none of them starts markdown syntax in the middle
+#: of a line, with the site's extensions or the common others (smarty, tilde, caret, mark, critic, keys,
+#: emoji, magiclink all use characters outside this set).
+_MD_INERT = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ,-./;?%")
+
+
+@lru_cache(maxsize=65536)
+def text_md(text: str) -> str:
+    """Plain text as inline markdown that renders as exactly this text, on one line: every ASCII
+    character outside `_MD_INERT` becomes a numeric character reference, which markdown passes through
+    untouched and the browser shows as the character. For places where markdown is kept because MkDocs
+    checks the links beside the text (tables, headings); never at the start of a block."""
+    return "".join(c if c in _MD_INERT or ord(c) > 127 else f"&#{ord(c)};" for c in _one_line(text))
+
+
+#: Characters literate-nav's markdown (plain markdown: it does not load the site's extensions) would read
+#: as syntax in a link's text; all of them have a backslash escape there. Its entity and raw-HTML
+#: patterns are off, so `text_md`'s references would reach the theme as they are written.
+_NAV_SYNTAX = re.compile(r"([\\`*_{}\[\]()!])")
+
+
+def nav_text(text: str) -> str:
+    """A navigation title, as the ``[title](page.md)`` text of literate-nav's ``SUMMARY.md``.
+
+    The theme writes navigation titles into pages as HTML, so the title literate-nav reads must be the
+    HTML-escaped text: ``&lt;`` is kept as it is (literate-nav turns off markdown's entities), and the
+    characters of markdown's inline syntax are backslash-escaped, which literate-nav undoes.
+    """
+    return _NAV_SYNTAX.sub(r"\\\1", escape(_one_line(text), quote=True))
+
+
+#: Schemes the site makes links to; anything else (javascript:, data:, vbscript:, file:) is shown as text.
+SAFE_SCHEMES = ("http", "https")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def safe_url(url: Any) -> str | None:
+    """``url`` when a link to it is safe to make (``http``, ``https`` or relative), else None.
+
+    The scheme is read as a browser reads it: after dropping leading and trailing spaces and controls
+    and every tab and line break (``java\\tscript:`` is ``javascript:`` to a browser).
+    """
+    shown = displayable(url)
+    seen = re.sub("[\t\n\r]", "", shown.strip("".join(map(chr, range(33)))))
+    scheme = _SCHEME.match(seen)
+    if scheme and scheme.group(1).lower() not in SAFE_SCHEMES:
+        return None
+    return shown
+
+
+def _link(label: str, url: Any) -> str:
+    """A link the site makes from registry data, or its label and target as text when the target's
+    scheme is not one the site links to."""
+    target = safe_url(url)
+    if target is None:
+        return f"{_e(label)} <code>{_e(url)}</code>"
+    return f'<a href="{_e(target)}">{_e(label)}</a>'
+
+
 # ---- markdown helpers -------------------------------------------------------------------------------
 
 
 def _cell(text: str) -> str:
-    """Text safe inside a markdown table cell."""
+    """Markup the site wrote (links, spans) safe inside a markdown table cell; text goes through `text_md`."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -63,19 +168,15 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "
     return "\n".join(out)
 
 
-def _math(tex: str) -> str:
-    """Inline math in markdown, for pymdownx.arithmatex."""
-    return f"${tex}$" if tex else "—"
-
-
 def _m(tex: str) -> str:
-    """Inline math inside a raw HTML block: arithmatex's own output, which the site's script renders."""
-    return f'<span class="arithmatex">\\({escape(tex, quote=False)}\\)</span>' if tex else "—"
+    """Inline math inside a raw HTML block: arithmatex's own output, which the site's script renders
+    (KaTeX, with no trusted commands: a plugin's LaTeX cannot make links or raw HTML)."""
+    return f'<span class="arithmatex">\\({escape(displayable(tex), quote=False)}\\)</span>' if tex else "—"
 
 
 def _display(tex: str) -> str:
     """Display math as a raw HTML block (arithmatex's output for ``$$ ... $$``)."""
-    return _raw(f'<div class="arithmatex">\\[{escape(tex, quote=False)}\\]</div>')
+    return _raw(f'<div class="arithmatex">\\[{escape(displayable(tex), quote=False)}\\]</div>')
 
 
 def _raw(html: str) -> str:
@@ -129,6 +230,7 @@ def _code(code: str, language: str) -> str:
     """A highlighted code block as raw HTML, the same markup pymdownx.highlight writes for a fence
     (Material's copy button and colours apply). Lines that lex on their own are highlighted one by one
     and cached: the reference snippets of a zoo share all their lines but one."""
+    code = displayable(code)
     if _self_contained_lines(code):
         body = "".join(_highlight(line + "\n", language) for line in code.rstrip("\n").split("\n"))
     else:
@@ -142,6 +244,7 @@ _FLAT_YAML = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (\S.*)$")
 def _yaml_code(text: str) -> str:
     """A configuration's YAML as a code block: flat ``key: value`` lines get pygments' own markup
     without running pygments (every model page has one); anything else goes through pygments."""
+    text = displayable(text)
     lines = text.rstrip("\n").split("\n")
     matches = [_FLAT_YAML.match(line) for line in lines]
     if not all(matches) or any(m.group(2).startswith(("'", '"', "[", "{", "&", "*", "!", "|", ">")) for m in matches):
@@ -154,15 +257,14 @@ def _yaml_code(text: str) -> str:
 
 def _plain_code(text: str, language: str) -> str:
     """A code block without highlighting (a one-line shell command)."""
-    return _raw(f'<div class="language-{language} highlight"><pre><span></span><code>{escape(text, quote=False)}'
-                "</code></pre></div>")
+    return _raw(f'<div class="language-{language} highlight"><pre><span></span><code>{_e(text)}</code></pre></div>')
 
 
 def _figure(svg: str, caption: str) -> str:
     """Inline SVG; ``data-search-exclude`` keeps tick labels out of the search index."""
     if not svg:
         return ""
-    return _raw(f'<figure class="az-figure" data-search-exclude>{svg}<figcaption>{escape(caption)}</figcaption></figure>')
+    return _raw(f'<figure class="az-figure" data-search-exclude>{svg}<figcaption>{_e(caption)}</figcaption></figure>')
 
 
 def _rel(from_path: str, to_path: str) -> str:
@@ -201,7 +303,7 @@ def _href(from_path: str, to_path: str, directory_urls: bool = True) -> str:
 def _tree_name(row: BlockRow) -> str:
     mark = "└&nbsp;" if row.depth else ""
     return (f'<span class="az-tree" style="padding-left:{row.depth * 0.9:.1f}em">{mark}<span class="az-block" '
-            f'title="{escape(row.description, quote=True)}">{escape(row.name)}</span></span>')
+            f'title="{_e(row.description)}">{_e(row.name)}</span></span>')
 
 
 def _count(row: BlockRow) -> str:
@@ -216,28 +318,40 @@ def _share(value: float) -> str:
     return f"{value:.1%}" if value >= 0.001 else "&lt;0.1%"
 
 
-def _front_matter(**values: Any) -> str:
-    lines = ["---"]
-    for key, value in values.items():
-        lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
-    lines.append("---")
-    return "\n".join(lines)
+def _plain(value: Any) -> Any:
+    """Metadata for the site's own hooks: strings made `displayable` on one line, containers walked."""
+    if isinstance(value, str):
+        return _one_line(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _front_matter(title: str, description: str, **values: Any) -> str:
+    """A page's YAML front matter, written by a YAML dumper so that no character of a title can end it
+    or make it unreadable (MkDocs would then print it as page text and drop the page's metadata).
+
+    ``title`` and ``description`` are plain text, escaped here: the theme writes them into ``<title>``,
+    the header and ``<meta name="description" content="...">`` as they are. The other values are for the
+    site's own hooks, which escape what they show.
+    """
+    data = {"title": text_html(_one_line(title)), "description": text_html(_one_line(description))}
+    data.update((key, _plain(value)) for key, value in values.items())
+    return "---\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=float("inf")) + "---"
 
 
 # ---- model page -------------------------------------------------------------------------------------
 
 
-def _e(text: Any) -> str:
-    return escape(str(text), quote=False)
-
-
 def _published_rows(view: ModelView) -> list[tuple[str, str]]:
     if view.published is None:
         return [("Published figure", "none recorded in the registry entry")]
-    links = " · ".join(f'<a href="{escape(url)}">{_e(label)}</a>' for label, url in view.published_links)
+    links = " · ".join(_link(label, url) for label, url in view.published_links)
     source = f"{_e(view.published_citation)}, {_e(view.published_locator)}" + (f" · {links}" if links else "")
     rows = [("Published figure", f"<strong>{_e(view.published)}</strong> ({view.published_value:,}) — {source}")]
-    difference = f"{view.difference:+,} ({fmt_gap(view.gap)}), status <strong>{view.status}</strong>"
+    difference = f"{view.difference:+,} ({fmt_gap(view.gap)}), status <strong>{_e(view.status)}</strong>"
     if view.reason:
         difference += (f" — reason <code>{_e(view.reason)}</code>: {_e(view.reason_text)}. "
                        f"{_e(view.reason_note)}")
@@ -354,13 +468,13 @@ def model_page(view: ModelView, *, page_path: str | None = None, directory_urls:
     tags = " ".join(f"<code>{_e(t)}</code>" for t in view.tags)
     doc = _Doc()
     doc.md(_front_matter(title=view.id, description=f"{view.title}: {view.params:,} parameters. {view.summary}",
-                         archzoo_diagram=True, search={"exclude": True},
+                         search={"exclude": True},
                          archzoo_search={"title": view.title, "tags": list(view.tags),
                                          "architecture": view.architecture, "summary": view.summary,
                                          "params": view.params}))
-    doc.md(f"# {view.id}")
+    doc.md(f"# {text_md(view.id)}")
     doc.p(f"<strong>{_e(view.title)}</strong> · <a href=\"{href(architecture_path(view.architecture))}\">"
-          f"{_e(view.architecture_title)}</a> architecture · {view.year}" + (f" · tags: {tags}" if tags else ""))
+          f"{_e(view.architecture_title)}</a> architecture · {_e(view.year)}" + (f" · tags: {tags}" if tags else ""))
     doc.p(_e(view.summary))
     doc.md("## Summary").html(_unraw(_summary_table(view)))
     doc.md("## Blocks")
@@ -432,70 +546,87 @@ def _memory_text(view: ModelView) -> str:
 # ---- architecture page ------------------------------------------------------------------------------
 
 
+def _md_link(text: str, target: str) -> str:
+    """A markdown link to another page of the site: MkDocs rewrites and checks it in a strict build."""
+    return f"[{text_md(text)}]({quote(target, safe='/.#-_~')})"
+
+
 def _models_table(models: Sequence[ModelView], page_path: str, *, architecture: bool = False,
                   tags: bool = False) -> str:
+    """Models as a markdown table (MkDocs checks its links); every text cell goes through `text_md`."""
     headers = ["Model", "Title"] + (["Architecture"] if architecture else []) + [
         "Parameters", "Published", "Difference", "Forward FLOPs"]
     align = "ll" + ("l" if architecture else "") + "rrrr"
     rows = []
     for m in models:
-        title = m.title + (f' <span class="az-tags">{escape(" ".join(m.tags))}</span>' if tags and m.tags else "")
-        row = [f"[{m.id}]({_rel(page_path, model_path(m.id))})", title]
+        title = text_md(m.title) + (f' <span class="az-tags">{text_md(" ".join(m.tags))}</span>'
+                                    if tags and m.tags else "")
+        row = [_md_link(m.id, _rel(page_path, model_path(m.id))), title]
         if architecture:
-            row.append(f"[{m.architecture}]({_rel(page_path, architecture_path(m.architecture))})")
-        row += [f"{m.params:,}", m.published or "—", fmt_gap(m.gap),
-                f'<span data-v="{m.flops}">{human_count(m.flops)}</span> (N = {m.seq_len:,})']
+            row.append(_md_link(m.architecture, _rel(page_path, architecture_path(m.architecture))))
+        row += [f"{m.params:,}", text_md(m.published) if m.published else "—", fmt_gap(m.gap),
+                f'<span data-v="{int(m.flops)}">{human_count(m.flops)}</span> (N = {m.seq_len:,})']
         rows.append(row)
     return _table(headers, rows, align)
 
 
+def _default(value: Any) -> str:
+    """A configuration default as JSON (what a registry entry writes), or its repr when it is not JSON."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
 def architecture_page(view: ArchitectureView) -> str:
-    """The markdown of an architecture's page: its plugin, configuration keys, blocks, formulas, models."""
+    """The markdown of an architecture's page: its plugin, configuration keys, blocks, formulas, models.
+
+    Everything the plugin wrote (title, summary, citation, configuration descriptions and defaults,
+    block names) is plain text: headings go through `text_md`, the rest is pre-rendered HTML."""
     page_path = architecture_path(view.name)
-    plugin = f"`{view.plugin}`" + (f" {view.plugin_version}" if view.plugin_version else "")
-    parts = [
-        _front_matter(title=view.title, description=view.summary, archzoo_diagram=bool(view.mermaid)),
-        f"# {view.title}",
-        view.summary,
-        f"Architecture `{view.name}`, registered by the plugin {plugin}"
-        + (f" ({view.plugin_source})" if view.plugin_source else "") + ".",
-        f"Reference: {view.citation}",
-    ]
+    plugin = f"<code>{_e(view.plugin)}</code>" + (f" {_e(view.plugin_version)}" if view.plugin_version else "")
+    doc = _Doc()
+    doc.md(_front_matter(title=view.title, description=view.summary))
+    doc.md(f"# {text_md(view.title)}")
+    doc.p(_e(view.summary))
+    doc.p(f"Architecture <code>{_e(view.name)}</code>, registered by the plugin {plugin}"
+          + (f" ({_e(view.plugin_source)})" if view.plugin_source else "") + ".")
+    doc.p(f"Reference: {_e(view.citation)}")
     if view.hf_model_types:
-        parts.append("Reads Hugging Face `config.json` files of model type "
-                     + ", ".join(f"`{t}`" for t in view.hf_model_types) + " (`archzoo count --hf-config`).")
-    parts.append(f"## Models ({len(view.models)})")
-    parts.append(_models_table(view.models, page_path) if view.models else
-                 "No registry entry uses this architecture yet.")
-    parts += ["## Configuration",
-              _table(("Key", "Type", "Default", "Meaning"),
-                     [(f"`{k}`", f"`{t}`", f"`{json.dumps(d)}`", desc) for k, t, d, desc in view.config_fields])]
+        doc.p("Reads Hugging Face <code>config.json</code> files of model type "
+              + ", ".join(f"<code>{_e(t)}</code>" for t in view.hf_model_types)
+              + " (<code>archzoo count --hf-config</code>).")
+    doc.md(f"## Models ({len(view.models)})")
+    if view.models:
+        doc.md(_models_table(view.models, page_path))
+    else:
+        doc.p("No registry entry uses this architecture yet.")
+    doc.md("## Configuration")
+    doc.html(_unraw(_html_table(("Key", "Type", "Default", "Meaning"), [
+        (f"<code>{_e(k)}</code>", f"<code>{_e(t)}</code>", f"<code>{_e(_default(d))}</code>", _e(desc))
+        for k, t, d, desc in view.config_fields])))
     if view.error:
-        parts.append(f"The default configuration cannot be built ({view.error}), so no formulas are shown.")
-        return "\n\n".join(parts) + "\n"
-    parts += [
-        "## General formulas",
-        f"For the default configuration ({view.default_params:,} parameters); other configurations change "
-        "which blocks exist (a pooler, a head, tied weights) and the values of the symbols.",
-        _display(f"\\text{{params}} = {view.params_formula}"),
-        _display(f"\\text{{leading order}} = {view.approx_formula}"),
-        _display(f"F(N) = {view.flops_formula}"),
-        _display(f"F_{{\\mathrm{{attn}}}}(N) = {view.attention_formula}"),
-        f"Time complexity: {_math(view.time_complexity)}.",
-    ]
+        doc.p(f"The default configuration cannot be built ({_e(view.error)}), so no formulas are shown.")
+        return doc.text()
+    doc.md("## General formulas")
+    doc.p(f"For the default configuration ({view.default_params:,} parameters); other configurations change "
+          "which blocks exist (a pooler, a head, tied weights) and the values of the symbols.")
+    doc.html(_unraw(_display(f"\\text{{params}} = {view.params_formula}")))
+    doc.html(_unraw(_display(f"\\text{{leading order}} = {view.approx_formula}")))
+    doc.html(_unraw(_display(f"F(N) = {view.flops_formula}")))
+    doc.html(_unraw(_display(f"F_{{\\mathrm{{attn}}}}(N) = {view.attention_formula}")))
+    doc.p(f"Time complexity: {_m(view.time_complexity)}.")
     if view.kv_formula:
-        parts.append(f"KV cache per token: {_math(view.kv_formula)} elements.")
-    parts += [
-        "### Symbols",
-        _symbols_table(view.symbols),
-        "## Blocks",
-        "The blocks of the default configuration, with their parameter formulas for one copy.",
-        _blocks_table(view.rows, substituted=False, flops=False),
-        "```mermaid\n" + view.mermaid + "\n```",
-        "## Default configuration",
-        "```yaml\n" + view.default_config_yaml.rstrip("\n") + "\n```",
-    ]
-    return "\n\n".join(p for p in parts if p) + "\n"
+        doc.p(f"KV cache per token: {_m(view.kv_formula)} elements.")
+    doc.md("### Symbols").html(_unraw(_symbols_table(view.symbols)))
+    doc.md("## Blocks")
+    doc.p("The blocks of the default configuration, with their parameter formulas for one copy.")
+    doc.html(_unraw(_blocks_table(view.rows, substituted=False, flops=False)))
+    if view.mermaid:
+        doc.md("```mermaid\n" + view.mermaid + "\n```")
+    doc.md("## Default configuration")
+    doc.html(_unraw(_code(view.default_config_yaml, "yaml")))
+    return doc.text()
 
 
 # ---- home and all-models pages ----------------------------------------------------------------------
@@ -524,7 +655,8 @@ def home_page(models: Sequence[ModelView], architectures: Sequence[ArchitectureV
                   "## Smallest models", _models_table(by_size[:top], page_path, architecture=True)]
     parts += ["## Architectures",
               _table(("Architecture", "Plugin", "Models", "Summary"),
-                     [(f"[{a.title}]({architecture_path(a.name)})", f"`{a.plugin}`", str(len(a.models)), a.summary)
+                     [(_md_link(a.title, architecture_path(a.name)), f"<code>{text_md(a.plugin)}</code>",
+                       str(len(a.models)), text_md(a.summary))
                       for a in architectures], "llrl"),
               "## More",
               "- [Methodology](methodology.md): what counts as a parameter, how FLOPs are counted, how every "
@@ -561,20 +693,44 @@ MODEL_FIELDS = ("id", "title", "architecture", "year", "tags", "params", "params
                 "seq_len", "forward_flops", "attention_flops", "kv_cache_elements_per_token", "source", "url")
 
 
+def _record(m: ModelView) -> dict[str, Any]:
+    """`ModelView.row` with every string `displayable` (a lone surrogate cannot even be written)."""
+    return {k: (displayable(v) if isinstance(v, str) else [displayable(t) for t in v] if isinstance(v, list) else v)
+            for k, v in m.row().items()}
+
+
 def models_json(models: Sequence[ModelView]) -> str:
-    """``models.json``: the all-models table as a list of records."""
+    """``models.json``: the all-models table as a list of records, strings exactly as the pages show them."""
     return json.dumps({"schema": "archzoo.models/1", "fields": list(MODEL_FIELDS),
-                       "models": [m.row() for m in models]}, indent=1, ensure_ascii=False) + "\n"
+                       "models": [_record(m) for m in models]}, indent=1, ensure_ascii=False) + "\n"
+
+
+#: A spreadsheet reads a cell starting with one of these as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as a ``models.csv`` cell: text that a spreadsheet would run as a formula (``=HYPERLINK(...)``,
+    ``+1``, ``-1``, ``@SUM(...)``) gets a leading ``'``, as OWASP recommends, so that it stays text.
+
+    Numbers are never touched: the numeric columns (``params``, ``difference``, ``difference_relative``
+    and the others) are written from ints and floats, so ``-517760`` and ``-0.004729`` stay numbers; only
+    text columns (title, tags, published as printed, status, reason, source) can be quoted.
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def models_csv(models: Sequence[ModelView]) -> str:
-    """``models.csv``: the same records, tags joined with ``;``."""
+    """``models.csv``: the same records, tags joined with ``;``, text cells guarded by `csv_cell`."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(MODEL_FIELDS)
     for m in models:
-        row = m.row()
-        writer.writerow(["" if row[f] is None else (";".join(row[f]) if f == "tags" else row[f]) for f in MODEL_FIELDS])
+        row = _record(m)
+        writer.writerow([csv_cell("" if row[f] is None else (";".join(row[f]) if f == "tags" else row[f]))
+                         for f in MODEL_FIELDS])
     return buffer.getvalue()
 
 
@@ -631,11 +787,15 @@ def _nav_lines(tree: Sequence[Any], indent: str) -> list[str]:
     for node in tree:
         if isinstance(node, tuple):
             title, children = node
-            lines.append(f"{indent}* {title}")
+            lines.append(f"{indent}* {text_html(_one_line(title))}")  # ids: no markdown syntax to escape
             lines += _nav_lines(children, indent + "    ")
         else:
-            lines.append(f"{indent}* [{node.id}]({model_path(node.id)})")
+            lines.append(f"{indent}* {_nav_link(node.id, model_path(node.id))}")
     return lines
+
+
+def _nav_link(title: str, path: str) -> str:
+    return f"[{nav_text(title)}]({quote(path, safe='/.#-_~')})"
 
 
 def nav_summary(architectures: Sequence[ArchitectureView], *, static_pages: Sequence[tuple[str, str]] = (),
@@ -646,15 +806,16 @@ def nav_summary(architectures: Sequence[ArchitectureView], *, static_pages: Sequ
     (`nav_tree`). With ``navigation.prune`` a page renders only the top level, its architecture's
     sections and its own section's links, so the cost of the navigation per page stays nearly flat as
     the zoo grows. ``flat`` lists every model at the top level instead (the benchmark's baseline).
+    Titles go through `nav_text`: the theme writes navigation titles into pages as HTML.
     """
     lines = ["* [Home](index.md)", "* [All models](models/index.md)", "* Architectures"]
     if flat:
-        lines += [f"    * [{a.title}]({architecture_path(a.name)})" for a in architectures]
+        lines += [f"    * {_nav_link(a.title, architecture_path(a.name))}" for a in architectures]
         models = sorted((m for a in architectures for m in a.models), key=lambda m: m.id)
-        lines += [f"* [{m.id}]({model_path(m.id)})" for m in models]
+        lines += [f"* {_nav_link(m.id, model_path(m.id))}" for m in models]
     else:
         for a in architectures:
-            lines.append(f"    * [{a.title}]({architecture_path(a.name)})")
+            lines.append(f"    * {_nav_link(a.title, architecture_path(a.name))}")
             lines += _nav_lines(nav_tree(a.models), "        ")
     lines += [f"* [{title}]({path})" for title, path in static_pages]
     return "\n".join(lines) + "\n"

@@ -7,12 +7,23 @@ rounded) and styled by class names, so the site's stylesheet colours it for the 
 from __future__ import annotations
 
 import math
-from html import escape
+import re
+from html import escape as _escape
 from typing import Sequence
 
 from ..report import human_count
 
 __all__ = ["flops_plot", "bar_chart", "log_ticks"]
+
+#: Shown as U+FFFD: control characters but tab and line breaks, DEL, lone surrogates.
+_UNSHOWABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
+_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+
+
+def escape(text: str) -> str:
+    """Plain text (a block name from a plugin) as SVG text or a quoted attribute value inside HTML; line
+    breaks are spaces there."""
+    return _escape(_UNSHOWABLE.sub("\ufffd", _BREAKS.sub(" ", str(text))), quote=True)
 
 
 def _f(x: float) -> str:

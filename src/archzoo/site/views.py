@@ -1,7 +1,9 @@
 """What the site shows of a model or an architecture, computed once from the registry and the plugins.
 
 A view is plain data (numbers, LaTeX, SVG and mermaid text); `archzoo.site.pages` turns views into
-markdown without computing anything. Work that is the same for every model of an architecture (the
+markdown without computing anything. Strings from the registry and the plugins are kept as they are,
+plain text: the SVG and mermaid writers escape the block names they draw, and `pages` escapes the rest
+for each place it shows them. Work that is the same for every model of an architecture (the
 default configuration's report, its configuration table) is cached per architecture, and LaTeX of a
 formula is cached by the formula's terms, since most entries of a zoo share most of their blocks.
 """
@@ -76,13 +78,19 @@ def fmt_gap(gap: float | None) -> str:
     return f"{gap:+.2%}"
 
 
+def _surname(author: str) -> str:
+    """The last word of a name (the whole text when it has no word, so a blank name cannot fail)."""
+    words = str(author).split()
+    return words[-1] if words else str(author)
+
+
 def cite(source: Any) -> str:
     """A short citation: ``Devlin et al. (2019). "Title". NAACL-HLT 2019``."""
-    authors = list(source.authors)
+    authors = list(source.authors) or [""]
     if len(authors) > 2:
-        who = f"{authors[0].split()[-1]} et al."
+        who = f"{_surname(authors[0])} et al."
     elif len(authors) == 2:
-        who = f"{authors[0].split()[-1]} and {authors[1].split()[-1]}"
+        who = f"{_surname(authors[0])} and {_surname(authors[1])}"
     else:
         who = authors[0]
     return f"{who} ({source.year}). “{source.title}”. {source.venue}"
@@ -472,14 +480,16 @@ def architecture_view(arch: Architecture, *, plugin_version: str = "", plugin_so
     return ArchitectureView(**{**base.__dict__, "models": tuple(models)})
 
 
-_ARCH_CACHE: dict[tuple[int, str, str], ArchitectureView] = {}
+#: (id of the architecture, version, source) -> (the architecture, its view); the architecture is kept
+#: so that its id cannot be reused by another object while the entry exists
+_ARCH_CACHE: dict[tuple[int, str, str], tuple[Architecture, ArchitectureView]] = {}
 
 
 def _architecture_base(arch: Architecture, plugin_version: str, plugin_source: str) -> ArchitectureView:
     key = (id(arch), plugin_version, plugin_source)
     cached = _ARCH_CACHE.get(key)
-    if cached is not None and cached.name == arch.name:
-        return cached
+    if cached is not None and cached[0] is arch:
+        return cached[1]
     common = dict(
         name=arch.name, title=arch.title, summary=arch.summary, citation=arch.citation, plugin=arch.plugin,
         plugin_version=plugin_version, plugin_source=plugin_source, config_fields=tuple(arch.config_fields()),
@@ -510,7 +520,7 @@ def _architecture_base(arch: Architecture, plugin_version: str, plugin_source: s
             symbols=tuple(s for s in report.symbols()),
             mermaid=diagram.mermaid(root),
         )
-    _ARCH_CACHE[key] = view
+    _ARCH_CACHE[key] = (arch, view)
     return view
 
 
