@@ -32,9 +32,16 @@ def _label(text: str) -> str:
 
     Mermaid renders labels as HTML after turning ``#NNN;`` into ``&#NNN;``, so an encoded character is
     shown as itself and can neither end the label, start markup or a directive, nor spell an entity.
+    One exception: mermaid reads ``$$...$$`` as math once entities are decoded (and its tiny build prints
+    an error instead), so two ``$`` in a row are kept apart by an invisible word joiner (U+2060).
     """
     text = _UNSHOWABLE.sub("\ufffd", _SPACES.sub(" ", str(text)))
-    return "".join(c if c in _LABEL_SAFE else f"#{ord(c)};" for c in text)
+    out = []
+    for before, c in zip(" " + text, text):
+        if c == "$" and before == "$":
+            out.append("#8288;")
+        out.append(c if c in _LABEL_SAFE else f"#{ord(c)};")
+    return "".join(out)
 
 
 def mermaid(root: Block, *, direction: str = "TB") -> str:

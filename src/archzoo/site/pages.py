@@ -339,7 +339,12 @@ def _front_matter(title: str, description: str, **values: Any) -> str:
     """
     data = {"title": text_html(_one_line(title)), "description": text_html(_one_line(description))}
     data.update((key, _plain(value)) for key, value in values.items())
-    return "---\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=float("inf")) + "---"
+    # one line per value (no folding), non-printable characters escaped by the dumper itself
+    return "---\n" + yaml.dump(data, Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True, width=1 << 30) + "---"
+
+
+#: libyaml's dumper when PyYAML has it (six times faster: one front matter per model page)
+_YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 # ---- model page -------------------------------------------------------------------------------------

@@ -1,0 +1,268 @@
+"""The hostile registry and plugin of ``tests/hostile/site`` in a real browser: no script from their text
+runs, nothing is fetched from outside localhost, and the text is shown as written.
+
+The site is built from the corpus with the hostile plugin loaded, served on 127.0.0.1 by an http.server
+thread and opened in Chromium (Debian's /usr/bin/chromium, driven by Playwright, no network). Every
+payload of the corpus sets ``window.__pwned`` when it runs: a trap installed before any page script
+records every write to it, every dialog (``alert``) and every console message that names it. Every request
+that leaves localhost is refused and recorded. Screenshots go to ``test-results/browser/``.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import os
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from archzoo.host import PluginHost, reset_host
+from archzoo.site import build_site
+
+pytestmark = [pytest.mark.browser, pytest.mark.hostile]
+
+CHROMIUM = Path("/usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO / "tests" / "hostile" / "site"
+RESULTS = Path(os.environ.get("ARCHZOO_TEST_RESULTS", REPO / "test-results")) / "browser"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run"]
+
+#: Installed before any script of the page: records what a payload would do if it ran.
+TRAPS = """
+window.__pwnedLog = [];
+Object.defineProperty(window, "__pwned", {
+  configurable: false,
+  get() { return undefined; },
+  set(value) { window.__pwnedLog.push(String(value)); },
+});
+const attach = Element.prototype.attachShadow;  // open Material's closed shadow roots (mermaid diagrams)
+Element.prototype.attachShadow = function (init) { return attach.call(this, { ...init, mode: "open" }); };
+"""
+
+
+def _plugin_module():
+    spec = importlib.util.spec_from_file_location("archzoo_hostile_text", CORPUS / "archzoo_hostile_text.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hostile_plugin = _plugin_module()
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _entry(name: str) -> dict:
+    return yaml.safe_load((CORPUS / "registry" / f"{name}.yaml").read_text(encoding="utf-8"))
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(tmp_path_factory):
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium, or `make chromium`)")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    reset_host(PluginHost(extra_plugins={"hostile-text": hostile_plugin.plugin()}).load())
+    try:
+        out = build_site([CORPUS / "registry"], tmp_path_factory.mktemp("browser-hostile") / "site")
+    finally:
+        reset_host(None)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(site_url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, site_url):
+    """A tab with the traps set; after the test, nothing may have run, popped up or left localhost."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_init_script(TRAPS)
+    outside: list[str] = []
+
+    def route(request_route):
+        url = request_route.request.url
+        if url.startswith(site_url):
+            request_route.continue_()
+        else:
+            outside.append(url)
+            request_route.abort()
+
+    context.route("**/*", route)
+    tab = context.new_page()
+    dialogs: list[str] = []
+    errors: list[str] = []
+    console: list[str] = []
+
+    def on_dialog(dialog):
+        dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    tab.on("dialog", on_dialog)
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.on("console", lambda message: console.append(message.text))
+    yield tab
+    ran = tab.evaluate("window.__pwnedLog")
+    context.close()
+    assert ran == [], f"a script from the registry or the plugin ran: {ran}"
+    assert dialogs == [], dialogs
+    assert outside == [], f"requests left localhost: {outside}"
+    assert errors == [], errors
+    assert not [m for m in console if "pwned" in m], console
+
+
+def _shot(page, name: str) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def _diagram_text(svg) -> str:
+    """A drawn diagram's text as it reads (without the word joiner that keeps mermaid from seeing ``$$``)."""
+    return squash(svg.text_content().replace("\u2060", ""))
+
+
+def _content(page):
+    content = page.locator("article.md-content__inner")
+    content.wait_for()
+    return content
+
+
+def _settle(page, content, *, math: bool = True, diagram: bool = False) -> None:
+    """Wait until the site's scripts have run: KaTeX has typeset the formulas, mermaid drawn the diagram."""
+    if math:
+        content.locator(".katex").first.wait_for(timeout=15_000)
+    if diagram:
+        content.locator("div.mermaid svg").first.wait_for(timeout=15_000)
+    page.wait_for_load_state("networkidle")
+
+
+def test_home_page(page, site_url):
+    page.goto(site_url)
+    content = _content(page)
+    _settle(page, content, math=False)
+    text = squash(content.inner_text())
+    assert squash(_entry("markup-everywhere")["title"]) in text  # the largest models
+    assert squash(hostile_plugin.DEFAULT_TEXTS["title"]).replace("\x80\x9f\x7f", "\ufffd" * 3) in text
+    assert content.locator("img, script, iframe").count() == 0
+    _shot(page, "hostile-home")
+
+
+def test_all_models_page_sorts_and_filters(page, site_url):
+    page.goto(site_url + "models/")
+    content = _content(page)
+    _settle(page, content, math=False)
+    table = content.locator(".az-sortable table")
+    table.locator("th", has_text="Title").click()  # sorting reads cell text: none of it may run
+    page.locator("#az-filter").fill("HYPERLINK")
+    rows = table.locator("tbody tr:not([hidden])")
+    assert rows.count() == 1
+    assert squash(_entry("spreadsheet-formulas")["title"]) in squash(rows.first.inner_text())
+    page.locator("#az-filter").fill("")
+    text = squash(content.inner_text())
+    for name in ("markup-everywhere", "multiline-markdown", "spreadsheet-formulas"):
+        assert squash(_entry(name)["title"]) in text, name
+    for tag in _entry("markup-everywhere")["tags"]:
+        assert squash(tag) in text, tag
+    assert content.locator("img, script, iframe, svg[onload]").count() == 0
+    _shot(page, "hostile-all-models")
+
+
+def test_hostile_model_page(page, site_url):
+    page.goto(site_url + "models/markup-everywhere/")
+    content = _content(page)
+    _settle(page, content, diagram=True)
+    entry = _entry("markup-everywhere")
+    assert page.title() == "markup-everywhere - archzoo model zoo"
+    description = page.locator('meta[name="description"]').get_attribute("content")
+    assert description.startswith(entry["title"] + ": ")
+    text = squash(content.inner_text())
+    source = entry["published"]["source"]
+    for value in (entry["title"], entry["summary"], *entry["tags"], source["venue"], source["locator"],
+                  source["authors"][0].split()[-1]):
+        assert squash(value) in text, value
+    # the https url is a link whose target keeps the quotes and tags as characters
+    assert content.locator("a", has_text="source").get_attribute("href") == source["url"]
+    assert content.locator("img, script, iframe, textarea").count() == 0
+    assert content.locator(".katex-error").count() == 0
+    _shot(page, "hostile-markup-everywhere")
+
+
+def test_multiline_markdown_page_keeps_its_front_matter(page, site_url):
+    page.goto(site_url + "models/multiline-markdown/")
+    content = _content(page)
+    _settle(page, content, diagram=True)
+    assert page.title() == "multiline-markdown - archzoo model zoo"
+    assert page.locator('meta[name="description"]').get_attribute("content").startswith(
+        _entry("multiline-markdown")["title"] + ": ")
+    text = squash(content.inner_text())
+    assert squash(_entry("multiline-markdown")["summary"]) in text
+    assert content.locator("h1").count() == 1 and content.locator("hr, blockquote").count() == 0
+
+
+def test_plugin_architecture_page(page, site_url):
+    page.goto(site_url + "architectures/hostile-text/")
+    content = _content(page)
+    _settle(page, content, diagram=True)
+
+    def plugin_text(field: str) -> str:
+        return squash(hostile_plugin.DEFAULT_TEXTS[field].replace("\x80\x9f\x7f", "\ufffd" * 3))
+
+    assert squash(page.title()) == plugin_text("title") + " - archzoo model zoo"
+    text = squash(content.inner_text())
+    for field in ("title", "summary", "citation", "config_description", "block_name", "symbol_meaning"):
+        assert plugin_text(field) in text, field
+    nav = page.locator("nav.md-nav--primary a.md-nav__link--active")
+    assert plugin_text("title") in squash(nav.first.inner_text())
+    diagram = content.locator("div.mermaid svg").first
+    assert plugin_text("block_name") in _diagram_text(diagram)
+    assert diagram.locator("img, script, a").count() == 0
+    assert content.locator("img, script, iframe").count() == 0
+    _shot(page, "hostile-architecture")
+
+
+def test_plugin_model_page(page, site_url):
+    page.goto(site_url + "models/plugin-architecture/")
+    content = _content(page)
+    _settle(page, content, diagram=True)
+    name = squash(hostile_plugin.DEFAULT_TEXTS["block_name"].replace("\x80\x9f\x7f", "\ufffd" * 3))
+    assert name in squash(content.locator(".az-blocks").inner_text())
+    assert f"layers.{name}" in squash(content.locator("svg.az-bars").text_content())
+    assert name in _diagram_text(content.locator("div.mermaid svg").first)
+    assert content.locator("img, script, iframe").count() == 0
+
+
+def test_search_results_show_the_text(page, site_url):
+    page.goto(site_url)
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    page.locator("input.md-search__input").press_sequentially("markup", delay=20)
+    result = page.locator(".md-search-result__item a[href*='models/markup-everywhere/']").first
+    result.wait_for(timeout=15_000)
+    shown = squash(result.inner_text())
+    assert "window.__pwned='title'" in shown and "<script>" in shown  # the title, as text
+    assert page.locator(".md-search-result img, .md-search-result script, .md-search-result svg[onload]").count() == 0
+    _shot(page, "hostile-search")
