@@ -14,13 +14,31 @@ from archzoo.blocks import (
     embedding,
     feed_forward,
     layer_norm,
+    learned_tensor,
     linear,
     repeat,
 )
-from archzoo.formula import const
+from archzoo.formula import const, sym
+from archzoo.hf_config import (
+    DROPOUT,
+    INITIALISATION,
+    NORM_EPSILON,
+    NOT_READ,
+    TOKEN_ID,
+    TRANSFORMERS_VERSION,
+    USE_CACHE,
+    HFTable,
+    hf_reader,
+)
 from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
+
+
+#: The task heads, as transformers names their classes (BertModel, BertForMaskedLM, ...).
+HEADS = ("none", "mlm", "pretraining", "next_sentence", "sequence_classification", "token_classification",
+         "question_answering")
+_POOLED_HEADS = ("none", "pretraining", "next_sentence")  # heads whose class keeps the pooler
 
 
 class BertConfig(ArchConfig):
@@ -35,11 +53,26 @@ class BertConfig(ArchConfig):
     type_vocab_size: int = Field(2, ge=0, description="segment (token type) embeddings; 0 = none (DistilBERT)")
     pooler: bool | None = Field(
         None,
-        description="dense + tanh pooler on the first token; null = as transformers builds it: "
-        "yes, except for head mlm and for type_vocab_size 0 (DistilBERT)",
+        description="dense + tanh pooler on the first token; null = as transformers builds it: yes for heads "
+        "none, pretraining and next_sentence, and for sequence_classification without classifier_dense; "
+        "never with type_vocab_size 0 (DistilBERT)",
     )
-    head: Literal["none", "mlm", "pretraining"] = Field(
-        "none", description="none (BertModel), mlm (BertForMaskedLM) or pretraining (BertForPreTraining)"
+    head: Literal[HEADS] = Field(  # type: ignore[valid-type]
+        "none",
+        description="none (BertModel), mlm (BertForMaskedLM), pretraining (BertForPreTraining), next_sentence "
+        "(BertForNextSentencePrediction), sequence_classification, token_classification or question_answering "
+        "(Bert/Roberta/DistilBert/AlbertFor...)",
+    )
+    num_labels: PositiveInt = Field(
+        2, description="outputs of the sequence_classification, token_classification and question_answering "
+        "classifiers, and of ALBERT's sentence-order head (transformers' num_labels)",
+    )
+    classifier_dense: bool = Field(
+        False, description="sequence_classification: a dense + activation layer of its own on the first token "
+        "before the classifier, instead of the pooler (RoBERTa, DistilBERT)",
+    )
+    tie_embeddings: bool = Field(
+        True, description="the MLM decoder shares the token embedding matrix (transformers' tie_word_embeddings)"
     )
     activation: str = Field("gelu", description="feed-forward activation")
     embedding_size: PositiveInt | None = Field(
@@ -52,15 +85,20 @@ class BertConfig(ArchConfig):
     def _default_pooler(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("pooler") is None:
             head, type_vocab = data.get("head", "none"), data.get("type_vocab_size", 2)
-            data = {**data, "pooler": head != "mlm" and type_vocab != 0}
+            pooled = head in _POOLED_HEADS or (head == "sequence_classification" and not data.get("classifier_dense"))
+            data = {**data, "pooler": pooled and type_vocab != 0}
         return data
 
     @model_validator(mode="after")
     def _check(self) -> "BertConfig":
         check_heads(self.d_model, self.n_heads)
         check_activation(self.activation)
-        if self.head == "pretraining" and not self.pooler:
-            raise ValueError("head: 'pretraining' needs the pooler (its next-sentence head reads the pooled output); set pooler: true")
+        if self.head in ("pretraining", "next_sentence") and not self.pooler:
+            raise ValueError(f"head: {self.head!r} needs the pooler (its sentence-pair head reads the pooled "
+                             "output); set pooler: true")
+        if self.head == "sequence_classification" and not (self.pooler or self.classifier_dense):
+            raise ValueError("head: 'sequence_classification' reads the pooler's output or a dense layer of its "
+                             "own; set pooler: true or classifier_dense: true")
         return self
 
 
@@ -99,7 +137,19 @@ def build(cfg: BertConfig):
     children.append(repeat(layer, L, name="layers", shared=cfg.shared_layers))
     if cfg.pooler:
         children.append(linear("pooler", d, d, tokens=const(1), description="dense + tanh on the first token"))
+    K = sym("K", cfg.num_labels, latex="K", meaning="labels (num_labels)", order=33)
     if cfg.head in ("mlm", "pretraining"):
+        if cfg.tie_embeddings:
+            decoder = linear("decoder", E, V, tied_to="embeddings.token",
+                             description="vocabulary logits, weight tied to the token embedding")
+            head_parts = [decoder]
+        else:
+            head_parts = [linear("decoder", E, V, description="vocabulary logits, a weight of its own")]
+            if cfg.type_vocab_size:  # BERT, RoBERTa, ALBERT; DistilBERT's projector has no separate bias
+                head_parts.append(learned_tensor(
+                    "bias", V, leading=False,
+                    description="the head's own bias vector: transformers ties it to the decoder's bias only "
+                    "together with the weight, so an untied head keeps both"))
         children.append(
             composite(
                 "mlm_head",
@@ -107,98 +157,256 @@ def build(cfg: BertConfig):
                 [
                     linear("transform", d, E, description="dense + activation before the decoder"),
                     layer_norm("transform_norm", E),
-                    linear("decoder", E, V, tied_to="embeddings.token", description="vocabulary logits, weight tied to the token embedding"),
+                    *head_parts,
                 ],
                 "masked-language-model head",
             )
         )
-    if cfg.head == "pretraining":
-        children.append(linear("nsp_head", d, const(2), tokens=const(1), description="next-sentence classifier on the pooled output"))
+    if cfg.head in ("pretraining", "next_sentence"):
+        # BERT's next-sentence head has 2 outputs; ALBERT's sentence-order head has num_labels
+        pairs = K if cfg.shared_layers else const(2)
+        children.append(linear("nsp_head", d, pairs, tokens=const(1),
+                               description="sentence-pair classifier on the pooled output"))
+    if cfg.head == "sequence_classification":
+        if cfg.classifier_dense:
+            children.append(linear("classifier_dense", d, d, tokens=const(1),
+                                   description="dense + activation on the first token (RoBERTa's classification "
+                                   "head, DistilBERT's pre_classifier)"))
+        children.append(linear("classifier", d, K, tokens=const(1),
+                               description="classifier on " + ("the dense layer's output" if cfg.classifier_dense
+                                                                else "the pooled output")))
+    if cfg.head == "token_classification":
+        children.append(linear("classifier", d, K, description="a label per token"))
+    if cfg.head == "question_answering":
+        children.append(linear("qa_outputs", d, K, description="answer start and end logits per token"))
     return composite("bert", "model", children, "BERT encoder")
 
 
-def reference(cfg: BertConfig) -> Reference | None:
+#: transformers' class suffix for each head, and the families (BERT, RoBERTa, DistilBERT, ALBERT) that have it
+_CLASS_SUFFIX = {"none": "Model", "mlm": "ForMaskedLM", "pretraining": "ForPreTraining",
+                 "next_sentence": "ForNextSentencePrediction", "sequence_classification": "ForSequenceClassification",
+                 "token_classification": "ForTokenClassification", "question_answering": "ForQuestionAnswering"}
+_FAMILY_HEADS = {
+    "Bert": set(_CLASS_SUFFIX),
+    "Roberta": {"none", "mlm", "sequence_classification", "token_classification", "question_answering"},
+    "DistilBert": {"none", "mlm", "sequence_classification", "token_classification", "question_answering"},
+    "Albert": {"none", "mlm", "pretraining", "sequence_classification", "token_classification", "question_answering"},
+}
+
+
+def _family(cfg: BertConfig) -> str | None:
+    """Which transformers family builds this configuration, or None when none does."""
     if cfg.embedding_size is not None or cfg.shared_layers:
-        if not (cfg.embedding_size is not None and cfg.shared_layers):
-            return None
-        kwargs: dict[str, Any] = dict(
-            vocab_size=cfg.vocab_size, embedding_size=cfg.embedding_size, hidden_size=cfg.d_model,
-            num_hidden_layers=cfg.n_layers, num_attention_heads=cfg.n_heads, intermediate_size=cfg.d_ff,
-            max_position_embeddings=cfg.max_positions, type_vocab_size=cfg.type_vocab_size,
-            hidden_act=cfg.activation,
-        )
-        if cfg.type_vocab_size == 0:
-            return None
-        albert = dict(library="transformers", config_class="transformers.AlbertConfig", kwargs=kwargs)
-        if cfg.head == "none":
-            return Reference(target="transformers.AlbertModel", model_kwargs={"add_pooling_layer": cfg.pooler}, **albert)
-        if cfg.head == "mlm":  # AlbertForMaskedLM builds its encoder without the pooler
-            return None if cfg.pooler else Reference(target="transformers.AlbertForMaskedLM", **albert)
-        # sentence-order prediction: a Linear(d, 2) on the pooled output, like BERT's next-sentence head
-        return Reference(target="transformers.AlbertForPreTraining", **albert)
-    kwargs = dict(
-        vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers,
-        num_attention_heads=cfg.n_heads, intermediate_size=cfg.d_ff, max_position_embeddings=cfg.max_positions,
-        hidden_act=cfg.activation,
-    )
+        return "Albert" if cfg.embedding_size is not None and cfg.shared_layers and cfg.type_vocab_size else None
     if cfg.type_vocab_size == 0:
-        if cfg.pooler or cfg.head == "pretraining":
-            return None
-        target = {"none": "DistilBertModel", "mlm": "DistilBertForMaskedLM"}[cfg.head]
-        return Reference(
-            library="transformers", target=f"transformers.{target}", config_class="transformers.DistilBertConfig",
-            kwargs=dict(vocab_size=cfg.vocab_size, dim=cfg.d_model, n_layers=cfg.n_layers, n_heads=cfg.n_heads,
-                        hidden_dim=cfg.d_ff, max_position_embeddings=cfg.max_positions, activation=cfg.activation),
-        )
-    kwargs["type_vocab_size"] = cfg.type_vocab_size
+        return "DistilBert"
+    return "Roberta" if cfg.classifier_dense else "Bert"
+
+
+def _class_builds_this_pooler(family: str, cfg: BertConfig) -> bool:
+    """Whether the head's class builds exactly cfg.pooler (and the classification head cfg asks for)."""
     if cfg.head == "none":
-        return Reference(library="transformers", target="transformers.BertModel", config_class="transformers.BertConfig",
-                         kwargs=kwargs, model_kwargs={"add_pooling_layer": cfg.pooler})
-    if cfg.head == "mlm":
-        if cfg.pooler:
-            return None  # BertForMaskedLM drops the pooler
-        return Reference(library="transformers", target="transformers.BertForMaskedLM",
-                         config_class="transformers.BertConfig", kwargs=kwargs)
-    return Reference(library="transformers", target="transformers.BertForPreTraining",
-                     config_class="transformers.BertConfig", kwargs=kwargs)
+        return family != "DistilBert" or not cfg.pooler
+    if cfg.head == "sequence_classification":
+        # BERT and ALBERT classify the pooled output; RoBERTa and DistilBERT have a dense layer and no pooler
+        dense = family in ("Roberta", "DistilBert")
+        return cfg.classifier_dense == dense and cfg.pooler == (not dense)
+    return cfg.pooler == (cfg.head in _POOLED_HEADS)
 
 
-# ---- Hugging Face config.json readers; a missing key takes transformers' default for that type -----
+def reference(cfg: BertConfig) -> Reference | None:
+    family = _family(cfg)
+    if family is None or cfg.head not in _FAMILY_HEADS[family] or not _class_builds_this_pooler(family, cfg):
+        return None
+    if family == "DistilBert" and cfg.head == "question_answering" and cfg.num_labels != 2:
+        return None  # DistilBertForQuestionAnswering refuses any other label count
+    if family == "DistilBert":
+        kwargs: dict[str, Any] = dict(vocab_size=cfg.vocab_size, dim=cfg.d_model, n_layers=cfg.n_layers,
+                                      n_heads=cfg.n_heads, hidden_dim=cfg.d_ff, max_position_embeddings=cfg.max_positions,
+                                      activation=cfg.activation)
+    else:
+        kwargs = dict(vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers,
+                      num_attention_heads=cfg.n_heads, intermediate_size=cfg.d_ff,
+                      max_position_embeddings=cfg.max_positions, hidden_act=cfg.activation)
+        if family == "Albert":
+            kwargs = dict(vocab_size=cfg.vocab_size, embedding_size=cfg.embedding_size, **{
+                k: v for k, v in kwargs.items() if k != "vocab_size"})
+        kwargs["type_vocab_size"] = cfg.type_vocab_size
+    if not cfg.tie_embeddings:
+        kwargs["tie_word_embeddings"] = False
+    labelled = cfg.head in ("sequence_classification", "token_classification", "question_answering") or (
+        family == "Albert" and cfg.head == "pretraining")
+    if labelled and cfg.num_labels != 2:
+        kwargs["num_labels"] = cfg.num_labels
+    model_kwargs = {"add_pooling_layer": cfg.pooler} if cfg.head == "none" and family != "DistilBert" else {}
+    return Reference(library="transformers", target=f"transformers.{family}{_CLASS_SUFFIX[cfg.head]}",
+                     config_class=f"transformers.{family}Config", kwargs=kwargs, model_kwargs=model_kwargs)
 
 
-def _from_bert(hf: dict[str, Any]) -> dict[str, Any]:
+# ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
+
+_LEGACY_POSITIONS = (f"{NOT_READ}; transformers {TRANSFORMERS_VERSION} builds absolute position embeddings only, "
+                     "whatever this says")
+_BERT_IGNORED = {
+    "hidden_dropout_prob": DROPOUT, "attention_probs_dropout_prob": DROPOUT, "classifier_dropout": DROPOUT,
+    "initializer_range": INITIALISATION, "layer_norm_eps": NORM_EPSILON, "pad_token_id": TOKEN_ID,
+    "bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID, "use_cache": USE_CACHE,
+    "position_embedding_type": _LEGACY_POSITIONS,
+}
+_BERT_REFUSED = {
+    "is_decoder": ((False,), "a decoder (causal attention, with a KV cache) is not what the bert plugin models"),
+    "add_cross_attention": ((False,), "cross-attention layers for an encoder-decoder are not modelled by the bert "
+                                      "plugin"),
+}
+_BERT_READ = {
+    "vocab_size": "vocab_size", "hidden_size": "d_model", "num_hidden_layers": "n_layers",
+    "num_attention_heads": "n_heads", "intermediate_size": "d_ff", "max_position_embeddings": "max_positions",
+    "type_vocab_size": "type_vocab_size", "hidden_act": "activation", "tie_word_embeddings": "tie_embeddings",
+    "num_labels": "num_labels",
+}
+_MULTIPLE_CHOICE = ("its input holds one sequence per answer choice, so its FLOPs depend on a number of choices "
+                    "that config.json does not give")
+
+
+def _heads(prefix: str, *suffixes: str) -> dict[str, dict[str, Any]]:
+    by_suffix = {suffix: head for head, suffix in _CLASS_SUFFIX.items()}
+    return {f"{prefix}{suffix}": {"head": by_suffix[suffix]} for suffix in suffixes}
+
+
+HF_BERT = HFTable(
+    model_type="bert",
+    config_class="BertConfig",
+    defaults=dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                  intermediate_size=3072, hidden_act="gelu", hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
+                  max_position_embeddings=512, type_vocab_size=2, initializer_range=0.02, layer_norm_eps=1e-12,
+                  pad_token_id=0, use_cache=True, classifier_dropout=None, is_decoder=False,
+                  add_cross_attention=False, bos_token_id=None, eos_token_id=None, tie_word_embeddings=True),
+    aliases={},
+    read=_BERT_READ,
+    ignored={
+        **_BERT_IGNORED,
+        **{key: f"{NOT_READ}; transformers' pooler is always one dense + "
+                "tanh layer on the first token" for key in ("directionality", "pooler_fc_size",
+                                                            "pooler_num_attention_heads", "pooler_num_fc_layers",
+                                                            "pooler_size_per_head", "pooler_type")},
+    },
+    refused=_BERT_REFUSED,
+    base_class="BertModel",
+    classes=_heads("Bert", "Model", "ForPreTraining", "ForMaskedLM", "ForNextSentencePrediction",
+                   "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering"),
+    unsupported_classes={"BertForMultipleChoice": _MULTIPLE_CHOICE,
+                         "BertLMHeadModel": "a causal language model needs is_decoder: true, which archzoo refuses"},
+)
+
+HF_ROBERTA = HFTable(
+    model_type="roberta",
+    config_class="RobertaConfig",
+    defaults={**HF_BERT.defaults, "vocab_size": 50265, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2},
+    aliases={},
+    read=_BERT_READ,
+    ignored=_BERT_IGNORED,
+    refused=_BERT_REFUSED,
+    base_class="RobertaModel",
+    classes=_heads("Roberta", "Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
+                   "ForQuestionAnswering"),
+    unsupported_classes={"RobertaForMultipleChoice": _MULTIPLE_CHOICE,
+                         "RobertaForCausalLM": "a causal language model needs is_decoder: true, which archzoo refuses"},
+)
+
+HF_DISTILBERT = HFTable(
+    model_type="distilbert",
+    config_class="DistilBertConfig",
+    defaults=dict(vocab_size=30522, max_position_embeddings=512, sinusoidal_pos_embds=False, n_layers=6, n_heads=12,
+                  dim=768, hidden_dim=3072, dropout=0.1, attention_dropout=0.1, activation="gelu",
+                  initializer_range=0.02, qa_dropout=0.1, seq_classif_dropout=0.2, pad_token_id=0, eos_token_id=None,
+                  bos_token_id=None, tie_word_embeddings=True),
+    aliases={"hidden_size": "dim", "num_attention_heads": "n_heads", "num_hidden_layers": "n_layers"},
+    read={"vocab_size": "vocab_size", "max_position_embeddings": "max_positions", "n_layers": "n_layers",
+          "n_heads": "n_heads", "dim": "d_model", "hidden_dim": "d_ff", "activation": "activation",
+          "tie_word_embeddings": "tie_embeddings", "num_labels": "num_labels"},
+    ignored={
+        "sinusoidal_pos_embds": "the position table is an nn.Embedding either way (sinusoids only initialise it), "
+                                "so its parameters count the same",
+        "dropout": DROPOUT, "attention_dropout": DROPOUT, "qa_dropout": DROPOUT, "seq_classif_dropout": DROPOUT,
+        "initializer_range": INITIALISATION, "pad_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID,
+        "bos_token_id": TOKEN_ID, "tie_weights_": NOT_READ,
+    },
+    refused={},
+    base_class="DistilBertModel",
+    classes=_heads("DistilBert", "Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
+                   "ForQuestionAnswering"),
+    unsupported_classes={"DistilBertForMultipleChoice": _MULTIPLE_CHOICE},
+)
+
+HF_ALBERT = HFTable(
+    model_type="albert",
+    config_class="AlbertConfig",
+    defaults=dict(vocab_size=30000, embedding_size=128, hidden_size=4096, num_hidden_layers=12, num_hidden_groups=1,
+                  num_attention_heads=64, intermediate_size=16384, inner_group_num=1, hidden_act="gelu_new",
+                  hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=512,
+                  type_vocab_size=2, initializer_range=0.02, layer_norm_eps=1e-12, classifier_dropout_prob=0.1,
+                  pad_token_id=0, bos_token_id=2, eos_token_id=3, tie_word_embeddings=True),
+    aliases={},
+    read={**_BERT_READ, "embedding_size": "embedding_size"},
+    ignored={
+        "hidden_dropout_prob": DROPOUT, "attention_probs_dropout_prob": DROPOUT, "classifier_dropout_prob": DROPOUT,
+        "initializer_range": INITIALISATION, "layer_norm_eps": NORM_EPSILON, "pad_token_id": TOKEN_ID,
+        "bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID, "position_embedding_type": _LEGACY_POSITIONS,
+        **{key: NOT_READ
+           for key in ("down_scale_factor", "gap_size", "net_structure_type", "num_memory_blocks")},
+    },
+    refused={
+        "num_hidden_groups": ((1,), "more than one group of shared layers is not modelled by the bert plugin "
+                                    "(its ALBERT shares one set of weights across all layers)"),
+        "inner_group_num": ((1,), "several distinct layers inside a shared group are not modelled by the bert "
+                                  "plugin (its ALBERT shares one layer)"),
+    },
+    base_class="AlbertModel",
+    classes=_heads("Albert", "Model", "ForPreTraining", "ForMaskedLM", "ForSequenceClassification",
+                   "ForTokenClassification", "ForQuestionAnswering"),
+    unsupported_classes={"AlbertForMultipleChoice": _MULTIPLE_CHOICE},
+)
+
+
+def _segments(hf: dict[str, Any]) -> int:
+    value = hf["type_vocab_size"]
+    if type(value) is int and value == 0:
+        raise ValueError("type_vocab_size: 0 builds an empty segment table that the forward pass cannot index "
+                         "(transformers looks up segment 0); give at least 1")
+    return value
+
+
+@hf_reader(HF_BERT)
+def _from_bert(hf: dict[str, Any], model_class: str = "BertModel") -> dict[str, Any]:
     return dict(
-        vocab_size=hf.get("vocab_size", 30522), d_model=hf.get("hidden_size", 768),
-        n_layers=hf.get("num_hidden_layers", 12), n_heads=hf.get("num_attention_heads", 12),
-        d_ff=hf.get("intermediate_size", 3072), max_positions=hf.get("max_position_embeddings", 512),
-        type_vocab_size=hf.get("type_vocab_size", 2), activation=hf.get("hidden_act", "gelu"), pooler=True,
+        vocab_size=hf["vocab_size"], d_model=hf["hidden_size"], n_layers=hf["num_hidden_layers"],
+        n_heads=hf["num_attention_heads"], d_ff=hf["intermediate_size"], max_positions=hf["max_position_embeddings"],
+        type_vocab_size=_segments(hf), activation=hf["hidden_act"], tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
     )
 
 
-def _from_roberta(hf: dict[str, Any]) -> dict[str, Any]:
-    return _from_bert({"vocab_size": 50265, **hf})
+@hf_reader(HF_ROBERTA)
+def _from_roberta(hf: dict[str, Any], model_class: str = "RobertaModel") -> dict[str, Any]:
+    return {**_from_bert(hf, model_class), "classifier_dense": True}
 
 
-def _from_distilbert(hf: dict[str, Any]) -> dict[str, Any]:
+@hf_reader(HF_DISTILBERT)
+def _from_distilbert(hf: dict[str, Any], model_class: str = "DistilBertModel") -> dict[str, Any]:
+    if model_class == "DistilBertForQuestionAnswering" and hf["num_labels"] != 2:
+        raise ValueError(f"num_labels: DistilBertForQuestionAnswering needs 2 labels (answer start and end), "
+                         f"got {hf['num_labels']}")
     return dict(
-        vocab_size=hf.get("vocab_size", 30522), d_model=hf.get("dim", 768), n_layers=hf.get("n_layers", 6),
-        n_heads=hf.get("n_heads", 12), d_ff=hf.get("hidden_dim", 3072),
-        max_positions=hf.get("max_position_embeddings", 512), type_vocab_size=0, pooler=False,
-        activation=hf.get("activation", "gelu"),
+        vocab_size=hf["vocab_size"], d_model=hf["dim"], n_layers=hf["n_layers"], n_heads=hf["n_heads"],
+        d_ff=hf["hidden_dim"], max_positions=hf["max_position_embeddings"], type_vocab_size=0,
+        activation=hf["activation"], tie_embeddings=hf["tie_word_embeddings"], num_labels=hf["num_labels"],
+        classifier_dense=True,
     )
 
 
-def _from_albert(hf: dict[str, Any]) -> dict[str, Any]:
-    for key in ("num_hidden_groups", "inner_group_num"):
-        if hf.get(key, 1) != 1:
-            raise ValueError(f"{key}: only 1 is supported (one shared layer group), got {hf[key]}")
-    return dict(
-        vocab_size=hf.get("vocab_size", 30000), embedding_size=hf.get("embedding_size", 128),
-        d_model=hf.get("hidden_size", 4096), n_layers=hf.get("num_hidden_layers", 12),
-        n_heads=hf.get("num_attention_heads", 64), d_ff=hf.get("intermediate_size", 16384),
-        max_positions=hf.get("max_position_embeddings", 512), type_vocab_size=hf.get("type_vocab_size", 2),
-        activation=hf.get("hidden_act", "gelu_new"), pooler=True, shared_layers=True,
-    )
+@hf_reader(HF_ALBERT)
+def _from_albert(hf: dict[str, Any], model_class: str = "AlbertModel") -> dict[str, Any]:
+    return {**_from_bert(hf, model_class), "embedding_size": hf["embedding_size"], "shared_layers": True}
 
 
 ARCHITECTURE = Architecture(

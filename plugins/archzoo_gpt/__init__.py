@@ -9,6 +9,8 @@ from pydantic import Field, PositiveInt, model_validator
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat
+from archzoo.formula import const, sym
+from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
 from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
@@ -26,7 +28,12 @@ class GptConfig(ArchConfig):
     d_ff: PositiveInt | None = Field(None, description="feed-forward width (null = 4 d_model)")
     tie_embeddings: bool = Field(True, description="LM head shares the token embedding matrix")
     bias: bool = Field(True, description="biases in the linear layers")
-    head: Literal["lm", "none"] = Field("lm", description="lm (GPT2LMHeadModel) or none (GPT2Model)")
+    head: Literal["lm", "none", "sequence_classification", "token_classification", "question_answering"] = Field(
+        "lm", description="lm (GPT2LMHeadModel), none (GPT2Model), sequence_classification (a bias-free score layer "
+        "on every token), token_classification or question_answering (GPT2For...)",
+    )
+    num_labels: PositiveInt = Field(2, description="outputs of the sequence_classification and token_classification "
+                                                   "heads (transformers' num_labels)")
     final_norm: bool = Field(True, description="LayerNorm after the last layer (GPT-2); GPT-1 has none")
     activation: str = Field("gelu_new", description="feed-forward activation")
 
@@ -71,7 +78,20 @@ def build(cfg: GptConfig):
             linear("lm_head", d, V, bias=False, tied_to="token" if cfg.tie_embeddings else "",
                    description="next-token logits" + (", weight tied to the token embedding" if cfg.tie_embeddings else ""))
         )
+    K = sym("K", cfg.num_labels, latex="K", meaning="labels (num_labels)", order=33)
+    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one is kept
+        children.append(linear("score", d, K, bias=False, description="class scores per token, no bias"))
+    if cfg.head == "token_classification":
+        children.append(linear("classifier", d, K, description="a label per token"))
+    if cfg.head == "question_answering":
+        children.append(linear("qa_outputs", d, const(2), description="answer start and end logits per token"))
     return composite("gpt", "model", children, "GPT decoder")
+
+
+_GPT2_CLASSES = {"lm": "GPT2LMHeadModel", "none": "GPT2Model", "sequence_classification": "GPT2ForSequenceClassification",
+                 "token_classification": "GPT2ForTokenClassification", "question_answering": "GPT2ForQuestionAnswering"}
+_OPENAI_GPT_CLASSES = {"lm": "OpenAIGPTLMHeadModel", "none": "OpenAIGPTModel",
+                       "sequence_classification": "OpenAIGPTForSequenceClassification"}
 
 
 def reference(cfg: GptConfig) -> Reference | None:
@@ -79,40 +99,117 @@ def reference(cfg: GptConfig) -> Reference | None:
         return None  # transformers' GPT-2 ties the head width to d_model / n_heads
     if not cfg.bias:
         return None
+    labels = {"num_labels": cfg.num_labels} if cfg.head in ("sequence_classification", "token_classification") \
+        and cfg.num_labels != 2 else {}
     if not cfg.final_norm:
         if cfg.d_ff is not None and cfg.d_ff != 4 * cfg.d_model:
             return None
-        if cfg.activation not in ("relu", "silu", "gelu", "swish"):
-            return None  # the only activations transformers' OpenAI GPT accepts
-        target = "OpenAIGPTLMHeadModel" if cfg.head == "lm" else "OpenAIGPTModel"
+        if cfg.activation not in OPENAI_GPT_ACTIVATIONS or cfg.head not in _OPENAI_GPT_CLASSES:
+            return None
         return Reference(
-            library="transformers", target=f"transformers.{target}", config_class="transformers.OpenAIGPTConfig",
+            library="transformers", target=f"transformers.{_OPENAI_GPT_CLASSES[cfg.head]}",
+            config_class="transformers.OpenAIGPTConfig",
             kwargs=dict(vocab_size=cfg.vocab_size, n_positions=cfg.max_positions, n_embd=cfg.d_model,
                         n_layer=cfg.n_layers, n_head=cfg.n_heads, afn=cfg.activation,
-                        tie_word_embeddings=cfg.tie_embeddings),
+                        tie_word_embeddings=cfg.tie_embeddings, **labels),
         )
-    target = "GPT2LMHeadModel" if cfg.head == "lm" else "GPT2Model"
     return Reference(
-        library="transformers", target=f"transformers.{target}", config_class="transformers.GPT2Config",
+        library="transformers", target=f"transformers.{_GPT2_CLASSES[cfg.head]}", config_class="transformers.GPT2Config",
         kwargs=dict(vocab_size=cfg.vocab_size, n_positions=cfg.max_positions, n_embd=cfg.d_model,
                     n_layer=cfg.n_layers, n_head=cfg.n_heads, n_inner=cfg.d_ff,
-                    activation_function=cfg.activation, tie_word_embeddings=cfg.tie_embeddings),
+                    activation_function=cfg.activation, tie_word_embeddings=cfg.tie_embeddings, **labels),
     )
 
 
-def _from_gpt2(hf: dict[str, Any]) -> dict[str, Any]:
+#: the only activations transformers' OpenAI GPT accepts (its ACT_FNS)
+OPENAI_GPT_ACTIVATIONS = ("relu", "silu", "gelu", "swish")
+
+# ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
+
+_GPT_ALIASES = {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
+                "num_hidden_layers": "n_layer"}
+_SUMMARY = "used only by the DoubleHeads model's multiple-choice summary, which archzoo does not count"
+_GPT_IGNORED = {
+    "resid_pdrop": DROPOUT, "embd_pdrop": DROPOUT, "attn_pdrop": DROPOUT, "layer_norm_epsilon": NORM_EPSILON,
+    "initializer_range": INITIALISATION, "summary_type": _SUMMARY, "summary_use_proj": _SUMMARY,
+    "summary_activation": _SUMMARY, "summary_proj_to_labels": _SUMMARY, "summary_first_dropout": _SUMMARY,
+    "summary_last_dropout": _SUMMARY, "bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID, "pad_token_id": TOKEN_ID,
+    "n_ctx": f"{NOT_READ}; transformers reads the context length from n_positions",
+}
+_DOUBLE_HEADS = ("its multiple-choice head reads one sequence per answer choice, so its FLOPs depend on a number "
+                 "of choices that config.json does not give")
+
+HF_GPT2 = HFTable(
+    model_type="gpt2",
+    config_class="GPT2Config",
+    defaults=dict(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12, n_inner=None,
+                  activation_function="gelu_new", resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1,
+                  layer_norm_epsilon=1e-05, initializer_range=0.02, summary_type="cls_index", summary_use_proj=True,
+                  summary_activation=None, summary_proj_to_labels=True, summary_first_dropout=0.1,
+                  scale_attn_weights=True, use_cache=True, bos_token_id=50256, eos_token_id=50256, pad_token_id=None,
+                  scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False, add_cross_attention=False,
+                  tie_word_embeddings=True),
+    aliases=_GPT_ALIASES,
+    read={"vocab_size": "vocab_size", "n_positions": "max_positions", "n_embd": "d_model", "n_layer": "n_layers",
+          "n_head": "n_heads", "n_inner": "d_ff", "activation_function": "activation",
+          "tie_word_embeddings": "tie_embeddings", "num_labels": "num_labels"},
+    ignored={
+        **_GPT_IGNORED,
+        "scale_attn_weights": "scales the attention scores by a constant: no parameters, and no matmul FLOPs",
+        "scale_attn_by_inverse_layer_idx": "scales the attention scores by a constant: no parameters, and no "
+                                           "matmul FLOPs",
+        "reorder_and_upcast_attn": "computes the same score product in float32 (with baddbmm): the same FLOPs",
+        "use_cache": USE_CACHE,
+    },
+    refused={"add_cross_attention": ((False,), "cross-attention layers for an encoder-decoder are not modelled by "
+                                               "the gpt plugin")},
+    base_class="GPT2Model",
+    classes={"GPT2Model": {"head": "none"}, "GPT2LMHeadModel": {"head": "lm"},
+             "GPT2ForSequenceClassification": {"head": "sequence_classification"},
+             "GPT2ForTokenClassification": {"head": "token_classification"},
+             "GPT2ForQuestionAnswering": {"head": "question_answering"}},
+    unsupported_classes={"GPT2DoubleHeadsModel": _DOUBLE_HEADS},
+)
+
+HF_OPENAI_GPT = HFTable(
+    model_type="openai-gpt",
+    config_class="OpenAIGPTConfig",
+    defaults=dict(vocab_size=40478, n_positions=512, n_embd=768, n_layer=12, n_head=12, afn="gelu", resid_pdrop=0.1,
+                  embd_pdrop=0.1, attn_pdrop=0.1, layer_norm_epsilon=1e-05, initializer_range=0.02,
+                  summary_type="cls_index", summary_use_proj=True, summary_activation=None,
+                  summary_proj_to_labels=True, summary_first_dropout=0.1, pad_token_id=None, bos_token_id=None,
+                  eos_token_id=None, tie_word_embeddings=True),
+    aliases=_GPT_ALIASES,
+    read={"vocab_size": "vocab_size", "n_positions": "max_positions", "n_embd": "d_model", "n_layer": "n_layers",
+          "n_head": "n_heads", "afn": "activation", "tie_word_embeddings": "tie_embeddings",
+          "num_labels": "num_labels"},
+    ignored={**_GPT_IGNORED, "n_special": NOT_READ, "predict_special_tokens": NOT_READ},
+    refused={},
+    base_class="OpenAIGPTModel",
+    classes={"OpenAIGPTModel": {"head": "none"}, "OpenAIGPTLMHeadModel": {"head": "lm"},
+             "OpenAIGPTForSequenceClassification": {"head": "sequence_classification"}},
+    unsupported_classes={"OpenAIGPTDoubleHeadsModel": _DOUBLE_HEADS},
+)
+
+
+@hf_reader(HF_GPT2)
+def _from_gpt2(hf: dict[str, Any], model_class: str = "GPT2Model") -> dict[str, Any]:
     return dict(
-        vocab_size=hf.get("vocab_size", 50257), max_positions=hf.get("n_positions", 1024),
-        d_model=hf.get("n_embd", 768), n_layers=hf.get("n_layer", 12), n_heads=hf.get("n_head", 12),
-        d_ff=hf.get("n_inner"), activation=hf.get("activation_function", "gelu_new"), head="none",
+        vocab_size=hf["vocab_size"], max_positions=hf["n_positions"], d_model=hf["n_embd"], n_layers=hf["n_layer"],
+        n_heads=hf["n_head"], d_ff=hf["n_inner"], activation=hf["activation_function"],
+        tie_embeddings=hf["tie_word_embeddings"], num_labels=hf["num_labels"],
     )
 
 
-def _from_openai_gpt(hf: dict[str, Any]) -> dict[str, Any]:
+@hf_reader(HF_OPENAI_GPT)
+def _from_openai_gpt(hf: dict[str, Any], model_class: str = "OpenAIGPTModel") -> dict[str, Any]:
+    if isinstance(hf["afn"], str) and hf["afn"] not in OPENAI_GPT_ACTIVATIONS:
+        raise ValueError(f"afn: transformers' OpenAI GPT accepts {', '.join(OPENAI_GPT_ACTIVATIONS)}, "
+                         f"got {hf['afn']!r}")
     return dict(
-        vocab_size=hf.get("vocab_size", 40478), max_positions=hf.get("n_positions", 512),
-        d_model=hf.get("n_embd", 768), n_layers=hf.get("n_layer", 12), n_heads=hf.get("n_head", 12),
-        activation=hf.get("afn", "gelu"), final_norm=False, head="none",
+        vocab_size=hf["vocab_size"], max_positions=hf["n_positions"], d_model=hf["n_embd"], n_layers=hf["n_layer"],
+        n_heads=hf["n_head"], activation=hf["afn"], final_norm=False, tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
     )
 
 

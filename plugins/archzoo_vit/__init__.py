@@ -9,7 +9,8 @@ from pydantic import Field, PositiveInt, model_validator
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import attention, composite, feed_forward, layer_norm, learned_tensor, linear, patch_embedding, repeat
-from archzoo.formula import const
+from archzoo.formula import const, sym
+from archzoo.hf_config import ACTIVATION_ONLY, DROPOUT, INITIALISATION, NORM_EPSILON, HFTable, hf_reader
 from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
@@ -29,9 +30,29 @@ class VitConfig(ArchConfig):
     class_token: bool = Field(True, description="a learned [CLS] token")
     distillation_token: bool = Field(False, description="DeiT's distillation token, with its own head")
     qkv_bias: bool = Field(True, description="biases in the Q, K, V projections")
-    pooler: bool = Field(False, description="Hugging Face ViTModel's dense + tanh pooler")
+    pooler: bool | None = Field(
+        False, description="Hugging Face ViTModel's dense + tanh pooler on the [CLS] token; null = as transformers "
+        "builds it: yes without a classifier (ViTModel), no with one (ViTForImageClassification)",
+    )
+    pooler_size: PositiveInt | None = Field(
+        None, description="width of the pooler's output (transformers' pooler_output_size); null = d_model"
+    )
+    distillation_head: bool | None = Field(
+        None, description="a second classifier on the distillation token; null = with the distillation token "
+        "(DeiTForImageClassificationWithTeacher); false: one classifier (DeiTForImageClassification)",
+    )
     representation_size: PositiveInt | None = Field(None, description="pre-logits dense + tanh width (null = none)")
     activation: str = Field("gelu", description="MLP activation")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if "pooler" in data and data["pooler"] is None:
+                data = {**data, "pooler": data.get("num_classes", 1000) == 0}
+            if data.get("distillation_head") is None:
+                data = {**data, "distillation_head": data.get("distillation_token", False)}
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> "VitConfig":
@@ -44,6 +65,9 @@ class VitConfig(ArchConfig):
         check_activation(self.activation)
         if self.distillation_token and not self.class_token:
             raise ValueError("distillation_token: DeiT's distillation token needs class_token: true")
+        if self.distillation_head and not self.distillation_token:
+            raise ValueError("distillation_head: the distillation head reads the distillation token; "
+                             "set distillation_token: true")
         return self
 
     @property
@@ -83,7 +107,9 @@ def build(cfg: VitConfig):
     )
     children += [repeat(layer, L, name="layers"), layer_norm("final_norm", d)]
     if cfg.pooler:
-        children.append(linear("pooler", d, d, tokens=const(1), description="dense + tanh on the [CLS] token"))
+        pooled = d if cfg.pooler_size is None else sym("d_pool", cfg.pooler_size, latex="d_{\\mathrm{pool}}",
+                                                      meaning="pooler output width (pooler_size)", order=35)
+        children.append(linear("pooler", d, pooled, tokens=const(1), description="dense + tanh on the [CLS] token"))
     width = d
     if cfg.representation_size is not None:
         r = symbol("r", cfg.representation_size)
@@ -92,7 +118,7 @@ def build(cfg: VitConfig):
     if cfg.num_classes:
         K = symbol("K", cfg.num_classes)
         children.append(linear("head", width, K, tokens=const(1), description="classifier on the pooled token"))
-        if cfg.distillation_token:
+        if cfg.distillation_head:
             children.append(linear("distillation_head", width, K, tokens=const(1),
                                    description="classifier on the distillation token"))
     return composite("vit", "model", children, "Vision Transformer")
@@ -106,6 +132,8 @@ def reference(cfg: VitConfig) -> Reference | None:
         hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers, num_attention_heads=cfg.n_heads,
         intermediate_size=cfg.d_ff, qkv_bias=cfg.qkv_bias, hidden_act=cfg.activation,
     )
+    if cfg.pooler_size is not None:
+        kwargs["pooler_output_size"] = cfg.pooler_size
     family = "DeiT" if cfg.distillation_token else "ViT"
     if cfg.num_classes == 0:
         return Reference(library="transformers", target=f"transformers.{family}Model",
@@ -114,23 +142,83 @@ def reference(cfg: VitConfig) -> Reference | None:
     if cfg.pooler:
         return None  # the classification models drop the pooler
     kwargs["num_labels"] = cfg.num_classes
-    target = "DeiTForImageClassificationWithTeacher" if cfg.distillation_token else "ViTForImageClassification"
+    if not cfg.distillation_token:
+        target = "ViTForImageClassification"
+    else:
+        target = "DeiTForImageClassificationWithTeacher" if cfg.distillation_head else "DeiTForImageClassification"
     return Reference(library="transformers", target=f"transformers.{target}",
                      config_class=f"transformers.{family}Config", kwargs=kwargs, inputs="image")
 
 
-def _from_vit(hf: dict[str, Any]) -> dict[str, Any]:
+# ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
+
+_MASKED_IMAGE = "used only by the masked-image-modeling decoder, which archzoo does not count"
+
+HF_VIT = HFTable(
+    model_type="vit",
+    config_class="ViTConfig",
+    defaults=dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+                  hidden_act="gelu", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, initializer_range=0.02,
+                  layer_norm_eps=1e-12, image_size=224, patch_size=16, num_channels=3, qkv_bias=True,
+                  encoder_stride=16, pooler_output_size=None, pooler_act="tanh"),
+    aliases={},
+    read={"hidden_size": "d_model", "num_hidden_layers": "n_layers", "num_attention_heads": "n_heads",
+          "intermediate_size": "d_ff", "hidden_act": "activation", "image_size": "image_size",
+          "patch_size": "patch_size", "num_channels": "channels", "qkv_bias": "qkv_bias",
+          "pooler_output_size": "pooler_size", "num_labels": "num_classes"},
+    ignored={"hidden_dropout_prob": DROPOUT, "attention_probs_dropout_prob": DROPOUT,
+             "initializer_range": INITIALISATION, "layer_norm_eps": NORM_EPSILON, "encoder_stride": _MASKED_IMAGE,
+             "pooler_act": ACTIVATION_ONLY},
+    refused={"head_dim": ((), "ViT's attention reads an explicit head_dim, but the vit plugin's heads are "
+                              "hidden_size / num_attention_heads wide; remove the key if it says the same")},
+    base_class="ViTModel",
+    classes={"ViTModel": {"num_classes": 0, "pooler": None}, "ViTForImageClassification": {"pooler": False}},
+    unsupported_classes={"ViTForMaskedImageModeling": "its pixel decoder (a convolution and a pixel shuffle) is "
+                                                      "not modelled by the vit plugin"},
+)
+
+HF_DEIT = HFTable(
+    model_type="deit",
+    config_class="DeiTConfig",
+    defaults=HF_VIT.defaults,
+    aliases={},
+    read=HF_VIT.read,
+    ignored=HF_VIT.ignored,
+    refused={"head_dim": ((), "DeiT's attention reads an explicit head_dim, but the vit plugin's heads are "
+                              "hidden_size / num_attention_heads wide; remove the key if it says the same")},
+    base_class="DeiTModel",
+    classes={"DeiTModel": {"num_classes": 0, "pooler": None},
+             "DeiTForImageClassification": {"pooler": False, "distillation_head": False},
+             "DeiTForImageClassificationWithTeacher": {"pooler": False}},
+    unsupported_classes={"DeiTForMaskedImageModeling": "its pixel decoder (a convolution and a pixel shuffle) is "
+                                                       "not modelled by the vit plugin"},
+)
+
+
+def _square(hf: dict[str, Any], key: str) -> Any:
+    """A side in pixels: transformers also takes ``[height, width]``; archzoo counts square images and patches."""
+    value = hf[key]
+    if isinstance(value, list):
+        if len(value) != 2 or value[0] != value[1]:
+            raise ValueError(f"{key}: {value} is not square; the vit plugin counts square images and patches, "
+                             f"so give one side, e.g. {key}: {value[0] if value else 224}")
+        return value[0]
+    return value
+
+
+@hf_reader(HF_VIT)
+def _from_vit(hf: dict[str, Any], model_class: str = "ViTModel") -> dict[str, Any]:
     return dict(
-        image_size=hf.get("image_size", 224), patch_size=hf.get("patch_size", 16),
-        channels=hf.get("num_channels", 3), d_model=hf.get("hidden_size", 768),
-        n_layers=hf.get("num_hidden_layers", 12), n_heads=hf.get("num_attention_heads", 12),
-        d_ff=hf.get("intermediate_size", 3072), qkv_bias=hf.get("qkv_bias", True),
-        activation=hf.get("hidden_act", "gelu"), num_classes=0, pooler=True,
+        image_size=_square(hf, "image_size"), patch_size=_square(hf, "patch_size"), channels=hf["num_channels"],
+        d_model=hf["hidden_size"], n_layers=hf["num_hidden_layers"], n_heads=hf["num_attention_heads"],
+        d_ff=hf["intermediate_size"], qkv_bias=hf["qkv_bias"], activation=hf["hidden_act"],
+        pooler_size=hf["pooler_output_size"], num_classes=hf["num_labels"],
     )
 
 
-def _from_deit(hf: dict[str, Any]) -> dict[str, Any]:
-    return {**_from_vit(hf), "distillation_token": True}
+@hf_reader(HF_DEIT)
+def _from_deit(hf: dict[str, Any], model_class: str = "DeiTModel") -> dict[str, Any]:
+    return {**_from_vit(hf, model_class), "distillation_token": True}
 
 
 ARCHITECTURE = Architecture(

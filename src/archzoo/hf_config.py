@@ -1,34 +1,299 @@
-"""Hugging Face ``config.json`` files, read as archzoo configurations of the base model (``AutoModel``)."""
+"""Hugging Face ``config.json`` files read as archzoo configurations: every key read, ignored or refused.
+
+A model type's plugin describes transformers' configuration class as plain data, an `HFTable`: its own
+fields with their defaults, its aliases (transformers' ``attribute_map``), what each key becomes in
+archzoo (``read``), which keys change no parameter or FLOP and why (``ignored``), which are refused
+and why (``refused``), and the model classes archzoo counts. The plugin attaches the table to its reader
+function with `hf_reader`. This module holds the generic part: it resolves aliases and defaults exactly
+as transformers 5.23 does, gives every key of the file a disposition (an unknown key is an error, never
+silently dropped), picks the model class (``--hf-class``), and lets ``--set`` overrides compose.
+
+The keys every ``PretrainedConfig`` understands have their dispositions here, once (`COMMON_KEYS`).
+Nothing here imports torch or transformers; a test checks the tables against transformers itself.
+"""
 
 from __future__ import annotations
 
 import json
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Literal, Mapping
 
-from .architecture import ArchConfig, Architecture, parse_config
-from .errors import ConfigError, HFConfigError
+from pydantic import ValidationError
+
+from .architecture import ArchConfig, Architecture
+from .errors import HFConfigError, closest
 from .files import load_json, read_user_text
 from .host import PluginHost, call_plugin
 
-__all__ = ["read_hf_config"]
+__all__ = [
+    "COMMON_DEFAULTS",
+    "COMMON_KEYS",
+    "HFReading",
+    "HFTable",
+    "KeyReading",
+    "hf_reader",
+    "hf_table",
+    "load_hf_config",
+    "methodology_section",
+    "read_hf_config",
+]
 
-# Options that change the parameter count in ways no plugin models yet; refusing them beats a wrong count.
-_UNSUPPORTED: dict[str, tuple[Any, ...]] = {
-    "position_embedding_type": ("absolute", None),
-    "is_decoder": (False, None),
-    "add_cross_attention": (False, None),
-    "sinusoidal_pos_embds": (False, True, None),  # DistilBERT keeps the (frozen) table as parameters
+#: The transformers release whose classes the tables describe.
+TRANSFORMERS_VERSION = "5.23"
+
+# Reasons shared by the plugins' tables: why a key changes no parameter and no FLOP.
+DROPOUT = "dropout: no parameters, and FlopCounterMode counts no FLOPs for it"
+INITIALISATION = "initialisation of the weights: their values, not their number"
+NORM_EPSILON = "LayerNorm epsilon: a constant, not a parameter"
+TOKEN_ID = "a special token's id: an index into the vocabulary, not a parameter"
+USE_CACHE = "keeps keys and values between generation steps: no parameters, and one forward pass is the same"
+ACTIVATION_ONLY = "an activation: no parameters, and FlopCounterMode counts no FLOPs for it"
+NOT_READ = f"not read by transformers {TRANSFORMERS_VERSION} (a key that older releases or the original code wrote)"
+
+
+@dataclass(frozen=True)
+class HFTable:
+    """What archzoo knows about one Hugging Face ``model_type``, as plain data.
+
+    ``defaults`` holds every field the transformers configuration class adds to ``PretrainedConfig``,
+    with its default; ``aliases`` is the class's ``attribute_map`` (alias -> native key); ``read`` maps a
+    native key to the archzoo key it sets (``num_labels`` is the label count, resolved from ``num_labels``
+    or ``id2label``); ``ignored`` maps a key to why it changes no count; ``refused`` maps a key to the
+    values archzoo accepts for it and why others are refused. ``classes`` maps each model class archzoo
+    counts to the archzoo keys it sets; ``base_class`` is the one ``AutoModel`` builds;
+    ``unsupported_classes`` says why other classes of the type are not counted.
+    """
+
+    model_type: str
+    config_class: str
+    defaults: Mapping[str, Any]
+    aliases: Mapping[str, str]
+    read: Mapping[str, str]
+    ignored: Mapping[str, str]
+    refused: Mapping[str, tuple[tuple[Any, ...], str]]
+    base_class: str
+    classes: Mapping[str, Mapping[str, Any]]
+    unsupported_classes: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        groups = {"read": set(self.read), "ignored": set(self.ignored), "refused": set(self.refused)}
+        for a, b in (("read", "ignored"), ("read", "refused"), ("ignored", "refused")):
+            if both := groups[a] & groups[b]:
+                raise ValueError(f"HF table {self.model_type!r}: {sorted(both)} both {a} and {b}")
+        if missing := set(self.defaults) - set().union(*groups.values()):
+            raise ValueError(f"HF table {self.model_type!r}: fields without a disposition: {sorted(missing)}")
+        if bad := {a: n for a, n in self.aliases.items() if n not in self.defaults}:
+            raise ValueError(f"HF table {self.model_type!r}: aliases of unknown fields: {bad}")
+        if self.base_class not in self.classes:
+            raise ValueError(f"HF table {self.model_type!r}: base class {self.base_class!r} is not in classes")
+
+
+def hf_reader(table: HFTable) -> Callable[[Callable], Callable]:
+    """Attach ``table`` to a reader ``fn(values, model_class) -> archzoo keys`` (``fn.hf_table``).
+
+    The reader receives the file's values resolved like transformers (aliases applied, defaults filled in,
+    ``num_labels`` counted) and the model class being counted; it returns archzoo keys, and raises
+    ValueError naming the Hugging Face key for a value it cannot count exactly.
+    """
+
+    def attach(fn: Callable) -> Callable:
+        fn.hf_table = table
+        return fn
+
+    return attach
+
+
+def hf_table(reader: Callable) -> HFTable | None:
+    """The table a reader declares, or None for a reader that declares none."""
+    table = getattr(reader, "hf_table", None)
+    return table if isinstance(table, HFTable) else None
+
+
+# ---- the keys every PretrainedConfig understands ----------------------------------------------------
+
+#: ``PretrainedConfig``'s own fields and their defaults in transformers 5.23 (a test checks them).
+COMMON_DEFAULTS: dict[str, Any] = {
+    "transformers_version": None, "architectures": None, "output_hidden_states": False, "return_dict": True,
+    "dtype": None, "chunk_size_feed_forward": 0, "is_encoder_decoder": False, "id2label": None,
+    "label2id": None, "problem_type": None,
 }
+
+_GENERATION = "a generation setting: transformers moves it to GenerationConfig; it changes no module"
+_GENERATION_KEYS = (
+    "assistant_confidence_threshold", "assistant_lookbehind", "bad_words_ids", "begin_suppress_tokens",
+    "diversity_penalty", "do_sample", "early_stopping", "encoder_no_repeat_ngram_size",
+    "encoder_repetition_penalty", "epsilon_cutoff", "eta_cutoff", "exponential_decay_length_penalty",
+    "forced_bos_token_id", "forced_eos_token_id", "length_penalty", "max_length", "min_length",
+    "no_repeat_ngram_size", "num_assistant_tokens", "num_assistant_tokens_schedule", "num_beam_groups",
+    "num_beams", "num_return_sequences", "output_scores", "remove_invalid_values", "repetition_penalty",
+    "return_dict_in_generate", "suppress_tokens", "target_lookbehind", "temperature", "top_k", "top_p",
+    "typical_p",
+)
+
+Disposition = Literal["read", "ignored", "refused"]
+
+#: Every key any ``config.json`` may carry whatever its model type: ``(disposition, why)``; for a refused
+#: key, the values accepted. A model type's own table takes precedence over this one.
+COMMON_KEYS: dict[str, tuple[Disposition, str]] = {
+    "model_type": ("read", "selects the model type, and with it the table of keys below"),
+    "architectures": ("read", "--hf-class auto counts its first class; otherwise only a note of the classes saved"),
+    "num_labels": ("read", "the number of labels of a classifier head; wins over id2label's length, as in transformers"),
+    "id2label": ("read", "its length is the number of labels of a classifier head (unless num_labels is given)"),
+    "label2id": ("ignored", "the reverse of id2label; transformers takes the label count from id2label or num_labels"),
+    "_num_labels": ("ignored", "transformers 2.x's label count; transformers 5.23 reads id2label or num_labels"),
+    "problem_type": ("ignored", "chooses the loss of a classifier head, not its size"),
+    "transformers_version": ("ignored", "the release that wrote the file; archzoo counts what transformers 5.23 builds"),
+    "_name_or_path": ("ignored", "where the file was loaded from"),
+    "name_or_path": ("ignored", "where the file was loaded from"),
+    "_commit_hash": ("ignored", "where the file was loaded from"),
+    "output_hidden_states": ("ignored", "what the forward pass returns, not what it computes"),
+    "output_attentions": ("ignored", "what the forward pass returns, not what it computes"),
+    "return_dict": ("ignored", "what the forward pass returns, not what it computes"),
+    "use_return_dict": ("ignored", "what the forward pass returns, not what it computes"),
+    "torchscript": ("ignored", "an export flag of older releases"),
+    "dtype": ("ignored", "the precision the weights are stored in; archzoo reports the memory at every precision"),
+    "torch_dtype": ("ignored", "the precision the weights are stored in; archzoo reports the memory at every precision"),
+    "use_bfloat16": ("ignored", "the precision the weights are stored in; archzoo reports the memory at every precision"),
+    "tf_legacy_loss": ("ignored", "a TensorFlow loss flag of older releases"),
+    "xla_device": ("ignored", "a device flag of older releases"),
+    "chunk_size_feed_forward": ("ignored", "runs the feed-forward on chunks of tokens: the same weights and FLOPs"),
+    "is_encoder_decoder": ("ignored", "marks encoder-decoder composites; these classes build the same modules either way"),
+    "cross_attention_hidden_size": ("ignored", "used only when the model is the decoder of an encoder-decoder composite"),
+    "tie_encoder_decoder": ("ignored", "used only by encoder-decoder composites"),
+    "is_decoder": ("ignored", "not read by this model type's classes"),
+    "add_cross_attention": ("ignored", "not read by this model type's classes"),
+    "tie_word_embeddings": ("ignored", "this model type has no output layer to tie to an input embedding"),
+    "finetuning_task": ("ignored", "a note of the task the weights were trained for"),
+    "tokenizer_class": ("ignored", "which tokenizer to load"),
+    "prefix": ("ignored", "a text prefix for pipelines"),
+    "task_specific_params": ("ignored", "settings for pipelines, not part of the model"),
+    "pad_token_id": ("ignored", TOKEN_ID),
+    "bos_token_id": ("ignored", TOKEN_ID),
+    "eos_token_id": ("ignored", TOKEN_ID),
+    "sep_token_id": ("ignored", TOKEN_ID),
+    "cls_token_id": ("ignored", TOKEN_ID),
+    "mask_token_id": ("ignored", TOKEN_ID),
+    "decoder_start_token_id": ("ignored", TOKEN_ID),
+    "use_cache": ("ignored", USE_CACHE),
+    "output_past": ("ignored", "transformers 2.x's name for use_cache: " + USE_CACHE),
+    "gradient_checkpointing": ("ignored", "recomputes activations during training: the same weights and forward FLOPs"),
+    "attn_implementation": ("ignored", "the attention kernel: archzoo counts the eager arithmetic, which a fused kernel also does"),
+    "_attn_implementation": ("ignored", "the attention kernel: archzoo counts the eager arithmetic, which a fused kernel also does"),
+    "_attn_implementation_internal": ("ignored", "the attention kernel: archzoo counts the eager arithmetic, which a fused kernel also does"),
+    "experts_implementation": ("ignored", "the mixture-of-experts kernel; these model types have no experts"),
+    "tie_last_hidden_states": ("ignored", "which hidden state the forward pass returns"),
+    "pruned_heads": ("refused", "a pruned checkpoint holds fewer attention weights than the class transformers 5.23 "
+                                "builds from this file (it no longer prunes heads); remove the key, or count the "
+                                "unpruned model"),
+    "per_layer_config": ("refused", "per-layer overrides make the layers differ, which archzoo's layer stacks do not "
+                                    "model (and these model types do not support)"),
+    "auto_map": ("refused", "names custom model code (trust_remote_code), which may build anything; archzoo counts "
+                            "transformers' own classes only; remove the key to count the built-in class"),
+    "quantization_config": ("refused", "quantized weights are packed into other tensors; archzoo counts the "
+                                       "unquantized model: remove the key to count it"),
+    **{key: ("ignored", _GENERATION) for key in _GENERATION_KEYS},
+}
+
+#: For a refused common key, the values that are accepted after all (the key's neutral values).
+COMMON_ACCEPTED: dict[str, tuple[Any, ...]] = {"pruned_heads": (None, {}), "per_layer_config": (None, {})}
+
+
+# ---- what a reading records ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyReading:
+    """One key of the file, or one key transformers defaulted: what archzoo did with it."""
+
+    key: str
+    value: Any
+    disposition: Literal["read", "ignored", "defaulted"]
+    archzoo_key: str = ""
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "value": _shown(self.value), "disposition": self.disposition,
+                "archzoo_key": self.archzoo_key or None, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class HFReading:
+    """A ``config.json`` read: the architecture and configuration, and how every key was accounted for."""
+
+    path: str
+    model_type: str
+    architecture: Architecture
+    config: ArchConfig
+    keys: tuple[KeyReading, ...]
+    config_class: str = ""
+    model_class: str = ""
+    class_source: str = ""  # "AutoModel", "--hf-class" or "architectures"
+    class_values: Mapping[str, Any] = field(default_factory=dict)
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``hf_config`` section of ``archzoo count --json``."""
+        return {
+            "path": self.path,
+            "model_type": self.model_type,
+            "config_class": self.config_class or None,
+            "model_class": self.model_class or None,
+            "class_source": self.class_source or None,
+            "class_sets": dict(self.class_values),
+            "keys": [k.to_dict() for k in self.keys],
+            "overrides": dict(self.overrides),
+        }
+
+
+def _shown(value: Any) -> Any:
+    """A value for a report: as written, except that long label maps and lists are summarised."""
+    if isinstance(value, dict) and (len(value) > 8 or any(isinstance(v, (dict, list)) for v in value.values())):
+        return f"<object of {len(value):,} keys>"
+    if isinstance(value, list) and len(value) > 8:
+        return f"<list of {len(value):,} values>"
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same type: ``0`` is not ``false``, as transformers' strict fields see it."""
+    return type(a) is type(b) and a == b
+
+
+def _checked(refusal: tuple[tuple[Any, ...], str]) -> str:
+    accepted, why = refusal
+    return f"checked: archzoo counts {' or '.join(_text(a) for a in accepted)} only, and refuses other values: {why}"
+
+
+def _text(value: Any) -> str:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---- reading ------------------------------------------------------------------------------------------
 
 
 def read_hf_config(
-    path: str | Path, host: PluginHost, overrides: dict[str, Any] | None = None
+    path: str | Path, host: PluginHost, overrides: dict[str, Any] | None = None, hf_class: str | None = None,
 ) -> tuple[Architecture, ArchConfig]:
     """The architecture and configuration a ``config.json`` describes, or an `HFConfigError` saying why not.
 
-    ``overrides`` (archzoo keys, as from ``--set``) replace what the file gives before validation.
+    ``hf_class`` names the model class to count (``auto``: the file's first ``architectures`` entry;
+    None: the base model ``AutoModel`` builds); ``overrides`` (archzoo keys, as from ``--set``) replace
+    what the file gives before validation.
     """
+    reading = load_hf_config(path, host, overrides, hf_class)
+    return reading.architecture, reading.config
+
+
+def load_hf_config(
+    path: str | Path, host: PluginHost, overrides: dict[str, Any] | None = None, hf_class: str | None = None,
+) -> HFReading:
+    """Like `read_hf_config`, with the disposition of every key (``archzoo count --explain``)."""
     path = Path(path)
     data = load_json(read_user_text(path, HFConfigError), str(path), HFConfigError)
     if not isinstance(data, dict):
@@ -36,7 +301,7 @@ def read_hf_config(
     model_type = data.get("model_type")
     readers = host.hf_model_types()
     if model_type is not None and not isinstance(model_type, str):
-        raise HFConfigError(f"{path}: model_type: expected text such as \"bert\", got {json.dumps(model_type)}")
+        raise HFConfigError(f"{path}: model_type: expected text such as \"bert\", got {_text(model_type)}")
     if model_type is None:
         raise HFConfigError(
             f"{path}: model_type: missing; a Hugging Face config.json names its model type "
@@ -47,24 +312,258 @@ def read_hf_config(
             f"{path}: model_type: {model_type!r} is not supported (supported: {', '.join(sorted(readers))}); "
             "a plugin can add it through Architecture.hf_model_types"
         )
-    for key, allowed in _UNSUPPORTED.items():
-        if key in data and data[key] not in allowed:
-            raise HFConfigError(
-                f"{path}: {key}: {data[key]!r} is not supported (archzoo counts {allowed[0]!r} only); "
-                "remove the key or count the model another way"
-            )
     arch = readers[model_type]
+    reader = arch.hf_model_types[model_type]
+    table = hf_table(reader)
+    overrides = dict(overrides or {})
+    if table is None:
+        return _read_untabled(path, data, arch, model_type, reader, overrides, hf_class)
+
+    keys, resolved, origin = _resolve(path, data, table)
+    model_class, class_source = _model_class(path, data, table, hf_class)
     try:
-        values = call_plugin(arch.plugin, f"its reader of model type {model_type!r}", arch.hf_model_types[model_type],
-                             data, expected=(ValueError, TypeError))
+        values = call_plugin(arch.plugin, f"its reader of model type {model_type!r}", reader, dict(resolved),
+                             model_class, expected=(ValueError, TypeError))
+    except (ValueError, TypeError) as exc:
+        raise HFConfigError(f"{path}: {exc}") from None
+    class_values = dict(table.classes[model_class])
+    values = {**values, **class_values, **overrides}
+    config = _validate(path, arch, values, origin, overrides, model_class)
+    return HFReading(str(path), model_type, arch, config, tuple(keys), table.config_class, model_class, class_source,
+                     class_values, overrides)
+
+
+def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[KeyReading], dict[str, Any], dict[str, str]]:
+    """Every key's disposition, the values transformers would resolve, and the file key behind each archzoo key."""
+    unknown = [k for k in data if k not in table.aliases and k not in table.read and k not in table.ignored
+               and k not in table.refused and k not in COMMON_KEYS]
+    if unknown:
+        first = unknown[0]
+        known = sorted(set(table.defaults) | set(table.aliases) | set(table.read) | set(COMMON_KEYS))
+        near = closest(first, known)
+        hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+        more = f" (also unknown: {', '.join(unknown[1:6])}{', ...' if len(unknown) > 6 else ''})" if unknown[1:] else ""
+        raise HFConfigError(
+            f"{path}: {first}: unknown key for model type {table.model_type!r}; {hint}transformers "
+            f"{TRANSFORMERS_VERSION}'s {table.config_class} has no such field and archzoo cannot tell whether it "
+            f"changes the model, so it refuses rather than guess; remove the key if it does not{more}"
+        )
+    for key, value in data.items():
+        native = table.aliases.get(key, key)
+        if native in table.refused:
+            accepted, why = table.refused[native]
+        elif native not in table.read and native not in table.ignored and COMMON_KEYS.get(key, ("",))[0] == "refused":
+            accepted, why = COMMON_ACCEPTED.get(key, ()), COMMON_KEYS[key][1]
+        else:
+            continue
+        if not any(_same(value, ok) for ok in accepted):
+            allowed = f" (archzoo counts {' or '.join(_text(a) for a in accepted)} only)" if accepted else ""
+            raise HFConfigError(f"{path}: {key}: {_text(value)} is not supported{allowed}: {why}")
+
+    keys: list[KeyReading] = []
+    given: dict[str, Any] = {}
+    origin: dict[str, str] = {}  # archzoo key -> the file key it was read from
+    for key, value in data.items():
+        native = table.aliases.get(key, key)
+        alias = native != key
+        overridden_by = next((a for a, n in table.aliases.items() if n == key and a in data), None)
+        if native in table.read and not (key == "id2label" or key == "num_labels"):
+            target = table.read[native]
+            if overridden_by:
+                keys.append(KeyReading(key, value, "ignored", "", f"overridden by its alias {overridden_by}, which "
+                                                                  "transformers applies last"))
+                continue
+            given[native] = value
+            origin[target] = key
+            keys.append(KeyReading(key, value, "read", target, f"alias of {native}" if alias else ""))
+        elif native in table.ignored:
+            keys.append(KeyReading(key, value, "ignored", "", (f"alias of {native}: " if alias else "") + table.ignored[native]))
+        elif native in table.refused:
+            keys.append(KeyReading(key, value, "read", "", _checked(table.refused[native])))
+        elif key in ("id2label", "num_labels"):
+            continue  # below, with the label count
+        else:
+            disposition, why = COMMON_KEYS[key]
+            if disposition == "refused":
+                keys.append(KeyReading(key, value, "ignored", "", f"empty, so nothing to count; a non-empty value is "
+                                                                  f"refused: {why}"))
+            else:
+                keys.append(KeyReading(key, value, disposition, "", why))
+
+    labels_target = table.read.get("num_labels", "")
+    id2label = data.get("id2label")
+    if "id2label" in data and id2label is not None and not isinstance(id2label, dict):
+        raise HFConfigError(f"{path}: id2label: expected an object mapping label ids to names, got {_text(id2label)}")
+    if "num_labels" in data:
+        num_labels = data["num_labels"]
+        keys.append(KeyReading("num_labels", num_labels, "read", labels_target, COMMON_KEYS["num_labels"][1]))
+        origin[labels_target] = "num_labels"
+        if id2label is not None:
+            keys.append(KeyReading("id2label", id2label, "ignored", "", "num_labels is given and wins: transformers "
+                                                                        "rebuilds id2label from it"))
+    elif id2label is not None:
+        num_labels = len(id2label)
+        keys.append(KeyReading("id2label", id2label, "read", labels_target,
+                               f"its length: {num_labels:,} label{'' if num_labels == 1 else 's'}"))
+        origin[labels_target] = "id2label"
+    else:
+        num_labels = 2
+        if "id2label" in data:
+            keys.append(KeyReading("id2label", None, "ignored", "", "null: transformers' default of 2 labels applies"))
+        if labels_target:
+            keys.append(KeyReading("num_labels", 2, "defaulted", labels_target, "transformers' default: 2 labels"))
+
+    for native, target in table.read.items():
+        if native in table.defaults and native not in given:
+            keys.append(KeyReading(native, table.defaults[native], "defaulted", target,
+                                   f"{table.config_class}'s default"))
+    for native, refusal in table.refused.items():
+        if native in table.defaults and native not in data and not any(table.aliases.get(k) == native for k in data):
+            keys.append(KeyReading(native, table.defaults[native], "defaulted", "",
+                                   f"{table.config_class}'s default; {_checked(refusal)}"))
+    resolved = {**table.defaults, **given, "num_labels": num_labels}
+    return keys, resolved, origin
+
+
+def _model_class(path: Path, data: dict[str, Any], table: HFTable, hf_class: str | None) -> tuple[str, str]:
+    """The model class to count and where it came from: ``AutoModel``, ``--hf-class`` or ``architectures``."""
+    if hf_class is None:
+        return table.base_class, "AutoModel"
+    where = "--hf-class"
+    name = hf_class
+    if hf_class == "auto":
+        classes = data.get("architectures")
+        if not classes:
+            raise HFConfigError(
+                f"{path}: architectures: --hf-class auto counts the first class of this list, but the file has "
+                f"none; name the class instead, for example --hf-class {table.base_class}"
+            )
+        if not isinstance(classes, list) or not isinstance(classes[0], str):
+            raise HFConfigError(f"{path}: architectures: expected a list of class names, got {_text(classes)}")
+        name, where = classes[0], f"{path}: architectures[0]"
+    if name in table.classes:
+        return name, "architectures" if hf_class == "auto" else "--hf-class"
+    supported = ", ".join(table.classes)
+    if name in table.unsupported_classes:
+        raise HFConfigError(f"{where}: {name} is not counted by archzoo: {table.unsupported_classes[name]}; "
+                            f"supported {table.model_type} classes: {supported}")
+    near = closest(name, table.classes)
+    hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+    raise HFConfigError(f"{where}: {name!r} is not a {table.model_type} model class archzoo counts; {hint}"
+                        f"supported: {supported}")
+
+
+def _validate(path: Path, arch: Architecture, values: dict[str, Any], origin: Mapping[str, str],
+              overrides: Mapping[str, Any], model_class: str) -> ArchConfig:
+    """The archzoo configuration; each problem names the file key (or ``--set`` key) it came from."""
+    try:
+        return call_plugin(arch.plugin, "its configuration model", arch.config_model.model_validate, values,
+                           expected=(ValidationError,))
+    except ValidationError as exc:
+        from .validation import describe_error
+
+        lines = []
+        for err in exc.errors():
+            key, message = describe_error(err, arch.config_model)
+            top = key.split(".")[0].split("[")[0]
+            if top in overrides:
+                lines.append(f"--set {key}: {message}")
+            elif top in origin:
+                lines.append(f"{path}: {origin[top]}, read as {key}: {message}")
+            else:
+                lines.append(f"{path} (as {arch.name} {model_class}): {key + ': ' if key else ''}{message}")
+        raise HFConfigError("\n".join(lines)) from None
+
+
+def _read_untabled(path: Path, data: dict[str, Any], arch: Architecture, model_type: str, reader: Callable,
+                   overrides: dict[str, Any], hf_class: str | None) -> HFReading:
+    """A plugin reader that declares no `HFTable`: its own function decides, key by key."""
+    if hf_class is not None:
+        raise HFConfigError(f"--hf-class: the reader of model type {model_type!r} (plugin {arch.plugin!r}) declares "
+                            "no model classes; count the base model (leave out --hf-class)")
+    try:
+        values = call_plugin(arch.plugin, f"its reader of model type {model_type!r}", reader, data,
+                             expected=(ValueError, TypeError))
     except (ValueError, TypeError) as exc:
         raise HFConfigError(f"{path}: {exc}") from None
     values = {k: v for k, v in values.items() if v is not None}
-    source = f"{path} (as {arch.name})"
-    if overrides:
-        values.update(overrides)
-        source += " and --set"
-    try:
-        return arch, parse_config(arch, values, source=source)
-    except ConfigError as exc:
-        raise HFConfigError(str(exc)) from None
+    values.update(overrides)
+    keys = tuple(KeyReading(k, v, "read", "", f"passed to plugin {arch.plugin!r}'s reader, which declares no key table")
+                 for k, v in data.items())
+    config = _validate(path, arch, values, {}, overrides, "")
+    return HFReading(str(path), model_type, arch, config, keys, overrides=overrides)
+
+
+# ---- the methodology page's section ---------------------------------------------------------------------
+
+DOC_START = "<!-- hf-config-tables: generated by `python -m archzoo.hf_config docs/methodology.md`; do not edit -->"
+DOC_END = "<!-- /hf-config-tables -->"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def methodology_section(host: PluginHost) -> str:
+    """The per-model-type tables of the methodology page: keys read, classes counted, keys refused."""
+    lines = [DOC_START, ""]
+    for model_type, arch in sorted(host.hf_model_types().items()):
+        table = hf_table(arch.hf_model_types[model_type])
+        if table is None:
+            lines += [f"### `{model_type}`", "", f"Read by plugin `{arch.plugin}`'s own function (no key table).", ""]
+            continue
+        lines += [f"### `{model_type}` ({table.config_class}, plugin `{arch.plugin}`)", ""]
+        classes = ", ".join(f"`{c}`" + (" (the default: what `AutoModel` builds)" if c == table.base_class else "")
+                            for c in table.classes)
+        lines += [f"Classes counted (`--hf-class`): {classes}.", ""]
+        if table.unsupported_classes:
+            lines += ["Classes refused: " + "; ".join(f"`{c}`: {why}" for c, why in table.unsupported_classes.items())
+                      + ".", ""]
+        lines += ["| key | read as | transformers' default |", "| :-- | :-- | :-- |"]
+        reverse_alias: dict[str, list[str]] = {}
+        for alias, native in table.aliases.items():
+            reverse_alias.setdefault(native, []).append(alias)
+        for native, target in table.read.items():
+            name = f"`{native}`" + "".join(f" (alias `{a}`)" for a in reverse_alias.get(native, []))
+            if native == "num_labels":
+                name, default = "`num_labels`, else the length of `id2label`", "2"
+            else:
+                default = f"`{json.dumps(table.defaults.get(native))}`" if native in table.defaults else "-"
+            lines.append(f"| {name} | `{target}` | {default} |")
+        lines.append("")
+        refused = {k: v for k, v in table.refused.items()}
+        if refused:
+            lines.append("Refused: " + "; ".join(
+                f"`{k}` other than {' or '.join(f'`{json.dumps(a)}`' for a in ok)}: {_cell(why)}" if ok
+                else f"`{k}`: {_cell(why)}" for k, (ok, why) in refused.items()) + ".")
+            lines.append("")
+        lines.append("Ignored, changing no parameter or FLOP: " + ", ".join(f"`{k}`" for k in table.ignored) + ".")
+        lines.append("")
+    lines += ["### Keys of every configuration", ""]
+    lines += ["| key | disposition | why |", "| :-- | :-- | :-- |"]
+    generation = [k for k, (_, why) in COMMON_KEYS.items() if why == _GENERATION]
+    for key, (disposition, why) in COMMON_KEYS.items():
+        if why == _GENERATION:
+            continue
+        if disposition == "refused" and key in COMMON_ACCEPTED:
+            disposition = "refused unless empty"
+        lines.append(f"| `{key}` | {disposition} | {_cell(why)} |")
+    lines += ["", f"Ignored as generation settings: {', '.join(f'`{k}`' for k in generation)}.", "", DOC_END]
+    return "\n".join(lines)
+
+
+def _update_doc(page: Path) -> bool:
+    """Rewrite the generated section of ``page``; True when it changed."""
+    from .host import get_host
+
+    text = page.read_text(encoding="utf-8")
+    start, end = text.index(DOC_START), text.index(DOC_END) + len(DOC_END)
+    new = text[:start] + methodology_section(get_host()) + text[end:]
+    if new != text:
+        page.write_text(new, encoding="utf-8")
+    return new != text
+
+
+if __name__ == "__main__":  # python -m archzoo.hf_config docs/methodology.md
+    for name in sys.argv[1:]:
+        print(f"{name}: {'updated' if _update_doc(Path(name)) else 'up to date'}")
