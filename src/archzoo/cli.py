@@ -23,6 +23,8 @@ Examples:
   archzoo count vit --set patch_size=14 --json        N follows: 16 x 16 patches + [CLS]
   archzoo count transformer --config big.yaml        keys from a YAML or JSON file
   archzoo count --hf-config path/to/config.json      a Hugging Face config (base model)
+  archzoo count --hf-config config.json --hf-class auto --explain
+                                                     the class in "architectures", and every key's fate
 """
 
 
@@ -105,11 +107,17 @@ def cli(ctx: click.Context, strict: bool) -> None:
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="YAML or JSON file of configuration keys.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set one configuration key (repeatable).")
 @click.option("--hf-config", type=click.Path(path_type=Path), help="A Hugging Face config.json; counts the base model.")
+@click.option("--hf-class", metavar="NAME|auto",
+              help="With --hf-config: count the transformers class NAME (e.g. BertForMaskedLM), or with 'auto' the "
+                   "first class in the file's architectures list (default: the base model AutoModel builds).")
+@click.option("--explain", is_flag=True,
+              help="With --hf-config: list every key of the file, and what archzoo did with it (read as which key, "
+                   "ignored and why, or defaulted).")
 @click.option("--seq-len", type=click.IntRange(min=1), help="Sequence length N for FLOPs (default: the model's context; for images, patches plus special tokens).")
 @click.option("--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema archzoo.report/1).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema archzoo.report/1; with --hf-config, an hf_config section lists every key).")
 @click.pass_context
-def count(ctx, architecture, config_file, sets, hf_config, seq_len, depth, as_json):
+def count(ctx, architecture, config_file, sets, hf_config, hf_class, explain, seq_len, depth, as_json):
     """Count one configuration of an architecture: parameters, FLOPs, memory, per block.
 
     Keys not given take the architecture's defaults (the classic model); `archzoo plugins`
@@ -118,13 +126,18 @@ def count(ctx, architecture, config_file, sets, hf_config, seq_len, depth, as_js
     from .report import make_report
 
     host = _host(ctx)
+    reading = None
     if hf_config is not None:
         if architecture or config_file:
             raise click.UsageError("--hf-config describes the whole model: give no ARCHITECTURE or --config with it")
-        from .hf_config import read_hf_config
+        from .hf_config import load_hf_config
 
-        arch, config = read_hf_config(hf_config, host, _parse_set(sets))
+        reading = load_hf_config(hf_config, host, _parse_set(sets), hf_class)
+        arch, config = reading.architecture, reading.config
     else:
+        if hf_class is not None or explain:
+            raise click.UsageError(f"{'--hf-class' if hf_class is not None else '--explain'} goes with --hf-config: "
+                                   "it is about a Hugging Face config.json")
         if not architecture:
             raise click.UsageError(
                 f"name an architecture ({', '.join(host.architectures)}) or give --hf-config"
@@ -138,11 +151,43 @@ def count(ctx, architecture, config_file, sets, hf_config, seq_len, depth, as_js
         config = parse_config(arch, values, source=source)
     report = make_report(arch, config, check_seq_len(arch, config, seq_len, name="--seq-len"))
     if as_json:
-        _emit_json(report.to_dict())
+        data = report.to_dict()
+        if reading is not None:
+            data["hf_config"] = reading.to_dict()
+        _emit_json(data)
         return
     from .terminal import print_report
 
     print_report(report, max_depth=depth)
+    if explain:
+        _print_hf_reading(reading)
+
+
+def _print_hf_reading(reading) -> None:
+    """What ``--explain`` adds: the class counted, then every key of the file and what became of it."""
+    from .terminal import print_table
+
+    source = {"AutoModel": "the base model AutoModel builds", "--hf-class": "named by --hf-class",
+              "architectures": "the first entry of architectures"}.get(reading.class_source, "")
+    click.echo()
+    if reading.model_class:
+        sets = ", ".join(f"{k}={json.dumps(v)}" for k, v in reading.class_values.items())
+        click.echo(f"{reading.path}: model type {reading.model_type} ({reading.config_class}), counted as "
+                   f"{reading.model_class} ({source}{'; it sets ' + sets if sets else ''})")
+    else:
+        click.echo(f"{reading.path}: model type {reading.model_type}")
+
+    def shown(value) -> str:
+        text = json.dumps(value) if not isinstance(value, str) or not value.startswith("<") else value
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    rows = []
+    for key in reading.keys:
+        what = key.disposition + (f" as {key.archzoo_key}" if key.archzoo_key else "")
+        rows.append([key.key, shown(key.to_dict()["value"]), what, key.detail])
+    for key, value in reading.overrides.items():
+        rows.append([f"--set {key}", shown(value), "read", "given on the command line; replaces what the file gives"])
+    print_table(["key", "value", "disposition", "why"], rows)
 
 
 @cli.command(epilog="""\b
