@@ -432,21 +432,24 @@ def test_theme_does_not_render_title_attributes_as_html(bert):
 # ---- the navigation -------------------------------------------------------------------------------
 
 
+def _navigation_title(text: str) -> str:
+    """The title literate-nav reads for an architecture titled ``text`` (what the theme writes as HTML)."""
+    from markdown.treeprocessors import UnescapeTreeprocessor
+    from mkdocs_literate_nav.parser import _extract_nav_from_content
+
+    arch = dataclasses.replace(views.architecture_view(hostile_plugin.architecture()), title=text)
+    nav = _extract_nav_from_content({}, pages.nav_summary([arch]))
+    link = next(a for a in nav.iter("a") if a.get("href") == "architectures/hostile-text/index.md")
+    return UnescapeTreeprocessor().unescape("".join(link.itertext()))
+
+
 @pytest.mark.parametrize("text_id", TEXTS)
 def test_navigation_title_is_the_escaped_text(text_id):
     """literate-nav reads ``SUMMARY.md`` with plain markdown (entities and raw HTML off) and the theme
     writes the title it reads as HTML: that title must be the HTML-escaped text."""
-    from mkdocs_literate_nav.parser import _extract_nav_from_content
-
-    text = TEXTS[text_id]
-    arch = dataclasses.replace(views.architecture_view(hostile_plugin.architecture()), title=text)
-    nav = _extract_nav_from_content({}, pages.nav_summary([arch]))
-    link = next(a for a in nav.iter("a") if a.get("href") == "architectures/hostile-text/index.md")
-    from markdown.treeprocessors import UnescapeTreeprocessor
-
-    title = UnescapeTreeprocessor().unescape("".join(link.itertext()))
-    assert squash(html.unescape(title)) == shown(text)
-    assert "<" not in title and ">" not in title
+    title = _navigation_title(TEXTS[text_id])
+    assert squash(html.unescape(title)) == shown(TEXTS[text_id])
+    assert not Html(title).elements
 
 
 # ---- a real build of the hostile registry and plugin --------------------------------------------
@@ -553,3 +556,71 @@ def test_built_downloads_hold_the_text_as_data(hostile_site):
     assert rows["spreadsheet-formulas"]["title"] == "'" + formulas["title"]
     assert rows["spreadsheet-formulas"]["tags"] == "'" + ";".join(formulas["tags"])
     assert rows["markup-everywhere"]["title"] == _corpus_entry("markup-everywhere")["title"]  # starts with '"'
+
+
+# ---- any text at all ------------------------------------------------------------------------------
+
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+#: Any characters, lone surrogates included, weighted towards the ASCII punctuation markup is made of.
+ANY_TEXT = st.text(st.one_of(st.characters(codec=None, exclude_categories=()),
+                             st.sampled_from("<>&\"'`*_[](){}#|$\\!=+-.:@%^~\n\r\t\x00\x7f\x80\x9f\u2028")),
+                   max_size=40)
+ANY = settings(max_examples=150, deadline=None)
+
+
+@ANY
+@given(ANY_TEXT)
+@example("[x](javascript:alert(1)) <b>&amp; `c` | $$y$$ {: #i }")
+def test_any_text_in_a_markdown_table_cell_and_heading_renders_as_itself(text):
+    body = render(f"# {pages.text_md(text)}\n\n| a |\n| -- |\n| {pages.text_md(text)} |\n")[1]
+    page = Html(body)
+    assert [tag for tag, _ in page.elements] == ["h1", "a", "table", "thead", "tr", "th", "tbody", "tr", "td"]
+    heading = Html(body[:body.index("</h1>")]).text
+    cell = Html(body[body.index("<td>"):]).text
+    assert cell == shown(text) and heading.removesuffix("¶").strip() == shown(text)
+
+
+@ANY
+@given(ANY_TEXT, ANY_TEXT)
+@example("x\n---\ny: 1", "\x80\ud800")
+def test_any_text_keeps_the_front_matter_readable(title, summary):
+    body, meta = get_data(pages._front_matter(title=title, description=summary,
+                                              archzoo_search={"title": title, "tags": [summary]}) + "\nbody\n")
+    assert body.strip() == "body"
+    assert squash(html.unescape(meta["title"])) == shown(title)
+    assert squash(html.unescape(meta["description"])) == shown(summary)
+    assert squash(meta["archzoo_search"]["title"]) == shown(title)
+    assert squash(meta["archzoo_search"]["tags"][0]) == shown(summary)
+
+
+@ANY
+@given(ANY_TEXT)
+@example("a\"] --> b[\"c %%{init: {}}%% $$x$$ #quot; `md`")
+def test_any_block_name_is_one_literal_mermaid_label(name):
+    from archzoo.site.diagram import _label
+
+    diagram = 'flowchart TB\n  n1["' + _label(name) + '"]'
+    rendered = f'<pre class="mermaid"><code>{html.escape(diagram)}</code></pre>'  # as superfences writes it
+    assert [squash(label) for label in mermaid_labels(rendered)] == [shown(name)]
+
+
+@ANY
+@given(ANY_TEXT)
+def test_any_csv_text_cell_reads_back_as_text(text):
+    from archzoo.site.pages import csv_cell, displayable
+
+    cell = csv_cell(displayable(text))
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow([cell, 1])
+    [[read, number]] = list(csv.reader(io.StringIO(buffer.getvalue())))
+    assert read == cell and number == "1"
+    assert not read.startswith(("=", "+", "-", "@", "\t", "\r", "\n"))  # OWASP: no formula can start here
+
+
+@ANY
+@given(ANY_TEXT)
+def test_any_navigation_title_is_the_escaped_text(text):
+    title = _navigation_title(text)
+    assert squash(html.unescape(title)) == shown(text) and not Html(title).elements

@@ -108,19 +108,21 @@ def text_md(text: str) -> str:
 
 
 #: Characters literate-nav's markdown (plain markdown: it does not load the site's extensions) would read
-#: as syntax in a link's text; all of them have a backslash escape there. Its entity and raw-HTML
-#: patterns are off, so `text_md`'s references would reach the theme as they are written.
-_NAV_SYNTAX = re.compile(r"([\\`*_{}\[\]()!])")
+#: as inline syntax in a link's text; all of them have a backslash escape there.
+_NAV_SYNTAX = re.compile(r"([\\`*_{}()!])")
 
 
 def nav_text(text: str) -> str:
     """A navigation title, as the ``[title](page.md)`` text of literate-nav's ``SUMMARY.md``.
 
     The theme writes navigation titles into pages as HTML, so the title literate-nav reads must be the
-    HTML-escaped text: ``&lt;`` is kept as it is (literate-nav turns off markdown's entities), and the
-    characters of markdown's inline syntax are backslash-escaped, which literate-nav undoes.
+    HTML-escaped text. literate-nav turns off markdown's entities, so references reach the theme as they
+    are written: ``&lt;`` stays ``&lt;``, and brackets are written ``&#91;`` and ``&#93;`` (a backslash
+    would not stop ``[\\]: x`` from reading as a link definition). The other characters of markdown's
+    inline syntax are backslash-escaped, which literate-nav undoes.
     """
-    return _NAV_SYNTAX.sub(r"\\\1", escape(_one_line(text), quote=True))
+    escaped = escape(_one_line(text), quote=True).replace("[", "&#91;").replace("]", "&#93;")
+    return _NAV_SYNTAX.sub(r"\\\1", escaped)
 
 
 #: Schemes the site makes links to; anything else (javascript:, data:, vbscript:, file:) is shown as text.
