@@ -64,8 +64,8 @@ class BertConfig(ArchConfig):
         "(Bert/Roberta/DistilBert/AlbertFor...)",
     )
     num_labels: PositiveInt = Field(
-        2, description="outputs of the sequence_classification, token_classification and question_answering "
-        "classifiers, and of ALBERT's sentence-order head (transformers' num_labels)",
+        2, description="outputs of the sequence_classification and token_classification classifiers and of "
+        "ALBERT's sentence-order head (transformers' num_labels); question_answering needs 2",
     )
     classifier_dense: bool = Field(
         False, description="sequence_classification: a dense + activation layer of its own on the first token "
@@ -99,6 +99,11 @@ class BertConfig(ArchConfig):
         if self.head == "sequence_classification" and not (self.pooler or self.classifier_dense):
             raise ValueError("head: 'sequence_classification' reads the pooler's output or a dense layer of its "
                              "own; set pooler: true or classifier_dense: true")
+        if self.head == "question_answering" and self.num_labels != 2:
+            # transformers builds the layer with num_labels outputs, but its forward pass splits them into
+            # exactly two (start, end) and fails on any other number
+            raise ValueError(f"num_labels: head 'question_answering' gives an answer's start and end logits, so it "
+                             f"needs 2 labels, got {self.num_labels}")
         return self
 
 
@@ -218,8 +223,6 @@ def reference(cfg: BertConfig) -> Reference | None:
     family = _family(cfg)
     if family is None or cfg.head not in _FAMILY_HEADS[family] or not _class_builds_this_pooler(family, cfg):
         return None
-    if family == "DistilBert" and cfg.head == "question_answering" and cfg.num_labels != 2:
-        return None  # DistilBertForQuestionAnswering refuses any other label count
     if family == "DistilBert":
         kwargs: dict[str, Any] = dict(vocab_size=cfg.vocab_size, dim=cfg.d_model, n_layers=cfg.n_layers,
                                       n_heads=cfg.n_heads, hidden_dim=cfg.d_ff, max_position_embeddings=cfg.max_positions,
@@ -393,9 +396,6 @@ def _from_roberta(hf: dict[str, Any], model_class: str = "RobertaModel") -> dict
 
 @hf_reader(HF_DISTILBERT)
 def _from_distilbert(hf: dict[str, Any], model_class: str = "DistilBertModel") -> dict[str, Any]:
-    if model_class == "DistilBertForQuestionAnswering" and hf["num_labels"] != 2:
-        raise ValueError(f"num_labels: DistilBertForQuestionAnswering needs 2 labels (answer start and end), "
-                         f"got {hf['num_labels']}")
     return dict(
         vocab_size=hf["vocab_size"], d_model=hf["dim"], n_layers=hf["n_layers"], n_heads=hf["n_heads"],
         d_ff=hf["hidden_dim"], max_positions=hf["max_position_embeddings"], type_vocab_size=0,

@@ -151,7 +151,6 @@ COMMON_KEYS: dict[str, tuple[Disposition, str]] = {
     "output_hidden_states": ("ignored", "what the forward pass returns, not what it computes"),
     "output_attentions": ("ignored", "what the forward pass returns, not what it computes"),
     "return_dict": ("ignored", "what the forward pass returns, not what it computes"),
-    "use_return_dict": ("ignored", "what the forward pass returns, not what it computes"),
     "torchscript": ("ignored", "an export flag of older releases"),
     "dtype": ("ignored", "the precision the weights are stored in; archzoo reports the memory at every precision"),
     "torch_dtype": ("ignored", "the precision the weights are stored in; archzoo reports the memory at every precision"),

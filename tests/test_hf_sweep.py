@@ -1,0 +1,366 @@
+"""config.json import swept key by key against transformers: every count-relevant key, every class.
+
+For each supported model type, a small base config.json is changed one count-relevant key at a time
+(each key the type's table reads, the label count through ``id2label`` and through ``num_labels``), and
+each variant is counted as every model class archzoo supports for the type (``--hf-class``). The same
+file is loaded with ``transformers.AutoConfig.from_pretrained``, the class is built with small random
+weights on the CPU, and its ``sum(p.numel() for p in model.parameters())`` and the FLOPs of one eager forward pass under
+``torch.utils.flop_counter.FlopCounterMode`` must equal archzoo's figures. Where transformers refuses to
+build a variant, archzoo must refuse it too (``HFConfigError``): exact or refused, never a silent number.
+
+Further tests: every alias, and an alias given next to its native key; all ignored keys changed at once
+(they must leave transformers' figures where archzoo counts them); random combinations of the
+count-relevant keys (hypothesis); and the tables themselves against transformers' configuration classes
+(fields, defaults, ``attribute_map``, ``AutoModel``'s class, the model classes each type has).
+
+Models are a few layers of a few dozen units; the module runs in about a minute on two cores. Marked ``reference``: skipped only when torch or transformers is missing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from archzoo.errors import HFConfigError
+from archzoo.hf_config import COMMON_DEFAULTS, COMMON_KEYS, _GENERATION_KEYS, hf_table, load_hf_config
+from archzoo.host import PluginHost
+from archzoo.report import make_report
+
+pytestmark = pytest.mark.reference
+
+SEQ_LEN = 8  # tokens per forward pass for the text models; a ViT's length is its patches plus special tokens
+
+_BERT = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=3, intermediate_size=80,
+             max_position_embeddings=24)
+_GPT = dict(vocab_size=97, n_embd=48, n_layer=2, n_head=3, n_positions=24)
+_VIT = dict(image_size=16, patch_size=8, hidden_size=48, num_hidden_layers=2, num_attention_heads=3,
+            intermediate_size=80)
+_FIVE_LABELS = {str(i): f"class_{i}" for i in range(5)}
+
+#: per model type: a small base config.json, and for each count-relevant key a value to change it to
+BASES: dict[str, dict[str, Any]] = {
+    "bert": dict(_BERT),
+    "roberta": dict(_BERT),
+    "distilbert": dict(vocab_size=97, dim=48, n_layers=2, n_heads=3, hidden_dim=80, max_position_embeddings=24),
+    "albert": dict(_BERT, embedding_size=16),
+    "gpt2": dict(_GPT),
+    "openai-gpt": dict(_GPT),
+    "vit": dict(_VIT),
+    "deit": dict(_VIT),
+}
+_BERT_SWEEP = dict(vocab_size=101, hidden_size=60, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64,
+                   max_position_embeddings=40, type_vocab_size=3, hidden_act="relu", tie_word_embeddings=False)
+_GPT_SWEEP = dict(vocab_size=101, n_embd=60, n_layer=3, n_head=4, n_positions=40, tie_word_embeddings=False)
+_VIT_SWEEP = dict(image_size=24, patch_size=4, hidden_size=60, num_hidden_layers=1, num_attention_heads=4,
+                  intermediate_size=64, hidden_act="relu", num_channels=1, qkv_bias=False, pooler_output_size=30)
+SWEEPS: dict[str, dict[str, Any]] = {
+    "bert": _BERT_SWEEP,
+    "roberta": _BERT_SWEEP,
+    "distilbert": dict(vocab_size=101, dim=60, n_layers=1, n_heads=4, hidden_dim=64, max_position_embeddings=40,
+                       activation="relu", tie_word_embeddings=False),
+    "albert": dict(_BERT_SWEEP, embedding_size=40),
+    "gpt2": dict(_GPT_SWEEP, n_inner=100, activation_function="relu"),
+    "openai-gpt": dict(_GPT_SWEEP, afn="relu"),
+    "vit": _VIT_SWEEP,
+    "deit": _VIT_SWEEP,
+}
+#: the label count, changed both ways transformers reads it
+LABEL_VARIANTS = {"id2label": _FIVE_LABELS, "num_labels": 7}
+
+
+def _host() -> PluginHost:
+    return PluginHost().load()
+
+
+HOST = _host()
+TABLES = {t: hf_table(arch.hf_model_types[t]) for t, arch in HOST.hf_model_types().items()}
+
+
+def _variants() -> list:
+    cases = []
+    for model_type, sweep in SWEEPS.items():
+        table = TABLES[model_type]
+        for key, value in [("(base)", None), *sweep.items(), *LABEL_VARIANTS.items()]:
+            for model_class in table.classes:
+                cases.append(pytest.param(model_type, key, value, model_class, id=f"{model_type}-{key}-{model_class}"))
+    return cases
+
+
+# ---- measuring both sides -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def torch_and_transformers():
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()  # token ids beyond a tiny vocabulary only warn
+    return torch, transformers
+
+
+def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _transformers_figures(torch, transformers, path: Path, model_class: str, seq_len: int) -> tuple[int, int]:
+    """Parameters and forward FLOPs of ``model_class`` built from the file, as transformers does it."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    config = transformers.AutoConfig.from_pretrained(str(path))
+    config._attn_implementation = "eager"  # FLOPs of the attention products are counted
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = getattr(transformers, model_class)(config)
+    params = sum(p.numel() for p in model.parameters())
+    if hasattr(config, "image_size"):
+        side = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
+        inputs = {"pixel_values": torch.zeros(1, config.num_channels, side, side)}
+    else:
+        inputs = {"input_ids": torch.ones(1, seq_len, dtype=torch.long)}
+    # Small random weights on the CPU, not the meta device: a padding token or a cache setting makes the
+    # forward pass read a tensor's value (Tensor.item), which the meta device cannot do.
+    model.eval()
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(**inputs)
+    return params, counter.get_total_flops()
+
+
+def _compare(torch, transformers, tmp_path: Path, data: dict[str, Any], model_class: str) -> str:
+    """Exact or refused: archzoo's figures equal transformers', or both refuse. Returns which."""
+    path = _write(tmp_path, data)
+    try:
+        expected = _transformers_figures(torch, transformers, path, model_class, SEQ_LEN)
+    except Exception as exc:  # transformers refuses this file for this class
+        with pytest.raises(HFConfigError):
+            reading = load_hf_config(path, HOST, hf_class=model_class)
+            pytest.fail(f"transformers refuses {data} as {model_class} ({type(exc).__name__}: {exc}), "
+                        f"but archzoo counts it as {reading.config!r}")
+        return "refused"
+    reading = load_hf_config(path, HOST, hf_class=model_class)
+    is_image = reading.architecture.name == "vit"
+    report = make_report(reading.architecture, reading.config, None if is_image else SEQ_LEN)
+    assert (report.params, report.flops) == expected, (
+        f"{data} as {model_class}: archzoo {report.params:,} params and {report.flops:,} FLOPs, transformers "
+        f"{expected[0]:,} and {expected[1]:,} (params {report.params - expected[0]:+,}, "
+        f"FLOPs {report.flops - expected[1]:+,})"
+    )
+    return "exact"
+
+
+# ---- the sweep: one key at a time, every class -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("model_type, key, value, model_class", _variants())
+def test_each_key_against_transformers(torch_and_transformers, tmp_path, model_type, key, value, model_class):
+    data = {"model_type": model_type, **BASES[model_type]}
+    if key != "(base)":
+        data[key] = value
+    outcome = _compare(*torch_and_transformers, tmp_path, data, model_class)
+    # the only variants transformers refuses: the BERT family's question answering needs exactly 2 labels
+    # (DistilBERT's class refuses to build, the others' forward pass splits the logits into two)
+    qa_labels = model_class.endswith("ForQuestionAnswering") and not model_class.startswith("GPT2")
+    assert (outcome == "refused") == (qa_labels and key in LABEL_VARIANTS)
+
+
+def test_the_sweep_covers_every_key_each_type_reads():
+    """A key added to a type's table must get a sweep value here, or this fails."""
+    for model_type, table in TABLES.items():
+        assert set(SWEEPS[model_type]) == set(table.read) - {"num_labels"}, model_type
+
+
+@pytest.mark.parametrize("model_type", sorted(t for t in TABLES if TABLES[t].aliases))
+def test_aliases_read_like_their_native_keys(torch_and_transformers, tmp_path, model_type):
+    """Each alias alone, then next to its native key with another value: transformers applies the alias last."""
+    table = TABLES[model_type]
+    sweep = SWEEPS[model_type]
+    for alias, native in table.aliases.items():
+        for model_class in (table.base_class, list(table.classes)[-1]):
+            data = {"model_type": model_type, **BASES[model_type]}
+            data.pop(native, None)
+            data[alias] = sweep[native]
+            assert _compare(*torch_and_transformers, tmp_path, data, model_class) == "exact"
+            both = {"model_type": model_type, **BASES[model_type], alias: sweep[native]}
+            assert _compare(*torch_and_transformers, tmp_path, both, model_class) == "exact"
+
+
+#: values for the ignored keys that are not typed fields of the configuration class (or need a safe value)
+_IGNORED_VALUES = {
+    "pad_token_id": 5, "bos_token_id": 6, "eos_token_id": 7, "sep_token_id": 8, "cls_token_id": 9,
+    "mask_token_id": 10, "decoder_start_token_id": 11, "classifier_dropout": 0.3, "summary_activation": "tanh",
+    "summary_type": "first", "pooler_act": "relu", "encoder_stride": 8, "n_ctx": 7, "summary_last_dropout": 0.2,
+    "dtype": "float32", "torch_dtype": "float32", "problem_type": "regression", "label2id": {"a": 0, "b": 1},
+    "task_specific_params": {"text-generation": {"max_length": 50}}, "transformers_version": "4.6.0",
+    "architectures": ["SomethingElse"], "chunk_size_feed_forward": 4, "cross_attention_hidden_size": 8,
+    # return_dict false makes ViTForImageClassification's forward fail in transformers 5.23 (it reads
+    # last_hidden_state from a tuple): a bug of that class, unrelated to counts, so it stays true here
+    "return_dict": True, "attn_implementation": "sdpa", "_attn_implementation": "sdpa", "_attn_implementation_internal": "sdpa",
+    "experts_implementation": "eager", "pruned_heads": {}, "per_layer_config": None,
+    "bad_words_ids": [[1]], "begin_suppress_tokens": [1], "suppress_tokens": [1], "forced_bos_token_id": 1,
+    "forced_eos_token_id": 2, "num_assistant_tokens_schedule": "constant", "max_length": 30, "min_length": 2,
+    "finetuning_task": "sst2", "tokenizer_class": "BertTokenizer", "prefix": "x", "_name_or_path": "x",
+    "name_or_path": "x", "_commit_hash": "abc", "_num_labels": 3, "position_embedding_type": "relative_key",
+    "directionality": "bidi", "pooler_fc_size": 768, "pooler_num_attention_heads": 12, "pooler_num_fc_layers": 3,
+    "pooler_size_per_head": 128, "pooler_type": "first_token_transform", "down_scale_factor": 1, "gap_size": 0,
+    "net_structure_type": 0, "num_memory_blocks": 0, "n_special": 0, "tie_weights_": True,
+    "predict_special_tokens": True,
+}
+#: keys whose change would make transformers build something else, although archzoo's table calls them
+#: irrelevant for this test's purpose: the attention kernel (FlopCounterMode sees fused attention as zero)
+_KERNEL_KEYS = {"attn_implementation", "_attn_implementation", "_attn_implementation_internal"}
+
+
+def _changed(key: str, default: Any) -> Any:
+    if key in _IGNORED_VALUES:
+        return _IGNORED_VALUES[key]
+    if isinstance(default, bool):
+        return not default
+    if isinstance(default, float):
+        return round(default + 0.05, 4)
+    if isinstance(default, int):
+        return default + 1
+    if isinstance(default, str):
+        return default + "_x"
+    return True if default is None else default
+
+
+def _ignored_keys(model_type: str) -> dict[str, Any]:
+    table = TABLES[model_type]
+    keys = {k: _changed(k, table.defaults.get(k)) for k in table.ignored}
+    for key, (disposition, _) in COMMON_KEYS.items():
+        if disposition == "ignored" and key not in table.read and key not in table.refused and key not in _KERNEL_KEYS:
+            keys.setdefault(key, _changed(key, COMMON_DEFAULTS.get(key)))
+    return keys
+
+
+@pytest.mark.parametrize("model_type, model_class",
+                         [pytest.param(t, c, id=f"{t}-{c}") for t in sorted(TABLES) for c in TABLES[t].classes])
+def test_ignored_keys_change_no_figure(torch_and_transformers, tmp_path, model_type, model_class):
+    """All keys archzoo ignores, changed at once: transformers' figures still equal archzoo's."""
+    data = {"model_type": model_type, **BASES[model_type], **_ignored_keys(model_type)}
+    assert _compare(*torch_and_transformers, tmp_path, data, model_class) == "exact"
+
+
+# ---- random combinations --------------------------------------------------------------------------------
+
+_ACTIVATIONS = {"bert": "hidden_act", "roberta": "hidden_act", "albert": "hidden_act", "distilbert": "activation",
+                "gpt2": "activation_function", "openai-gpt": "afn", "vit": "hidden_act", "deit": "hidden_act"}
+
+
+@st.composite
+def _config(draw, model_type: str) -> tuple[dict[str, Any], str]:
+    table = TABLES[model_type]
+    heads = draw(st.integers(1, 4))
+    width = heads * draw(st.sampled_from([4, 8, 12]))
+    names = {native: alias for alias, native in table.aliases.items()}  # sometimes written with an alias
+    data: dict[str, Any] = {"model_type": model_type}
+
+    def put(native: str, value: Any) -> None:
+        key = names[native] if native in names and draw(st.booleans()) else native
+        data[key] = value
+
+    text = model_type not in ("vit", "deit")
+    width_key = {"distilbert": "dim", "gpt2": "n_embd", "openai-gpt": "n_embd"}.get(model_type, "hidden_size")
+    put(width_key, width)
+    put({"distilbert": "n_heads", "gpt2": "n_head", "openai-gpt": "n_head"}.get(model_type, "num_attention_heads"), heads)
+    put({"distilbert": "n_layers", "gpt2": "n_layer", "openai-gpt": "n_layer"}.get(model_type, "num_hidden_layers"),
+        draw(st.integers(1, 3)))
+    if text:
+        data["vocab_size"] = draw(st.integers(20, 120))
+        put("n_positions" if model_type in ("gpt2", "openai-gpt") else "max_position_embeddings", draw(st.integers(12, 40)))
+    if model_type in ("bert", "roberta", "albert"):
+        data["type_vocab_size"] = draw(st.integers(1, 4))
+    if model_type == "albert":
+        data["embedding_size"] = draw(st.integers(4, 40))
+    if model_type not in ("gpt2", "openai-gpt"):
+        data["hidden_dim" if model_type == "distilbert" else "intermediate_size"] = draw(st.integers(8, 100))
+    if model_type == "gpt2":
+        data["n_inner"] = draw(st.none() | st.integers(8, 100))
+    data[_ACTIVATIONS[model_type]] = draw(st.sampled_from(["gelu", "relu", "silu"]))
+    if text:
+        data["tie_word_embeddings"] = draw(st.booleans())
+    else:
+        patch = draw(st.integers(2, 8))
+        data["patch_size"] = patch
+        data["image_size"] = patch * draw(st.integers(1, 4))
+        data["num_channels"] = draw(st.integers(1, 3))
+        data["qkv_bias"] = draw(st.booleans())
+        data["pooler_output_size"] = draw(st.none() | st.integers(4, 64))
+    labels = draw(st.integers(1, 6))
+    if draw(st.booleans()):
+        data["id2label"] = {str(i): f"l{i}" for i in range(labels)}
+    else:
+        data["num_labels"] = labels
+    return data, draw(st.sampled_from(list(table.classes)))
+
+
+@pytest.mark.parametrize("model_type", sorted(BASES))
+def test_random_combinations_against_transformers(torch_and_transformers, tmp_path_factory, model_type):
+    @settings(max_examples=10, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(case=_config(model_type))
+    def check(case):
+        data, model_class = case
+        _compare(*torch_and_transformers, tmp_path_factory.mktemp("combo"), data, model_class)
+
+    check()
+
+
+# ---- the tables against transformers' own --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model_type", sorted(BASES))
+def test_table_equals_the_transformers_configuration_class(torch_and_transformers, model_type):
+    """Fields and defaults, aliases (attribute_map), AutoModel's class, and every model class of the type."""
+    _, transformers = torch_and_transformers
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    table = TABLES[model_type]
+    config_class = getattr(transformers, table.config_class)
+    assert config_class.model_type == model_type
+    common = {f.name for f in dataclasses.fields(transformers.PreTrainedConfig)}
+    fields = {f.name: f.default for f in dataclasses.fields(config_class) if f.name not in common}
+    assert dict(table.defaults) == fields
+    assert dict(table.aliases) == config_class.attribute_map
+    assert table.base_class == MODEL_MAPPING_NAMES[model_type]
+    module = importlib.import_module(config_class.__module__.replace("configuration_", "modeling_"))
+    model_classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+    assert set(table.classes) | set(table.unsupported_classes) == model_classes
+    # a file transformers 5.23 itself writes, with every key, is read without an unknown key
+    full = config_class().to_dict()
+    assert {k for k in full if k not in table.read and k not in table.ignored and k not in table.refused
+            and k not in table.aliases and k not in COMMON_KEYS} == set()
+
+
+def test_common_table_equals_pretrained_config(torch_and_transformers):
+    _, transformers = torch_and_transformers
+    from transformers import GenerationConfig
+
+    fields = {f.name: f.default for f in dataclasses.fields(transformers.PreTrainedConfig)}
+    assert COMMON_DEFAULTS == fields
+    assert set(fields) <= set(COMMON_KEYS)
+    generation = set(GenerationConfig._get_default_generation_params())
+    assert set(_GENERATION_KEYS) | {"use_cache"} == generation
+
+
+@pytest.mark.parametrize("model_type", sorted(BASES))
+def test_a_file_saved_by_transformers_reads_as_its_class(torch_and_transformers, tmp_path, model_type):
+    """save_pretrained's full config.json, with architectures set, counted with --hf-class auto."""
+    torch, transformers = torch_and_transformers
+    table = TABLES[model_type]
+    config_class = getattr(transformers, table.config_class)
+    for model_class in table.classes:
+        config = config_class(**{k: v for k, v in BASES[model_type].items()}, architectures=[model_class])
+        path = tmp_path / "config.json"
+        path.write_text(config.to_json_string(use_diff=False))
+        reading = load_hf_config(path, HOST, hf_class="auto")
+        assert reading.model_class == model_class and reading.class_source == "architectures"
+        assert _compare(torch, transformers, tmp_path, json.loads(path.read_text()), model_class) == "exact"
