@@ -30,6 +30,8 @@ from urllib.parse import urlsplit
 
 import markdown
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from mkdocs.utils.meta import get_data
 
 from archzoo.host import PluginHost, reset_host
@@ -559,9 +561,6 @@ def test_built_downloads_hold_the_text_as_data(hostile_site):
 
 
 # ---- any text at all ------------------------------------------------------------------------------
-
-from hypothesis import example, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 #: Any characters, lone surrogates included, weighted towards the ASCII punctuation markup is made of.
 ANY_TEXT = st.text(st.one_of(st.characters(codec=None, exclude_categories=()),

@@ -685,7 +685,9 @@ def models_page(models: Sequence[ModelView]) -> str:
         f"{len(models):,} models. Click a column heading to sort; type in the box to filter by id, title, "
         "architecture or tag. The same data: [models.json](../models.json) · [models.csv](../models.csv). "
         "Difference is (computed − published) / published; FLOPs are for one forward pass at the model's "
-        "own sequence length N.",
+        "own sequence length N. In models.csv a text cell that would start with `=`, `+`, `-` or `@` starts "
+        "with `'` instead, so that a spreadsheet keeps it as text and never runs it as a formula; numbers "
+        "are written as numbers.",
         '<div class="az-filter" markdown="0"><input type="search" id="az-filter" placeholder="Filter models…" '
         'aria-label="Filter models"> <span id="az-filter-count"></span></div>',
         '<div class="az-sortable" markdown="1">',
