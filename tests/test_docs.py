@@ -153,3 +153,48 @@ def test_performance_page_records_the_benchmark():
     page = (DOCS / "performance.md").read_text(encoding="utf-8")
     assert "benchmarks/site_build.py" in page
     assert re.search(r"1,000 entries.*\d+\.\d s", page) and re.search(r"5,000 entries.*\d+\.\d s", page)
+
+
+ENTRY_PAGE = DOCS / "writing-entries.md"
+
+
+def test_entry_guide_documents_every_field():
+    from archzoo.registry import EntryReference, EntrySpec, Published, Reconciliation, Source
+
+    text = ENTRY_PAGE.read_text(encoding="utf-8")
+    table_keys = set(re.findall(r"^\| `([a-z_.]+)` \|", text, flags=re.M))
+    assert set(EntrySpec.model_fields) <= table_keys
+    for prefix, model in (("published.", Published),):
+        assert {prefix + k for k in model.model_fields} <= table_keys
+    for model in (Source, EntryReference, Reconciliation):  # described inside their parent's row
+        for key in model.model_fields:
+            assert f"`{key}`" in text, f"{model.__name__}.{key} is not described on {ENTRY_PAGE.name}"
+
+
+def test_entry_guide_explains_every_reason_code_and_the_rules():
+    from archzoo.registry import GAP_LIMIT, REASONS
+
+    text = ENTRY_PAGE.read_text(encoding="utf-8")
+    headings = re.findall(r"^### `([a-z-]+)`$", text, flags=re.M)
+    assert headings == list(REASONS)
+    assert f"more than {GAP_LIMIT:.0%}" in text
+    # the statuses the registry gives, each explained in the table
+    for status in ("within-rounding", "reconciled", "unexplained", "unpublished"):
+        assert f"| `{status}` |" in text
+
+
+def test_entry_guide_examples_are_real_entries_with_that_reason():
+    """An entry named as an example of a reason code carries that reason in the shipped registry."""
+    from archzoo.registry import REASONS
+
+    registry = load_registry([REPO / "registry"], PluginHost().load(), include_plugins=False)
+    text = ENTRY_PAGE.read_text(encoding="utf-8")
+    sections = re.split(r"^### `([a-z-]+)`$", text, flags=re.M)[1:]
+    examples = 0
+    for reason, body in zip(sections[::2], sections[1::2]):
+        assert reason in REASONS
+        for model_id in re.findall(r"`([a-z0-9.-]+)`", body.split("\n## ")[0]):
+            if registry.is_model(model_id):
+                examples += 1
+                assert registry.get_model(model_id).spec.reconciliation.reason == reason, model_id
+    assert examples >= 6

@@ -29,8 +29,9 @@ log = logging.getLogger("mkdocs.plugins.archzoo")
 #: Hand-written pages under docs/, in navigation order (only those that exist are listed).
 STATIC_PAGES = (
     ("Methodology", "methodology.md"),
-    ("Performance", "performance.md"),
+    ("Writing a registry entry", "writing-entries.md"),
     ("Writing a plugin", "writing-plugins.md"),
+    ("Performance", "performance.md"),
 )
 
 #: A progress line is logged every this many pages.
