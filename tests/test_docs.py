@@ -197,4 +197,4 @@ def test_entry_guide_examples_are_real_entries_with_that_reason():
             if registry.is_model(model_id):
                 examples += 1
                 assert registry.get_model(model_id).spec.reconciliation.reason == reason, model_id
-    assert examples >= 6
+    assert examples >= 5  # rounded, head-differs, vocab-differs, retracted-by-authors, typo-in-source
