@@ -1,13 +1,39 @@
-"""Hugging Face config.json files: read as the base model, checked against AutoModel.from_config."""
+"""Hugging Face config.json files: exact or refused, every key accounted for, any head class.
+
+The counts below come from transformers 5.23 (``sum(p.numel() for p in model.parameters())`` of the class
+named beside each figure, built on the meta device) and are rebuilt from transformers in the same test
+when it is installed. The sweep of every key against transformers is tests/test_hf_sweep.py; this module
+holds the cases the issue names, the refusals (each one hostile-input case, with its exact message), the
+``--explain`` and ``--json`` reports, and the methodology page's generated section.
+"""
+
+from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
 
 import pytest
 
+from archzoo import Architecture, hookimpl
+from archzoo.cli import main
 from archzoo.errors import HFConfigError
-from archzoo.hf_config import read_hf_config
+from archzoo.hf_config import (
+    DOC_END,
+    DOC_START,
+    HFTable,
+    hf_table,
+    load_hf_config,
+    methodology_section,
+    read_hf_config,
+)
 from archzoo.host import PluginHost
 from archzoo.report import make_report
+
+REPO = Path(__file__).resolve().parents[1]
 
 # Partial configs: keys left out must take transformers' defaults for that model type.
 CASES = {
@@ -28,19 +54,38 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def host():
+    return PluginHost().load()
+
+
 def _write(tmp_path, data, name="config.json"):
     path = tmp_path / name
     path.write_text(json.dumps(data) if not isinstance(data, str) else data)
     return path
 
 
+def _params(path, host, overrides=None, hf_class=None) -> int:
+    reading = load_hf_config(path, host, overrides, hf_class)
+    return make_report(reading.architecture, reading.config).params
+
+
+def _transformers_params(model_class: str, config_class: str, **kwargs) -> int:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    config = getattr(transformers, config_class)(**kwargs)
+    with torch.device("meta"):
+        model = getattr(transformers, model_class)(config)
+    return sum(p.numel() for p in model.parameters())
+
+
 @pytest.mark.reference
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_base_model_count_matches_automodel(tmp_path, case):
+def test_base_model_count_matches_automodel(tmp_path, host, case):
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     data = CASES[case]
-    arch, config = read_hf_config(_write(tmp_path, data), PluginHost().load())
+    arch, config = read_hf_config(_write(tmp_path, data), host)
     ours = make_report(arch, config).params
     hf_config = transformers.AutoConfig.for_model(**data)
     with torch.device("meta"):
@@ -48,23 +93,342 @@ def test_base_model_count_matches_automodel(tmp_path, case):
     assert ours == sum(p.numel() for p in model.parameters())
 
 
-@pytest.mark.parametrize(
-    "content, message",
-    [
-        ({"model_type": "t5"}, r"config\.json: model_type: 't5' is not supported \(supported: albert, bert, deit, distilbert, gpt2, openai-gpt, roberta, vit\)"),
-        ({"hidden_size": 8}, r"config\.json: model_type: missing"),
-        ("{not json", r"config\.json:1: not valid JSON"),
-        ([1, 2], r"config\.json: expected a JSON object"),
-        ({"model_type": "bert", "hidden_act": "swooshy"}, r"hidden_act|activation: unknown activation 'swooshy'"),
-        ({"model_type": "bert", "hidden_size": 100, "num_attention_heads": 3}, r"n_heads: d_model 100 is not divisible by n_heads 3"),
-        ({"model_type": "albert", "num_hidden_groups": 2}, r"num_hidden_groups: 2 is not supported"),
-    ],
-)
-def test_bad_configs_are_clear_errors(tmp_path, content, message):
-    with pytest.raises(HFConfigError, match=message):
-        read_hf_config(_write(tmp_path, content), PluginHost().load())
+# ---- the cases of the issue: each was a silent wrong count or an over-cautious refusal ------------------
+
+ISSUE_CASES = [
+    # GPT-2 written with the standard names transformers maps through attribute_map
+    pytest.param({"model_type": "gpt2", "vocab_size": 500, "hidden_size": 64, "num_hidden_layers": 2,
+                  "num_attention_heads": 4}, None, None, 197_632,
+                 ("GPT2Model", "GPT2Config", dict(vocab_size=500, hidden_size=64, num_hidden_layers=2,
+                                                   num_attention_heads=4)), id="gpt2-aliases"),
+    # ViTModel's pooler is Linear(768, pooler_output_size)
+    pytest.param({"model_type": "vit", "pooler_output_size": 100}, None, None, 85_875_556,
+                 ("ViTModel", "ViTConfig", dict(pooler_output_size=100)), id="vit-pooler-output-size"),
+    # an untied LM head has its own 50,257 x 768 weight
+    pytest.param({"model_type": "gpt2", "tie_word_embeddings": False}, "GPT2LMHeadModel", None, 163_037_184,
+                 ("GPT2LMHeadModel", "GPT2Config", dict(tie_word_embeddings=False)), id="gpt2-untied-lm-head"),
+    # BertForMaskedLM has no pooler, whether asked by --set head=mlm or by --hf-class
+    pytest.param({"model_type": "bert"}, None, {"head": "mlm"}, 109_514_298,
+                 ("BertForMaskedLM", "BertConfig", {}), id="bert-set-head-mlm"),
+    pytest.param({"model_type": "bert"}, "BertForMaskedLM", None, 109_514_298,
+                 ("BertForMaskedLM", "BertConfig", {}), id="bert-class-mlm"),
+    # ViTForImageClassification has no pooler either
+    pytest.param({"model_type": "vit"}, None, {"num_classes": 1000}, 86_567_656,
+                 ("ViTForImageClassification", "ViTConfig", dict(num_labels=1000)), id="vit-set-num-classes"),
+    pytest.param({"model_type": "vit", "id2label": {str(i): str(i) for i in range(1000)}},
+                 "ViTForImageClassification", None, 86_567_656,
+                 ("ViTForImageClassification", "ViTConfig", dict(num_labels=1000)), id="vit-class-id2label"),
+    # transformers 5.23 builds absolute positions whatever position_embedding_type says
+    pytest.param({"model_type": "bert", "position_embedding_type": "relative_key"}, None, None, 109_482_240,
+                 ("BertModel", "BertConfig", {}), id="bert-relative-key"),
+    pytest.param({"model_type": "bert", "num_labels": 3}, "BertForSequenceClassification", None, 109_484_547,
+                 ("BertForSequenceClassification", "BertConfig", dict(num_labels=3)), id="bert-sequence-3-labels"),
+    pytest.param({"model_type": "deit", "id2label": {str(i): str(i) for i in range(1000)}}, "auto", None,
+                 87_338_192, ("DeiTForImageClassificationWithTeacher", "DeiTConfig", dict(num_labels=1000)),
+                 id="deit-with-teacher"),
+]
 
 
-def test_missing_file(tmp_path):
-    with pytest.raises(HFConfigError, match=r"nope\.json: cannot read the file"):
-        read_hf_config(tmp_path / "nope.json", PluginHost().load())
+@pytest.mark.parametrize("data, hf_class, overrides, expected, reference", ISSUE_CASES)
+def test_issue_cases_count_what_transformers_builds(tmp_path, host, data, hf_class, overrides, expected, reference):
+    if hf_class == "auto":
+        data = {**data, "architectures": [reference[0]]}
+    assert _params(_write(tmp_path, data), host, overrides, hf_class) == expected
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("data, hf_class, overrides, expected, reference", ISSUE_CASES)
+def test_issue_figures_are_transformers_own(data, hf_class, overrides, expected, reference):
+    model_class, config_class, kwargs = reference
+    assert _transformers_params(model_class, config_class, **kwargs) == expected
+
+
+def test_set_composes_like_the_complete_file(tmp_path, host):
+    """--set after a file counts what the file with that change counts; class-derived keys follow the class."""
+    base = _write(tmp_path, {"model_type": "roberta", "num_labels": 4})
+    for overrides, equivalent_class in [({"head": "sequence_classification"}, "RobertaForSequenceClassification"),
+                                        ({"head": "mlm"}, "RobertaForMaskedLM"),
+                                        ({"head": "none"}, "RobertaModel")]:
+        assert _params(base, host, overrides) == _params(base, host, hf_class=equivalent_class)
+    # a class's own choice does not stick when --set picks another head: back to RobertaModel, with its pooler
+    assert _params(base, host, {"head": "none"}, "RobertaForSequenceClassification") == _params(base, host)
+    gpt = _write(tmp_path, {"model_type": "gpt2", "n_embd": 96, "n_head": 4, "n_layer": 2}, "gpt.json")
+    wider = _write(tmp_path, {"model_type": "gpt2", "n_embd": 128, "n_head": 4, "n_layer": 2}, "wider.json")
+    assert _params(gpt, host, {"d_model": 128}) == _params(wider, host)  # n_inner null follows the width
+
+
+# ---- refusals: each a hostile input, refused in one line that names the key ----------------------------
+
+REFUSALS = [
+    ("unknown-key", {"model_type": "bert", "hidden_sise": 64}, None,
+     "{path}: hidden_sise: unknown key for model type 'bert'; did you mean 'hidden_size' or 'hidden_act' or "
+     "'output_hidden_states'? transformers 5.23's BertConfig has no such field and archzoo cannot tell whether it "
+     "changes the model, so it refuses rather than guess; remove the key if it does not"),
+    ("unknown-keys", {"model_type": "gpt2", "foo": 1, "bar": 2}, None,
+     "{path}: foo: unknown key for model type 'gpt2'; transformers 5.23's GPT2Config has no such field and archzoo "
+     "cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it does not "
+     "(also unknown: bar)"),
+    ("bert-decoder", {"model_type": "bert", "is_decoder": True}, None,
+     "{path}: is_decoder: true is not supported: a decoder (causal attention, with a KV cache) is not what the "
+     "bert plugin models; archzoo counts false only"),
+    ("gpt2-cross-attention", {"model_type": "gpt2", "add_cross_attention": True}, None,
+     "{path}: add_cross_attention: true is not supported: cross-attention layers for an encoder-decoder are not "
+     "modelled by the gpt plugin; archzoo counts false only"),
+    ("albert-groups", {"model_type": "albert", "num_hidden_groups": 2}, None,
+     "{path}: num_hidden_groups: 2 is not supported: more than one group of shared layers is not modelled by the "
+     "bert plugin (its ALBERT shares one set of weights across all layers); archzoo counts 1 only"),
+    ("albert-inner-groups", {"model_type": "albert", "inner_group_num": 3}, None,
+     "{path}: inner_group_num: 3 is not supported: several distinct layers inside a shared group are not "
+     "modelled by the bert plugin (its ALBERT shares one layer); archzoo counts 1 only"),
+    ("decoder-flag-as-integer", {"model_type": "roberta", "is_decoder": 0}, None,
+     "{path}: is_decoder: 0 is not supported: a decoder (causal attention, with a KV cache) is not what the "
+     "bert plugin models; archzoo counts false only"),
+    ("pruned-heads", {"model_type": "bert", "pruned_heads": {"0": [1]}}, None,
+     "{path}: pruned_heads: {\"0\": [1]} is not supported: a pruned checkpoint holds fewer attention weights than "
+     "the class transformers 5.23 builds from this file (it no longer prunes heads); archzoo counts null or {} only"),
+    ("per-layer-config", {"model_type": "gpt2", "per_layer_config": {"0": {"n_inner": 10}}}, None,
+     "{path}: per_layer_config: {\"0\": {\"n_inner\": 10}} is not supported: per-layer overrides make the layers "
+     "differ, which archzoo's layer stacks do not model (and transformers' classes of these types cannot build); "
+     "archzoo counts null or {} only"),
+    ("custom-code", {"model_type": "bert", "auto_map": {"AutoModel": "modeling.MyBert"}}, None,
+     "{path}: auto_map: {\"AutoModel\": \"modeling.MyBert\"} is not supported: names custom model code "
+     "(trust_remote_code), which may build anything; archzoo counts transformers' own classes only; remove the key "
+     "to count the built-in class"),
+    ("quantized", {"model_type": "gpt2", "quantization_config": {"bits": 4}}, None,
+     "{path}: quantization_config: {\"bits\": 4} is not supported: quantized weights are packed into other "
+     "tensors; archzoo counts the unquantized model; remove the key to count it"),
+    ("vit-head-dim", {"model_type": "vit", "head_dim": 64}, None,
+     "{path}: head_dim: 64 is not supported: ViT's attention reads an explicit head_dim, but the vit plugin's heads "
+     "are hidden_size / num_attention_heads wide; remove the key if it says the same"),
+    ("bert-no-segments", {"model_type": "bert", "type_vocab_size": 0}, None,
+     "{path}: type_vocab_size: 0 builds an empty segment table that the forward pass cannot index (transformers "
+     "looks up segment 0); give at least 1"),
+    ("vit-not-square", {"model_type": "vit", "image_size": [224, 160]}, None,
+     "{path}: image_size: [224, 160] is not square; the vit plugin counts square images and patches, so give one "
+     "side, e.g. image_size: 224"),
+    ("openai-gpt-activation", {"model_type": "openai-gpt", "afn": "gelu_new"}, None,
+     "{path}: afn: transformers' OpenAI GPT builds only relu, silu, gelu or swish, got 'gelu_new'; choose one of them"),
+    ("id2label-list", {"model_type": "bert", "id2label": ["a", "b"]}, None,
+     "{path}: id2label: expected an object mapping label ids to names, got [\"a\", \"b\"]"),
+    ("qa-three-labels", {"model_type": "bert", "num_labels": 3}, "BertForQuestionAnswering",
+     "{path}: num_labels, read as num_labels: head 'question_answering' gives an answer's start and end logits, so "
+     "it needs 2 labels, got 3"),
+    ("zero-labels", {"model_type": "bert", "id2label": {}}, "BertForSequenceClassification",
+     "{path}: id2label, read as num_labels: must be greater than 0, got 0"),
+    ("width-as-text", {"model_type": "bert", "hidden_size": "768"}, None,
+     "{path}: hidden_size, read as d_model: expected an integer, got the string '768'; write the number without quotes"),
+    ("heads-not-dividing", {"model_type": "gpt2", "n_embd": 96, "n_head": 5}, None,
+     "{path}: n_head, read as n_heads: d_model 96 is not divisible by n_heads 5; choose a divisor of d_model, or "
+     "give d_head explicitly (GPT-3 XL: n_heads 24, d_head 128)"),
+    ("alias-heads-not-dividing", {"model_type": "distilbert", "hidden_size": 100, "num_attention_heads": 3}, None,
+     "{path}: num_attention_heads, read as n_heads: d_model 100 is not divisible by n_heads 3; choose a divisor of "
+     "d_model"),
+    ("unknown-activation", {"model_type": "bert", "hidden_act": "swooshy"}, None,
+     "{path}: hidden_act, read as activation: unknown activation 'swooshy'; expected one of gelu, gelu_new, "
+     "gelu_pytorch_tanh, relu, silu, swish, tanh, quick_gelu"),
+    ("zero-layers", {"model_type": "bert", "num_hidden_layers": 0}, None,
+     "{path}: num_hidden_layers, read as n_layers: must be greater than 0, got 0"),
+    ("layers-as-boolean", {"model_type": "gpt2", "n_layer": True}, None,
+     "{path}: n_layer, read as n_layers: expected an integer, got the boolean true"),
+    ("huge-width", {"model_type": "bert", "hidden_size": 2**40}, None,
+     "{path}: hidden_size, read as d_model: 1,099,511,627,776 is larger than archzoo's limit for a size, "
+     "2,147,483,647 (2^31 - 1); no model comes near it, so correct the value"),
+    ("model-type-unknown", {"model_type": "t5"}, None,
+     "{path}: model_type: 't5' is not supported (supported: albert, bert, deit, distilbert, gpt2, openai-gpt, "
+     "roberta, vit); a plugin can add it through Architecture.hf_model_types"),
+    ("model-type-missing", {"hidden_size": 8}, None,
+     "{path}: model_type: missing; a Hugging Face config.json names its model type (supported: albert, bert, deit, "
+     "distilbert, gpt2, openai-gpt, roberta, vit)"),
+    ("model-type-number", {"model_type": 7}, None, "{path}: model_type: expected text such as \"bert\", got 7"),
+    ("not-an-object", [1, 2], None, "{path}: expected a JSON object with a 'model_type' key, got list"),
+    ("class-multiple-choice", {"model_type": "bert"}, "BertForMultipleChoice",
+     "--hf-class: BertForMultipleChoice is not counted by archzoo: its input holds one sequence per answer choice, "
+     "so its FLOPs depend on a number of choices that config.json does not give; supported bert classes: BertModel, "
+     "BertForPreTraining, BertForMaskedLM, BertForNextSentencePrediction, BertForSequenceClassification, "
+     "BertForTokenClassification, BertForQuestionAnswering"),
+    ("class-misspelt", {"model_type": "gpt2"}, "GPT2LMHeadModell",
+     "--hf-class: 'GPT2LMHeadModell' is not a gpt2 model class archzoo counts; did you mean 'GPT2LMHeadModel'? "
+     "supported: GPT2Model, GPT2LMHeadModel, GPT2ForSequenceClassification, GPT2ForTokenClassification, "
+     "GPT2ForQuestionAnswering"),
+    ("class-auto-without-architectures", {"model_type": "vit"}, "auto",
+     "{path}: architectures: --hf-class auto counts the first class of this list, but the file has none; name the "
+     "class instead, for example --hf-class ViTModel"),
+    ("class-auto-architectures-text", {"model_type": "bert", "architectures": "BertModel"}, "auto",
+     "{path}: architectures: expected a list of class names, got \"BertModel\""),
+    ("class-auto-other-type", {"model_type": "deit", "architectures": ["ViTForMaskedImageModeling"]}, "auto",
+     "{path}: architectures[0]: 'ViTForMaskedImageModeling' is not a deit model class archzoo counts; did you mean "
+     "'DeiTForImageClassification'? supported: DeiTModel, DeiTForImageClassification, "
+     "DeiTForImageClassificationWithTeacher"),
+]
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("data, hf_class, message", [pytest.param(d, c, m, id=i) for i, d, c, m in REFUSALS])
+def test_refused_in_one_line_naming_the_key(tmp_path, host, data, hf_class, message):
+    path = _write(tmp_path, data)
+    with pytest.raises(HFConfigError) as caught:
+        load_hf_config(path, host, hf_class=hf_class)
+    assert str(caught.value) == message.replace("{path}", str(path))
+
+
+@pytest.mark.hostile
+def test_set_problem_names_the_set_key(tmp_path, host):
+    path = _write(tmp_path, {"model_type": "bert", "hidden_size": 96, "num_attention_heads": 4})
+    with pytest.raises(HFConfigError, match=r"^--set n_heads: d_model 96 is not divisible by n_heads 5; choose a "
+                                            r"divisor of d_model$"):
+        load_hf_config(path, host, {"n_heads": 5})
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("content, message", [
+    pytest.param("{not json", r"^{path}:1: not valid JSON", id="not-json"),
+    pytest.param('{"model_type": "bert", "hidden_size": 64, "hidden_size": 128}', r"^{path}:1: hidden_size: ",
+                 id="duplicate-key"),
+])
+def test_unreadable_files(tmp_path, host, content, message):
+    path = _write(tmp_path, content)
+    with pytest.raises(HFConfigError, match=message.format(path=re.escape(str(path)))):
+        load_hf_config(path, host)
+
+
+@pytest.mark.hostile
+def test_missing_file(tmp_path, host):
+    with pytest.raises(HFConfigError, match=rf"^{re.escape(str(tmp_path / 'nope.json'))}: cannot read the file"):
+        read_hf_config(tmp_path / "nope.json", host)
+
+
+# ---- what every key became: --explain and --json ---------------------------------------------------------
+
+
+def _run(capsys, *args):
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+BERT_FILE = {"model_type": "bert", "architectures": ["BertForSequenceClassification"], "hidden_size": 96,
+             "num_attention_heads": 4, "num_hidden_layers": 2, "hidden_dropout_prob": 0.1,
+             "id2label": {"0": "neg", "1": "neutral", "2": "pos"}, "gradient_checkpointing": False,
+             "position_embedding_type": "absolute"}
+
+
+def test_json_lists_every_key_with_its_disposition(tmp_path, capsys):
+    path = _write(tmp_path, BERT_FILE)
+    code, out, err = _run(capsys, "count", "--hf-config", str(path), "--hf-class", "auto", "--json",
+                          "--set", "n_layers=3")
+    assert code == 0, err
+    section = json.loads(out)["hf_config"]
+    assert section["model_class"] == "BertForSequenceClassification" and section["class_source"] == "architectures"
+    assert section["class_sets"] == {"head": "sequence_classification"}
+    assert section["overrides"] == {"n_layers": 3}
+    keys = {k["key"]: k for k in section["keys"]}
+    assert set(BERT_FILE) <= set(keys)  # every key of the file is accounted for
+    assert keys["hidden_size"] | {"detail": ""} == {"key": "hidden_size", "value": 96, "disposition": "read",
+                                                    "archzoo_key": "d_model", "detail": ""}
+    assert keys["id2label"]["disposition"] == "read" and keys["id2label"]["archzoo_key"] == "num_labels"
+    assert keys["hidden_dropout_prob"]["disposition"] == "ignored"
+    assert keys["hidden_dropout_prob"]["detail"] == "dropout: no parameters, and FlopCounterMode counts no FLOPs for it"
+    assert keys["intermediate_size"] == {"key": "intermediate_size", "value": 3072, "disposition": "defaulted",
+                                         "archzoo_key": "d_ff", "detail": "BertConfig's default"}
+    assert json.loads(out)["config"]["num_labels"] == 3 and json.loads(out)["config"]["n_layers"] == 3
+
+
+def test_explain_prints_the_class_and_every_key(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    path = _write(tmp_path, BERT_FILE)
+    code, out, err = _run(capsys, "count", "--hf-config", str(path), "--explain", "--depth", "0")
+    assert code == 0, err
+    assert (f"{path}: model type bert (BertConfig), counted as BertModel (the base model AutoModel builds; it sets "
+            'head="none")') in out
+    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
+    assert set(BERT_FILE) <= set(rows)
+    assert "read as d_model" in rows["hidden_size"] and "defaulted as d_ff" in rows["intermediate_size"]
+    assert "ignored" in rows["position_embedding_type"] and "absolute position embeddings only" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["count", "bert", "--hf-class", "BertModel"], "--hf-class goes with --hf-config"),
+    (["count", "bert", "--explain"], "--explain goes with --hf-config"),
+])
+def test_hf_options_need_a_config_file(capsys, args, message):
+    code, _, err = _run(capsys, *args)
+    assert code == 2 and message in err
+
+
+def test_cli_refusal_is_one_line(tmp_path, capsys):
+    path = _write(tmp_path, {"model_type": "bert", "hidden_sise": 64})
+    code, out, err = _run(capsys, "count", "--hf-config", str(path))
+    assert code == 1 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"archzoo: error: {path}: hidden_sise: unknown key for model type 'bert'")
+
+
+# ---- the tables' own invariants, and a reader without a table ------------------------------------------
+
+
+def test_every_builtin_type_declares_a_table(host):
+    for model_type, arch in host.hf_model_types().items():
+        table = hf_table(arch.hf_model_types[model_type])
+        assert table is not None and table.model_type == model_type
+
+
+def test_a_table_with_a_field_left_unaccounted_is_rejected():
+    with pytest.raises(ValueError, match=r"^HF table 'x': fields without a disposition: \['width'\]$"):
+        HFTable(model_type="x", config_class="XConfig", defaults={"width": 8}, aliases={}, read={}, ignored={},
+                refused={}, base_class="XModel", classes={"XModel": {}})
+
+
+def test_a_plugin_reader_without_a_table_still_counts_the_base_model(tmp_path):
+    from pydantic import PositiveInt
+
+    from archzoo import ArchConfig
+    from archzoo.blocks import composite, linear
+    from archzoo.symbols import symbol
+
+    class TinyConfig(ArchConfig):
+        d_model: PositiveInt = 4
+
+    module = types.ModuleType("archzoo_tiny")
+
+    @hookimpl
+    def register_architectures(register):
+        register(Architecture(name="tiny", title="Tiny", summary="s", citation="c", config_model=TinyConfig,
+                              build=lambda cfg: composite("tiny", "model", [linear("w", symbol("d", cfg.d_model),
+                                                                                     symbol("d", cfg.d_model))]),
+                              seq_len=lambda cfg: 1, hf_model_types={"tiny": lambda hf: {"d_model": hf["width"]}}))
+
+    module.register_architectures = register_architectures
+    tiny_host = PluginHost(extra_plugins={"tiny": module}, entry_points=False, strict=True).load()
+    path = _write(tmp_path, {"model_type": "tiny", "width": 3})
+    reading = load_hf_config(path, tiny_host)
+    assert reading.config.d_model == 3 and reading.keys[1].disposition == "read"
+    with pytest.raises(HFConfigError, match=r"^--hf-class: the reader of model type 'tiny' \(plugin 'tiny'\) "
+                                            r"declares no model classes; count the base model \(leave out --hf-class\)$"):
+        load_hf_config(path, tiny_host, hf_class="auto")
+
+
+def test_lookup_imports_no_torch(tmp_path):
+    path = _write(tmp_path, {"model_type": "gpt2", "n_layer": 2})
+    code = (
+        "import sys\n"
+        "from archzoo.hf_config import load_hf_config\n"
+        "from archzoo.host import get_host\n"
+        f"load_hf_config({str(path)!r}, get_host(), hf_class='GPT2LMHeadModel').to_dict()\n"
+        "loaded = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'transformers'})\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+# ---- the methodology page ------------------------------------------------------------------------------
+
+
+def test_methodology_section_is_generated_from_the_tables(host):
+    page = (REPO / "docs" / "methodology.md").read_text(encoding="utf-8")
+    assert "## Hugging Face config.json" in page
+    start, end = page.index(DOC_START), page.index(DOC_END) + len(DOC_END)
+    assert page[start:end] == methodology_section(host), (
+        "docs/methodology.md's Hugging Face section is stale: run `python -m archzoo.hf_config docs/methodology.md`"
+    )
+    for model_type in host.hf_model_types():
+        assert f"### `{model_type}`" in page

@@ -204,8 +204,8 @@ def _from_gpt2(hf: dict[str, Any], model_class: str = "GPT2Model") -> dict[str, 
 @hf_reader(HF_OPENAI_GPT)
 def _from_openai_gpt(hf: dict[str, Any], model_class: str = "OpenAIGPTModel") -> dict[str, Any]:
     if isinstance(hf["afn"], str) and hf["afn"] not in OPENAI_GPT_ACTIVATIONS:
-        raise ValueError(f"afn: transformers' OpenAI GPT accepts {', '.join(OPENAI_GPT_ACTIVATIONS)}, "
-                         f"got {hf['afn']!r}")
+        raise ValueError(f"afn: transformers' OpenAI GPT builds only {', '.join(OPENAI_GPT_ACTIVATIONS[:-1])} or "
+                         f"{OPENAI_GPT_ACTIVATIONS[-1]}, got {hf['afn']!r}; choose one of them")
     return dict(
         vocab_size=hf["vocab_size"], max_positions=hf["n_positions"], d_model=hf["n_embd"], n_layers=hf["n_layer"],
         n_heads=hf["n_head"], activation=hf["afn"], final_norm=False, tie_embeddings=hf["tie_word_embeddings"],

@@ -184,14 +184,13 @@ COMMON_KEYS: dict[str, tuple[Disposition, str]] = {
     "experts_implementation": ("ignored", "the mixture-of-experts kernel; these model types have no experts"),
     "tie_last_hidden_states": ("ignored", "which hidden state the forward pass returns"),
     "pruned_heads": ("refused", "a pruned checkpoint holds fewer attention weights than the class transformers 5.23 "
-                                "builds from this file (it no longer prunes heads); remove the key, or count the "
-                                "unpruned model"),
+                                "builds from this file (it no longer prunes heads)"),
     "per_layer_config": ("refused", "per-layer overrides make the layers differ, which archzoo's layer stacks do not "
-                                    "model (and these model types do not support)"),
+                                    "model (and transformers' classes of these types cannot build)"),
     "auto_map": ("refused", "names custom model code (trust_remote_code), which may build anything; archzoo counts "
                             "transformers' own classes only; remove the key to count the built-in class"),
     "quantization_config": ("refused", "quantized weights are packed into other tensors; archzoo counts the "
-                                       "unquantized model: remove the key to count it"),
+                                       "unquantized model; remove the key to count it"),
     **{key: ("ignored", _GENERATION) for key in _GENERATION_KEYS},
 }
 
@@ -356,8 +355,8 @@ def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[Key
         else:
             continue
         if not any(_same(value, ok) for ok in accepted):
-            allowed = f" (archzoo counts {' or '.join(_text(a) for a in accepted)} only)" if accepted else ""
-            raise HFConfigError(f"{path}: {key}: {_text(value)} is not supported{allowed}: {why}")
+            allowed = f"; archzoo counts {' or '.join(_text(a) for a in accepted)} only" if accepted else ""
+            raise HFConfigError(f"{path}: {key}: {_text(value)} is not supported: {why}{allowed}")
 
     keys: list[KeyReading] = []
     given: dict[str, Any] = {}
@@ -446,8 +445,8 @@ def _model_class(path: Path, data: dict[str, Any], table: HFTable, hf_class: str
     if name in table.unsupported_classes:
         raise HFConfigError(f"{where}: {name} is not counted by archzoo: {table.unsupported_classes[name]}; "
                             f"supported {table.model_type} classes: {supported}")
-    near = closest(name, table.classes)
-    hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+    near = closest(name, table.classes, n=1)
+    hint = f"did you mean {near[0]!r}? " if near else ""
     raise HFConfigError(f"{where}: {name!r} is not a {table.model_type} model class archzoo counts; {hint}"
                         f"supported: {supported}")
 
@@ -564,5 +563,8 @@ def _update_doc(page: Path) -> bool:
 
 
 if __name__ == "__main__":  # python -m archzoo.hf_config docs/methodology.md
+    # through the imported module: under -m this file is __main__, whose HFTable is not the plugins' one
+    from archzoo.hf_config import _update_doc as update
+
     for name in sys.argv[1:]:
-        print(f"{name}: {'updated' if _update_doc(Path(name)) else 'up to date'}")
+        print(f"{name}: {'updated' if update(Path(name)) else 'up to date'}")
