@@ -264,6 +264,11 @@ def _checked(refusal: tuple[tuple[Any, ...], str]) -> str:
     return f"checked: archzoo counts {' or '.join(_text(a) for a in accepted)} only, and refuses other values: {why}"
 
 
+def _key_text(key: str) -> str:
+    """A key for a one-line message: as written, or quoted when it holds spaces or control characters."""
+    return key if key.isprintable() and " " not in key and key else json.dumps(key)
+
+
 def _text(value: Any) -> str:
     try:
         text = json.dumps(value)
@@ -340,9 +345,10 @@ def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[Key
         known = sorted(set(table.defaults) | set(table.aliases) | set(table.read) | set(COMMON_KEYS))
         near = closest(first, known)
         hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
-        more = f" (also unknown: {', '.join(unknown[1:6])}{', ...' if len(unknown) > 6 else ''})" if unknown[1:] else ""
+        others = ", ".join(_key_text(k) for k in unknown[1:6])
+        more = f" (also unknown: {others}{', ...' if len(unknown) > 6 else ''})" if unknown[1:] else ""
         raise HFConfigError(
-            f"{path}: {first}: unknown key for model type {table.model_type!r}; {hint}transformers "
+            f"{path}: {_key_text(first)}: unknown key for model type {table.model_type!r}; {hint}transformers "
             f"{TRANSFORMERS_VERSION}'s {table.config_class} has no such field and archzoo cannot tell whether it "
             f"changes the model, so it refuses rather than guess; remove the key if it does not{more}"
         )
