@@ -219,7 +219,8 @@ _IGNORED_VALUES = {
     "directionality": "bidi", "pooler_fc_size": 768, "pooler_num_attention_heads": 12, "pooler_num_fc_layers": 3,
     "pooler_size_per_head": 128, "pooler_type": "first_token_transform", "down_scale_factor": 1, "gap_size": 0,
     "net_structure_type": 0, "num_memory_blocks": 0, "n_special": 0, "tie_weights_": True,
-    "predict_special_tokens": True,
+    "predict_special_tokens": True, "tie_word_embeddings": False, "use_cache": False, "is_decoder": True,
+    "add_cross_attention": True,
 }
 #: keys whose change would make transformers build something else, although archzoo's table calls them
 #: irrelevant for this test's purpose: the attention kernel (FlopCounterMode sees fused attention as zero)
@@ -254,6 +255,13 @@ def _ignored_keys(model_type: str) -> dict[str, Any]:
 def test_ignored_keys_change_no_figure(torch_and_transformers, tmp_path, model_type, model_class):
     """All keys archzoo ignores, changed at once: transformers' figures still equal archzoo's."""
     data = {"model_type": model_type, **BASES[model_type], **_ignored_keys(model_type)}
+    assert _compare(*torch_and_transformers, tmp_path, data, model_class) == "exact"
+
+
+@pytest.mark.parametrize("model_type, model_class", [("vit", "ViTForImageClassification"), ("deit", "DeiTModel")])
+def test_image_and_patch_sides_as_pairs(torch_and_transformers, tmp_path, model_type, model_class):
+    """transformers also takes [height, width]; a square pair counts like its side."""
+    data = {"model_type": model_type, **BASES[model_type], "image_size": [24, 24], "patch_size": [4, 4]}
     assert _compare(*torch_and_transformers, tmp_path, data, model_class) == "exact"
 
 
