@@ -336,8 +336,8 @@ def load_hf_config(
                      class_values, overrides)
 
 
-def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[KeyReading], dict[str, Any], dict[str, str]]:
-    """Every key's disposition, the values transformers would resolve, and the file key behind each archzoo key."""
+def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> None:
+    """Raise for the first unknown key, or the first key whose value archzoo refuses."""
     unknown = [k for k in data if k not in table.aliases and k not in table.read and k not in table.ignored
                and k not in table.refused and k not in COMMON_KEYS]
     if unknown:
@@ -364,6 +364,10 @@ def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[Key
             allowed = f"; archzoo counts {' or '.join(_text(a) for a in accepted)} only" if accepted else ""
             raise HFConfigError(f"{path}: {key}: {_text(value)} is not supported: {why}{allowed}")
 
+
+def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[KeyReading], dict[str, Any], dict[str, str]]:
+    """Every key's disposition, the values transformers would resolve, and the file key behind each archzoo key."""
+    _refuse(path, data, table)
     keys: list[KeyReading] = []
     given: dict[str, Any] = {}
     origin: dict[str, str] = {}  # archzoo key -> the file key it was read from
@@ -394,6 +398,21 @@ def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[Key
             else:
                 keys.append(KeyReading(key, value, disposition, "", why))
 
+    num_labels = _labels(path, data, table, keys, origin)
+    for native, target in table.read.items():
+        if native in table.defaults and native not in given:
+            keys.append(KeyReading(native, table.defaults[native], "defaulted", target,
+                                   f"{table.config_class}'s default"))
+    for native, refusal in table.refused.items():
+        if native in table.defaults and native not in data and not any(table.aliases.get(k) == native for k in data):
+            keys.append(KeyReading(native, table.defaults[native], "defaulted", "",
+                                   f"{table.config_class}'s default; {_checked(refusal)}"))
+    resolved = {**table.defaults, **given, "num_labels": num_labels}
+    return keys, resolved, origin
+
+
+def _labels(path: Path, data: dict[str, Any], table: HFTable, keys: list[KeyReading], origin: dict[str, str]) -> Any:
+    """The label count as transformers resolves it: num_labels, else the length of id2label, else 2."""
     labels_target = table.read.get("num_labels", "")
     id2label = data.get("id2label")
     if "id2label" in data and id2label is not None and not isinstance(id2label, dict):
@@ -416,17 +435,7 @@ def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[Key
             keys.append(KeyReading("id2label", None, "ignored", "", "null: transformers' default of 2 labels applies"))
         if labels_target:
             keys.append(KeyReading("num_labels", 2, "defaulted", labels_target, "transformers' default: 2 labels"))
-
-    for native, target in table.read.items():
-        if native in table.defaults and native not in given:
-            keys.append(KeyReading(native, table.defaults[native], "defaulted", target,
-                                   f"{table.config_class}'s default"))
-    for native, refusal in table.refused.items():
-        if native in table.defaults and native not in data and not any(table.aliases.get(k) == native for k in data):
-            keys.append(KeyReading(native, table.defaults[native], "defaulted", "",
-                                   f"{table.config_class}'s default; {_checked(refusal)}"))
-    resolved = {**table.defaults, **given, "num_labels": num_labels}
-    return keys, resolved, origin
+    return num_labels
 
 
 def _model_class(path: Path, data: dict[str, Any], table: HFTable, hf_class: str | None) -> tuple[str, str]:
