@@ -16,8 +16,8 @@ from archzoo.registry import REASONS, load_registry, parse_published
 CORPUS = Path(__file__).parent / "registry_errors"
 VALID = Path(__file__).parent.parent / "registry" / "bert" / "bert-base-uncased.yaml"
 
-BERT_KEYS = ("vocab_size, d_model, n_layers, n_heads, d_ff, max_positions, type_vocab_size, pooler, head, "
-             "activation, embedding_size, shared_layers")
+#: the message lists the configuration model's keys in their order (they grow as the plugin learns heads)
+BERT_KEYS = ", ".join(PluginHost().load().architecture("bert").config_model.model_fields)
 ENTRY_KEYS = "architecture, config, title, summary, tags, year, published, reference, reconciliation"
 SOURCE_KEYS = "title, authors, year, venue, arxiv, url, locator"
 REASON_CODES = ("rounded, excludes-embeddings, includes-pooler, excludes-pooler, head-differs, tied-weights, "
@@ -77,7 +77,8 @@ EXPECTED: dict[str, list[str]] = {
         "1: architecture: unknown architecture 'brt'; did you mean 'bert'? loaded: bert, gpt, transformer, vit "
         "(install the plugin that provides it, or correct the name)"],
     "unknown-config-key.yaml": [
-        f"7: config.n_layer: unknown key; did you mean 'n_layers' or 'shared_layers'? valid keys: {BERT_KEYS}"],
+        f"7: config.n_layer: unknown key; did you mean 'n_layers' or 'shared_layers' or 'num_labels'? valid keys: "
+        f"{BERT_KEYS}"],
     "config-string-for-int.yaml": [
         "9: config.d_model: expected an integer, got the string '768'; write the number without quotes"],
     "config-word-for-int.yaml": ["7: config.n_layers: expected an integer, got the string 'twelve'"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .blocks import Block
 from .errors import ConfigError
@@ -46,15 +46,14 @@ class ArchConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    @model_validator(mode="before")
+    @field_validator("*", mode="before")
     @classmethod
-    def _bounded(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            for key, value in data.items():
-                if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
-                    raise ValueError(f"{key}: {size_text(value)} is larger than archzoo's limit for a size, "
-                                     f"{MAX_SIZE:,} (2^31 - 1); no model comes near it, so correct the value")
-        return data
+    def _bounded(cls, value: Any) -> Any:
+        # every field of every plugin's configuration, each reported under its own key with the others
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
+            raise ValueError(f"{size_text(value)} is larger than archzoo's limit for a size, {MAX_SIZE:,} "
+                             "(2^31 - 1); no model comes near it, so correct the value")
+        return value
 
 
 def _type_name(annotation: Any) -> str:

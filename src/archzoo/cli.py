@@ -44,7 +44,8 @@ def _warn_problems(host: PluginHost) -> None:
 def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
     """``--set KEY=VALUE`` pairs as configuration values: each VALUE read as one YAML 1.2 scalar or flow
     value (``12:30`` stays text), each KEY given once."""
-    from .files import load_yaml
+    from .errors import InputError
+    from .files import key_path, load_yaml
 
     values: dict[str, Any] = {}
     for pair in pairs:
@@ -53,16 +54,18 @@ def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
         if not sep or not key:
             raise ConfigError(f"--set {pair!r}: expected KEY=VALUE, for example --set n_layers=24")
         if key in values:
-            raise ConfigError(f"--set {key}: given twice; give each key once")
+            raise ConfigError(f"--set {key_path((key,))}: given twice; give each key once")
         if not raw.strip():
             values[key] = raw
             continue
         try:
-            values[key] = load_yaml(f"{json.dumps(key)}: {raw}", "--set", ConfigError)[key]
-        except ConfigError as exc:
-            if "not valid YAML" not in str(exc):
-                raise ConfigError(str(exc).replace("--set:1: ", "--set ", 1)) from None
-            values[key] = raw  # not a YAML value: the text as typed (validation says what was expected)
+            values[key] = load_yaml(f"{json.dumps(key)}: {raw}", "--set", InputError)[key]
+        except InputError as exc:
+            if exc.message.startswith("not valid YAML"):
+                values[key] = raw  # not a YAML value: the text as typed (validation says what was expected)
+                continue
+            message = exc.message.replace("the file holds", "the value holds")
+            raise ConfigError(f"--set {exc.key or key_path((key,))}: {message}") from None
     return values
 
 
@@ -113,7 +116,7 @@ def cli(ctx: click.Context, strict: bool) -> None:
 @click.option("--explain", is_flag=True,
               help="With --hf-config: list every key of the file, and what archzoo did with it (read as which key, "
                    "ignored and why, or defaulted).")
-@click.option("--seq-len", type=click.IntRange(min=1), help="Sequence length N for FLOPs (default: the model's context; for images, patches plus special tokens).")
+@click.option("--seq-len", type=int, help="Sequence length N for FLOPs (default: the model's context; for images, patches plus special tokens).")
 @click.option("--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema archzoo.report/1; with --hf-config, an hf_config section lists every key).")
 @click.pass_context
@@ -354,7 +357,7 @@ Examples:
   archzoo show vit-base-patch16-224 --json
 """)
 @click.argument("model_id")
-@click.option("--seq-len", type=click.IntRange(min=1), help="Sequence length N for FLOPs (default: the model's context).")
+@click.option("--seq-len", type=int, help="Sequence length N for FLOPs (default: the model's context).")
 @click.option("--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON: the entry, plus its report (archzoo.report/1).")
 @registry_option
@@ -511,7 +514,8 @@ Examples:
 """)
 @registry_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
-              help="Output folder; replaced only when the build succeeds.")
+              help="Output folder; replaced only when the build succeeds, and only if it is empty or a site "
+                   "archzoo built.")
 def build(registry_dirs, out):
     """Build the documentation site: a page per model and architecture, comparison table, guides."""
     from .site import build_site

@@ -48,11 +48,20 @@ MAX_NODES = 20_000
 MAX_INT_DIGITS = 30
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+
+
 def key_path(key: tuple) -> str:
-    """``("published", "source", "authors", 0)`` -> ``published.source.authors[0]``."""
+    """``("published", "source", "authors", 0)`` -> ``published.source.authors[0]``; a key that is not a
+    plain name is shown quoted, escapes and all (``config.'a\\nb'``), so a message stays one line."""
     text = ""
     for part in key:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if isinstance(part, int) and not isinstance(part, bool):
+            text += f"[{part}]"
+            continue
+        name = str(part)
+        shown = name if _PLAIN_KEY.fullmatch(name) else ascii(name)
+        text += f".{shown}" if text else shown
     return text
 
 
@@ -217,12 +226,19 @@ def yaml_character_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str] | 
         return None
     lines = text.split("\n")
     row = lines[mark.line] if mark.line < len(lines) else ""
-    escape = row[max(0, mark.column - 6):mark.column + 4]
-    found = re.search(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|.)", escape)
-    shown = found.group() if found else "\\"
+    escapes = [m for m in re.finditer(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|.)", row)
+               if m.start() <= mark.column]  # the mark sits on, or just inside, the escape that failed
+    shown = escapes[-1].group() if escapes else "\\"
     if "Unicode" in problem:
-        return mark.line + 1, (f"the escape {shown} in a double-quoted value is half of a surrogate pair, not a "
-                               "character; write the character itself, or its \\U00XXXXXX escape")
+        fix = "write the character itself"
+        pair = re.match(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})", row[escapes[-1].start():]) \
+            if escapes else None
+        if pair:  # JSON writes a character beyond U+FFFF as two escapes; YAML wants one
+            code = 0x10000 + ((int(pair[1], 16) - 0xD800) << 10) + (int(pair[2], 16) - 0xDC00)
+            fix = f"write the character itself, or \\U{code:08X} for the pair {pair[0]}"
+        else:
+            fix += ", or its \\U00XXXXXX escape"
+        return mark.line + 1, f"the escape {shown} in a double-quoted value is half of a surrogate pair, not a character; {fix}"
     return mark.line + 1, f"the escape {shown} in a double-quoted value is not a YAML escape; write \\\\ for a backslash"
 
 
@@ -344,8 +360,16 @@ def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) ->
     depth, size and digit limits above.
     """
     def fail(line: int, key: str, message: str) -> ArchzooError:
+        if error is InputError:
+            return InputError(message, source=source, line=line, key=key)
         return error(f"{source}:{line}: {key + ': ' if key else ''}{message}")
 
+    surrogate = re.search(r"[\ud800-\udfff]", text)
+    if surrogate:  # a byte that is not UTF-8, kept by Python as half a surrogate (sys.argv, os.environ)
+        byte = ord(surrogate.group()) - 0xDC00 if ord(surrogate.group()) >= 0xDC80 else None
+        what = f"byte 0x{byte:02x}" if byte is not None and byte >= 0x80 else f"U+{ord(surrogate.group()):04X}"
+        raise fail(text.count("\n", 0, surrogate.start()) + 1, "", f"the {what} is not UTF-8 text; type the "
+                                                                     "value as UTF-8")
     try:
         check_yaml_events(text)
     except InputError as exc:

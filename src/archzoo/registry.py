@@ -284,10 +284,9 @@ def _syntax_error(path: Path, text: str, exc: yaml.YAMLError) -> RegistryProblem
             row_index -= 1  # at the end of the file the mark sits past the opener: walk back to it
         row = lines_[row_index] if lines_ else ""
         at = max(("[", "{"), key=row.rfind) if ("[" in row or "{" in row) else ("[" if "sequence" in context else "{")
-        context_mark.line = row_index
         opening, closing = (at, "]" if at == "[" else "}")
         got = problem.split("got ")[-1].replace("'<stream end>'", "the end of the file")
-        return RegistryProblem(path, context_mark.line + 1, "", f"YAML syntax error: the '{opening}' that starts on "
+        return RegistryProblem(path, row_index + 1, "", f"YAML syntax error: the '{opening}' that starts on "
                                                                 f"this line is not closed (found {got} "
                                                                 f"on line {line}); add the missing ',' or '{closing}'")
     what = f"{context}, {problem}" if context else problem

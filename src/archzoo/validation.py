@@ -12,16 +12,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from .errors import closest
+from .files import key_path
 
 __all__ = ["describe_error", "dotted"]
 
 
-def _dotted(key: tuple) -> str:
-    """``("published", "source", "authors", 0)`` -> ``published.source.authors[0]``."""
-    text = ""
-    for part in key:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
+_dotted = key_path
 
 
 _PATTERNS = {
@@ -82,6 +78,9 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
         near = closest(name, known)
         hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
         return loc, loc, f"unknown key; {hint}valid keys: {', '.join(known)}" if known else "unknown key"
+    if kind == "string_unicode":  # half a surrogate: a byte that was not UTF-8, kept by Python's decoder
+        what = "a key" if not loc else "the value"
+        return loc, loc, f"{what} holds {ascii(value)}, which is not text (a byte that is not UTF-8); type it as UTF-8"
     if kind == "invalid_key":
         return loc[:-1], loc, f"a key must be text, got {_got(value)}; quote the key"
     if kind == "value_error":
