@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
 from archzoo.host import PluginHost, reset_host
+
+#: The registry index cache of every test (and every archzoo process a test starts) goes to a fresh folder,
+#: never to the user's ~/.cache.
+os.environ["ARCHZOO_CACHE_DIR"] = tempfile.mkdtemp(prefix="archzoo-test-cache-")
 
 _REQUIRED_MARKERS = ("reference", "browser")
 _skipped_required: list[str] = []

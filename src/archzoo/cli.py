@@ -255,40 +255,47 @@ def _warn_plugin_entries(registry) -> None:
                    err=True)
 
 
-def _registry(ctx: click.Context, dirs: tuple[Path, ...]):
-    from .registry import load_registry
+def _index(ctx: click.Context, dirs: tuple[Path, ...]):
+    """Every entry's row, from the registry index (each unchanged file's row comes from the cache)."""
+    from .registry_index import load_index
 
-    registry = load_registry(list(dirs) or None, _host(ctx))
-    if registry.problems:
+    index = load_index(list(dirs) or None, _host(ctx))
+    if index.problems:
         where = " ".join(str(d) for d in dirs)
-        click.echo(f"archzoo: warning: {len(registry.problems)} registry problem(s) skipped; "
+        click.echo(f"archzoo: warning: {len(index.problems)} registry problem(s) skipped; "
                    f"`archzoo validate{' ' + where if where else ''}` lists them", err=True)
-    _warn_plugin_entries(registry)
-    if not len(registry) and not registry.problems:
+    _warn_plugin_entries(index)
+    if not len(index) and not index.problems:
         from .registry import default_registry_dirs
 
         searched = ", ".join(str(d) for d in (list(dirs) or default_registry_dirs())) or "nothing found to search"
         raise ArchzooError(f"the registry is empty (searched: {searched}); give --registry DIR or set ARCHZOO_REGISTRY")
-    return registry
+    return index
 
 
-def _entry_row(entry) -> dict[str, Any]:
+def _find(ctx: click.Context, dirs: tuple[Path, ...], model_id: str):
+    """One entry, reading only its own file."""
+    from .registry import find_model
+
+    return find_model(model_id, list(dirs) or None, _host(ctx))
+
+
+def _entry_row(row) -> dict[str, Any]:
     from .report import human_count
 
-    published = entry.spec.published
     return {
-        "id": entry.id,
-        "architecture": entry.spec.architecture,
-        "title": entry.spec.title,
-        "year": entry.spec.year,
-        "params": entry.params,
-        "params_human": human_count(entry.params),
-        "published": published.params if published else None,
-        "published_value": published.value if published else None,
-        "difference": entry.params - published.value if published else None,
-        "difference_pct": round(100 * entry.gap, 3) if published else None,
-        "status": entry.status,
-        "reason": entry.spec.reconciliation.reason if entry.spec.reconciliation else None,
+        "id": row.id,
+        "architecture": row.architecture,
+        "title": row.title,
+        "year": row.year,
+        "params": row.params,
+        "params_human": human_count(row.params),
+        "published": row.published,
+        "published_value": row.published_value,
+        "difference": row.params - row.published_value if row.published_value is not None else None,
+        "difference_pct": round(100 * row.gap, 3) if row.gap is not None else None,
+        "status": row.status,
+        "reason": row.reason,
     }
 
 
@@ -309,10 +316,13 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
     """List registry models matching a glob PATTERN: exact and published sizes, and the difference."""
     if architecture:
         _host(ctx).architecture(architecture)  # an unknown name is an error that names the loaded ones
-    registry = _registry(ctx, registry_dirs)
-    entries = registry.list_models(pattern, architecture)
-    key = {"name": lambda e: e.id, "params": lambda e: (e.params, e.id), "year": lambda e: (e.spec.year, e.id)}[sort_key]
-    rows = [_entry_row(e) for e in sorted(entries, key=key)]
+    import fnmatch
+
+    index = _index(ctx, registry_dirs)
+    found = [r for r in index.rows.values()
+             if fnmatch.fnmatchcase(r.id, pattern) and (architecture is None or r.architecture == architecture)]
+    key = {"name": lambda r: r.id, "params": lambda r: (r.params, r.id), "year": lambda r: (r.year, r.id)}[sort_key]
+    rows = [_entry_row(r) for r in sorted(found, key=key)]
     if as_json:
         _emit_json(rows)
         return
@@ -364,7 +374,7 @@ Examples:
 @click.pass_context
 def show(ctx, model_id, seq_len, depth, as_json, registry_dirs):
     """Show one registry model: published figure and source, reconciliation, and the full report."""
-    entry = _registry(ctx, registry_dirs).get_model(model_id)
+    entry = _find(ctx, registry_dirs, model_id)
     if as_json:
         _emit_json(_entry_dict(entry, seq_len))
         return
@@ -405,8 +415,7 @@ def compare(ctx, model_ids, depth, as_json, registry_dirs):
     """Compare models side by side, block by block: what differs and by how much."""
     if len(model_ids) < 2:
         raise click.UsageError("give at least two model ids to compare")
-    registry = _registry(ctx, registry_dirs)
-    entries = [registry.get_model(m) for m in model_ids]
+    entries = [_find(ctx, registry_dirs, m) for m in model_ids]
     paths: list[str] = []
     values: dict[str, dict[str, int]] = {}
     for entry in entries:
