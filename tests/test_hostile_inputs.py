@@ -383,3 +383,33 @@ def test_a_plugin_registry_with_a_broken_entry_never_fails_your_own(tmp_path: Pa
                        "'many'\n")
     finally:
         reset_host(None)
+
+
+EXTREME_VIT = ("architecture: vit\ntitle: Extreme ViT\nsummary: The largest image with the smallest patch.\n"
+               "year: 2024\nconfig: {image_size: 2147483647, patch_size: 1, d_model: 2147483647, "
+               "n_layers: 2147483647, n_heads: 1, d_ff: 2147483647, num_classes: 2147483647}\n")
+
+
+def test_an_entry_at_every_limit_shows_and_builds(tmp_path: Path, capsys):
+    """A ViT whose every size is 2^31 - 1, over 1-pixel patches: (2^31 - 1)² + 1 tokens, beyond the limit for
+    a size given by hand but the configuration's own N. It shows, exactly, and its site builds."""
+    folder = tmp_path / "registry"
+    folder.mkdir()
+    (folder / "extreme-vit.yaml").write_text(EXTREME_VIT)
+    code = main(["show", "extreme-vit", "--registry", str(folder), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    d = L = d_ff = K = 2**31 - 1
+    C, p, n = 3, 1, (2**31 - 1) ** 2
+    # ViTForImageClassification as transformers 5.23 builds it: patch Conv2d d·C·p² + d, [CLS] d, positions
+    # (n + 1)·d, per layer 4(d² + d) attention + 2 LayerNorms 4d + MLP 2·d·d_ff + d_ff + d, final LayerNorm
+    # 2d, classifier d·K + K
+    expected = (d * C * p * p + d) + d + (n + 1) * d + L * (4 * d * d + 4 * d + 4 * d + 2 * d * d_ff + d_ff + d) \
+        + 2 * d + d * K + K
+    report = json.loads(out)["report"]
+    assert report["params"]["total"] == expected
+    assert report["flops"]["seq_len"] == n + 1
+    from archzoo.site import build_site
+
+    assert build_site([folder], tmp_path / "site") == (tmp_path / "site").resolve()
+    assert "Extreme ViT" in (tmp_path / "site" / "models" / "extreme-vit" / "index.html").read_text()

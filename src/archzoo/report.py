@@ -100,6 +100,8 @@ def check_seq_len(arch: Architecture, config: ArchConfig, seq_len: Any, *, name:
         return default
     if isinstance(seq_len, bool) or not isinstance(seq_len, int):
         raise ConfigError(f"{name}: expected a positive integer, got {type(seq_len).__name__} {seq_len!r}")
+    if seq_len == default:  # the configuration's own N (an image's patches may number beyond MAX_SIZE)
+        return default
     if seq_len < 1:
         raise ConfigError(f"{name} {seq_len}: must be at least 1 (the number of tokens of one forward pass)")
     if seq_len > MAX_SIZE:
