@@ -6,26 +6,19 @@ Screenshots are saved under ``test-results/browser/`` (gitignored) for a person 
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
 from archzoo.site import build_site
+from browsing import chromium, refuse_outside, require_browser, screenshot, served
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = Path(os.environ.get("ARCHZOO_TEST_RESULTS", REPO / "test-results")) / "browser"
 #: transformers 5.23 BertModel(BertConfig()): sum(p.numel() for p in model.parameters())
 BERT_BASE_PARAMS = "109,482,240"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run"]
 
 #: Material draws mermaid diagrams into a closed shadow root; open it so the test can see the SVG.
 OPEN_SHADOW_ROOTS = """
@@ -34,33 +27,18 @@ Element.prototype.attachShadow = function (init) { return attach.call(this, { ..
 """
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep the test output readable
-        pass
-
-
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium, or `make chromium`)")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    require_browser()
     out = build_site([REPO / "registry"], tmp_path_factory.mktemp("browser") / "site")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with served(out) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser(site_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture
@@ -68,17 +46,7 @@ def page(browser, site_url):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.add_init_script(OPEN_SHADOW_ROOTS)
     # no network at view time: any request that leaves localhost is refused, and the page must not need it
-    outside: list[str] = []
-
-    def route(request_route):
-        url = request_route.request.url
-        if url.startswith(site_url):
-            request_route.continue_()
-        else:
-            outside.append(url)
-            request_route.abort()
-
-    context.route("**/*", route)
+    outside = refuse_outside(context, site_url)
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -88,24 +56,17 @@ def page(browser, site_url):
     assert not errors, errors
 
 
-def _shot(page, name: str) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path
-
-
 def test_search_then_model_page(page, site_url):
     page.goto(site_url)
     assert "archzoo model zoo" in page.title()
     assert page.locator("h2", has_text="Largest models").is_visible()
-    _shot(page, "home")
+    screenshot(page, "home")
 
     page.locator("label.md-search__icon, .md-search__input").first.click()
     page.locator("input.md-search__input").press_sequentially("bert-base-uncased", delay=20)  # Material reads key events
     result = page.locator(".md-search-result__item a[href*='models/bert-base-uncased/']").first
     result.wait_for(timeout=15_000)
-    _shot(page, "search")
+    screenshot(page, "search")
     result.click()
     page.wait_for_url(re.compile(r".*/models/bert-base-uncased/.*"))
 
@@ -126,7 +87,7 @@ def test_search_then_model_page(page, site_url):
     assert diagram.bounding_box()["height"] > 100
     assert content.locator("pre.mermaid").count() == 0  # no diagram left as source
     assert "layers × 12" in diagram.text_content()
-    _shot(page, "bert-base-uncased")
+    screenshot(page, "bert-base-uncased")
     assert not [u for u in page.outside_requests if "unpkg" in u or "jsdelivr" in u or "mathjax" in u]
 
 
@@ -147,7 +108,7 @@ def test_all_models_table_sorts_and_filters(page, site_url):
     header.click()
     descending = _params_column(page)
     assert descending == sorted(ascending, reverse=True)
-    _shot(page, "all-models-sorted")
+    screenshot(page, "all-models-sorted")
 
     page.locator("#az-filter").fill("bert-base-uncased")  # the filter listens to input events
     visible = page.locator(".az-sortable table tbody tr:not([hidden])")
@@ -155,7 +116,7 @@ def test_all_models_table_sorts_and_filters(page, site_url):
     assert "bert-base-uncased" in ids and all("bert-base-uncased" in i for i in ids)
     assert len(ids) < len(ascending)
     assert page.locator("#az-filter-count").inner_text() == f"{len(ids)} of {len(ascending)} models"
-    _shot(page, "all-models-filtered")
+    screenshot(page, "all-models-filtered")
 
 
 def test_architecture_page_lists_its_models(page, site_url):
@@ -164,4 +125,4 @@ def test_architecture_page_lists_its_models(page, site_url):
     content.locator(".katex").first.wait_for(timeout=15_000)
     assert content.locator("a[href*='models/gpt2/']").count() >= 1
     assert "$$" not in content.inner_text()
-    _shot(page, "architecture-gpt")
+    screenshot(page, "architecture-gpt")

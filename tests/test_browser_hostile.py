@@ -10,11 +10,7 @@ that leaves localhost is refused and recorded. Screenshots go to ``test-results/
 
 from __future__ import annotations
 
-import functools
-import http.server
 import importlib.util
-import os
-import threading
 from pathlib import Path
 
 import pytest
@@ -22,15 +18,12 @@ import yaml
 
 from archzoo.host import PluginHost, reset_host
 from archzoo.site import build_site
+from browsing import chromium, refuse_outside, require_browser, screenshot, served
 
 pytestmark = [pytest.mark.browser, pytest.mark.hostile]
 
-CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "hostile" / "site"
-RESULTS = Path(os.environ.get("ARCHZOO_TEST_RESULTS", REPO / "test-results")) / "browser"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run"]
 
 #: Installed before any script of the page: records what a payload would do if it ran.
 TRAPS = """
@@ -63,37 +56,22 @@ def _entry(name: str) -> dict:
     return yaml.safe_load((CORPUS / "registry" / f"{name}.yaml").read_text(encoding="utf-8"))
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium, or `make chromium`)")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    require_browser()
     reset_host(PluginHost(extra_plugins={"hostile-text": hostile_plugin.plugin()}).load())
     try:
         out = build_site([CORPUS / "registry"], tmp_path_factory.mktemp("browser-hostile") / "site")
     finally:
         reset_host(None)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with served(out) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser(site_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture
@@ -101,17 +79,7 @@ def page(browser, site_url):
     """A tab with the traps set; after the test, nothing may have run, popped up or left localhost."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.add_init_script(TRAPS)
-    outside: list[str] = []
-
-    def route(request_route):
-        url = request_route.request.url
-        if url.startswith(site_url):
-            request_route.continue_()
-        else:
-            outside.append(url)
-            request_route.abort()
-
-    context.route("**/*", route)
+    outside = refuse_outside(context, site_url)
     tab = context.new_page()
     dialogs: list[str] = []
     errors: list[str] = []
@@ -132,13 +100,6 @@ def page(browser, site_url):
     assert outside == [], f"requests left localhost: {outside}"
     assert errors == [], errors
     assert not [m for m in console if "pwned" in m], console
-
-
-def _shot(page, name: str) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path
 
 
 def _diagram_text(svg) -> str:
@@ -169,7 +130,7 @@ def test_home_page(page, site_url):
     assert squash(_entry("markup-everywhere")["title"]) in text  # the largest models
     assert squash(hostile_plugin.DEFAULT_TEXTS["title"]).replace("\x80\x9f\x7f", "\ufffd" * 3) in text
     assert content.locator("img, script, iframe").count() == 0
-    _shot(page, "hostile-home")
+    screenshot(page, "hostile-home")
 
 
 def test_all_models_page_sorts_and_filters(page, site_url):
@@ -189,7 +150,7 @@ def test_all_models_page_sorts_and_filters(page, site_url):
     for tag in _entry("markup-everywhere")["tags"]:
         assert squash(tag) in text, tag
     assert content.locator("img, script, iframe, svg[onload]").count() == 0
-    _shot(page, "hostile-all-models")
+    screenshot(page, "hostile-all-models")
 
 
 def test_hostile_model_page(page, site_url):
@@ -209,7 +170,7 @@ def test_hostile_model_page(page, site_url):
     assert content.locator("a", has_text="source").get_attribute("href") == source["url"]
     assert content.locator("img, script, iframe, textarea").count() == 0
     assert content.locator(".katex-error").count() == 0
-    _shot(page, "hostile-markup-everywhere")
+    screenshot(page, "hostile-markup-everywhere")
 
 
 def test_multiline_markdown_page_keeps_its_front_matter(page, site_url):
@@ -242,7 +203,7 @@ def test_plugin_architecture_page(page, site_url):
     assert plugin_text("block_name") in _diagram_text(diagram)
     assert diagram.locator("img, script, a").count() == 0
     assert content.locator("img, script, iframe").count() == 0
-    _shot(page, "hostile-architecture")
+    screenshot(page, "hostile-architecture")
 
 
 def test_plugin_model_page(page, site_url):
@@ -265,4 +226,4 @@ def test_search_results_show_the_text(page, site_url):
     shown = squash(result.inner_text())
     assert "window.__pwned='title'" in shown and "<script>" in shown  # the title, as text
     assert page.locator(".md-search-result img, .md-search-result script, .md-search-result svg[onload]").count() == 0
-    _shot(page, "hostile-search")
+    screenshot(page, "hostile-search")
