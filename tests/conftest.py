@@ -13,6 +13,17 @@ from archzoo.host import PluginHost, reset_host
 #: never to the user's ~/.cache.
 os.environ["ARCHZOO_CACHE_DIR"] = tempfile.mkdtemp(prefix="archzoo-test-cache-")
 
+# Property tests explore new examples on a developer's machine; on CI they replay the same ones every run, so
+# a red CI always means a change broke something, never that the search got lucky.
+try:
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+    if os.environ.get("CI", "").lower() == "true":
+        _hypothesis_settings.load_profile("ci")
+except ImportError:  # hypothesis comes with the dev extra
+    pass
+
 _REQUIRED_MARKERS = ("reference", "browser")
 _skipped_required: list[str] = []
 
