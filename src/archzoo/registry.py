@@ -465,57 +465,71 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
-def _files(paths: Iterable[Path], problems: list[RegistryProblem]) -> list[Path]:
-    """The YAML files under ``paths`` (folders searched recursively, sorted), each file once.
+def _files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: str | None = None) -> list[Path]:
+    """The YAML files under ``paths``, as `yaml_files` finds them."""
+    return [Path(name) for name in yaml_files(paths, problems, stem=stem)]
+
+
+def yaml_files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: str | None = None) -> list[str]:
+    """The YAML files under ``paths`` (folders searched recursively, sorted), each file once; with
+    ``stem``, only the files of that name (the folders are still listed, nothing else is touched).
 
     A folder that cannot be listed, and a symbolic link that leads out of the folder it was found in,
     are added to ``problems`` (naming the link, never its target's content) instead of being skipped
-    silently: either would make models vanish from the zoo without a word.
+    silently: either would make models vanish from the zoo without a word. Folders are read with
+    ``os.scandir``, and a path is resolved once per folder, not once per file, so listing 20,000 entries
+    costs a few tens of milliseconds.
     """
-    files: list[Path] = []
-    seen: set[Path] = set()
+    files: list[str] = []
+    seen: set[str] = set()
 
-    def add(file: Path) -> None:
-        real = file.resolve()  # the same file named twice (a folder and a file in it, or via '..') loads once
-        if real not in seen:
+    def add(file: str, real: str) -> None:
+        if real not in seen:  # the same file named twice (a folder and a file in it, or via '..') loads once
             seen.add(real)
             files.append(file)
 
+    def wanted(name: str) -> bool:
+        return name.endswith((".yaml", ".yml")) and (stem is None or name.rsplit(".", 1)[0] == stem)
+
     for path in paths:
         if not path.is_dir():
-            add(path)
+            add(str(path), os.path.realpath(path))
             continue
         root = path.resolve()
-        found: list[Path] = []
-
-        def unreadable(exc: OSError) -> None:
-            where = Path(exc.filename) if exc.filename else path
-            problems.append(RegistryProblem(where, 1, "", f"cannot list this folder ({exc.strerror or exc}); its "
-                                                          "entries would be missing from the zoo, so fix its "
-                                                          "permissions or remove it"))
-
-        for folder, subfolders, names in os.walk(path, onerror=unreadable):
-            here = Path(folder)
-            for name in list(subfolders):
-                sub = here / name
-                if sub.is_symlink():
-                    subfolders.remove(name)
-                    if not _inside(sub.resolve(), root):
-                        problems.append(RegistryProblem(sub, 1, "", f"a symbolic link to a folder outside the "
-                                                                    f"registry folder {path}; move the entries in, "
-                                                                    "or give that folder with --registry"))
-            for name in names:
-                file = here / name
-                if not name.endswith((".yaml", ".yml")):
+        found: list[tuple[tuple[str, ...], str, str]] = []
+        pending = [(str(path), ())]
+        while pending:
+            folder, parts = pending.pop()
+            prefix = folder if folder.endswith(os.sep) else folder + os.sep  # joined by hand: 20,000 joins
+            real_prefix = os.path.join(os.path.realpath(folder), "")
+            try:
+                with os.scandir(folder) as listing:
+                    items = list(listing)
+            except OSError as exc:
+                problems.append(RegistryProblem(Path(exc.filename or folder), 1, "",
+                                                f"cannot list this folder ({exc.strerror or exc}); its entries "
+                                                "would be missing from the zoo, so fix its permissions or remove it"))
+                continue
+            for item in items:
+                child = prefix + item.name
+                link = item.is_symlink()
+                if link and not _inside(Path(child).resolve(), root):
+                    kind = "folder" if os.path.isdir(child) else "file"
+                    if kind == "folder" or wanted(item.name):
+                        fix = ("move the entries in, or give that folder with --registry" if kind == "folder" else
+                               "copy the entry in, or give its folder with --registry")
+                        problems.append(RegistryProblem(Path(child), 1, "", f"a symbolic link to a {kind} outside "
+                                                                            f"the registry folder {path}; {fix}"))
                     continue
-                if file.is_symlink() and not _inside(file.resolve(), root):
-                    problems.append(RegistryProblem(file, 1, "", f"a symbolic link to a file outside the registry "
-                                                                 f"folder {path}; copy the entry in, or give its "
-                                                                 "folder with --registry"))
-                    continue
-                found.append(file)
-        for file in sorted(found):
-            add(file)
+                if item.is_dir(follow_symlinks=False):
+                    pending.append((child, parts + (item.name,)))
+                elif wanted(item.name) and not (link and os.path.isdir(child)):
+                    # a link inside the registry is the file it points to; a plain file is itself
+                    real = os.path.realpath(child) if link else real_prefix + item.name
+                    found.append((parts + (item.name,), child, real))
+        found.sort()  # by path components, as Path orders them
+        for _, file, real in found:
+            add(file, real)
     return files
 
 
@@ -707,10 +721,9 @@ def find_model(model_id: str, paths: Iterable[Path | str] | None = None, host: P
     host = host or get_host()
     dirs, owners = registry_folders(paths, host, include_plugins=include_plugins)
     listing: list[RegistryProblem] = []
-    files = _files(dirs, listing)
-    named = [f for f in files if f.stem == model_id]
+    named = _files(dirs, listing, stem=model_id)
     if not named:
-        raise UnknownModelError(model_id, {f.stem for f in files})
+        raise UnknownModelError(model_id, {f.stem for f in _files(dirs, listing)})
     problems: list[RegistryProblem] = []
     warnings: list[RegistryProblem] = []
     entry = _load_entry(named[0], host, problems, warnings, None)
