@@ -10,7 +10,6 @@ that leaves localhost is refused and recorded. Screenshots go to ``test-results/
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,11 @@ import yaml
 from archzoo.host import PluginHost, reset_host
 from archzoo.site import build_site
 from browsing import chromium, refuse_outside, require_browser, screenshot, served
+from site_corpus import CORPUS, hostile_plugin
 
 pytestmark = [pytest.mark.browser, pytest.mark.hostile]
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO / "tests" / "hostile" / "site"
 
 #: Installed before any script of the page: records what a payload would do if it ran.
 TRAPS = """
@@ -38,14 +37,6 @@ Element.prototype.attachShadow = function (init) { return attach.call(this, { ..
 """
 
 
-def _plugin_module():
-    spec = importlib.util.spec_from_file_location("archzoo_hostile_text", CORPUS / "archzoo_hostile_text.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-hostile_plugin = _plugin_module()
 
 
 def squash(text: str) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import html
-import importlib.util
 import io
 import json
 import re
@@ -37,11 +36,11 @@ from mkdocs.utils.meta import get_data
 from archzoo.host import PluginHost, reset_host
 from archzoo.registry import load_registry
 from archzoo.site import build_site, pages, views
+from site_corpus import CORPUS, hostile_plugin
 
 pytestmark = pytest.mark.hostile
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO / "tests" / "hostile" / "site"
 BERT_BASE = REPO / "registry" / "bert" / "bert-base-uncased.yaml"
 #: transformers BertModel(BertConfig()): sum(p.numel() for p in model.parameters())
 BERT_BASE_PARAMS = 109_482_240
@@ -94,14 +93,6 @@ def squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def _plugin_module():
-    spec = importlib.util.spec_from_file_location("archzoo_hostile_text", CORPUS / "archzoo_hostile_text.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-hostile_plugin = _plugin_module()
 
 
 # ---- rendering as MkDocs does, and reading the result ---------------------------------------------
