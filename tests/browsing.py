@@ -20,6 +20,13 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
                "--disable-sync", "--no-first-run"]
 
 
+#: Material draws mermaid diagrams into a closed shadow root; this init script opens it so tests can see the SVG.
+OPEN_SHADOW_ROOTS = """
+const attach = Element.prototype.attachShadow;
+Element.prototype.attachShadow = function (init) { return attach.call(this, { ...init, mode: "open" }); };
+"""
+
+
 def require_browser() -> None:
     """Skip (which CI=true turns into a failure) when Chromium or Playwright is missing."""
     if not CHROMIUM.exists():
@@ -56,6 +63,13 @@ def chromium() -> Iterator[object]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser(site_url):
+    """Chromium for one test module, launched once its ``site_url`` fixture has served the site."""
+    with chromium() as launched:
+        yield launched
 
 
 def refuse_outside(context, site_url: str) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from archzoo.site import build_site
-from browsing import chromium, refuse_outside, require_browser, screenshot, served
+from browsing import OPEN_SHADOW_ROOTS, browser, refuse_outside, require_browser, screenshot, served  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -20,11 +20,6 @@ REPO = Path(__file__).resolve().parents[1]
 #: transformers 5.23 BertModel(BertConfig()): sum(p.numel() for p in model.parameters())
 BERT_BASE_PARAMS = "109,482,240"
 
-#: Material draws mermaid diagrams into a closed shadow root; open it so the test can see the SVG.
-OPEN_SHADOW_ROOTS = """
-const attach = Element.prototype.attachShadow;
-Element.prototype.attachShadow = function (init) { return attach.call(this, { ...init, mode: "open" }); };
-"""
 
 
 @pytest.fixture(scope="module")
@@ -33,12 +28,6 @@ def site_url(tmp_path_factory):
     out = build_site([REPO / "registry"], tmp_path_factory.mktemp("browser") / "site")
     with served(out) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser(site_url):
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture

@@ -10,19 +10,16 @@ that leaves localhost is refused and recorded. Screenshots go to ``test-results/
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
 from archzoo.host import PluginHost, reset_host
 from archzoo.site import build_site
-from browsing import chromium, refuse_outside, require_browser, screenshot, served
+from browsing import OPEN_SHADOW_ROOTS, browser, refuse_outside, require_browser, screenshot, served  # noqa: F401
 from site_corpus import CORPUS, hostile_plugin
 
 pytestmark = [pytest.mark.browser, pytest.mark.hostile]
 
-REPO = Path(__file__).resolve().parents[1]
 
 #: Installed before any script of the page: records what a payload would do if it ran.
 TRAPS = """
@@ -32,11 +29,7 @@ Object.defineProperty(window, "__pwned", {
   get() { return undefined; },
   set(value) { window.__pwnedLog.push(String(value)); },
 });
-const attach = Element.prototype.attachShadow;  // open Material's closed shadow roots (mermaid diagrams)
-Element.prototype.attachShadow = function (init) { return attach.call(this, { ...init, mode: "open" }); };
-"""
-
-
+""" + OPEN_SHADOW_ROOTS
 
 
 def squash(text: str) -> str:
@@ -57,12 +50,6 @@ def site_url(tmp_path_factory):
         reset_host(None)
     with served(out) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser(site_url):
-    with chromium() as launched:
-        yield launched
 
 
 @pytest.fixture

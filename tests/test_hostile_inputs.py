@@ -177,6 +177,15 @@ CASES = [
                                                "count", "gpt", "--config", "{file}"),
          "archzoo: error: {tmp}/bomb.yaml:5: n_layers[0]: the aliases expand to more than 20,000 values; archzoo "
          "reads plain, small data, so write the values out instead of repeating aliases\n"),
+    Case("config-python-tag", config_file("tag.yaml", "n_layers: !!python/object/apply:os.system [echo]\n",
+                                          "count", "gpt", "--config", "{file}"),
+         "archzoo: error: {tmp}/tag.yaml:1: n_layers: YAML tag '!!python/object/apply:os.system' is not allowed "
+         "(configuration files hold plain YAML and nothing is constructed from tags); remove the tag and write a "
+         "plain value\n"),
+    Case("config-alias-contains-itself", config_file("loop.yaml", "n_layers: &a [1, *a]\n",
+                                                     "count", "gpt", "--config", "{file}"),
+         "archzoo: error: {tmp}/loop.yaml:1: n_layers[1]: an alias that contains itself; configuration files hold "
+         "plain, finite data, so write the value out\n"),
     # ---- 6: unbounded reads ------------------------------------------------------------------------
     Case("hf-config-dev-zero", argv("count", "--hf-config", "/dev/zero"),
          "archzoo: error: /dev/zero: is a device, not a regular file; give the path of a file\n"),

@@ -16,8 +16,8 @@ from archzoo.registry import REASONS, load_registry, parse_published
 CORPUS = Path(__file__).parent / "registry_errors"
 VALID = Path(__file__).parent.parent / "registry" / "bert" / "bert-base-uncased.yaml"
 
-#: the message lists the configuration model's keys in their order (they grow as the plugin learns heads)
-BERT_KEYS = ", ".join(PluginHost().load().architecture("bert").config_model.model_fields)
+BERT_KEYS = ("vocab_size, d_model, n_layers, n_heads, d_ff, max_positions, type_vocab_size, pooler, head, "
+             "num_labels, classifier_dense, tie_embeddings, activation, embedding_size, shared_layers")
 ENTRY_KEYS = "architecture, config, title, summary, tags, year, published, reference, reconciliation"
 SOURCE_KEYS = "title, authors, year, venue, arxiv, url, locator"
 REASON_CODES = ("rounded, excludes-embeddings, includes-pooler, excludes-pooler, head-differs, tied-weights, "

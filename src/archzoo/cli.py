@@ -10,7 +10,6 @@ from typing import Any
 import click
 
 from .architecture import parse_config
-from .report import check_seq_len
 from .errors import ArchzooError, ConfigError
 from .host import ENV_PLUGINS, ENV_STRICT, ENV_TRACE, PluginHost, get_host, reset_host
 
@@ -161,7 +160,7 @@ def count(ctx, architecture, config_file, sets, hf_config, hf_class, explain, se
         if sets:
             source = f"{config_file} and --set" if config_file else "--set"
         config = parse_config(arch, values, source=source)
-    report = make_report(arch, config, check_seq_len(arch, config, seq_len, name="--seq-len"))
+    report = make_report(arch, config, seq_len, seq_len_name="--seq-len")
     if as_json:
         data = report.to_dict()
         if reading is not None:
@@ -356,8 +355,8 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
 def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
     from .report import make_report
 
-    report = make_report(entry.architecture, entry.config, check_seq_len(entry.architecture, entry.config, seq_len,
-                                                                                   name="--seq-len"))
+    report = entry.report if seq_len is None else make_report(entry.architecture, entry.config, seq_len,
+                                                              seq_len_name="--seq-len")
     spec = entry.spec
     data = {"id": entry.id, "path": str(entry.path), **spec.model_dump(mode="json", exclude={"config"}),
             "status": entry.status}
@@ -404,8 +403,8 @@ def show(ctx, model_id, seq_len, depth, as_json, registry_dirs):
     if spec.reconciliation:
         click.echo(f"  reason: {spec.reconciliation.reason}: {spec.reconciliation.note}")
     click.echo()
-    report = make_report(entry.architecture, entry.config, check_seq_len(entry.architecture, entry.config, seq_len,
-                                                                                   name="--seq-len"))
+    report = entry.report if seq_len is None else make_report(entry.architecture, entry.config, seq_len,
+                                                              seq_len_name="--seq-len")
     print_report(report, max_depth=depth)
 
 

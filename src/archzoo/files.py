@@ -31,6 +31,7 @@ __all__ = [
     "read_user_bytes",
     "read_user_text",
     "decode_utf8",
+    "check_nodes",
     "check_yaml_events",
     "find_bad_scalars",
     "load_yaml",
@@ -150,7 +151,7 @@ def decode_utf8(data: bytes, source: str, error: type[ArchzooError] = InputError
         raise (problem if error is InputError else error(str(problem))) from None
 
 
-def read_user_text(path: Path, error: type[ArchzooError] = InputError, expected: str = "") -> str:
+def read_user_text(path: Path, error: type[ArchzooError] = InputError) -> str:
     """The file's UTF-8 text, read within `MAX_FILE_BYTES`, or ``error`` saying what went wrong."""
     return decode_utf8(read_user_bytes(path, error), str(path), error)
 
@@ -353,6 +354,68 @@ def find_bad_scalars(node: yaml.Node, report: Callable[[yaml.Node, tuple, str], 
             find_bad_scalars(item, report, key + (i,), seen)
 
 
+def check_nodes(root: yaml.Node, refuse: Callable[[yaml.Node, tuple, str], None], *, holder: str,
+                lines: dict[tuple, int] | None = None, texts: dict[tuple, str] | None = None) -> None:
+    """Call ``refuse(node, key, message)`` for everything in a composed document that is not plain, finite
+    data: an alias that contains itself, a tag beyond the core schema's (``!!python/object``,
+    ``!include``), a key that is not plain text, a duplicate key, a date that does not exist, and the
+    scalars `find_bad_scalars` refuses. Nothing is constructed. ``holder`` names the files in messages
+    ("registry files"); ``lines`` receives the line of every key path, ``texts`` every scalar as written.
+    """
+    visited: set[int] = set()
+    dates = YAML12Loader("")
+
+    def walk(n: yaml.Node, key: tuple, ancestors: frozenset[int]) -> None:
+        if lines is not None:
+            lines.setdefault(key, n.start_mark.line + 1)
+        if texts is not None and isinstance(n, yaml.ScalarNode):
+            texts.setdefault(key, n.value)
+        if id(n) in ancestors:
+            refuse(n, key, f"an alias that contains itself; {holder} hold plain, finite data, so write the value out")
+            return
+        if n.tag not in PLAIN_TAGS:
+            refuse(n, key, f"YAML tag {show_tag(n.tag)!r} is not allowed ({holder} hold plain YAML and nothing is "
+                           "constructed from tags); remove the tag and write a plain value")
+            return
+        if id(n) in visited:  # an alias of a node already checked
+            return
+        if n.tag == _CORE + "timestamp":
+            try:
+                dates.construct_yaml_timestamp(n)
+            except (ValueError, OverflowError) as exc:
+                refuse(n, key, f"{n.value!r} reads as a date but is not a valid one ({exc}); write a valid date, "
+                               "or quote it to keep it as text")
+                return
+        visited.add(id(n))
+        ancestors = ancestors | {id(n)}
+        if isinstance(n, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for k, v in n.value:
+                if not isinstance(k, yaml.ScalarNode):
+                    refuse(k, key, "a key must be plain text, not a list or mapping")
+                    continue
+                if k.tag not in PLAIN_TAGS:
+                    refuse(k, key, f"YAML tag {show_tag(k.tag)!r} on a key is not allowed; write the key as plain text")
+                    continue
+                name = k.value
+                if name in seen:
+                    refuse(k, key + (name,), f"duplicate key (first given on line {seen[name]}); keep one of the two")
+                    continue
+                seen[name] = k.start_mark.line + 1
+                if lines is not None:
+                    lines[key + (name,)] = k.start_mark.line + 1
+                walk(v, key + (name,), ancestors)
+        elif isinstance(n, yaml.SequenceNode):
+            for i, item in enumerate(n.value):
+                walk(item, key + (i,), ancestors)
+
+    try:
+        walk(root, (), frozenset())
+    finally:
+        dates.dispose()
+    find_bad_scalars(root, refuse)
+
+
 def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) -> Any:
     """A small YAML 1.2 document as Python data, or ``error`` as ``source:line: key: message``.
 
@@ -389,39 +452,8 @@ def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) ->
     if node is None:
         return None
     problems: list[tuple[int, str, str]] = []
-
-    def walk(n: yaml.Node, key: tuple, ancestors: frozenset[int]) -> None:
-        if id(n) in ancestors:
-            problems.append((n.start_mark.line + 1, key_path(key), "an alias that contains itself; write the "
-                                                                   "value out"))
-            return
-        if n.tag not in PLAIN_TAGS:
-            problems.append((n.start_mark.line + 1, key_path(key), f"YAML tag {show_tag(n.tag)!r} is not allowed "
-                                                                   "(nothing is constructed from tags); write a "
-                                                                   "plain value"))
-            return
-        ancestors = ancestors | {id(n)}
-        if isinstance(n, yaml.MappingNode):
-            seen: dict[str, int] = {}
-            for k, v in n.value:
-                name = k.value if isinstance(k, yaml.ScalarNode) else None
-                if name is None:
-                    problems.append((k.start_mark.line + 1, key_path(key), "a key must be plain text, not a list "
-                                                                           "or mapping"))
-                    continue
-                if name in seen:
-                    problems.append((k.start_mark.line + 1, key_path(key + (name,)),
-                                     f"duplicate key (first given on line {seen[name]}); keep one of the two"))
-                    continue
-                seen[name] = k.start_mark.line + 1
-                walk(v, key + (name,), ancestors)
-        elif isinstance(n, yaml.SequenceNode):
-            for i, item in enumerate(n.value):
-                walk(item, key + (i,), ancestors)
-
-    walk(node, (), frozenset())
-    find_bad_scalars(node, lambda n, key, message: problems.append((n.start_mark.line + 1, key_path(key),
-                                                                    message)))
+    check_nodes(node, lambda n, key, message: problems.append((n.start_mark.line + 1, key_path(key), message)),
+                holder="configuration files")
     if problems:
         line, key, message = min(problems)
         raise fail(line, key, message)

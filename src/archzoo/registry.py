@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .architecture import ArchConfig, Architecture
 from .errors import ArchzooError, InputError, RegistryError, UnknownModelError, closest
-from .files import (PLAIN_TAGS, YAML12Loader, check_yaml_events, decode_utf8, find_bad_scalars, read_user_bytes,
-                    show_tag, yaml_character_problem)
+from .files import (YAML12Loader, check_nodes, check_yaml_events, decode_utf8, read_user_bytes,
+                    yaml_character_problem)
 from .host import PluginHost, call_plugin
 from .report import Report, make_report
 from .validation import _describe, _dotted, _got
@@ -339,60 +339,14 @@ def _read_yaml(path: Path, problems: list[RegistryProblem],
         return None
     lines: dict[tuple, int] = {}
     before = len(problems)
-    visited: set[int] = set()
 
     def refuse(n: yaml.Node, key: tuple, message: str) -> None:
         problems.append(RegistryProblem(path, n.start_mark.line + 1, _dotted(key), message))
 
-    def walk(n: yaml.Node, key: tuple, ancestors: frozenset[int]) -> None:
-        lines.setdefault(key, n.start_mark.line + 1)
-        if texts is not None and isinstance(n, yaml.ScalarNode):
-            texts.setdefault(key, n.value)
-        if id(n) in ancestors:
-            refuse(n, key, "an alias that contains itself; registry files hold plain, finite data, so write the "
-                           "value out")
-            return
-        if n.tag not in PLAIN_TAGS:
-            refuse(n, key, f"YAML tag {show_tag(n.tag)!r} is not allowed (registry files hold plain YAML and "
-                           "nothing is constructed from tags); remove the tag and write a plain value")
-            return
-        if id(n) in visited:  # an alias of a node already checked
-            return
-        if n.tag == "tag:yaml.org,2002:timestamp":
-            try:
-                constructor.construct_yaml_timestamp(n)
-            except (ValueError, OverflowError) as exc:
-                refuse(n, key, f"{n.value!r} reads as a date but is not a valid one ({exc}); write a valid date, "
-                               "or quote it to keep it as text")
-                return
-        visited.add(id(n))
-        ancestors = ancestors | {id(n)}
-        if isinstance(n, yaml.MappingNode):
-            seen: dict[str, int] = {}
-            for k, v in n.value:
-                if not isinstance(k, yaml.ScalarNode):
-                    refuse(k, key, "a key must be plain text, not a list or mapping")
-                    continue
-                if k.tag not in PLAIN_TAGS:
-                    refuse(k, key, f"YAML tag {show_tag(k.tag)!r} on a key is not allowed; write the key as plain text")
-                    continue
-                name = k.value
-                if name in seen:
-                    refuse(k, key + (name,), f"duplicate key (first given on line {seen[name]}); keep one of the two")
-                    continue
-                seen[name] = k.start_mark.line + 1
-                lines[key + (name,)] = k.start_mark.line + 1
-                walk(v, key + (name,), ancestors)
-        elif isinstance(n, yaml.SequenceNode):
-            for i, item in enumerate(n.value):
-                walk(item, key + (i,), ancestors)
-
-    constructor = YAML12Loader("")
-    walk(node, (), frozenset())
-    find_bad_scalars(node, refuse)
+    check_nodes(node, refuse, holder="registry files", lines=lines, texts=texts)
     if len(problems) > before:
-        constructor.dispose()
         return None
+    constructor = YAML12Loader("")
     try:
         data = constructor.construct_document(node)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:  # e.g. a timestamp such as 2019-13-01

@@ -250,8 +250,9 @@ class Report:
         }
 
 
-def make_report(arch: Architecture, config: ArchConfig, seq_len: int | None = None) -> Report:
+def make_report(arch: Architecture, config: ArchConfig, seq_len: int | None = None, *,
+                seq_len_name: str = "seq_len") -> Report:
     """Build the architecture's block tree for ``config`` and evaluate it at ``seq_len`` (checked by
-    `check_seq_len`; None: the configuration's own length)."""
-    n = check_seq_len(arch, config, seq_len)
+    `check_seq_len`, whose errors call it ``seq_len_name``; None: the configuration's own length)."""
+    n = check_seq_len(arch, config, seq_len, name=seq_len_name)
     return Report(arch, config, build_blocks(arch, config), n)
