@@ -187,7 +187,7 @@ def test_entry_guide_examples_are_real_entries_with_that_reason():
     """An entry named as an example of a reason code carries that reason in the shipped registry."""
     from archzoo.registry import REASONS
 
-    registry = load_registry([REPO / "registry"], PluginHost().load(), include_plugins=False)
+    registry = load_registry([REPO / "registry"], PluginHost().load())
     text = ENTRY_PAGE.read_text(encoding="utf-8")
     sections = re.split(r"^### `([a-z-]+)`$", text, flags=re.M)[1:]
     examples = 0

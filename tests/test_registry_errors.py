@@ -146,7 +146,7 @@ def host() -> PluginHost:
 
 
 def problems(paths, host: PluginHost) -> list[str]:
-    return [str(p) for p in load_registry(paths, host, include_plugins=False).problems]
+    return [str(p) for p in load_registry(paths, host).problems]
 
 
 def test_corpus_and_expectations_match():
@@ -159,13 +159,13 @@ def test_corpus_and_expectations_match():
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_malformed_entry(name: str, host: PluginHost):
     path = CORPUS / name
-    registry = load_registry([path], host, include_plugins=False)
+    registry = load_registry([path], host)
     assert [str(p) for p in registry.problems] == [f"{path}:{line}" for line in EXPECTED[name]]
     assert len(registry) == 0
 
 
 def test_whole_corpus_in_one_pass_and_a_valid_entry_still_loads(host: PluginHost):
-    registry = load_registry([CORPUS, VALID], host, include_plugins=False)
+    registry = load_registry([CORPUS, VALID], host)
     expected = [f"{CORPUS / name}:{line}" for name in sorted(EXPECTED) for line in EXPECTED[name]]
     assert len(registry.problems) == len(expected) == sum(map(len, EXPECTED.values())) == 52
     assert [str(p) for p in registry.problems] == expected
@@ -206,7 +206,7 @@ def test_duplicate_ids_across_folders(tmp_path: Path, host: PluginHost):
     for path in (first, second):
         path.parent.mkdir()
         path.write_text(VALID.read_text())
-    registry = load_registry([tmp_path / "a", tmp_path / "b"], host, include_plugins=False)
+    registry = load_registry([tmp_path / "a", tmp_path / "b"], host)
     assert [str(p) for p in registry.problems] == [
         f"{second}:1: duplicate id 'same': also defined by {first}; ids are file names and must be unique across "
         "folders, so rename one"
@@ -239,7 +239,7 @@ def test_dot_dot_ids_and_paths(tmp_path: Path, host: PluginHost):
     (tmp_path / "sub").mkdir()
     entry = tmp_path / "bert-base.yaml"
     entry.write_text(VALID.read_text())
-    registry = load_registry([tmp_path / "sub" / ".." / "bert-base.yaml", tmp_path], host, include_plugins=False)
+    registry = load_registry([tmp_path / "sub" / ".." / "bert-base.yaml", tmp_path], host)
     assert registry.problems == []
     assert list(registry.entries) == ["bert-base"]
     # a path that does not exist

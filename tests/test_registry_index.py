@@ -40,10 +40,10 @@ def registry(tmp_path) -> Path:
 
 def test_rows_are_what_loading_every_entry_gives(host):
     """Over the shipped registry, cold and warm, the index equals the full load entry by entry."""
-    full = load_registry([REPO / "registry"], host, include_plugins=False)
+    full = load_registry([REPO / "registry"], host)
     expected = {model_id: IndexRow.of(entry) for model_id, entry in full.entries.items()}
-    cold = load_index([REPO / "registry"], host, include_plugins=False)
-    warm = load_index([REPO / "registry"], host, include_plugins=False)
+    cold = load_index([REPO / "registry"], host)
+    warm = load_index([REPO / "registry"], host)
     assert (cold.loaded, cold.reused) == (len(expected), 0)
     assert (warm.loaded, warm.reused) == (0, len(expected))
     assert cold.rows == warm.rows == expected

@@ -20,9 +20,9 @@ def host() -> PluginHost:
 
 
 def test_every_shipped_model_is_found_alone(host):
-    full = load_registry([REPO / "registry"], host, include_plugins=False)
+    full = load_registry([REPO / "registry"], host)
     for model_id, entry in full.entries.items():
-        alone = find_model(model_id, [REPO / "registry"], host, include_plugins=False)
+        alone = find_model(model_id, [REPO / "registry"], host)
         assert (alone.id, alone.path, alone.params, alone.status) == (model_id, entry.path, entry.params, entry.status)
 
 

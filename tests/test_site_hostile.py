@@ -197,7 +197,7 @@ def mermaid_labels(body: str) -> list[str]:
 @pytest.fixture(scope="module")
 def bert():
     """bert-base-uncased: a published figure with a citation, a reconciliation and a reference."""
-    registry = load_registry([BERT_BASE], include_plugins=False)
+    registry = load_registry([BERT_BASE])
     return views.model_view(registry.get_model("bert-base-uncased"), source_path="registry/bert/bert-base-uncased.yaml")
 
 

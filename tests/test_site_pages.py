@@ -48,7 +48,7 @@ def registry(tmp_path_factory):
     (folder / "gpt2.yaml").write_text(GPT2_YAML, encoding="utf-8")
     (folder / "albert-base-test.yaml").write_text(ALBERT_YAML, encoding="utf-8")
     files = [REPO / "registry" / "bert" / "bert-base-uncased.yaml", folder]
-    reg = load_registry(files, include_plugins=False)
+    reg = load_registry(files)
     assert not reg.problems, reg.problems
     return reg
 

@@ -203,7 +203,7 @@ def _print_hf_reading(reading) -> None:
 
 @cli.command(epilog="""\b
 Examples:
-  archzoo plugins                       plugins, architectures, every key with its default
+  archzoo plugins                       plugins, architectures, every key with its default, shipped registries
   ARCHZOO_PLUGINS=gpt archzoo plugins   load only the gpt plugin
   archzoo --strict plugins              fail if any plugin cannot be loaded
 """)
@@ -239,6 +239,9 @@ def plugins(ctx, as_json):
             width = max(len(f["key"]) for f in arch["config"])
             for f in arch["config"]:
                 click.echo(f"    {f['key']:<{width}}  = {json.dumps(f['default']):<8} {f['description']}")
+        for folder in plugin["registry_dirs"]:
+            click.echo(f"  ships a registry folder: {folder}  (opt in: --plugin-registry {plugin['name']}, or "
+                       f"plugin_registries: [{plugin['name']}] in the site's mkdocs.yml)")
     for p in problems:
         click.secho(f"not loaded: {p['plugin']}: {p['reason']}", fg="red")
 
@@ -247,7 +250,12 @@ def plugins(ctx, as_json):
 
 registry_option = click.option(
     "--registry", "registry_dirs", multiple=True, type=click.Path(path_type=Path, exists=True, file_okay=False),
-    help="Registry folder (repeatable; default: $ARCHZOO_REGISTRY, else ./registry). Plugin folders are added.",
+    help="Registry folder (repeatable; default: $ARCHZOO_REGISTRY, else ./registry).",
+)
+plugin_registry_option = click.option(
+    "--plugin-registry", "plugin_registries", multiple=True, metavar="PLUGIN|all",
+    help="Also read the registry folder this installed plugin ships (repeatable; 'all' for every plugin's; "
+         "`archzoo plugins` lists them). Plugins' entries are never included unasked.",
 )
 
 
@@ -263,11 +271,11 @@ def _warn_plugin_entries(registry) -> None:
                    err=True)
 
 
-def _index(ctx: click.Context, dirs: tuple[Path, ...]):
+def _index(ctx: click.Context, dirs: tuple[Path, ...], plugin_registries: tuple[str, ...] = ()):
     """Every entry's row, from the registry index (each unchanged file's row comes from the cache)."""
     from .registry_index import load_index
 
-    index = load_index(list(dirs) or None, _host(ctx))
+    index = load_index(list(dirs) or None, _host(ctx), plugin_registries=plugin_registries)
     if index.problems:
         where = " ".join(str(d) for d in dirs)
         click.echo(f"archzoo: warning: {len(index.problems)} registry problem(s) skipped; "
@@ -281,11 +289,11 @@ def _index(ctx: click.Context, dirs: tuple[Path, ...]):
     return index
 
 
-def _find(ctx: click.Context, dirs: tuple[Path, ...], model_id: str):
+def _find(ctx: click.Context, dirs: tuple[Path, ...], model_id: str, plugin_registries: tuple[str, ...] = ()):
     """One entry, reading only its own file."""
     from .registry import find_model
 
-    return find_model(model_id, list(dirs) or None, _host(ctx))
+    return find_model(model_id, list(dirs) or None, _host(ctx), plugin_registries=plugin_registries)
 
 
 def _entry_row(row) -> dict[str, Any]:
@@ -317,14 +325,15 @@ Examples:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print as CSV.")
 @registry_option
+@plugin_registry_option
 @click.pass_context
-def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_dirs):
+def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_dirs, plugin_registries):
     """List registry models matching a glob PATTERN: exact and published sizes, and the difference."""
     if architecture:
         _host(ctx).architecture(architecture)  # an unknown name is an error that names the loaded ones
     import fnmatch
 
-    index = _index(ctx, registry_dirs)
+    index = _index(ctx, registry_dirs, plugin_registries)
     found = [r for r in index.rows.values()
              if fnmatch.fnmatchcase(r.id, pattern) and (architecture is None or r.architecture == architecture)]
     key = {"name": lambda r: r.id, "params": lambda r: (r.params, r.id), "year": lambda r: (r.year, r.id)}[sort_key]
@@ -377,10 +386,11 @@ Examples:
 @click.option("--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON: the entry, plus its report (archzoo.report/1).")
 @registry_option
+@plugin_registry_option
 @click.pass_context
-def show(ctx, model_id, seq_len, depth, as_json, registry_dirs):
+def show(ctx, model_id, seq_len, depth, as_json, registry_dirs, plugin_registries):
     """Show one registry model: published figure and source, reconciliation, and the full report."""
-    entry = _find(ctx, registry_dirs, model_id)
+    entry = _find(ctx, registry_dirs, model_id, plugin_registries)
     if as_json:
         _emit_json(_entry_dict(entry, seq_len))
         return
@@ -416,12 +426,13 @@ Example:
 @click.option("--depth", type=click.IntRange(min=1), default=2, show_default=True, help="Block levels to compare.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @registry_option
+@plugin_registry_option
 @click.pass_context
-def compare(ctx, model_ids, depth, as_json, registry_dirs):
+def compare(ctx, model_ids, depth, as_json, registry_dirs, plugin_registries):
     """Compare models side by side, block by block: what differs and by how much."""
     if len(model_ids) < 2:
         raise click.UsageError("give at least two model ids to compare")
-    entries = [_find(ctx, registry_dirs, m) for m in model_ids]
+    entries = [_find(ctx, registry_dirs, m, plugin_registries) for m in model_ids]
     paths: list[str] = []
     values: dict[str, dict[str, int]] = {}
     for entry in entries:
@@ -464,17 +475,19 @@ def compare(ctx, model_ids, depth, as_json, registry_dirs):
 Examples:
   archzoo validate                        the whole registry
   archzoo validate registry/gpt my-model.yaml
+  archzoo validate --plugin-registry all  your registry and every plugin's shipped entries
 """)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@plugin_registry_option
 @click.pass_context
-def validate(ctx, paths):
+def validate(ctx, paths, plugin_registries):
     """Check registry files and report every problem as path:line: key: message (exit 1 if any)."""
     from .registry import default_registry_dirs, load_registry
 
     targets = list(paths) or default_registry_dirs()
     if not targets:
         raise ArchzooError("no registry folder found: give PATHS, set ARCHZOO_REGISTRY, or run where ./registry exists")
-    registry = load_registry(targets, _host(ctx), include_plugins=not paths)
+    registry = load_registry(targets, _host(ctx), plugin_registries=plugin_registries)
     if not len(registry) and not registry.problems:
         raise ArchzooError(f"no registry entries (*.yaml) found in {', '.join(str(t) for t in targets)}")
     for warning in registry.warnings:

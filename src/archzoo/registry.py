@@ -638,8 +638,9 @@ def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], war
 
 
 def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | None = None,
-                  *, include_plugins: bool = True) -> Registry:
-    """Load and validate every entry under ``paths`` (default: `default_registry_dirs`) and plugin folders.
+                  *, plugin_registries: Iterable[str] = ()) -> Registry:
+    """Load and validate every entry under ``paths`` (default: `default_registry_dirs`) and the folders
+    of the plugins named in ``plugin_registries`` (see `registry_folders`).
 
     Every problem of every file is collected in one pass (``Registry.problems``); files with problems are
     left out and the others load. A problem in a folder a plugin ships is the plugin's, not the user's:
@@ -648,7 +649,7 @@ def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | 
     from .host import get_host
 
     host = host or get_host()
-    dirs, owners = registry_folders(paths, host, include_plugins=include_plugins)
+    dirs, owners = registry_folders(paths, host, plugin_registries)
     problems: list[RegistryProblem] = []
     warnings: list[RegistryProblem] = []
     entries: list[Entry] = []
@@ -664,7 +665,7 @@ def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | 
 
 
 def find_model(model_id: str, paths: Iterable[Path | str] | None = None, host: PluginHost | None = None,
-               *, include_plugins: bool = True) -> Entry:
+               *, plugin_registries: Iterable[str] = ()) -> Entry:
     """The entry with this id, loading that one file only (the folders are listed, nothing else is read).
 
     The same answers as ``load_registry(...).get_model(model_id)``: the entry; an error naming its first
@@ -673,7 +674,7 @@ def find_model(model_id: str, paths: Iterable[Path | str] | None = None, host: P
     from .host import get_host
 
     host = host or get_host()
-    dirs, owners = registry_folders(paths, host, include_plugins=include_plugins)
+    dirs, owners = registry_folders(paths, host, plugin_registries)
     listing: list[RegistryProblem] = []
     named = _files(dirs, listing, stem=model_id)
     if not named:
@@ -692,17 +693,28 @@ def find_model(model_id: str, paths: Iterable[Path | str] | None = None, host: P
     return entry
 
 
-def registry_folders(paths: Iterable[Path | str] | None, host: PluginHost, *,
-                     include_plugins: bool = True) -> tuple[list[Path], dict[Path, str]]:
-    """The folders to load (``paths``, else `default_registry_dirs`, then plugins' folders) and, for
-    each plugin folder, the plugin that ships it."""
+def registry_folders(paths: Iterable[Path | str] | None, host: PluginHost,
+                     plugin_registries: Iterable[str] = ()) -> tuple[list[Path], dict[Path, str]]:
+    """The folders to load (``paths``, else `default_registry_dirs`, then the folders the plugins named in
+    ``plugin_registries`` ship) and, for each plugin folder, the plugin that ships it.
+
+    A plugin's entries are opt-in: nobody's zoo shows them unasked. ``"all"`` names every plugin that
+    ships a folder; a name that ships none is an error listing those that do.
+    """
     dirs = [Path(p) for p in paths] if paths is not None else default_registry_dirs()
     owners: dict[Path, str] = {}
-    if include_plugins:
-        for name, info in host.plugins.items():
-            for folder in info.registry_dirs:
-                owners[folder.resolve()] = name
-                dirs.append(folder)
+    shipping = {name: info.registry_dirs for name, info in host.plugins.items() if info.registry_dirs}
+    wanted = list(dict.fromkeys(plugin_registries))
+    if "all" in wanted:
+        wanted = list(shipping)
+    for name in wanted:
+        if name not in shipping:
+            have = ", ".join(sorted(shipping)) or "none of the installed plugins ships one"
+            raise RegistryError(f"plugin registry {name!r}: no installed plugin of that name ships a registry "
+                                f"folder (those that do: {have}; `archzoo plugins` lists them)")
+        for folder in shipping[name]:
+            owners[folder.resolve()] = name
+            dirs.append(folder)
     return dirs, owners
 
 

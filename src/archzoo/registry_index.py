@@ -163,7 +163,7 @@ def _digest(path: str, info: os.stat_result | None) -> str | None:
 
 
 def load_index(paths: Iterable[Path | str] | None = None, host: PluginHost | None = None,
-               *, include_plugins: bool = True, use_cache: bool = True) -> RegistryIndex:
+               *, plugin_registries: Iterable[str] = (), use_cache: bool = True) -> RegistryIndex:
     """The rows of every entry under ``paths`` (default: `default_registry_dirs`) and plugin folders.
 
     The same entries, problems and warnings as `archzoo.registry.load_registry`, but each unchanged file's
@@ -172,7 +172,7 @@ def load_index(paths: Iterable[Path | str] | None = None, host: PluginHost | Non
     from .host import get_host
 
     host = host or get_host()
-    dirs, owners = registry_folders(paths, host, include_plugins=include_plugins)
+    dirs, owners = registry_folders(paths, host, plugin_registries)
     fingerprint = _fingerprint(host)
     cache_path = _cache_file(dirs, owners)
     cached = _read_cache(cache_path, fingerprint) if use_cache else {}
