@@ -201,6 +201,8 @@ def _write_examples(staging: Path, host: PluginHost, site_url: str,
                 examples[model_id] = (arch, relative, commented)
                 continue
             del examples[model_id]
+            if not any((staging / relative.parent).iterdir()):
+                (staging / relative.parent).rmdir()  # an empty folder would read as an architecture with no models
             first = problems[0]
             message = f"{first.key}: {first.message}" if first.key else first.message
             skipped.append(f"{arch.name} (plugin {arch.plugin}): {message}")

@@ -1,0 +1,402 @@
+"""`archzoo init`: the scaffold of a team's zoo, its refusals, and that what it writes validates and builds."""
+
+from __future__ import annotations
+
+import os
+import re
+import types
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+import yaml
+from pydantic import Field
+
+import archzoo
+from archzoo import ArchzooError, hookimpl
+from archzoo.cli import main
+from archzoo.host import PluginHost
+from archzoo.init import init_zoo
+from archzoo.registry import SCHEMA_COMMENT, load_registry
+
+FIXED_FILES = {"mkdocs.yml", "README.md", "docs/about.md", ".github/workflows/site.yml", ".gitignore"}
+
+
+@pytest.fixture(scope="module")
+def host() -> PluginHost:
+    return PluginHost(strict=False).load()
+
+
+@pytest.fixture
+def zoo(tmp_path: Path, host: PluginHost) -> tuple[Path, list[Path]]:
+    directory = tmp_path / "acme"
+    return directory, init_zoo(directory, host)
+
+
+def _on_disk(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+def _example_ids(host: PluginHost) -> dict[str, str]:
+    """``{architecture: example id}`` for the host's architectures (ids allow no '_')."""
+    return {name: name.replace("_", "-") + "-example" for name in host.architectures}
+
+
+# ---- what is written ------------------------------------------------------------------------------
+
+
+def test_every_file_is_listed_and_nothing_else_is_written(zoo, host, tmp_path):
+    directory, files = zoo
+    examples = {f"registry/{arch}/{model_id}.yaml" for arch, model_id in _example_ids(host).items()}
+    assert {p.as_posix() for p in files} == FIXED_FILES | examples
+    assert len(files) == len(set(files))
+    assert all(not p.is_absolute() for p in files)
+    assert _on_disk(directory) == FIXED_FILES | examples
+    assert os.listdir(tmp_path) == ["acme"]  # no staging folder left beside it
+    for path in files:
+        assert "@@" not in (directory / path).read_text(encoding="utf-8"), f"{path}: a template field left unfilled"
+
+
+def test_mkdocs_yml_has_the_site_keys_and_the_archzoo_plugin(zoo):
+    directory, _ = zoo
+    config = yaml.safe_load((directory / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert config == {
+        "site_name": "acme model zoo",
+        "site_description": archzoo.init.DEFAULT_DESCRIPTION,
+        "site_url": "",
+        "repo_url": "",
+        "theme": {"name": "material"},
+        "plugins": [
+            "search",
+            {"archzoo": {"registry": ["registry"], "pages": ["methodology", "writing-entries"],
+                         "plugin_registries": [], "edit_pattern": ""}},
+        ],
+    }
+    text = (directory / "mkdocs.yml").read_text(encoding="utf-8")
+    commented = [line for line in text.splitlines() if line.lstrip().startswith("#")]
+    assert len(commented) >= 10, "every key is explained for a newcomer"
+
+
+def test_site_url_goes_into_mkdocs_yml_and_the_schema_lines(tmp_path, host):
+    directory = tmp_path / "zoo"
+    files = init_zoo(directory, host, site_url="https://acme.github.io/zoo")
+    config = yaml.safe_load((directory / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert config["site_url"] == "https://acme.github.io/zoo/"
+    entries = [p for p in files if p.parts[0] == "registry"]
+    for path in entries:
+        first = (directory / path).read_text(encoding="utf-8").splitlines()[0]
+        assert first == "# yaml-language-server: $schema=https://acme.github.io/zoo/schema/registry-entry.json"
+    assert "https://acme.github.io/zoo/writing-entries/" in (directory / "README.md").read_text(encoding="utf-8")
+
+
+def test_without_site_url_the_schema_line_is_the_installed_schema_file(zoo):
+    directory, files = zoo
+    for path in (p for p in files if p.parts[0] == "registry"):
+        first = (directory / path).read_text(encoding="utf-8").splitlines()[0]
+        assert first.startswith(SCHEMA_COMMENT + "file:///")
+        schema_file = Path(unquote(urlparse(first.removeprefix(SCHEMA_COMMENT)).path))
+        assert schema_file.is_file()
+        assert schema_file.parts[-4:] == ("site", "docs", "schema", "registry-entry.json")
+
+
+def test_gitignore_ignores_the_site_and_its_staging_folders(zoo):
+    directory, _ = zoo
+    lines = [line for line in (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
+             if line and not line.startswith("#")]
+    assert lines == ["site/", ".site.building-*"]
+
+
+def test_readme_and_about_page(zoo, host):
+    directory, _ = zoo
+    readme = (directory / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("# acme model zoo\n")
+    for text in ("pip install 'archzoo[site]'", "archzoo serve", "archzoo build", "archzoo validate registry",
+                 "Writing a registry entry", "GitHub Actions", ".github/workflows/site.yml"):
+        assert text in readme
+    for name in host.architectures:
+        assert f"`{name}`" in readme
+    about = (directory / "docs" / "about.md").read_text(encoding="utf-8")
+    assert about.startswith("# About this zoo\n")
+    assert archzoo.init.DEFAULT_DESCRIPTION in about
+
+
+# ---- the workflow ---------------------------------------------------------------------------------
+
+
+def _condition_holds(expression: str, event: str, ref: str) -> bool:
+    """A GitHub Actions ``if:`` of ==, !=, &&, || and parentheses over ``github.event_name`` and
+    ``github.ref``, evaluated for one event."""
+    python = expression.replace("&&", " and ").replace("||", " or ")
+    assert re.fullmatch(r"[\sa-z_.()=!'/-]*", python.replace(" and ", " ").replace(" or ", " ")), expression
+    github = types.SimpleNamespace(event_name=event, ref=ref)
+    return eval(python, {"__builtins__": {}}, {"github": github})  # noqa: S307 - the checked grammar above
+
+
+def test_workflow_validates_builds_and_deploys_main_only(zoo):
+    directory, _ = zoo
+    workflow = yaml.safe_load((directory / ".github" / "workflows" / "site.yml").read_text(encoding="utf-8"))
+    triggers = workflow[True]  # YAML 1.1 (PyYAML) reads the key `on` as true; GitHub reads it as "on"
+    assert triggers["push"] == {"branches": ["main"]}
+    assert "pull_request" in triggers
+    assert set(workflow["concurrency"]) == {"group", "cancel-in-progress"}
+    assert "${{ github.ref }}" in workflow["concurrency"]["group"]  # pull requests never queue behind main
+
+    build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
+    assert "if" not in build  # every push and pull request builds
+    steps = build["steps"]
+    runs = [step.get("run", "") for step in steps]
+    uses = [step.get("uses", "").split("@")[0] for step in steps]
+    python = next(step for step in steps if step.get("uses", "").startswith("actions/setup-python@"))
+    assert python["with"]["python-version"] == "3.11"
+    install = next(run for run in runs if "pip install" in run)
+    assert f'"archzoo[site]=={archzoo.__version__}"' in install
+    validate = runs.index("archzoo validate registry")
+    build_run = next(i for i, run in enumerate(runs) if run.startswith("archzoo build"))
+    assert runs[build_run] == ('archzoo build --out site --site-url "${{ steps.pages.outputs.base_url }}/" '
+                               '--repo-url "${{ github.server_url }}/${{ github.repository }}"')
+    configure = uses.index("actions/configure-pages")
+    assert steps[configure]["id"] == "pages"
+    upload = uses.index("actions/upload-pages-artifact")
+    assert steps[upload]["with"]["path"] == "site"
+    assert runs.index(install) < validate < build_run < upload and configure < build_run
+
+    assert deploy["needs"] == "build"
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["environment"]["name"] == "github-pages"
+    assert [step["uses"].split("@")[0] for step in deploy["steps"]] == ["actions/deploy-pages"]
+    assert workflow["permissions"] == {"contents": "read"}  # nothing else may write
+    condition = deploy["if"]
+    assert _condition_holds(condition, "push", "refs/heads/main")
+    assert not _condition_holds(condition, "push", "refs/heads/feature")
+    assert not _condition_holds(condition, "pull_request", "refs/pull/7/merge")
+    assert not _condition_holds(condition, "pull_request", "refs/heads/main")
+
+
+# ---- the example entries --------------------------------------------------------------------------
+
+
+def test_every_example_entry_validates(zoo, host, capsys):
+    directory, files = zoo
+    assert main(["validate", str(directory / "registry")]) == 0
+    out = capsys.readouterr()
+    assert out.out == f"{len(host.architectures)} entries valid\n"
+    assert out.err == ""
+
+
+def test_example_entries_write_out_the_default_configuration(zoo, host):
+    directory, _ = zoo
+    registry = load_registry([directory / "registry"], host)
+    assert registry.problems == [] and registry.warnings == []
+    ids = _example_ids(host)
+    assert sorted(registry.entries) == sorted(ids.values())
+    for arch_name, model_id in ids.items():
+        entry = registry.get_model(model_id)
+        arch = host.architecture(arch_name)
+        assert entry.spec.architecture == arch_name
+        assert entry.config == arch.config_model()  # the architecture's defaults, whatever is written out
+        assert entry.spec.tags == ["example"] and entry.spec.title and entry.spec.summary
+        text = entry.path.read_text(encoding="utf-8")
+        written = yaml.safe_load(text)["config"]
+        for key in arch.config_model.model_fields:
+            # each key is either written out or shown commented out with its default (a null the
+            # registry refuses written, e.g. BERT's pooler, resolved from the other keys)
+            assert key in written or re.search(rf"^  # {key}: ", text, re.M), f"{model_id}: {key} not shown"
+        assert len(written) >= len(arch.config_model.model_fields) // 2
+
+
+def _extra_plugin(*architectures) -> types.ModuleType:
+    module = types.ModuleType("archzoo_extra")
+
+    def register_architectures(register):
+        for arch in architectures:
+            register(arch)
+
+    module.register_architectures = hookimpl(register_architectures)
+    return module
+
+
+def test_an_architecture_without_defaults_gets_no_example_and_is_named(tmp_path):
+    gpt = PluginHost(only=["gpt"]).load().architecture("gpt")
+
+    class NeedsWidth(gpt.config_model):
+        width: int = Field(description="a key with no default")
+
+    needs = gpt.model_copy(update={"name": "needs_width", "config_model": NeedsWidth, "plugin": ""})
+    renamed = gpt.model_copy(update={"name": "my_gpt", "plugin": ""})
+    host = PluginHost(only=["gpt", "extra"], extra_plugins={"extra": _extra_plugin(needs, renamed)}).load()
+    lines: list[str] = []
+    directory = tmp_path / "zoo"
+    files = init_zoo(directory, host, progress=lines.append)
+    assert {p.as_posix() for p in files} - FIXED_FILES == {"registry/gpt/gpt-example.yaml",
+                                                           "registry/my_gpt/my-gpt-example.yaml"}
+    # the reason is the registry loader's own message for the key
+    assert len(lines) == 1
+    assert lines[0].startswith("no example entry for architecture 'needs_width' (plugin 'extra'): its default "
+                               "configuration does not validate: config.width: required key missing")
+    readme = (directory / "README.md").read_text(encoding="utf-8")
+    assert "No example was written for `needs_width (plugin extra): config.width: required key missing" in readme
+    assert not (directory / "registry" / "needs_width").exists()
+    assert load_registry([directory / "registry"], host).problems == []
+
+
+def test_no_architecture_at_all_is_refused_and_leaves_nothing(tmp_path):
+    host = PluginHost(only=[]).load()
+    with pytest.raises(ArchzooError) as info:
+        init_zoo(tmp_path / "zoo", host)
+    assert str(info.value) == (
+        f"{tmp_path / 'zoo'}: no installed architecture gives a valid example entry (no plugin registers one "
+        "(`archzoo plugins` lists what is loaded)); a zoo needs at least one architecture to describe its models with")
+    assert os.listdir(tmp_path) == []
+
+
+# ---- hostile titles -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("title", [
+    "Acme: models # of 2024 'best' \"ever\"\nsecond line",
+    "yes", "123", "- dash", "[not, a, list]", "{not: a map}", "@at & *star !bang %pct `tick` | pipe > gt",
+    "Ünïcödé 模型 zoo 🦒",
+])
+def test_any_title_and_description_round_trip(tmp_path, host, title):
+    directory = tmp_path / "zoo"
+    init_zoo(directory, host, title=title, description=f"About {title}")
+    config = yaml.safe_load((directory / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert config["site_name"] == title
+    assert config["site_description"] == f"About {title}"
+    first = (directory / "README.md").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# " + " ".join(title.split())  # one heading line, whatever the title holds
+
+
+def test_an_empty_title_is_refused(tmp_path, host):
+    with pytest.raises(ArchzooError, match=r"^--title: the site's name cannot be empty; "):
+        init_zoo(tmp_path / "zoo", host, title=" ")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_site_url_must_be_an_address(tmp_path, host):
+    with pytest.raises(ArchzooError, match=r"^--site-url 'acme.github.io/zoo': expected the address the site will "
+                                           r"be published at, starting with https://"):
+        init_zoo(tmp_path / "zoo", host, site_url="acme.github.io/zoo")
+    assert os.listdir(tmp_path) == []
+
+
+# ---- refusals: never overwrite, never leave anything behind -------------------------------------
+
+
+def test_a_non_empty_folder_is_refused_and_left_as_it_was(tmp_path, host):
+    directory = tmp_path / "zoo"
+    directory.mkdir()
+    (directory / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(ArchzooError) as info:
+        init_zoo(directory, host)
+    assert str(info.value) == (f"{directory}: the folder is not empty (it holds notes.txt); give a new or empty "
+                               "folder (archzoo init never overwrites or deletes anything)")
+    assert _on_disk(tmp_path) == {"zoo/notes.txt"}
+    assert (directory / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_a_crowded_folder_names_the_first_five_of_what_it_holds(tmp_path, host):
+    for name in ("a", "b", "c", "d", "e", "f", ".git"):
+        (tmp_path / name).mkdir()
+    with pytest.raises(ArchzooError, match=r"the folder is not empty \(it holds \.git, a, b, c, d and 2 more\)"):
+        init_zoo(tmp_path, host)
+    assert sorted(os.listdir(tmp_path)) == [".git", "a", "b", "c", "d", "e", "f"]
+
+
+def test_a_file_in_place_of_the_folder_is_refused(tmp_path, host):
+    path = tmp_path / "zoo"
+    path.write_text("a file", encoding="utf-8")
+    with pytest.raises(ArchzooError) as info:
+        init_zoo(path, host)
+    assert str(info.value) == (f"{path}: is a file, not a folder; give a new or empty folder's name "
+                               "(archzoo init never overwrites anything)")
+    assert os.listdir(tmp_path) == ["zoo"] and path.read_text(encoding="utf-8") == "a file"
+
+
+def test_a_broken_link_in_place_of_the_folder_is_refused(tmp_path, host):
+    (tmp_path / "zoo").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ArchzooError, match=r"zoo: is a broken symbolic link, not a folder"):
+        init_zoo(tmp_path / "zoo", host)
+    assert os.listdir(tmp_path) == ["zoo"] and not (tmp_path / "nowhere").exists()
+
+
+def test_a_missing_parent_folder_is_refused(tmp_path, host):
+    with pytest.raises(ArchzooError, match=r"^.*/a/zoo: its parent folder .*/a does not exist; create it first$"):
+        init_zoo(tmp_path / "a" / "zoo", host)
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_existing_empty_folder_is_filled_in_place(tmp_path, host, monkeypatch):
+    directory = tmp_path / "zoo"
+    directory.mkdir()
+    inode = directory.stat().st_ino
+    monkeypatch.chdir(directory)
+    files = init_zoo(Path("."), host)
+    assert directory.stat().st_ino == inode  # the same folder (the shell's current one), not a replacement
+    assert _on_disk(directory) == {p.as_posix() for p in files}
+    assert os.listdir(tmp_path) == ["zoo"]
+    config = yaml.safe_load((directory / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert config["site_name"] == "zoo model zoo"  # "." is named after the folder it is
+
+
+def test_a_failure_while_writing_leaves_nothing(tmp_path, host, monkeypatch):
+    calls = []
+    real = archzoo.init._write
+
+    def failing(root, relative, text):
+        calls.append(relative)
+        if relative == "docs/about.md":
+            raise OSError(28, "No space left on device")
+        return real(root, relative, text)
+
+    monkeypatch.setattr(archzoo.init, "_write", failing)
+    with pytest.raises(ArchzooError) as info:
+        init_zoo(tmp_path / "zoo", host)
+    assert str(info.value) == f"{tmp_path / 'zoo'}: cannot write the zoo (No space left on device); nothing was changed"
+    assert "docs/about.md" in calls
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_failure_while_moving_into_an_empty_folder_undoes_the_moves(tmp_path, host, monkeypatch):
+    directory = tmp_path / "zoo"
+    directory.mkdir()
+    real = Path.rename
+    moved: list[str] = []
+
+    def rename(self, target):
+        if Path(target).parent == directory:
+            if len(moved) == 2:
+                raise OSError(5, "Input/output error")
+            moved.append(Path(target).name)
+        return real(self, target)
+
+    monkeypatch.setattr(Path, "rename", rename)
+    with pytest.raises(ArchzooError, match=r"cannot write the zoo \(Input/output error\); nothing was changed$"):
+        init_zoo(directory, host)
+    assert len(moved) == 2
+    assert os.listdir(directory) == []
+    assert os.listdir(tmp_path) == ["zoo"]
+
+
+# ---- end to end: the scaffold builds --------------------------------------------------------------
+
+
+def test_the_scaffold_builds_a_site_with_a_page_per_example(tmp_path, host, monkeypatch):
+    pytest.importorskip("archzoo.site.plugin", reason="the archzoo MkDocs plugin (archzoo.site.plugin) is not "
+                                                      "installed yet; this test builds a scaffold with it")
+    directory = tmp_path / "zoo"
+    init_zoo(directory, host)
+    monkeypatch.chdir(directory)
+    assert main(["build", "--out", "site", "--site-url", "https://acme.github.io/zoo/",
+                 "--repo-url", "https://github.com/acme/zoo"]) == 0
+    site = directory / "site"
+    for model_id in _example_ids(host).values():
+        page = site / "models" / model_id / "index.html"
+        assert page.is_file(), f"no page for {model_id}"
+        assert f"https://github.com/acme/zoo/edit/main/registry/" in page.read_text(encoding="utf-8")
+    assert (site / "about" / "index.html").is_file()  # the owner's own page
+    assert (site / "writing-entries" / "index.html").is_file()  # where the README sends newcomers
+    assert (site / "schema" / "registry-entry.json").is_file()  # where the entries' schema line points
+    assert not (site / "writing-plugins" / "index.html").exists()  # only the pages mkdocs.yml asks for
+    assert sorted(p.name for p in directory.iterdir()) == sorted(
+        [".github", ".gitignore", "README.md", "docs", "mkdocs.yml", "registry", "site"])
