@@ -17,6 +17,7 @@ from archzoo.blocks import (
     learned_tensor,
     linear,
     repeat,
+    with_modules,
 )
 from archzoo.formula import const, sym
 from archzoo.hf_config import (
@@ -184,7 +185,7 @@ def build(cfg: BertConfig):
         children.append(linear("classifier", d, K, description="a label per token"))
     if cfg.head == "question_answering":
         children.append(linear("qa_outputs", d, K, description="answer start and end logits per token"))
-    return composite("bert", "model", children, "BERT encoder")
+    return with_modules(composite("bert", "model", children, "BERT encoder"), reference_modules(cfg))
 
 
 #: transformers' class suffix for each head, and the families (BERT, RoBERTa, DistilBERT, ALBERT) that have it
@@ -217,6 +218,69 @@ def _class_builds_this_pooler(family: str, cfg: BertConfig) -> bool:
         dense = family in ("Roberta", "DistilBert")
         return cfg.classifier_dense == dense and cfg.pooler == (not dense)
     return cfg.pooler == (cfg.head in _POOLED_HEADS)
+
+
+#: the attribute holding the base model in each family's head classes (BertForMaskedLM.bert, ...)
+_BASE_ATTRIBUTE = {"Bert": "bert", "Roberta": "roberta", "DistilBert": "distilbert", "Albert": "albert"}
+
+
+def reference_modules(cfg: BertConfig) -> dict[str, tuple[str, ...]]:
+    """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
+    block path -> submodule names, inside a layer relative to the layer."""
+    family = _family(cfg)
+    if family is None:
+        return {}
+    base = "" if cfg.head == "none" else _BASE_ATTRIBUTE[family] + "."
+    table: dict[str, tuple[str, ...]] = {
+        "bert": ("",),
+        "bert.embeddings": (f"{base}embeddings",),
+        "bert.embeddings.token": (f"{base}embeddings.word_embeddings",),
+        "bert.embeddings.position": (f"{base}embeddings.position_embeddings",),
+        "bert.embeddings.segment": (f"{base}embeddings.token_type_embeddings",),
+        "bert.embeddings.norm": (f"{base}embeddings.LayerNorm",),
+        "bert.pooler": (f"{base}pooler",),
+        "bert.classifier": ("classifier",),
+        "bert.qa_outputs": ("qa_outputs",),
+    }
+    if family == "DistilBert":
+        layers = f"{base}transformer.layer"
+        table.update({
+            "bert.layers.layer.attention": ("attention",),
+            "bert.layers.layer.attention_norm": ("sa_layer_norm",),
+            "bert.layers.layer.feed_forward": ("ffn",),
+            "bert.layers.layer.output_norm": ("output_layer_norm",),
+            "bert.mlm_head": ("vocab_transform", "vocab_layer_norm", "vocab_projector"),
+            "bert.classifier_dense": ("pre_classifier",),
+        })
+        table["bert.layers"] = table["bert.layers.layer"] = (layers,)
+    elif family == "Albert":  # one layer, shared: the repeat is the layer group, the layer its one member
+        table.update({
+            "bert.embedding_projection": (f"{base}encoder.embedding_hidden_mapping_in",),
+            "bert.layers": (f"{base}encoder.albert_layer_groups",),
+            "bert.layers.layer": (f"{base}encoder.albert_layer_groups.0.albert_layers.0",),
+            "bert.layers.layer.attention": ("attention.query", "attention.key", "attention.value", "attention.dense"),
+            "bert.layers.layer.attention_norm": ("attention.LayerNorm",),
+            "bert.layers.layer.feed_forward": ("ffn", "ffn_output"),
+            "bert.layers.layer.output_norm": ("full_layer_layer_norm",),
+            "bert.mlm_head": ("predictions",),
+            "bert.nsp_head": ("sop_classifier",),
+        })
+    else:
+        table.update({
+            "bert.layers": (f"{base}encoder.layer",),
+            "bert.layers.layer": (f"{base}encoder.layer",),
+            "bert.layers.layer.attention": ("attention.self", "attention.output.dense"),
+            "bert.layers.layer.attention_norm": ("attention.output.LayerNorm",),
+            "bert.layers.layer.feed_forward": ("intermediate", "output.dense"),
+            "bert.layers.layer.output_norm": ("output.LayerNorm",),
+        })
+        if family == "Roberta":
+            table.update({"bert.mlm_head": ("lm_head",), "bert.classifier_dense": ("classifier.dense",)})
+            if cfg.head == "sequence_classification":
+                table["bert.classifier"] = ("classifier.out_proj",)
+        else:
+            table.update({"bert.mlm_head": ("cls.predictions",), "bert.nsp_head": ("cls.seq_relationship",)})
+    return table
 
 
 def reference(cfg: BertConfig) -> Reference | None:

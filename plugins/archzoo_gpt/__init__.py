@@ -8,7 +8,7 @@ from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
-from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat
+from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat, with_modules
 from archzoo.formula import const, sym
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
 from archzoo.symbols import symbol
@@ -85,13 +85,36 @@ def build(cfg: GptConfig):
         children.append(linear("classifier", d, K, description="a label per token"))
     if cfg.head == "question_answering":
         children.append(linear("qa_outputs", d, const(2), description="answer start and end logits per token"))
-    return composite("gpt", "model", children, "GPT decoder")
+    return with_modules(composite("gpt", "model", children, "GPT decoder"), reference_modules(cfg))
 
 
 _GPT2_CLASSES = {"lm": "GPT2LMHeadModel", "none": "GPT2Model", "sequence_classification": "GPT2ForSequenceClassification",
                  "token_classification": "GPT2ForTokenClassification", "question_answering": "GPT2ForQuestionAnswering"}
 _OPENAI_GPT_CLASSES = {"lm": "OpenAIGPTLMHeadModel", "none": "OpenAIGPTModel",
                        "sequence_classification": "OpenAIGPTForSequenceClassification"}
+
+
+def reference_modules(cfg: GptConfig) -> dict[str, tuple[str, ...]]:
+    """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
+    block path -> submodule names, inside a layer relative to the layer."""
+    base = "" if cfg.head == "none" else "transformer."
+    token, position = ("wte", "wpe") if cfg.final_norm else ("tokens_embed", "positions_embed")  # GPT-2, GPT-1
+    return {
+        "gpt": ("",),
+        "gpt.token": (base + token,),
+        "gpt.position": (base + position,),
+        "gpt.layers": (f"{base}h",),
+        "gpt.layers.layer": (f"{base}h",),
+        "gpt.layers.layer.attention_norm": ("ln_1",),
+        "gpt.layers.layer.attention": ("attn",),
+        "gpt.layers.layer.mlp_norm": ("ln_2",),
+        "gpt.layers.layer.mlp": ("mlp",),
+        "gpt.final_norm": (f"{base}ln_f",),
+        "gpt.lm_head": ("lm_head",),
+        "gpt.score": ("score",),
+        "gpt.classifier": ("classifier",),
+        "gpt.qa_outputs": ("qa_outputs",),
+    }
 
 
 def reference(cfg: GptConfig) -> Reference | None:

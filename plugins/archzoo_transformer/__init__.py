@@ -8,7 +8,7 @@ from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_heads
-from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat
+from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat, with_modules
 from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
@@ -82,7 +82,37 @@ def build(cfg: TransformerConfig):
         tied = ("embedding" if cfg.share_embeddings else "target_embedding") if cfg.tie_output else ""
         children.append(linear("output_projection", d, symbol("V", cfg.vocab_size), bias=False, tied_to=tied,
                                description="pre-softmax projection" + (f", weight tied to {tied}" if tied else "")))
-    return composite("transformer", "model", children, "encoder-decoder Transformer")
+    return with_modules(composite("transformer", "model", children, "encoder-decoder Transformer"),
+                        reference_modules(cfg))
+
+
+def reference_modules(cfg: TransformerConfig) -> dict[str, tuple[str, ...]]:
+    """Where each block's parameters live in the module `reference` builds (for `archzoo verify`): block path
+    -> submodule names, inside a layer relative to the layer. With a vocabulary, torch.nn.Transformer is the
+    ``transformer`` attribute of archzoo's Seq2SeqTransformer."""
+    base = "transformer." if cfg.vocab_size else ""
+    table = {
+        "transformer": ("",),
+        "transformer.embedding": ("source_embedding",),  # target_embedding is the same module
+        "transformer.source_embedding": ("source_embedding",),
+        "transformer.target_embedding": ("target_embedding",),
+        "transformer.output_projection": ("output_projection",),
+    }
+    for stack, cross in (("encoder", False), ("decoder", True)):
+        layer = f"transformer.{stack}.layers.layer"
+        table.update({
+            f"transformer.{stack}": (f"{base}{stack}",),
+            f"transformer.{stack}.layers": (f"{base}{stack}.layers",),
+            layer: (f"{base}{stack}.layers",),
+            f"{layer}.self_attention": ("self_attn",),
+            f"{layer}.feed_forward": ("linear1", "linear2"),
+            f"{layer}.norm1": ("norm1",),
+            f"{layer}.norm2": ("norm2",),
+            f"transformer.{stack}.norm": (f"{base}{stack}.norm",),
+        })
+        if cross:
+            table.update({f"{layer}.cross_attention": ("multihead_attn",), f"{layer}.norm3": ("norm3",)})
+    return table
 
 
 def reference(cfg: TransformerConfig) -> Reference:

@@ -8,7 +8,8 @@ from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
-from archzoo.blocks import attention, composite, feed_forward, layer_norm, learned_tensor, linear, patch_embedding, repeat
+from archzoo.blocks import (attention, composite, feed_forward, layer_norm, learned_tensor, linear, patch_embedding,
+                            repeat, with_modules)
 from archzoo.formula import const, sym
 from archzoo.hf_config import ACTIVATION_ONLY, DROPOUT, INITIALISATION, NORM_EPSILON, HFTable, hf_reader
 from archzoo.symbols import symbol
@@ -121,7 +122,32 @@ def build(cfg: VitConfig):
         if cfg.distillation_head:
             children.append(linear("distillation_head", width, K, tokens=const(1),
                                    description="classifier on the distillation token"))
-    return composite("vit", "model", children, "Vision Transformer")
+    return with_modules(composite("vit", "model", children, "Vision Transformer"), reference_modules(cfg))
+
+
+def reference_modules(cfg: VitConfig) -> dict[str, tuple[str, ...]]:
+    """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
+    block path -> submodule or parameter names, inside a layer relative to the layer."""
+    base = "" if cfg.num_classes == 0 else ("deit." if cfg.distillation_token else "vit.")
+    teacher = cfg.distillation_token and cfg.distillation_head  # DeiTForImageClassificationWithTeacher
+    return {
+        "vit": ("",),
+        "vit.embeddings": (f"{base}embeddings",),
+        "vit.embeddings.patch_embedding": (f"{base}embeddings.patch_embeddings",),
+        "vit.embeddings.class_token": (f"{base}embeddings.cls_token",),
+        "vit.embeddings.distillation_token": (f"{base}embeddings.distillation_token",),
+        "vit.embeddings.position": (f"{base}embeddings.position_embeddings",),
+        "vit.layers": (f"{base}layers",),
+        "vit.layers.layer": (f"{base}layers",),
+        "vit.layers.layer.attention_norm": ("layernorm_before",),
+        "vit.layers.layer.attention": ("attention",),
+        "vit.layers.layer.mlp_norm": ("layernorm_after",),
+        "vit.layers.layer.mlp": ("mlp",),
+        "vit.final_norm": (f"{base}layernorm",),
+        "vit.pooler": (f"{base}pooler",),
+        "vit.head": ("cls_classifier" if teacher else "classifier",),
+        "vit.distillation_head": ("distillation_classifier",),
+    }
 
 
 def reference(cfg: VitConfig) -> Reference | None:

@@ -32,6 +32,7 @@ __all__ = [
     "patch_embedding",
     "composite",
     "repeat",
+    "with_modules",
     "ACTIVATIONS",
 ]
 
@@ -51,6 +52,13 @@ class Block:
     of ``flops`` spent in the attention products, ``kv_cache`` the key/value elements cached per token
     by causal self-attention, and ``embedding_params`` the part of ``params`` held in token and
     position embeddings (excluded from the non-embedding count, after Kaplan et al. 2020).
+
+    ``modules`` maps the block to the reference implementation (`Architecture.reference`), for
+    ``archzoo verify``: the dotted names of the submodules (or parameters) of the reference model that
+    hold exactly this block's parameters, together. Names are relative to the model root (``""`` is the
+    whole model), except below a repeated block: the block directly under a `repeat` names its
+    ``nn.ModuleList``, its copy ``i`` is ``name.i`` (or, for a ``shared`` repeat, the one layer's own
+    name), and the blocks inside it are named relative to the copy. Empty: not mapped.
     """
 
     name: str
@@ -66,6 +74,7 @@ class Block:
     repeat: Poly | None = None  # the count of a `repeat` block
     shared: bool = False  # a repeat whose layers share one set of weights
     tied_to: str = ""  # a tied weight: the path of the tensor it reuses
+    modules: tuple[str, ...] = ()  # the reference model's submodules holding this block's parameters
 
     def walk(self, prefix: str = "", depth: int = 0):
         """Yield ``(path, depth, block)`` for this block and every block below it."""
@@ -261,3 +270,15 @@ def repeat(block: Block, n: Poly, *, name: str = "", shared: bool = False, descr
         repeat=n,
         shared=shared,
     )
+
+
+def with_modules(root: Block, table: dict[str, tuple[str, ...]]) -> Block:
+    """``root`` with each block whose path (``bert.layers.layer.attention``) is in ``table`` mapped to
+    those reference submodules (`Block.modules`); a plugin's ``build`` ends with it."""
+
+    def mapped(block: Block, parent: str) -> Block:
+        path = f"{parent}.{block.name}" if parent else block.name
+        children = tuple(mapped(child, path) for child in block.children)
+        return replace(block, children=children, modules=tuple(table.get(path, block.modules)))
+
+    return mapped(root, "")
