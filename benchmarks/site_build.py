@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from archzoo.site import build_site
+from archzoo.site import SiteOptions, build_site
 
 ARCHITECTURES = ("bert", "gpt", "vit", "transformer")
 
@@ -70,7 +70,8 @@ def write_registry(folder: Path, n: int) -> Path:
 def timed_build(registry: Path, out: Path, *, flat: bool = False) -> float:
     lines: list[str] = []
     started = time.perf_counter()
-    build_site([registry], out, progress=lines.append, _flat_nav=flat)
+    build_site(out, registry=[registry], progress=lines.append,
+               options=SiteOptions(flat_nav=flat))
     elapsed = time.perf_counter() - started
     for line in lines:
         print(f"    {line}", flush=True)

@@ -25,7 +25,7 @@ BERT_BASE_PARAMS = "109,482,240"
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory):
     require_browser()
-    out = build_site([REPO / "registry"], tmp_path_factory.mktemp("browser") / "site")
+    out = build_site(tmp_path_factory.mktemp("browser") / "site", registry=[REPO / "registry"])
     with served(out) as url:
         yield url
 

@@ -45,7 +45,7 @@ def site_url(tmp_path_factory):
     require_browser()
     reset_host(PluginHost(extra_plugins={"hostile-text": hostile_plugin.plugin()}).load())
     try:
-        out = build_site([CORPUS / "registry"], tmp_path_factory.mktemp("browser-hostile") / "site")
+        out = build_site(tmp_path_factory.mktemp("browser-hostile") / "site", registry=[CORPUS / "registry"])
     finally:
         reset_host(None)
     with served(out) as url:

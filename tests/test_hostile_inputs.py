@@ -420,5 +420,5 @@ def test_an_entry_at_every_limit_shows_and_builds(tmp_path: Path, capsys):
     assert report["flops"]["seq_len"] == n + 1
     from archzoo.site import build_site
 
-    assert build_site([folder], tmp_path / "site") == (tmp_path / "site").resolve()
+    assert build_site(tmp_path / "site", registry=[folder]) == (tmp_path / "site").resolve()
     assert "Extreme ViT" in (tmp_path / "site" / "models" / "extreme-vit" / "index.html").read_text()

@@ -45,8 +45,8 @@ def outside_registry(tmp_path_factory) -> Path:
 def built(tmp_path_factory, outside_registry) -> Path:
     out = tmp_path_factory.mktemp("build") / "site"
     lines: list[str] = []
-    assert build_site([outside_registry], out, progress=lines.append) == out.resolve()
-    assert any("rendering" in line for line in lines) and lines[-1].startswith("archzoo: site written to")
+    assert build_site(out, registry=[outside_registry], progress=lines.append) == out.resolve()
+    assert any("rendering" in line for line in lines) and not any("site written" in line for line in lines)
     return out
 
 
@@ -84,12 +84,12 @@ def test_navigation_groups_models_under_their_architecture(built):
     assert 'href="../bert-base-uncased/"' not in gpt[:gpt.index('<div class="md-content"')]
 
 
-def test_edit_link_points_at_the_yaml_file(built, outside_registry):
+def test_a_registry_outside_the_project_has_no_edit_link_and_no_local_path(built, outside_registry):
     page = _page(built, "models/bert-base-uncased")
-    expected = (outside_registry / "bert-base-uncased.yaml").resolve().as_uri()
-    assert f'href="{expected}"' in page  # outside the repository: the file itself
-    home = _page(built, "")
-    assert "md-content__button" not in home  # generated without a source file: no edit link
+    assert "md-content__button" not in page  # not a file of the site's repository: nothing to edit there
+    assert "file://" not in page and str(outside_registry) not in page
+    assert "registry/bert-base-uncased.yaml" in page  # shown from its registry folder
+    assert "md-content__button" not in _page(built, "")  # generated without a source file: no edit link
 
 
 def test_search_finds_models_by_id_title_and_tag(built):
@@ -106,19 +106,19 @@ def test_sitemap_has_no_build_date(built):
 
 
 def test_two_builds_are_byte_identical(built, outside_registry, tmp_path):
-    again = build_site([outside_registry], tmp_path / "again")
+    again = build_site(tmp_path / "again", registry=[outside_registry])
     assert _tree(again) == _tree(built)
 
 
 def test_failed_build_leaves_the_previous_site_untouched(tmp_path, outside_registry):
     out = tmp_path / "site"
-    build_site([outside_registry], out)
+    build_site(out, registry=[outside_registry])
     before = _tree(out)
     broken = tmp_path / "broken"
     shutil.copytree(outside_registry, broken)
     (broken / "bad-entry.yaml").write_text("architecture: bert\ntitle: [unclosed\n", encoding="utf-8")
     with pytest.raises(ArchzooError, match=r"(?s)^site build failed: the registry has problems.*/bad-entry\.yaml:2: YAML syntax error") as info:
-        build_site([broken], out)
+        build_site(out, registry=[broken])
     assert f"the previous site in {out.resolve()} is untouched" in str(info.value)
     assert _tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken", "site"]  # no staging folder left behind
@@ -129,13 +129,13 @@ def test_build_into_a_new_folder_that_fails_leaves_nothing(tmp_path):
     broken.mkdir()
     (broken / "x.yaml").write_text("architecture: nosuch\ntitle: X\nsummary: X\nyear: 2020\n", encoding="utf-8")
     with pytest.raises(ArchzooError, match="unknown architecture 'nosuch'"):
-        build_site([broken], tmp_path / "site")
+        build_site(tmp_path / "site", registry=[broken])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken"]
 
 
 def test_missing_registry_folder_is_a_clear_error(tmp_path):
-    with pytest.raises(ArchzooError, match="registry folder not found"):
-        build_site([tmp_path / "nope"], tmp_path / "site")
+    with pytest.raises(ArchzooError, match=r"--registry .*/nope: no such folder; give a folder of registry YAML files"):
+        build_site(tmp_path / "site", registry=[tmp_path / "nope"])
 
 
 def test_the_site_folder_has_the_usual_permissions(built):
@@ -208,7 +208,10 @@ def test_installed_plugin_and_outside_registry_show_up(tmp_path, outside_registr
     script = textwrap.dedent(f"""
         from pathlib import Path
         from archzoo.site import build_site
-        build_site([Path({str(outside_registry)!r})], Path({str(out)!r}))
+        from archzoo.site import SiteOptions
+        build_site(Path({str(out)!r}), registry=[Path({str(outside_registry)!r})],
+                   options=SiteOptions(plugin_registries=("toy",)))
+        build_site(Path({str(out)!r} + "-without"), registry=[Path({str(outside_registry)!r})])
     """)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site_packages), os.environ.get("PYTHONPATH", "")])}
     env.pop("ARCHZOO_PLUGINS", None)
@@ -220,29 +223,57 @@ def test_installed_plugin_and_outside_registry_show_up(tmp_path, outside_registr
     assert BERT_BASE_PARAMS in _page(out, "models/bert-base-uncased")  # the outside folder's models
     ids = [m["id"] for m in json.loads((out / "models.json").read_text(encoding="utf-8"))["models"]]
     assert ids == ["bert-base-uncased", "gpt2-small-test", "toy-one"]
+    # a plugin's entries are opt-in: without plugin_registries the zoo is the outside folder's alone
+    without = Path(f"{out}-without")
+    ids = [m["id"] for m in json.loads((without / "models.json").read_text(encoding="utf-8"))["models"]]
+    assert ids == ["bert-base-uncased", "gpt2-small-test"]
+    assert "Toy encoder" in _page(without, "architectures/toy")  # the architecture itself is installed
+    listing = subprocess.run([sys.executable, "-m", "archzoo.cli", "plugins"], env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert f"ships a registry folder: {package / 'registry'}  (opt in: --plugin-registry toy" in listing.stdout
 
 
 # ---- the repository's own build ---------------------------------------------------------------------
 
 
-def test_plain_mkdocs_build_strict_passes_in_the_repo(tmp_path):
-    """`mkdocs build --strict` in the repository builds the shipped registry with no warning."""
+def test_plain_mkdocs_build_and_archzoo_build_are_the_same_build(tmp_path):
+    """`mkdocs build --strict` in the repository runs the archzoo plugin on the same configuration as
+    `archzoo build`: the two sites are byte for byte the same (but archzoo's marker file)."""
     env = {**os.environ, "DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}
     env.pop("ARCHZOO_REGISTRY", None)
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "plain")],
                             cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    page = (tmp_path / "site" / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
-    assert BERT_BASE_PARAMS in page
-    # with no repository URL set, the edit link opens the YAML file itself
-    assert f'href="{(REPO / "registry" / "bert" / "bert-base-uncased.yaml").as_uri()}"' in page
-    # with one, it opens the YAML file in the repository
-    env["ARCHZOO_REPO_URL"] = "https://example.org/zoo"
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site2")],
+    result = subprocess.run([sys.executable, "-m", "archzoo.cli", "build", "--out", str(tmp_path / "archzoo")],
                             cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    page = (tmp_path / "site2" / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
+    assert result.stdout == f"site written to {tmp_path / 'archzoo'}\n"  # once, on standard output
+    ours = _tree(tmp_path / "archzoo")
+    assert ours.pop(".archzoo-site") and ours == _tree(tmp_path / "plain")
+    page = _page(tmp_path / "plain", "models/bert-base-uncased")
+    assert BERT_BASE_PARAMS in page
+    assert "md-content__button" not in page  # no repository URL configured: no edit link, no local file link
+
+
+def test_edit_links_open_the_file_in_the_repository(tmp_path):
+    """With a repository URL, a model page edits its YAML file, an owner's page its markdown file, and
+    archzoo's own pages (not files of the repository) have no edit link; --edit-pattern changes the form."""
+    env = {**os.environ, "DISABLE_MKDOCS_2_WARNING": "true"}
+    out = tmp_path / "site"
+    result = subprocess.run([sys.executable, "-m", "archzoo.cli", "build", "--out", str(out), "--repo-url",
+                             "https://example.org/zoo"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = _page(out, "models/bert-base-uncased")
     assert 'href="https://example.org/zoo/edit/main/registry/bert/bert-base-uncased.yaml"' in page
+    assert 'href="https://example.org/zoo/edit/main/docs/about.md"' in _page(out, "about")
+    assert 'href="https://example.org/zoo/edit/main/plugins/archzoo_bert/__init__.py"' in _page(out, "architectures/bert")
+    assert "md-content__button" not in _page(out, "methodology")
+    result = subprocess.run([sys.executable, "-m", "archzoo.cli", "build", "--out", str(out), "--repo-url",
+                             "https://example.org/zoo", "--edit-pattern", "https://git.example.org/zoo/-/edit/dev/{path}"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = _page(out, "models/bert-base-uncased")
+    assert 'href="https://git.example.org/zoo/-/edit/dev/registry/bert/bert-base-uncased.yaml"' in page
 
 
 # ---- serving with live reload ---------------------------------------------------------------------
@@ -267,32 +298,62 @@ def _get(url: str) -> str | None:
         return None
 
 
-def test_serve_rebuilds_when_a_registry_file_changes(tmp_path):
+def _get_status(url: str) -> tuple[int, str]:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode("utf-8")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8")
+
+
+def _wait_for(predicate, timeout: float = 120.0, server=None):
     import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server is not None:
+            assert server.poll() is None, "the server stopped"
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError("timed out")
+
+
+def test_serve_prints_its_url_rebuilds_and_shows_a_failed_rebuild(tmp_path):
+    """`archzoo serve` says where it serves and each build's progress; a change rebuilds the page; a
+    rebuild that fails serves a page naming the file and line (no request hangs), until the file is fixed."""
+    import threading
 
     registry = tmp_path / "registry"
     registry.mkdir()
     entry = registry / "gpt2-small-test.yaml"
     entry.write_text(GPT2_YAML, encoding="utf-8")
     port = _free_port()
-    script = f"from archzoo.site import serve_site; serve_site([{str(registry)!r}], port={port})"
-    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    server = subprocess.Popen([sys.executable, "-m", "archzoo.cli", "serve", "--registry", str(registry), "--port",
+                               str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                               env={**os.environ, "DISABLE_MKDOCS_2_WARNING": "true"})
+    said: list[str] = []
+    threading.Thread(target=lambda: said.extend(iter(server.stderr.readline, "")), daemon=True).start()
     url = f"http://127.0.0.1:{port}/models/gpt2-small-test/"
     try:
-        deadline = time.monotonic() + 120
-        page = None
-        while time.monotonic() < deadline and not (page and "GPT-2 small" in page):
-            assert server.poll() is None, server.stderr.read().decode()[-3000:]
-            time.sleep(0.5)
-            page = _get(url)
-        assert page and "GPT-2 small" in page
+        _wait_for(lambda: any(f"archzoo: serving http://127.0.0.1:{port}/" in line for line in said), server=server)
+        assert any(line.startswith("archzoo: site ready in ") for line in said)
+        assert any(line.startswith("archzoo: rendering ") for line in said)
+        assert "GPT-2 small" in (_get(url) or "")
         entry.write_text(GPT2_YAML.replace("GPT-2 small", "GPT-2 renamed"), encoding="utf-8")
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and "GPT-2 renamed" not in (page or ""):
-            time.sleep(0.5)
-            page = _get(url)
-        assert page and "GPT-2 renamed" in page
+        _wait_for(lambda: "GPT-2 renamed" in (_get(url) or ""), server=server)
+        entry.write_text(GPT2_YAML.replace("config: {}", "config: {n_layers: many}"), encoding="utf-8")
+        page = _wait_for(lambda: (p := _get(f"http://127.0.0.1:{port}/")) and "cannot be read" in p and p, server=server)
+        assert "registry/gpt2-small-test.yaml:6: config.n_layers: expected an integer" in page, page
+        status, other = _get_status(url)  # any other URL answers at once (404), with the same banner
+        assert status == 404 and "The registry cannot be read:</strong>" in other
+        assert "registry/gpt2-small-test.yaml:6" in other
+        entry.write_text(GPT2_YAML, encoding="utf-8")
+        _wait_for(lambda: "GPT-2 small" in (_get(url) or ""), server=server)
     finally:
         server.terminate()
         try:
@@ -302,14 +363,13 @@ def test_serve_rebuilds_when_a_registry_file_changes(tmp_path):
             server.wait()
 
 
-def test_parallel_and_serial_generation_agree(outside_registry, monkeypatch):
+def test_parallel_and_serial_generation_agree(outside_registry):
     """Large registries are computed in forked workers; the pages and records are the same."""
     from archzoo.site import generate
 
     results = {}
     for workers in ("1", "2"):
-        monkeypatch.setenv(generate.ENV_WORKERS, workers)
-        zoo = generate.collect([outside_registry], directory_urls=True)
+        zoo = generate.collect([outside_registry], directory_urls=True, workers=int(workers))
         results[workers] = (zoo.pages, [m.row() for m in zoo.models])
     assert results["1"] == results["2"]
     assert set(results["2"][0]) == {"bert-base-uncased", "gpt2-small-test"}

@@ -455,7 +455,7 @@ def hostile_site(tmp_path_factory) -> Path:
     """The site of ``tests/hostile/site/registry`` with the hostile plugin loaded, built by MkDocs."""
     reset_host(PluginHost(extra_plugins={"hostile-text": hostile_plugin.plugin()}).load())
     try:
-        return build_site([CORPUS / "registry"], tmp_path_factory.mktemp("hostile") / "site")
+        return build_site(tmp_path_factory.mktemp("hostile") / "site", registry=[CORPUS / "registry"])
     finally:
         reset_host(None)
 

@@ -80,12 +80,12 @@ def registry(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, registry) -> Path:
     """A site archzoo built: its marker is the real thing the forged ones imitate."""
-    return build_site([registry], tmp_path_factory.mktemp("built") / "site")
+    return build_site(tmp_path_factory.mktemp("built") / "site", registry=[registry])
 
 
 def _refused(out: Path, registry: Path) -> str:
     with pytest.raises(ArchzooError) as info:
-        build_site([registry], out)
+        build_site(out, registry=[registry])
     return str(info.value)
 
 
@@ -314,7 +314,7 @@ def test_a_file_is_refused(tmp_path, registry):
 def test_rebuilding_replaces_a_previous_site(tmp_path, registry):
     """A site archzoo built is replaced whole, even with some of its files since deleted."""
     out = tmp_path / "site"
-    build_site([registry], out)
+    build_site(out, registry=[registry])
     assert (out / "models" / "bert-base-uncased" / "index.html").is_file()
     (out / "404.html").unlink()  # a file the marker lists but that is gone: nothing of the user's to lose
     shutil.rmtree(out / "search")
@@ -322,7 +322,7 @@ def test_rebuilding_replaces_a_previous_site(tmp_path, registry):
     other.mkdir()
     (other / "gpt2-small-test.yaml").write_text(GPT2_YAML, encoding="utf-8")
     temp_before = tempfile.tempdir
-    build_site([other], out)
+    build_site(out, registry=[other])
     assert tempfile.tempdir == temp_before  # the build's private temp folder is not left in effect
     assert (out / "models" / "gpt2-small-test" / "index.html").is_file()
     assert not (out / "models" / "bert-base-uncased").exists()  # replaced, not merged
@@ -339,7 +339,7 @@ def test_rebuilding_replaces_a_previous_site(tmp_path, registry):
 def test_an_empty_folder_is_fine(tmp_path, registry):
     out = tmp_path / "public"
     out.mkdir()
-    build_site([registry], out)
+    build_site(out, registry=[registry])
     assert (out / "index.html").is_file() and (out / ".archzoo-site").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["public"]
 
@@ -430,7 +430,7 @@ def test_a_killed_build_leaves_debris_that_the_next_build_removes(tmp_path, regi
     temp = tmp_path / "temp"
     temp.mkdir()
     out = tmp_path / "site"
-    build_site([registry], out)
+    build_site(out, registry=[registry])
     before = _snapshot(out)
     killed = Paused("render", out, registry, temp, tmp_path / "go")
     killed.kill()
@@ -455,7 +455,7 @@ def test_a_running_builds_staging_folder_is_left_alone(tmp_path, registry):
     try:
         [staging] = _staging_folders(tmp_path)
         during = _snapshot(staging)
-        build_site([registry], tmp_path / "b")  # beside it, while it runs
+        build_site(tmp_path / "b", registry=[registry])  # beside it, while it runs
         assert _staging_folders(tmp_path) == [staging] and _snapshot(staging) == during
     finally:
         code, output = running.resume()
@@ -471,7 +471,7 @@ def test_a_build_killed_mid_swap_gets_the_old_site_back(tmp_path, registry):
     temp = tmp_path / "temp"
     temp.mkdir()
     out = tmp_path / "site"
-    build_site([registry], out)
+    build_site(out, registry=[registry])
     before = _snapshot(out)
     Paused("swap", out, registry, temp, tmp_path / "go").kill()
     assert not out.exists() and len(_staging_folders(tmp_path)) == 1
@@ -479,7 +479,7 @@ def test_a_build_killed_mid_swap_gets_the_old_site_back(tmp_path, registry):
     broken.mkdir()
     (broken / "x.yaml").write_text("architecture: nosuch\ntitle: X\nsummary: X\nyear: 2020\n", encoding="utf-8")
     with pytest.raises(ArchzooError, match=r"(?s)^site build failed: .*: unknown architecture 'nosuch'") as info:
-        build_site([broken], out)
+        build_site(out, registry=[broken])
     assert str(info.value).endswith(f"; the previous site in {out} is untouched")
     assert _snapshot(out) == before
     assert not _staging_folders(tmp_path)
@@ -499,5 +499,5 @@ def test_a_folder_named_like_a_staging_folder_is_not_archzoos_to_remove(tmp_path
     for path in (lookalike / "owner", lookalike, no_owner):
         os.utime(path, (old, old))
     before = _snapshot(tmp_path)
-    build_site([registry], tmp_path / "site")
+    build_site(tmp_path / "site", registry=[registry])
     assert {k: v for k, v in _snapshot(tmp_path).items() if not k.startswith("site")} == before

@@ -535,37 +535,102 @@ def schema(out):
 # ---- the site -------------------------------------------------------------------------------------
 
 
+def site_options(func):
+    """The options that override a site's configuration (its mkdocs.yml), shared by build and serve."""
+    options = [
+        click.option("--config-file", type=click.Path(path_type=Path), metavar="MKDOCS_YML",
+                     help="The zoo's MkDocs configuration (default: ./mkdocs.yml; without one, a default site "
+                          "of --registry)."),
+        click.option("--registry", "registry_dirs", multiple=True, type=click.Path(path_type=Path, exists=True),
+                     help="Registry folder (repeatable); replaces the `registry` the configuration lists "
+                          "(without a mkdocs.yml: default $ARCHZOO_REGISTRY, else ./registry)."),
+        click.option("--plugin-registry", "plugin_registries", multiple=True, metavar="PLUGIN|all",
+                     help="Also publish the entries this installed plugin ships (repeatable; 'all' for every one)."),
+        click.option("--title", help="The site's title (mkdocs.yml: site_name)."),
+        click.option("--description", help="One line under the title (mkdocs.yml: site_description)."),
+        click.option("--site-url", metavar="URL", help="Where the site is published (mkdocs.yml: site_url); "
+                     "entries' $schema can then point at URL/schema/registry-entry.json."),
+        click.option("--repo-url", metavar="URL", help="The zoo's repository (mkdocs.yml: repo_url); edit "
+                     "links open files there."),
+        click.option("--edit-pattern", metavar="PATTERN",
+                     help="Edit link of a file, {path} being its path in the repository (default: "
+                          "REPO_URL/edit/main/{path})."),
+        click.option("--pages", metavar="NAME,...",
+                     help="archzoo's own pages to publish, comma-separated, from: methodology, writing-entries, "
+                          "writing-plugins, performance ('none' for none)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _site_options(registry_dirs, plugin_registries, title, description, site_url, repo_url, edit_pattern, pages):
+    from .site import SiteOptions
+
+    chosen = None
+    if pages is not None:
+        from .site.plugin import PAGES
+
+        chosen = tuple(p.strip() for p in pages.split(",") if p.strip() and p.strip() != "none")
+        unknown = [p for p in chosen if p not in PAGES]
+        if unknown:
+            raise click.BadParameter(f"unknown page {unknown[0]!r}; expected some of {', '.join(PAGES)} "
+                                     "(or 'none')", param_hint="--pages")
+    return SiteOptions(title=title, description=description, site_url=site_url, repo_url=repo_url,
+                       edit_pattern=edit_pattern, pages=chosen, registry=tuple(registry_dirs) or None,
+                       plugin_registries=tuple(plugin_registries) or None)
+
+
+def _say(line: str) -> None:
+    click.echo(line, err=True)
+
+
 @cli.command(epilog="""\b
 Examples:
-  archzoo build                                  the shipped registry into ./site
-  archzoo build --registry ~/zoo --out public    a team's own registry
+  archzoo build                                  the zoo of ./mkdocs.yml into ./site
+  archzoo build --out public --site-url https://acme.github.io/zoo/ --repo-url https://github.com/acme/zoo
+  archzoo build --registry ~/models --title "Acme models"   a registry folder, no mkdocs.yml needed
+  mkdocs build --strict                          the same build, by MkDocs itself
 """)
-@registry_option
+@site_options
 @click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
               help="Output folder; replaced only when the build succeeds, and only if it is empty or a site "
                    "archzoo built.")
-def build(registry_dirs, out):
-    """Build the documentation site: a page per model and architecture, comparison table, guides."""
+def build(config_file, registry_dirs, plugin_registries, title, description, site_url, repo_url, edit_pattern,
+          pages, out):
+    """Build the zoo's site: a page per model and architecture, the all-models table, archzoo's guides.
+
+    The site is configured in the zoo's mkdocs.yml (`archzoo init DIR` makes one); the options here
+    override it for one build.
+    """
     from .site import build_site
 
-    path = build_site(list(registry_dirs) or None, out, progress=lambda line: click.echo(line, err=True))
+    options = _site_options(registry_dirs, plugin_registries, title, description, site_url, repo_url,
+                            edit_pattern, pages)
+    path = build_site(out, config_file=config_file, options=options, progress=_say)
     click.echo(f"site written to {path}")
 
 
 @cli.command(epilog="""\b
 Examples:
-  archzoo serve                       http://127.0.0.1:8000
-  archzoo serve --registry ~/zoo --port 8080
+  archzoo serve                       the zoo of ./mkdocs.yml on http://127.0.0.1:8000/
+  archzoo serve --registry ~/models --port 8080
 """)
-@registry_option
+@site_options
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @click.option("--host", "address", default="127.0.0.1", show_default=True)
-def serve(registry_dirs, port, address):
-    """Preview the site with live reload: pages rebuild when a registry YAML file changes."""
+def serve(config_file, registry_dirs, plugin_registries, title, description, site_url, repo_url, edit_pattern,
+          pages, port, address):
+    """Preview the site with live reload: it rebuilds when a registry file, docs/ or mkdocs.yml changes.
+
+    A rebuild that fails shows its error (file:line) in the browser instead of the site, until the
+    file is saved again.
+    """
     from .site import serve_site
 
-    serve_site(list(registry_dirs) or None, host=address, port=port)
-
+    options = _site_options(registry_dirs, plugin_registries, title, description, site_url, repo_url,
+                            edit_pattern, pages)
+    serve_site(config_file=config_file, options=options, host=address, port=port, say=_say)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,11 @@
 """The model-zoo site: model and architecture pages generated from the registry and the plugins.
 
-`build_site` and `serve_site` run MkDocs on the project's ``mkdocs.yml``; `pages` renders markdown
-from plain views (`views`), `svg` draws the plots and `diagram` the mermaid block diagrams.
-The MkDocs glue is `generate` (run by mkdocs-gen-files through ``gen_pages.py``) and ``mkdocs_hooks.py``.
+The site is one MkDocs plugin, `plugin.ArchzooPlugin` (``archzoo`` in a zoo's ``mkdocs.yml``), which
+``mkdocs build`` and `build_site` (``archzoo build``) both run. `generate` reads the registry into views
+(`views`), `pages` renders them as markdown, `svg` draws the plots and `diagram` the mermaid block
+diagrams; `build` runs MkDocs atomically into the output folder and serves the site.
 """
 
-from .build import build_site, find_config, serve_site
+from .build import SiteOptions, build_site, find_config, serve_site
 
-__all__ = ["build_site", "serve_site", "find_config"]
+__all__ = ["build_site", "serve_site", "find_config", "SiteOptions"]

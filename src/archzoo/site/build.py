@@ -1,22 +1,26 @@
-"""Build and serve the site: MkDocs run in-process on the project's ``mkdocs.yml``.
+"""Build and serve the site: MkDocs run in-process on the zoo's ``mkdocs.yml`` and its archzoo plugin.
+
+The configuration is the zoo's ``mkdocs.yml`` (``--config-file``, else ``./mkdocs.yml``), or, where there
+is none, a default one (`DEFAULT_CONFIG`) written into the build's temporary folder. What the command
+line overrides (`SiteOptions`: title, description, URLs, registry folders, pages ...) is applied to the
+loaded configuration and its archzoo plugin before MkDocs builds, so ``mkdocs build`` and ``archzoo
+build`` run the same plugin on the same settings.
 
 `build_site` is atomic: it builds into a staging folder beside ``out_dir`` and swaps it in only when
-the strict build succeeded, so a failed build leaves the previous site untouched. The registry folders
-reach the build (and its gen-files script) through ``ARCHZOO_REGISTRY``.
+the strict build succeeded, so a failed build leaves the previous site untouched.
 
 A site is what archzoo made. Every build writes a marker, ``.archzoo-site``, at the root of the site:
-a format line, the archzoo version, the registry folders and the list of every file the build wrote.
+a format line, the archzoo version and the list of every file the build wrote.
 ``out_dir`` is replaced only when it is missing, empty, or carries a well-formed marker and holds
 nothing that marker does not list, so a user's folder, or a site a user has since added files to, is
 refused rather than destroyed. The marker stays in the published site: it holds nothing private (no
-date, no absolute path under the home folder, only the site's own public file names), every folder of
+date, no path of the build machine, only the site's own public file names), every folder of
 the site has an ``index.html`` so web servers serve a page rather than a listing, and a deployed copy
 that travels with its marker can be rebuilt in place.
 
 The staging folder ``.<out>.building-XXXXXXXX`` holds the MkDocs ``site_dir`` (``site/``), every
 temporary folder of the build (``tmp/``: ``tempfile`` and ``TMPDIR`` point there while MkDocs runs, so
-mkdocs-gen-files' ``mkdocs_gen_files_*`` folder lands there too; not inside ``site/``, which MkDocs
-empties), the previous site while the swap runs (``previous/``) and an ``owner`` file that the build
+any temporary folder of a MkDocs plugin lands there too; not inside ``site/``, which MkDocs empties), the previous site while the swap runs (``previous/``) and an ``owner`` file that the build
 keeps ``flock``-ed for its whole life. A build killed outright (SIGKILL, power loss) leaves that folder
 behind; the next build beside it removes every staging folder whose lock is free, and never one whose
 build is still running.
@@ -25,6 +29,7 @@ build is still running.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -34,7 +39,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import ArchzooError
 
@@ -43,9 +48,7 @@ try:
 except ImportError:  # Windows: no flock, so another build's staging folder is never taken for dead
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["build_site", "serve_site", "find_config", "ENV_REGISTRY", "SITE_MARKER"]
-
-ENV_REGISTRY = "ARCHZOO_REGISTRY"
+__all__ = ["build_site", "serve_site", "find_config", "SiteOptions", "SITE_MARKER", "DEFAULT_CONFIG"]
 
 #: Quiet the banners some MkDocs plugins print about MkDocs 2 on every build.
 _QUIET = {"DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}
@@ -66,22 +69,85 @@ _OWNER_FORMAT = "archzoo-build 1"
 #: recorded microseconds after the folder is made, so only a build killed in between gets that old.
 _UNCLAIMED_GRACE_S = 60.0
 
+#: The configuration of a zoo that has no ``mkdocs.yml`` (`archzoo build --registry DIR` anywhere).
+DEFAULT_CONFIG = """\
+site_name: archzoo model zoo
+theme:
+  name: material
+plugins:
+  - search
+  - archzoo
+"""
 
-def find_config(config_file: Path | str | None = None) -> Path:
-    """The ``mkdocs.yml`` to build: the one given, else the source checkout's."""
+
+@dataclasses.dataclass(frozen=True)
+class SiteOptions:
+    """What the command line overrides in a site's configuration; None (or empty) leaves it as configured.
+
+    ``title``, ``description``, ``site_url`` and ``repo_url`` are MkDocs' ``site_name``,
+    ``site_description``, ``site_url`` and ``repo_url``; the others are the archzoo plugin's options
+    (``registry`` folders are resolved against the current folder, the plugin's own against mkdocs.yml's).
+    """
+
+    title: str | None = None
+    description: str | None = None
+    site_url: str | None = None
+    repo_url: str | None = None
+    edit_pattern: str | None = None
+    pages: tuple[str, ...] | None = None
+    registry: tuple[Path, ...] | None = None
+    plugin_registries: tuple[str, ...] | None = None
+    workers: int | None = None
+    flat_nav: bool | None = None
+
+    def mkdocs(self) -> dict[str, str]:
+        values = {"site_name": self.title, "site_description": self.description, "site_url": self.site_url,
+                  "repo_url": self.repo_url}
+        return {k: v for k, v in values.items() if v is not None}
+
+    def plugin(self) -> dict[str, Any]:
+        values: dict[str, Any] = {
+            "edit_pattern": self.edit_pattern,
+            "pages": list(self.pages) if self.pages is not None else None,
+            "registry": [str(Path(d).resolve()) for d in self.registry] if self.registry else None,
+            "plugin_registries": list(self.plugin_registries) if self.plugin_registries else None,
+            "workers": self.workers,
+            "flat_nav": self.flat_nav,
+        }
+        return {k: v for k, v in values.items() if v is not None}
+
+
+def find_config(config_file: Path | str | None = None) -> Path | None:
+    """The ``mkdocs.yml`` to build: the one given, else ``./mkdocs.yml``, else None (`DEFAULT_CONFIG`)."""
     if config_file is not None:
         path = Path(config_file)
         if not path.is_file():
-            raise ArchzooError(f"{path}: no such MkDocs configuration; pass the path of the project's mkdocs.yml")
+            raise ArchzooError(f"--config-file {path}: no such file; give the zoo's mkdocs.yml "
+                               "(`archzoo init DIR` makes one)")
         return path.resolve()
-    checkout = Path(__file__).resolve().parents[3]
-    path = checkout / "mkdocs.yml"
-    if not path.is_file():
-        raise ArchzooError(
-            f"cannot find mkdocs.yml (looked in {checkout}); the site is built from an archzoo source checkout: "
-            "clone it and run `pip install -e '.[site]'` there"
-        )
+    here = Path("mkdocs.yml")
+    return here.resolve() if here.is_file() else None
+
+
+def _write_default_config(folder: Path) -> Path:
+    """`DEFAULT_CONFIG` in ``folder``, with the empty ``docs/`` it names."""
+    (folder / "docs").mkdir(parents=True, exist_ok=True)
+    path = folder / "mkdocs.yml"
+    path.write_text(DEFAULT_CONFIG, encoding="utf-8")
     return path
+
+
+def _default_registry(options: SiteOptions, config_file: Path | None) -> SiteOptions:
+    """Without a mkdocs.yml, the registry is ``--registry``, else ``$ARCHZOO_REGISTRY`` or ./registry."""
+    if config_file is not None or options.registry:
+        return options
+    from ..registry import default_registry_dirs
+
+    dirs = default_registry_dirs()
+    if not dirs:
+        raise ArchzooError("no mkdocs.yml here and no registry folder found: give --registry DIR, run where "
+                           "./registry or mkdocs.yml is, or make a zoo with `archzoo init DIR`")
+    return dataclasses.replace(options, registry=tuple(dirs))
 
 
 @contextlib.contextmanager
@@ -120,25 +186,29 @@ class _Collect(logging.Handler):
             self.progress(message)
 
 
-def _registry_env(registry_dirs: Sequence[Path | str] | None) -> dict[str, str | None]:
-    env: dict[str, str | None] = dict(_QUIET)
-    if registry_dirs is not None:
-        dirs = [Path(d).resolve() for d in registry_dirs]
-        for d in dirs:
-            if not d.is_dir():
-                raise ArchzooError(f"{d}: registry folder not found; pass folders of registry YAML files")
-        env[ENV_REGISTRY] = os.pathsep.join(str(d) for d in dirs)
-    return env
-
-
-def _mkdocs_build(config_file: Path, site_dir: Path, *, strict: bool, flat_nav: bool = False) -> None:
-    from mkdocs.commands.build import build
+def load_site_config(config_file: Path, options: SiteOptions, **mkdocs: Any):
+    """MkDocs' configuration of the site, with ``options`` applied to it and to its archzoo plugin."""
     from mkdocs.config import load_config
+    from mkdocs.exceptions import ConfigurationError
 
-    config = load_config(config_file=str(config_file), site_dir=str(site_dir), strict=strict)
-    if flat_nav:  # the benchmark's baseline: every page in one flat navigation, nothing pruned
-        features = config.theme["features"]
-        config.theme["features"] = [f for f in features if f != "navigation.prune"]
+    try:
+        config = load_config(config_file=str(config_file), **options.mkdocs(), **mkdocs)
+    except ConfigurationError as exc:
+        raise ArchzooError(f"{config_file}: {str(exc).strip() or 'invalid MkDocs configuration'}") from None
+    plugin = config.plugins.get("archzoo")
+    if plugin is None:
+        raise ArchzooError(f"{config_file}: plugins: the archzoo plugin is not configured; add `- archzoo` "
+                           "under `plugins:` (with `- search` before it)")
+    for key, value in options.plugin().items():
+        plugin.config[key] = value
+    return config
+
+
+def _mkdocs_build(config_file: Path, site_dir: Path, options: SiteOptions, *, strict: bool) -> None:
+    from mkdocs.commands.build import build
+
+    config = load_site_config(config_file, options, site_dir=str(site_dir), strict=strict)
+    config.plugins.on_startup(command="build", dirty=False)
     try:
         build(config)
     finally:
@@ -146,30 +216,34 @@ def _mkdocs_build(config_file: Path, site_dir: Path, *, strict: bool, flat_nav: 
 
 
 def build_site(
-    registry_dirs: Sequence[Path | str] | None,
-    out_dir: Path | str,
+    out_dir: Path | str = "site",
     *,
-    progress: Callable[[str], None] | None = None,
+    registry: Sequence[Path | str] | None = None,
     config_file: Path | str | None = None,
+    options: SiteOptions = SiteOptions(),
+    progress: Callable[[str], None] | None = None,
     strict: bool = True,
-    _flat_nav: bool = False,
 ) -> Path:
-    """Build the site for ``registry_dirs`` (None: ``ARCHZOO_REGISTRY`` or ``./registry``) into ``out_dir``.
+    """Build the zoo's site into ``out_dir``, from ``config_file`` (else ./mkdocs.yml, else `DEFAULT_CONFIG`
+    with the registry of ``options``, ``$ARCHZOO_REGISTRY`` or ./registry) with ``options`` applied;
+    ``registry`` is a shorthand for ``options.registry``.
 
-    Plugins' registry folders are always included. The build is strict (any MkDocs warning fails it)
-    and atomic: on failure the previous ``out_dir`` is left as it was and an `ArchzooError` says why.
-    ``out_dir`` must be missing, empty, or a site archzoo built (see the module docstring); a symbolic
-    link is followed, and its target must be one of those. Staging folders of killed builds beside
-    ``out_dir`` are removed first. ``progress`` receives a line every few hundred pages. Returns
-    ``out_dir`` (resolved).
+    The build is strict (any MkDocs warning fails it) and atomic: on failure the previous ``out_dir`` is
+    left as it was and an `ArchzooError` says why. ``out_dir`` must be missing, empty, or a site archzoo
+    built (see the module docstring); a symbolic link is followed, and its target must be one of those.
+    Staging folders of killed builds beside ``out_dir`` are removed first. ``progress`` receives a line
+    every few hundred pages. Returns ``out_dir`` (resolved).
     """
+    if registry is not None:
+        options = dataclasses.replace(options, registry=tuple(Path(d) for d in registry))
     config = find_config(config_file)
+    options = _default_registry(options, config)
+    for folder in options.registry or ():
+        if not Path(folder).exists():
+            raise ArchzooError(f"--registry {folder}: no such folder; give a folder of registry YAML files")
     out_dir, label = _resolve_out(out_dir)
-    _check_out_dir(out_dir, config, registry_dirs, label=label)
-    env = _registry_env(registry_dirs)
-    if _flat_nav:
-        env["ARCHZOO_SITE_FLAT_NAV"] = "1"
-    registry_lines = _registry_lines(registry_dirs, config.parent)
+    project = config.parent if config else None
+    _check_out_dir(out_dir, project, options.registry, label=label)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         _remove_dead_builds(out_dir.parent)
@@ -178,16 +252,18 @@ def build_site(
         raise ArchzooError(f"--out {label}: cannot write there ({exc.strerror or exc}); choose another folder") from None
     try:
         site, temp = staging / "site", staging / "tmp"
-        env.update(TMPDIR=str(temp), TEMP=str(temp), TMP=str(temp))  # for any subprocess of the build
-        _run_mkdocs(config, site, temp, env, progress, strict=strict, flat_nav=_flat_nav,
+        if config is None:
+            config = _write_default_config(temp / "zoo")
+        env: dict[str, str | None] = {**_QUIET, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
+        _run_mkdocs(config, site, temp, env, progress, options, strict=strict,
                     kept=f"; the previous site in {out_dir} is untouched" if out_dir.exists() else "")
         try:
-            _write_marker(site, registry_lines)
+            _write_marker(site)
         except OSError as exc:
             raise ArchzooError(f"--out {label}: cannot write the site ({exc.strerror or exc}); "
                                "choose another folder; the previous site, if any, is untouched") from None
         # Checked again: files may have landed in out_dir while MkDocs ran.
-        _check_out_dir(out_dir, config, registry_dirs, label=label)
+        _check_out_dir(out_dir, project, options.registry, label=label)
         try:
             _swap(staging, out_dir)
         except OSError as exc:
@@ -196,13 +272,11 @@ def build_site(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         os.close(owner)  # only now: the lock tells other builds this folder is in use
-    if progress:
-        progress(f"archzoo: site written to {out_dir}")
     return out_dir
 
 
 def _run_mkdocs(config: Path, site: Path, temp: Path, env: dict[str, str | None],
-                progress: Callable[[str], None] | None, *, strict: bool, flat_nav: bool, kept: str) -> None:
+                progress: Callable[[str], None] | None, options: SiteOptions, *, strict: bool, kept: str) -> None:
     """Run MkDocs into ``site`` with every temporary folder in ``temp``; a failure becomes an ArchzooError."""
     collect = _Collect(progress)
     mkdocs_log = logging.getLogger("mkdocs")
@@ -212,8 +286,8 @@ def _run_mkdocs(config: Path, site: Path, temp: Path, env: dict[str, str | None]
         mkdocs_log.setLevel(logging.INFO)
     try:
         with _environment(env), _temp_folder(temp):
-            _mkdocs_build(config, site, strict=strict, flat_nav=flat_nav)
-    except KeyboardInterrupt:
+            _mkdocs_build(config, site, options, strict=strict)
+    except (KeyboardInterrupt, ArchzooError):
         raise
     except BaseException as exc:  # MkDocs' Abort is a SystemExit
         detail = str(exc).strip() or type(exc).__name__
@@ -253,15 +327,18 @@ def _resolve_out(out_dir: Path | str) -> tuple[Path, str]:
     return resolved, label
 
 
-def _check_out_dir(out_dir: Path, config: Path, registry_dirs: Sequence[Path | str] | None, *,
+def _check_out_dir(out_dir: Path, project: Path | None, registry_dirs: Sequence[Path | str] | None, *,
                    label: str | None = None) -> None:
     """Refuse an output place whose replacement would destroy something archzoo did not build."""
     label = label or str(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ArchzooError(f"--out {label}: is a file; give a folder for the site")
-    docs = (config.parent / "docs").resolve()
+    project = (project or Path.cwd()).resolve()
+    docs = (project / "docs").resolve()
     registries = [Path(d).resolve() for d in (registry_dirs or [])]
-    protected = [Path.cwd().resolve(), Path.home().resolve(), config.parent.resolve(), docs, *registries]
+    if registry_dirs is None and (project / "registry").is_dir():
+        registries.append((project / "registry").resolve())
+    protected = [Path.cwd().resolve(), Path.home().resolve(), project, docs, *registries]
     for place in protected:
         if out_dir == place or place.is_relative_to(out_dir):
             raise ArchzooError(f"--out {label}: would replace {place}, which is not a built site; "
@@ -299,27 +376,8 @@ def _check_out_dir(out_dir: Path, config: Path, registry_dirs: Sequence[Path | s
 # ---- the marker ----------------------------------------------------------------------------------
 
 
-def _registry_lines(registry_dirs: Sequence[Path | str] | None, checkout: Path) -> list[str]:
-    """The registry folders as the marker names them: relative to the checkout, or to the home folder."""
-    from ..registry import default_registry_dirs
-
-    dirs = [Path(d) for d in registry_dirs] if registry_dirs is not None else default_registry_dirs()
-    home = Path.home().resolve()
-    lines = []
-    for folder in dirs:
-        folder = folder.resolve()
-        if folder.is_relative_to(checkout):
-            shown = folder.relative_to(checkout).as_posix()
-        elif folder.is_relative_to(home):
-            shown = "~/" + folder.relative_to(home).as_posix()
-        else:
-            shown = folder.as_posix()
-        lines.append(f"registry: {shown}")
-    return lines
-
-
-def _write_marker(site: Path, registry_lines: list[str]) -> None:
-    """Write ``SITE_MARKER`` at the root of ``site``: who built it, from what, and every entry it holds."""
+def _write_marker(site: Path) -> None:
+    """Write ``SITE_MARKER`` at the root of ``site``: who built it, and every entry it holds."""
     from .. import __version__
 
     entries = []
@@ -330,8 +388,7 @@ def _write_marker(site: Path, registry_lines: list[str]) -> None:
         if not dirs and not files and folder != str(site):
             entries.append(rel.as_posix() + "/")  # an empty folder is listed too, so it is not foreign
     entries.sort()
-    lines = [_MARKER_FORMAT, _MARKER_NOTE, f"built-by: archzoo {__version__}", *registry_lines,
-             f"files: {len(entries)}", *entries]
+    lines = [_MARKER_FORMAT, _MARKER_NOTE, f"built-by: archzoo {__version__}", f"files: {len(entries)}", *entries]
     (site / SITE_MARKER).write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
 
 
@@ -502,28 +559,123 @@ def _swap(staging: Path, out_dir: Path) -> None:
 
 
 def serve_site(
-    registry_dirs: Sequence[Path | str] | None,
-    host: str = "127.0.0.1",
-    port: int = 8000,
     *,
     config_file: Path | str | None = None,
+    options: SiteOptions = SiteOptions(),
+    host: str = "127.0.0.1",
+    port: int = 8000,
     open_in_browser: bool = False,
+    say: Callable[[str], None] = print,
 ) -> None:
-    """``mkdocs serve`` with live reload, watching the registry folders and plugins' registry folders too."""
-    from mkdocs.commands.serve import serve
+    """Serve the site on ``host:port`` with live reload until interrupted.
 
-    from ..host import get_host
-    from ..registry import default_registry_dirs
+    ``say`` receives the URL and a line per build with its progress and time. A change to the
+    registry folders, the docs folder or mkdocs.yml rebuilds the site. A rebuild that fails does not
+    leave the browser waiting: a registry that cannot be read becomes a page showing the problems
+    (the archzoo plugin's), and any other failure a plain page with the error, until the next save.
+    """
+    from urllib.parse import urlsplit
 
-    config = find_config(config_file)
-    env = _registry_env(registry_dirs)
-    dirs = [Path(d) for d in registry_dirs] if registry_dirs is not None else default_registry_dirs()
-    watch = [str(Path(d).resolve()) for d in [*dirs, *get_host().registry_dirs()] if Path(d).is_dir()]
-    # the environment stays set for the whole session: every rebuild re-reads the registry through it
-    os.environ.update({k: v for k, v in env.items() if v is not None})
-    os.environ.setdefault("ARCHZOO_SITE_WORKERS", "1")  # no forking from the server's threads
-    try:
-        serve(config_file=str(config), dev_addr=f"{host}:{port}", livereload=True, watch=watch,
-              open_in_browser=open_in_browser)
-    except OSError as exc:
-        raise ArchzooError(f"cannot serve on {host}:{port}: {exc.strerror or exc}; choose another --port") from exc
+    from mkdocs.commands.build import build
+    from mkdocs.livereload import LiveReloadServer, _serve_url
+
+    config_path = find_config(config_file)
+    options = _default_registry(options, config_path)
+    with tempfile.TemporaryDirectory(prefix="archzoo-serve-") as temp:
+        if config_path is None:
+            config_path = _write_default_config(Path(temp) / "zoo")
+        site_dir = Path(temp) / "site"
+        forward = _Forward(say)
+        mkdocs_log = logging.getLogger("mkdocs")
+        mkdocs_log.addHandler(forward)
+        if mkdocs_log.level == logging.NOTSET or mkdocs_log.level > logging.INFO:
+            mkdocs_log.setLevel(logging.INFO)
+
+        def get_config():
+            return load_site_config(config_path, options, site_dir=str(site_dir), dev_addr=f"{host}:{port}")
+
+        with _environment(dict(_QUIET)):
+            config = get_config()
+            config.plugins.on_startup(command="serve", dirty=False)
+            serve_url = _serve_url(host, port, urlsplit(config.site_url or "/").path)
+
+            def builder(config=None) -> None:
+                started = time.perf_counter()
+                say("archzoo: building the site ...")
+                try:
+                    config = config or get_config()
+                    config.site_url = serve_url
+                    build(config, serve_url=serve_url)
+                except (KeyboardInterrupt, SystemExit) as exc:
+                    if isinstance(exc, KeyboardInterrupt):
+                        raise
+                    _write_error_site(site_dir, forward.last_error or str(exc))
+                    say(f"archzoo: the build failed; {serve_url} shows why until the next save")
+                    return
+                except Exception as exc:  # the server keeps running; the page says what went wrong
+                    _write_error_site(site_dir, f"{type(exc).__name__}: {exc}")
+                    say(f"archzoo: the build failed ({type(exc).__name__}: {exc}); {serve_url} shows it until the "
+                        "next save")
+                    return
+                say(f"archzoo: site ready in {time.perf_counter() - started:.1f} s: {serve_url}")
+
+            server = LiveReloadServer(builder=builder, host=host, port=port, root=str(site_dir),
+                                      mount_path=urlsplit(serve_url).path)
+
+            def error_handler(code: int) -> bytes | None:
+                page = site_dir / f"{code}.html"
+                return page.read_bytes() if code in (404, 500) and page.is_file() else None
+
+            server.error_handler = error_handler
+            try:
+                builder(config)
+                server.watch(config.docs_dir)
+                server.watch(str(config_path))
+                server = config.plugins.on_serve(server, config=config, builder=builder)
+                for item in config.watch:
+                    server.watch(item)
+                say(f"archzoo: serving {serve_url} (rebuilds when a registry file, docs/ or mkdocs.yml "
+                    "changes; Ctrl+C stops)")
+                try:
+                    server.serve(open_in_browser=open_in_browser)
+                except KeyboardInterrupt:
+                    say("archzoo: stopped")
+                finally:
+                    server.shutdown()
+            except OSError as exc:
+                raise ArchzooError(f"cannot serve on {host}:{port}: {exc.strerror or exc}; "
+                                   "choose another --port") from exc
+            finally:
+                config.plugins.on_shutdown()
+                mkdocs_log.removeHandler(forward)
+
+
+class _Forward(logging.Handler):
+    """While serving: archzoo's progress lines and MkDocs' warnings and errors, to ``say``."""
+
+    def __init__(self, say: Callable[[str], None]):
+        super().__init__(logging.INFO)
+        self.say = say
+        self.last_error: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            self.last_error = message
+        if record.name == "mkdocs.plugins.archzoo" or record.levelno >= logging.WARNING:
+            level = "" if record.levelno < logging.WARNING else f"{record.levelname.lower()}: "
+            self.say(message if message.startswith("archzoo:") and not level else f"archzoo: {level}{message}")
+
+
+def _write_error_site(site_dir: Path, message: str) -> None:
+    """A page, served for every URL, saying why the build failed (the live-reload script reloads it)."""
+    from html import escape
+
+    shutil.rmtree(site_dir, ignore_errors=True)  # every URL then answers with the 404 page: this one
+    site_dir.mkdir(parents=True, exist_ok=True)
+    page = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>The site cannot be built"
+            "</title></head><body style=\"font-family: sans-serif; margin: 2em\"><h1>The site cannot be built</h1>"
+            "<p>It rebuilds as soon as a file is saved again; this page then reloads by itself.</p>"
+            f"<pre style=\"white-space: pre-wrap\">{escape(message)}</pre></body></html>")
+    for name in ("index.html", "404.html"):
+        (site_dir / name).write_text(page, encoding="utf-8")

@@ -8,7 +8,7 @@ Text is text. Every string from a registry entry, a configuration or a plugin (t
 citations, notes, block names and descriptions, configuration descriptions and defaults) is plain text,
 never markdown or HTML: ``[x](javascript:...)`` or ``<script>`` in a title is shown as those characters.
 Each context has its escaper: `text_html` for HTML text and attributes, `text_md` for the few markdown
-places (table cells next to links MkDocs checks, headings), `nav_text` for the navigation,
+places (table cells next to links MkDocs checks, headings), `nav_title` for the navigation,
 `_front_matter` (a YAML dumper) for page metadata, ``diagram`` for mermaid labels, `models_csv` for
 spreadsheet cells. Characters that cannot be shown (C0 and C1 controls but tab and newline, DEL, lone
 surrogates) become U+FFFD everywhere (`displayable`). Links the site makes from registry data (a
@@ -38,7 +38,7 @@ __all__ = [
     "architecture_page",
     "home_page",
     "models_page",
-    "nav_summary",
+    "nav_config",
     "models_json",
     "models_csv",
     "model_path",
@@ -47,7 +47,7 @@ __all__ = [
     "displayable",
     "text_html",
     "text_md",
-    "nav_text",
+    "nav_title",
     "safe_url",
     "csv_cell",
 ]
@@ -105,24 +105,6 @@ def text_md(text: str) -> str:
     untouched and the browser shows as the character. For places where markdown is kept because MkDocs
     checks the links beside the text (tables, headings); never at the start of a block."""
     return "".join(c if c in _MD_INERT or ord(c) > 127 else f"&#{ord(c)};" for c in _one_line(text))
-
-
-#: Characters literate-nav's markdown (plain markdown: it does not load the site's extensions) would read
-#: as inline syntax in a link's text; all of them have a backslash escape there.
-_NAV_SYNTAX = re.compile(r"([\\`*_{}()!])")
-
-
-def nav_text(text: str) -> str:
-    """A navigation title, as the ``[title](page.md)`` text of literate-nav's ``SUMMARY.md``.
-
-    The theme writes navigation titles into pages as HTML, so the title literate-nav reads must be the
-    HTML-escaped text. literate-nav turns off markdown's entities, so references reach the theme as they
-    are written: ``&lt;`` stays ``&lt;``, and brackets are written ``&#91;`` and ``&#93;`` (a backslash
-    would not stop ``[\\]: x`` from reading as a link definition). The other characters of markdown's
-    inline syntax are backslash-escaped, which literate-nav undoes.
-    """
-    escaped = escape(_one_line(text), quote=True).replace("[", "&#91;").replace("]", "&#93;")
-    return _NAV_SYNTAX.sub(r"\\\1", escaped)
 
 
 #: Schemes the site makes links to; anything else (javascript:, data:, vbscript:, file:) is shown as text.
@@ -639,19 +621,34 @@ def architecture_page(view: ArchitectureView) -> str:
 # ---- home and all-models pages ----------------------------------------------------------------------
 
 
-def home_page(models: Sequence[ModelView], architectures: Sequence[ArchitectureView], *, top: int = 5) -> str:
-    """The landing page: what the site is, the largest and smallest models, the architectures."""
+#: What the home page says of each of archzoo's own pages, when the site includes it.
+PAGE_BLURBS = {
+    "methodology.md": "what counts as a parameter, how FLOPs are counted, how every figure is verified, and "
+                      "why popular tools disagree.",
+    "writing-entries.md": "add a model to the zoo: every field, the reason codes, the rounding and 5% rules.",
+    "writing-plugins.md": "add an architecture, or a registry of models, as a plugin.",
+    "performance.md": "how the site and the registry scale to thousands of models.",
+}
+
+
+def home_page(models: Sequence[ModelView], architectures: Sequence[ArchitectureView], *, top: int = 5,
+              title: str = "archzoo model zoo", description: str = "",
+              static_pages: Sequence[tuple[str, str]] = ()) -> str:
+    """The landing page: the owner's title and description, the largest and smallest models, the
+    architectures, and the site's other pages. Its front matter has no title, so the browser's title is
+    the site's name once (the theme shows ``page - site`` for every other page)."""
     page_path = "index.md"
     by_size = sorted(models, key=lambda m: (m.params, m.id))
-    parts = [
-        _front_matter(title="archzoo model zoo", description="Exact parameter counts, FLOPs and memory of "
-                      "Transformer models, explained block by block."),
-        "# archzoo model zoo",
-        "How big is this model, exactly, and why? Every page of this site is computed by "
-        "[archzoo](methodology.md) from the model's configuration and the building blocks of its "
-        "architecture: the exact parameter count with the formula behind every block, forward FLOPs as a "
-        "function of the sequence length, memory for inference and training, and the published figure "
-        "it is reconciled with.",
+    front = "---\n" + yaml.dump({"description": text_html(_one_line(description))}, Dumper=_YAML_DUMPER,
+                                 allow_unicode=True, width=1 << 30) + "---" if description else ""
+    method = next((path for _, path in static_pages if path == "methodology.md"), None)
+    archzoo = "[archzoo](methodology.md)" if method else "archzoo"
+    parts = [p for p in (front, f"# {text_md(title)}", _paragraph(description)) if p]
+    parts += [
+        f"Every page of this site is computed by {archzoo} from the model's configuration and the building "
+        "blocks of its architecture: the exact parameter count with the formula behind every block, forward "
+        "FLOPs as a function of the sequence length, memory for inference and training, and the published "
+        "figure it is reconciled with.",
         f"The zoo holds **{len(models):,} models** of **{len(architectures):,} architectures**. "
         "Search by id, title or tag with the search box at the top of the page (press <kbd>/</kbd>), "
         "or sort and filter them all on the [all models](models/index.md) page "
@@ -664,13 +661,18 @@ def home_page(models: Sequence[ModelView], architectures: Sequence[ArchitectureV
               _table(("Architecture", "Plugin", "Models", "Summary"),
                      [(_md_link(a.title, architecture_path(a.name)), f"<code>{text_md(a.plugin)}</code>",
                        str(len(a.models)), text_md(a.summary))
-                      for a in architectures], "llrl"),
-              "## More",
-              "- [Methodology](methodology.md): what counts as a parameter, how FLOPs are counted, how every "
-              "figure is verified, and why popular tools disagree.\n"
-              "- [Writing a plugin](writing-plugins.md): add an architecture or a registry of models.\n"
-              "- [Performance](performance.md): how the site scales to thousands of models."]
+                      for a in architectures], "llrl")]
+    more = [f"- {_md_link(name, path)}" + (f": {PAGE_BLURBS[path]}" if path in PAGE_BLURBS else "")
+            for name, path in static_pages]
+    if more:
+        parts += ["## More", "\n".join(more)]
     return "\n\n".join(parts) + "\n"
+
+
+def _paragraph(text: str) -> str:
+    """Plain text as one raw HTML paragraph, its lines kept apart."""
+    lines = [text_html(line) for line in displayable(text).split("\n") if line.strip()]
+    return f'<p class="az-lead">{"<br>".join(lines)}</p>' if lines else ""
 
 
 def models_page(models: Sequence[ModelView]) -> str:
@@ -791,40 +793,50 @@ def nav_tree(items: Sequence[ModelView], *, branching: int = NAV_BRANCHING) -> l
     return split(items, levels)
 
 
-def _nav_lines(tree: Sequence[Any], indent: str) -> list[str]:
-    lines = []
+def nav_title(text: Any) -> str:
+    """A navigation title: the theme writes navigation titles into pages as HTML, as they are."""
+    return text_html(_one_line(text))
+
+
+def _nav_items(tree: Sequence[Any]) -> list[Any]:
+    items: list[Any] = []
     for node in tree:
         if isinstance(node, tuple):
             title, children = node
-            lines.append(f"{indent}* {text_html(_one_line(title))}")  # ids: no markdown syntax to escape
-            lines += _nav_lines(children, indent + "    ")
+            items.append({nav_title(title): _nav_items(children)})
         else:
-            lines.append(f"{indent}* {_nav_link(node.id, model_path(node.id))}")
-    return lines
+            items.append({nav_title(node.id): model_path(node.id)})
+    return items
 
 
-def _nav_link(title: str, path: str) -> str:
-    return f"[{nav_text(title)}]({quote(path, safe='/.#-_~')})"
-
-
-def nav_summary(architectures: Sequence[ArchitectureView], *, static_pages: Sequence[tuple[str, str]] = (),
-                flat: bool = False) -> str:
-    """The literate-nav ``SUMMARY.md``.
+def nav_config(architectures: Sequence[ArchitectureView], *, static_pages: Sequence[tuple[str, str]] = (),
+               flat: bool = False) -> list[Any]:
+    """The site's navigation, as MkDocs' ``nav`` setting.
 
     Models are listed under their architecture, in sections of at most `NAV_BRANCHING` entries
-    (`nav_tree`). With ``navigation.prune`` a page renders only the top level, its architecture's
-    sections and its own section's links, so the cost of the navigation per page stays nearly flat as
-    the zoo grows. ``flat`` lists every model at the top level instead (the benchmark's baseline).
-    Titles go through `nav_text`: the theme writes navigation titles into pages as HTML.
+    (`nav_tree`); an architecture's section opens its page (its first child, ``navigation.indexes``).
+    With ``navigation.prune`` a page renders only the top level, its architecture's sections and its own
+    section's links, so the cost of the navigation per page stays nearly flat as the zoo grows. ``flat``
+    lists every model at the top level instead (the benchmark's baseline).
     """
-    lines = ["* [Home](index.md)", "* [All models](models/index.md)", "* Architectures"]
+    nav: list[Any] = [{"Home": "index.md"}, {"All models": model_path("index")}]
     if flat:
-        lines += [f"    * {_nav_link(a.title, architecture_path(a.name))}" for a in architectures]
+        nav.append({"Architectures": [{nav_title(a.title): architecture_path(a.name)} for a in architectures]})
         models = sorted((m for a in architectures for m in a.models), key=lambda m: m.id)
-        lines += [f"* {_nav_link(m.id, model_path(m.id))}" for m in models]
+        nav += [{nav_title(m.id): model_path(m.id)} for m in models]
     else:
-        for a in architectures:
-            lines.append(f"    * {_nav_link(a.title, architecture_path(a.name))}")
-            lines += _nav_lines(nav_tree(a.models), "        ")
-    lines += [f"* [{title}]({path})" for title, path in static_pages]
-    return "\n".join(lines) + "\n"
+        nav.append({"Architectures": [{nav_title(a.title): [architecture_path(a.name), *_nav_items(nav_tree(a.models))]}
+                                      for a in architectures]})
+    nav += [{nav_title(title): path} for title, path in static_pages]
+    return nav
+
+
+def error_page(message: str) -> str:
+    """What a site being served shows while its registry cannot be read: the problems, as ``archzoo
+    validate`` prints them (``file:line: key: message``); the page reloads once the files are fixed."""
+    return "\n\n".join([
+        _front_matter(title="The registry cannot be read", description="The site is waiting for a fix."),
+        "# The registry cannot be read",
+        "The site rebuilds as soon as the files are saved again; this page then reloads by itself.",
+        _raw(f'<pre class="az-error">{text_html(message)}</pre>'),
+    ]) + "\n"
