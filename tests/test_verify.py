@@ -301,9 +301,8 @@ def test_a_reference_class_without_the_mapped_submodules_is_compared_in_total_on
     built = _build(reference["target"], reference["config_class"], {})
     assert verification.expected_total == sum(p.numel() for p in built.parameters())
     assert verification.blocks == () and not verification.ok
-    assert verification.notes == ("the bert plugin maps its blocks to the submodules of transformers.BertModel, "
-                                  "and transformers.DistilBertModel lacks some of them, so only the total is "
-                                  "compared",)
+    assert verification.notes == ("the bert plugin maps its blocks to the submodules of transformers.BertModel; "
+                                  "transformers.DistilBertModel lacks some of them, so only the total is compared",)
     blocks = [block_path for block_path, _, _ in load_registry([path]).get_model(path.stem).report.root.walk()]
     assert [block_path for block_path, _ in verification.unmapped] == blocks
 

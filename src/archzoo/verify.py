@@ -185,13 +185,14 @@ def _table(rows: Iterable[BlockCheck]) -> list[str]:
 
 
 def verify_target(target: str, registry_paths: Iterable[Path | str] | None = None,
-                  host: PluginHost | None = None) -> Verification:
-    """Verify a model id (looked up in ``registry_paths``) or a YAML file (a path ending in .yaml/.yml,
-    or any existing file)."""
+                  host: PluginHost | None = None, *, plugin_registries: Iterable[str] = ()) -> Verification:
+    """Verify a model id (looked up in ``registry_paths`` and the folders of the plugins named in
+    ``plugin_registries``, as `find_model` does) or a YAML file (a path ending in .yaml/.yml, or any
+    existing file)."""
     path = Path(target)
     if target.endswith((".yaml", ".yml")) or path.is_file():
         return verify(_load_file(path, host))
-    return verify(find_model(target, registry_paths, host))
+    return verify(find_model(target, registry_paths, host, plugin_registries=plugin_registries))
 
 
 def _load_file(path: Path, host: PluginHost | None) -> Entry:
@@ -225,24 +226,24 @@ def verify(entry: Entry) -> Verification:
             f"otherwise check the count against its formula in `archzoo show {entry.id}`")
     _require_libraries(ref)
     model = _build(entry, ref)
-    counts, modules = _parameter_counts(model)
+    counts, names = _parameter_counts(model)
     root = entry.report.root
     notes: list[str] = []
     rows: list[BlockCheck] = []
     unmapped: list[tuple[str, str]] = []
-    _check_tree(root, "", [("", "")], None, "", counts, modules, rows, unmapped, arch.plugin or arch.name)
+    _check_tree(root, "", [("", "")], None, "", counts, names, rows, unmapped, arch.plugin or arch.name)
     mapped_for = plugin_ref.target if plugin_ref is not None else None
     if mapped_for != ref.target:
         # The blocks are mapped to the plugin's class; another class may name its submodules the same way
         # (RobertaModel and BertModel do), and is compared block by block only if every name is found.
+        mapping = (f"the {arch.name} plugin maps its blocks to the submodules of {mapped_for}" if mapped_for else
+                   f"the {arch.name} plugin names no reference class for this configuration, and maps its blocks "
+                   "as for the classes it names for others")
         if any(row.missing for row in rows):
-            notes.append(f"the {arch.name} plugin maps its blocks to the submodules of "
-                         f"{mapped_for or 'no reference class'}, and {ref.target} lacks some of them, so only "
-                         "the total is compared")
+            notes.append(f"{mapping}; {ref.target} lacks some of them, so only the total is compared")
             rows, unmapped = [], [(path, "") for path, _, _ in root.walk()]
         else:
-            notes.append(f"the {arch.name} plugin maps its blocks to the submodules of "
-                         f"{mapped_for or 'no reference class'}; {ref.target} has every one of them")
+            notes.append(f"{mapping}; {ref.target} has every one of them")
     return Verification(
         model_id=entry.id, path=str(entry.path), target=ref.target,
         how=f"{_call_text(ref)} built on the meta device, " + (
