@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import re
 import types
+import unicodedata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import Field
 
 import archzoo
@@ -234,7 +237,8 @@ def test_an_architecture_without_defaults_gets_no_example_and_is_named(tmp_path)
     assert lines[0].startswith("no example entry for architecture 'needs_width' (plugin 'extra'): its default "
                                "configuration does not validate: config.width: required key missing")
     readme = (directory / "README.md").read_text(encoding="utf-8")
-    assert "No example was written for `needs_width (plugin extra): config.width: required key missing" in readme
+    assert ("No example was written for these architectures, whose default configurations do not validate: "
+            "needs_width (plugin extra): config.width: required key missing") in " ".join(readme.split())
     assert not (directory / "registry" / "needs_width").exists()
     assert load_registry([directory / "registry"], host).problems == []
 
@@ -255,7 +259,7 @@ def test_no_architecture_at_all_is_refused_and_leaves_nothing(tmp_path):
 @pytest.mark.parametrize("title", [
     "Acme: models # of 2024 'best' \"ever\"\nsecond line",
     "yes", "123", "- dash", "[not, a, list]", "{not: a map}", "@at & *star !bang %pct `tick` | pipe > gt",
-    "Ünïcödé 模型 zoo 🦒",
+    "Ünïcödé 模型 zoo 🦒", "next\u2028line\u2029para", "tab\there",
 ])
 def test_any_title_and_description_round_trip(tmp_path, host, title):
     directory = tmp_path / "zoo"
@@ -265,6 +269,38 @@ def test_any_title_and_description_round_trip(tmp_path, host, title):
     assert config["site_description"] == f"About {title}"
     first = (directory / "README.md").read_text(encoding="utf-8").splitlines()[0]
     assert first == "# " + " ".join(title.split())  # one heading line, whatever the title holds
+
+
+def _shown(text: str) -> bool:
+    """Text a page title can hold: no control characters but line breaks and tabs, no lone surrogates."""
+    return all(unicodedata.category(c) not in ("Cc", "Cs") or c in "\n\t" for c in text)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(title=st.text(min_size=1).filter(str.strip), description=st.text())
+def test_any_text_round_trips_or_is_refused_naming_the_character(tmp_path_factory, host, title, description):
+    directory = tmp_path_factory.mktemp("zoo") / "zoo"
+    if not (_shown(title) and _shown(description)):
+        with pytest.raises(ArchzooError, match=r"^--(title|description): character \d+ is (not text|the control "
+                                               r"character U\+[0-9A-F]{4})"):
+            init_zoo(directory, host, title=title, description=description)
+        assert not directory.exists()
+        return
+    init_zoo(directory, host, title=title, description=description)
+    config = yaml.safe_load((directory / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert (config["site_name"], config["site_description"]) == (title, description)
+    assert (directory / "README.md").read_text(encoding="utf-8").splitlines()[0] == "# " + " ".join(title.split())
+
+
+@pytest.mark.parametrize("title, message", [
+    ("Acme\x1b[31m zoo", "--title: character 5 is the control character U+001B, which no page can show; remove it"),
+    ("zoo\udcff", "--title: character 4 is not text (the command line held bytes that are not UTF-8); retype it"),
+])
+def test_text_no_page_can_show_is_refused(tmp_path, host, title, message):
+    with pytest.raises(ArchzooError) as info:
+        init_zoo(tmp_path / "zoo", host, title=title)
+    assert str(info.value) == message
+    assert os.listdir(tmp_path) == []
 
 
 def test_an_empty_title_is_refused(tmp_path, host):

@@ -4,7 +4,8 @@ The scaffold is the site's ``mkdocs.yml`` (the ``archzoo`` MkDocs plugin and its
 commented), one example registry entry per installed architecture, an ``About`` page, a README, a
 GitHub Actions workflow that validates, builds and publishes to GitHub Pages, and a ``.gitignore``. The
 files are rendered from the templates in ``archzoo/templates/zoo/``; every value a user gives (title,
-description, address) goes in through ``yaml.safe_dump``, so any text is safe YAML.
+description, address) goes into YAML through ``yaml.safe_dump``, so any text is safe YAML, and into
+Markdown on one line.
 
 Nothing is ever overwritten or deleted: the folder must be missing or empty. Everything is written to a
 staging folder first and moved into place only once every example entry has been validated with the
@@ -19,6 +20,7 @@ import shutil
 import string
 import tempfile
 import textwrap
+import unicodedata
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
@@ -26,6 +28,7 @@ from typing import Any, Callable
 import yaml
 from pydantic_core import to_jsonable_python
 
+from . import __version__
 from .architecture import Architecture
 from .errors import ArchzooError
 from .host import PluginHost
@@ -60,14 +63,29 @@ def _render(template: str, **fields: str) -> str:
 
 
 def _yaml_value(value: Any) -> str:
-    """One YAML value on one line, quoted when plain YAML would read it as something else (``yes``, ``: #``)."""
-    flow = yaml.safe_dump([value], default_flow_style=True, width=float("inf"), allow_unicode=True)
-    return flow.strip()[1:-1]  # the value without the brackets of the one-item list it was dumped in
+    """One YAML value on one line, quoted when plain YAML would read it as something else (``yes``, ``: #``).
+
+    Non-ASCII text is written as it is, unless PyYAML would not read it back (it writes U+0085 raw in
+    single quotes, then reads it as a space): then every non-ASCII character is written escaped.
+    """
+    for readable in (True, False):
+        flow = yaml.safe_dump([value], default_flow_style=True, width=float("inf"), allow_unicode=readable)
+        text = flow.strip()[1:-1]  # the value without the brackets of the one-item list it was dumped in
+        if yaml.safe_load(f"[{text}]") == [value]:
+            break
+    return text
 
 
 def _one_line(text: str) -> str:
-    """Text for a Markdown paragraph or a YAML comment: on one line, printable characters only."""
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    """Text for a Markdown paragraph or a YAML comment: on one line, and only characters YAML allows in a
+    file (no control characters but tab, no surrogates, no U+FFFE or U+FFFF)."""
+    return " ".join("".join(c if _yaml_printable(c) else " " for c in text).split())
+
+
+def _yaml_printable(char: str) -> bool:
+    code = ord(char)
+    return (code == 0x09 or 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD
+            or code >= 0x10000)
 
 
 def schema_url(site_url: str | None) -> str:
@@ -128,6 +146,19 @@ def _example_id(name: str, taken: set[str]) -> str:
         model_id, n = f"{base}-{n}", n + 1
     taken.add(model_id)
     return model_id
+
+
+def _check_text(option: str, text: str) -> None:
+    """Refuse what no page title or description can show: control characters other than line breaks and
+    tabs, and lone surrogates (bytes of the command line that were not UTF-8)."""
+    for position, char in enumerate(text, 1):
+        category = unicodedata.category(char)
+        if category == "Cs":
+            raise ArchzooError(f"{option}: character {position} is not text (the command line held bytes that are "
+                               "not UTF-8); retype it")
+        if category == "Cc" and char not in "\n\t":
+            raise ArchzooError(f"{option}: character {position} is the control character U+{ord(char):04X}, which "
+                               "no page can show; remove it")
 
 
 def _check_target(directory: Path) -> bool:
@@ -230,11 +261,10 @@ def _scaffold(staging: Path, directory: Path, host: PluginHost, *, title: str, d
     names = ", ".join(f"`{arch.name}`" for arch, _ in examples.values())
     skipped_note = ""
     if skipped:
-        skipped_note = "\n\nNo example was written for " + "; ".join(f"`{s}`" for s in skipped) + "."
+        skipped_note = ("\n\nNo example was written for these architectures, whose default configurations do "
+                        "not validate: " + "; ".join(skipped) + ".")
     writing_entries = f"{site_url.rstrip('/')}/writing-entries/" if site_url else \
         "`writing-entries/` on the site, in its navigation"
-    from . import __version__
-
     files = [
         _write(staging, "mkdocs.yml", _render(
             _FILES["mkdocs.yml"], site_name=_yaml_value(title), site_description=_yaml_value(description),
@@ -261,7 +291,7 @@ def init_zoo(directory: Path, host: PluginHost, *, title: str | None = None, des
     left without an example because its defaults do not validate.
     """
     directory = Path(directory)
-    if site_url is not None and site_url and not site_url.startswith(("https://", "http://")):
+    if site_url and not site_url.startswith(("https://", "http://")):
         raise ArchzooError(f"--site-url {site_url!r}: expected the address the site will be published at, "
                            "starting with https:// (e.g. https://acme.github.io/zoo/)")
     if site_url and not site_url.endswith("/"):
@@ -272,6 +302,8 @@ def init_zoo(directory: Path, host: PluginHost, *, title: str | None = None, des
     if not title.strip():
         raise ArchzooError("--title: the site's name cannot be empty; give one, e.g. --title 'Acme model zoo'")
     description = description if description is not None else DEFAULT_DESCRIPTION
+    for option, text in (("--title", title), ("--description", description), ("--site-url", site_url or "")):
+        _check_text(option, text)
 
     # Staged beside a new folder, then renamed into place in one step. An existing empty folder is kept
     # (it may be the current directory, a mount point or have its own permissions): the staging folder
