@@ -307,10 +307,14 @@ def _require_libraries(ref: Reference) -> None:
 
 
 def _build(entry: Entry, ref: Reference):
+    import warnings
+
     from .reference import build_reference
 
     try:
-        return build_reference(ref)
+        with warnings.catch_warnings():  # construction notes (torch's nested-tensor fast path) are not findings
+            warnings.simplefilter("ignore")
+            return build_reference(ref)
     except (ImportError, AttributeError) as exc:
         raise ArchzooError(f"{entry.path}: reference: cannot import {ref.target} ({exc}); check the name, or "
                            f"upgrade the library that should provide it") from None
