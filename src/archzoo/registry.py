@@ -450,8 +450,8 @@ def yaml_files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: 
             add(str(path), os.path.realpath(path))
             continue
         root = path.resolve()
-        found: list[tuple[tuple[str, ...], str, str]] = []
-        pending = [(str(path), ())]
+        found: list[tuple[str, str, str]] = []
+        pending = [(str(path), "")]  # a folder and its path inside `path`, each name followed by NUL
         while pending:
             folder, parts = pending.pop()
             prefix = folder if folder.endswith(os.sep) else folder + os.sep  # joined by hand: 20,000 joins
@@ -476,12 +476,14 @@ def yaml_files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: 
                                                                             f"the registry folder {path}; {fix}"))
                     continue
                 if item.is_dir(follow_symlinks=False):
-                    pending.append((child, parts + (item.name,)))
+                    pending.append((child, parts + item.name + "\0"))
                 elif wanted(item.name) and not (link and os.path.isdir(child)):
                     # a link inside the registry is the file it points to; a plain file is itself
                     real = os.path.realpath(child) if link else real_prefix + item.name
-                    found.append((parts + (item.name,), child, real))
-        found.sort()  # by path components, as Path orders them
+                    found.append((parts + item.name, child, real))
+        # By path components, as Path orders them: NUL sorts before any character of a name, so the joined
+        # strings compare as the tuples of components would, and the sort compares strings in C.
+        found.sort()
         for _, file, real in found:
             add(file, real)
     return files
