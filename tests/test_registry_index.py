@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import shutil
+import time
+import zlib
 from pathlib import Path
 
 import pytest
 
+from archzoo import registry_index
 from archzoo.host import PluginHost
 from archzoo.registry import load_registry
 from archzoo.registry_index import IndexRow, load_index
+
+#: transformers' GPT2Block at n_embd 768 (GPT2Config's default): sum(p.numel()) = 12·768² + 13·768
+GPT2_BLOCK = 7_087_872
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = "architecture: gpt\ntitle: GPT-2 small\nsummary: The 12-layer GPT-2.\nyear: 2019\nconfig:\n  n_layers: {n}\n"
@@ -64,9 +71,8 @@ def test_only_a_changed_file_is_read_again(registry, host):
     (registry / "gpt-2.yaml").write_text(ENTRY.format(n=24))
     index = load_index([registry], host)
     assert (index.loaded, index.reused) == (1, 3)
-    # 24 layers against gpt-1's one: 23 more GPT2Block of 7,087,872 parameters each (transformers'
-    # GPT2Block at n_embd 768: sum(p.numel()) = 12·768² + 13·768)
-    assert index.rows["gpt-2"].params - load_index([registry], host).rows["gpt-1"].params == 23 * 7_087_872
+    # 24 layers against gpt-1's one: 23 more GPT2Block
+    assert index.rows["gpt-2"].params - load_index([registry], host).rows["gpt-1"].params == 23 * GPT2_BLOCK
 
 
 def test_same_content_with_a_new_stamp_is_reused(registry, host):
@@ -110,3 +116,142 @@ def test_a_corrupt_or_unwritable_cache_is_rebuilt(registry, host, cache):
     cache.write_text("a file where the cache folder should be")
     first = load_index([registry], host)
     assert (first.loaded, sorted(first.rows)) == (4, ["gpt-1", "gpt-2", "gpt-3"])
+
+
+def _rewrite_keeping_size_and_mtime(path: Path, text: str) -> None:
+    """New content of the same length, with the old modification time put back: only the change time (and
+    the content) tell. The change time is bumped until it differs, on a file system with coarse timestamps."""
+    before = path.stat()
+    assert len(text.encode()) == before.st_size
+    path.write_text(text)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    while path.stat().st_ctime_ns == before.st_ctime_ns:
+        time.sleep(0.01)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+
+
+def test_a_settled_file_rewritten_with_its_old_size_and_mtime_is_read_again(registry, host, monkeypatch):
+    clock = time.time_ns
+    monkeypatch.setattr(registry_index.time, "time_ns", lambda: clock() + 60 * 10**9)  # every file settled
+    load_index([registry], host)
+    assert load_index([registry], host).reused == 4  # settled: reused on its stamp alone
+    path = registry / "gpt-2.yaml"
+    _rewrite_keeping_size_and_mtime(path, ENTRY.format(n=5))
+    index = load_index([registry], host)
+    assert (index.loaded, index.reused) == (1, 3)
+    assert index.rows["gpt-2"].params - index.rows["gpt-1"].params == 4 * GPT2_BLOCK
+
+
+def test_a_racy_file_is_checked_by_content(registry, host, monkeypatch):
+    """Two writes in one timestamp tick leave every stamp as it was: a file written within two seconds of
+    being indexed is compared by content until it settles. Coarse timestamps are simulated by leaving the
+    change time out of the stamp."""
+    real_stamp = registry_index._stamp
+    monkeypatch.setattr(registry_index, "_stamp", lambda key: (*real_stamp(key)[:3], 0))
+    load_index([registry], host)
+    path = registry / "gpt-2.yaml"
+    _rewrite_keeping_size_and_mtime(path, ENTRY.format(n=5))
+    index = load_index([registry], host)
+    assert (index.loaded, index.reused) == (1, 3)
+    assert index.rows["gpt-2"].params - index.rows["gpt-1"].params == 4 * GPT2_BLOCK
+    # once the files have settled, the next listing records it, and the one after trusts the stamps
+    clock = time.time_ns
+    monkeypatch.setattr(registry_index.time, "time_ns", lambda: clock() + 60 * 10**9)
+    assert load_index([registry], host).reused == 4
+    digests = []
+    monkeypatch.setattr(registry_index, "_digest", lambda key: digests.append(key))
+    assert load_index([registry], host).reused == 4
+    assert digests == []
+
+
+def _cache_file(cache: Path) -> Path:
+    (file,) = cache.iterdir()
+    return file
+
+
+def _valid_header(host: PluginHost, payload: bytes) -> bytes:
+    return registry_index._header(registry_index._fingerprint(host)) + b"%08x\n" % zlib.crc32(payload) + payload
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped byte", "empty", "random bytes"])
+def test_a_corrupt_cache_is_ignored_and_rebuilt(registry, host, cache, damage):
+    load_index([registry], host)
+    file = _cache_file(cache)
+    data = file.read_bytes()
+    middle = len(data) // 2
+    file.write_bytes({"truncated": data[:middle], "flipped byte": data[:middle] + bytes([data[middle] ^ 1]) +
+                      data[middle + 1:], "empty": b"", "random bytes": os.urandom(len(data))}[damage])
+    index = load_index([registry], host)
+    assert (index.loaded, sorted(index.rows)) == (4, ["gpt-1", "gpt-2", "gpt-3"])
+    assert load_index([registry], host).reused == 4  # rebuilt
+
+
+@pytest.mark.parametrize("content", [
+    "an older format", "another fingerprint", "a list", "a short item", "a row of the wrong length",
+    "an unhashable id", "a JSON cache",
+])
+def test_a_foreign_cache_is_ignored(registry, host, cache, content):
+    load_index([registry], host)
+    file = _cache_file(cache)
+    data = file.read_bytes()
+    header = registry_index._header(registry_index._fingerprint(host))
+    items = marshal.loads(data[len(header) + 9:])
+    key = str(registry / "gpt-1.yaml")
+    item = items[key]
+    written = {
+        "an older format": data.replace(registry_index.FORMAT.encode(), b"archzoo.registry-index/3", 1),
+        "another fingerprint": data.replace(header, registry_index._header("0" * 64), 1),
+        "a list": _valid_header(host, marshal.dumps(list(items.items()))),
+        "a short item": _valid_header(host, marshal.dumps({**items, key: item[:-1]})),
+        "a row of the wrong length": _valid_header(host, marshal.dumps({**items, key: (*item[:4], item[4][:-1],
+                                                                                      *item[5:])})),
+        "an unhashable id": _valid_header(host, marshal.dumps({**items, key: (*item[:3], ["gpt-1"], *item[4:])})),
+        "a JSON cache": b'{"format": "archzoo.registry-index/3", "files": {}}',
+    }[content]
+    file.write_bytes(written)
+    index = load_index([registry], host)
+    assert (index.loaded, sorted(index.rows)) == (4, ["gpt-1", "gpt-2", "gpt-3"])
+
+
+def test_code_in_the_cache_is_never_run(registry, host, cache, tmp_path):
+    """marshal can hold a code object; the index builds it as a value at most, and never calls it."""
+    marker = tmp_path / "ran"
+    load_index([registry], host)
+    code = compile(f"open({str(marker)!r}, 'w').close()", "<cache>", "exec")
+    _cache_file(cache).write_bytes(_valid_header(host, marshal.dumps(code)))
+    assert load_index([registry], host).loaded == 4
+    assert not marker.exists()
+
+
+def test_rows_problems_and_warnings_equal_a_full_load(tmp_path, host):
+    """Entries with a row, a problem, a warning, a duplicate id and subfolders, cold, warm and after a copy."""
+    folder = tmp_path / "zoo"
+    (folder / "a").mkdir(parents=True)
+    (folder / "b").mkdir()
+    for n in (1, 2, 12):
+        (folder / "a" / f"gpt-{n}.yaml").write_text(ENTRY.format(n=n))
+    (folder / "b" / "gpt-2.yaml").write_text(ENTRY.format(n=3))  # a duplicate id
+    (folder / "b" / "broken.yaml").write_text(ENTRY.format(n="many"))
+    # GPT-2 Medium, printed as 345M in Radford et al. 2019 (Table 2) while GPT2LMHeadModel has 354,823,168
+    # parameters: over the rounding of "345M" and under the 5% that needs a reconciliation, so a warning
+    (folder / "b" / "gpt2-medium.yaml").write_text(
+        "architecture: gpt\ntitle: GPT-2 Medium\nsummary: The 24-layer GPT-2.\nyear: 2019\n"
+        "config: {d_model: 1024, n_layers: 24, n_heads: 16}\npublished:\n  params: 345M\n  source:\n"
+        "    title: Language Models are Unsupervised Multitask Learners\n    authors: [Alec Radford]\n"
+        "    year: 2019\n    venue: OpenAI\n    locator: Table 2\n")
+    full = load_registry([folder], host)
+    expected = {model_id: IndexRow.of(entry) for model_id, entry in full.entries.items()}
+    for label in ("cold", "warm"):
+        index = load_index([folder], host)
+        assert index.rows == expected, label
+        assert list(index.rows) == sorted(expected), label
+        assert index.problems == full.problems, label
+        assert index.warnings == full.warnings, label
+    assert [(p.path.name, p.key) for p in full.problems] == [("broken.yaml", "config.n_layers"), ("gpt-2.yaml", "")]
+    assert [(p.path.name, p.key) for p in full.warnings] == [("gpt2-medium.yaml", "published.params")]
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)  # new paths, inodes and times: rows come back by content, with new paths
+    moved = load_index([copy], host)
+    assert moved.rows == {i: IndexRow.of(e) for i, e in load_registry([copy], host).entries.items()}
