@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from archzoo import files, registry
+from archzoo.cli import main
 from archzoo.errors import RegistryError, UnknownModelError
 from archzoo.host import PluginHost
 from archzoo.registry import find_model, load_registry
@@ -67,3 +69,46 @@ def test_an_id_defined_twice_is_an_error(tmp_path, host):
         f"registry entry 'twin' is invalid: {tmp_path}/b/twin.yaml:1: duplicate id 'twin': also defined by "
         f"{tmp_path}/a/twin.yaml; ids are file names and must be unique across folders, so rename one "
         f"(`archzoo validate {tmp_path}/b/twin.yaml` lists every problem)")
+
+
+@pytest.fixture
+def reads(monkeypatch) -> list[str]:
+    """Every registry file read, by path (the one reader `_read_yaml` and the index use)."""
+    seen: list[str] = []
+    real = files.read_user_bytes
+
+    def counting(path, *args, **kwargs):
+        seen.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(files, "read_user_bytes", counting)
+    monkeypatch.setattr(registry, "read_user_bytes", counting)
+    return seen
+
+
+@pytest.fixture
+def zoo(tmp_path) -> Path:
+    """Fifty entries in two folders, and a broken one that would fail any load that parses it."""
+    for n in range(1, 51):
+        folder = tmp_path / "zoo" / ("deep" if n % 2 else "shallow")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"gpt-{n}.yaml").write_text(ENTRY.format(n=n))
+    (tmp_path / "zoo" / "broken.yaml").write_text("title: [unclosed\n")
+    return tmp_path / "zoo"
+
+
+def test_find_model_reads_one_file(zoo, host, reads):
+    assert find_model("gpt-7", [zoo], host).id == "gpt-7"
+    assert reads == [str(zoo / "deep" / "gpt-7.yaml")]
+
+
+def test_show_reads_one_file(zoo, reads, capsys):
+    assert main(["show", "gpt-8", "--json", "--registry", str(zoo)]) == 0
+    assert reads == [str(zoo / "shallow" / "gpt-8.yaml")]
+    assert '"id": "gpt-8"' in capsys.readouterr().out
+
+
+def test_validate_file_reads_that_file_only(zoo, reads, capsys):
+    assert main(["validate", str(zoo / "deep" / "gpt-9.yaml")]) == 0
+    assert reads == [str(zoo / "deep" / "gpt-9.yaml")]
+    assert capsys.readouterr().out == "1 entry valid\n"
