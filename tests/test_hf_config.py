@@ -427,11 +427,11 @@ def test_lookup_imports_no_torch(tmp_path):
 
 
 def test_methodology_section_is_generated_from_the_tables(host):
-    page = (REPO / "docs" / "methodology.md").read_text(encoding="utf-8")
+    page = (REPO / "src/archzoo/site/docs/methodology.md").read_text(encoding="utf-8")
     assert "## Hugging Face config.json" in page
     start, end = page.index(DOC_START), page.index(DOC_END) + len(DOC_END)
     assert page[start:end] == methodology_section(host), (
-        "docs/methodology.md's Hugging Face section is stale: run `python -m archzoo.hf_config docs/methodology.md`"
+        "src/archzoo/site/docs/methodology.md's Hugging Face section is stale: run `python -m archzoo.hf_config src/archzoo/site/docs/methodology.md`"
     )
     for model_type in host.hf_model_types():
         assert f"### `{model_type}`" in page

@@ -6,12 +6,12 @@ from pathlib import Path
 from archzoo.registry import SCHEMA_COMMENT, entry_json_schema, load_registry
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMA_FILE = ROOT / "docs" / "schema" / "registry-entry.json"
+SCHEMA_FILE = ROOT / "src/archzoo/site/docs/schema/registry-entry.json"
 
 
 def test_committed_schema_is_current():
     assert json.loads(SCHEMA_FILE.read_text()) == entry_json_schema(), (
-        "docs/schema/registry-entry.json is stale: run `archzoo schema --out docs/schema/registry-entry.json`"
+        "src/archzoo/site/docs/schema/registry-entry.json is stale: run `archzoo schema --out src/archzoo/site/docs/schema/registry-entry.json`"
     )
 
 

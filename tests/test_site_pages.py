@@ -279,18 +279,25 @@ def test_nav_tree_keeps_every_model_in_order_and_sections_small(n):
     assert _widest_path(tree) <= 60  # what a page renders stays nearly flat as the zoo grows
 
 
-def test_nav_summary_sections_and_flat_baseline(bert, gpt2):
+def test_nav_config_sections_and_flat_baseline(bert, gpt2):
     from archzoo.host import get_host
 
     host = get_host()
     archs = [views.architecture_view(host.architecture("bert"), models=(bert,)),
              views.architecture_view(host.architecture("gpt"), models=(gpt2,))]
-    nav = pages.nav_summary(archs, static_pages=[("Methodology", "methodology.md")])
-    assert nav.splitlines()[:3] == ["* [Home](index.md)", "* [All models](models/index.md)", "* Architectures"]
-    assert "    * [BERT](architectures/bert/index.md)\n        * [bert-base-uncased](models/bert-base-uncased.md)" in nav
-    assert nav.rstrip().endswith("* [Methodology](methodology.md)")
-    flat = pages.nav_summary(archs, flat=True)
-    assert "\n* [bert-base-uncased](models/bert-base-uncased.md)\n" in flat
+    nav = pages.nav_config(archs, static_pages=[("Methodology", "methodology.md")])
+    assert nav == [
+        {"Home": "index.md"},
+        {"All models": "models/index.md"},
+        {"Architectures": [
+            {"BERT": ["architectures/bert/index.md", {"bert-base-uncased": "models/bert-base-uncased.md"}]},
+            {"GPT": ["architectures/gpt/index.md", {"gpt2": "models/gpt2.md"}]},
+        ]},
+        {"Methodology": "methodology.md"},
+    ]
+    flat = pages.nav_config(archs, flat=True)
+    assert flat[2] == {"Architectures": [{"BERT": "architectures/bert/index.md"}, {"GPT": "architectures/gpt/index.md"}]}
+    assert flat[3:] == [{"bert-base-uncased": "models/bert-base-uncased.md"}, {"gpt2": "models/gpt2.md"}]
 
 
 # ---- plots and diagrams ---------------------------------------------------------------------------

@@ -507,7 +507,7 @@ def validate(ctx, paths, plugin_registries):
 @cli.command(epilog="""\b
 Examples:
   archzoo schema > registry-entry.json
-  archzoo schema --out docs/schema/registry-entry.json
+  archzoo schema --out src/archzoo/site/docs/schema/registry-entry.json
 """)
 @click.option("--out", type=click.Path(path_type=Path), help="Write to this file instead of standard output.")
 def schema(out):
@@ -532,7 +532,59 @@ def schema(out):
     click.echo(f"wrote {out}", err=True)
 
 
+@cli.command("verify", epilog="""\b
+Examples:
+  archzoo verify bert-base-uncased
+  archzoo verify registry/gpt/gpt2.yaml --json
+  archzoo verify my-model.yaml            a file that is not in any registry folder
+""")
+@click.argument("target", metavar="ID|FILE")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print as JSON: the reference, both totals and one record per mapped block.")
+@registry_option
+@plugin_registry_option
+@click.pass_context
+def verify_command(ctx, target, as_json, registry_dirs, plugin_registries):
+    """Check an entry against its real implementation (torch / transformers on the meta device), in total
+    and block by block; exit 1 if anything differs. Needs the verify extra (torch, transformers)."""
+    from .verify import verify_target
+
+    result = verify_target(target, list(registry_dirs) or None, _host(ctx), plugin_registries=plugin_registries)
+    if as_json:
+        _emit_json(result.to_json())
+    else:
+        click.echo(result.render())
+    if not result.ok:
+        ctx.exit(1)
+
+
 # ---- the site -------------------------------------------------------------------------------------
+
+
+@cli.command(epilog="""\b
+Examples:
+  archzoo init acme-zoo
+  archzoo init . --title "Acme model zoo" --site-url https://acme.github.io/zoo/
+""")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--title", help="The site's name (default: '<folder name> model zoo').")
+@click.option("--description", help="One line about the zoo: the site's description, under the README's title.")
+@click.option("--site-url", metavar="URL",
+              help="Where the site will be published, e.g. https://acme.github.io/zoo/ (the example entries' "
+                   "$schema line then points at URL/schema/registry-entry.json; default: this installation's "
+                   "schema file).")
+@click.pass_context
+def init(ctx, directory, title, description, site_url):
+    """Scaffold a model-zoo repository in DIRECTORY (new or empty): mkdocs.yml, one example entry per
+    architecture, an About page, a README and a GitHub Pages workflow. Nothing is ever overwritten."""
+    from .init import init_zoo
+
+    files = init_zoo(directory, _host(ctx), title=title, description=description, site_url=site_url,
+                     progress=lambda line: click.echo(f"archzoo: warning: {line}", err=True))
+    for path in files:
+        click.echo(directory / path)
+    click.echo(f"zoo written to {directory}: next, cd there and run `archzoo serve` "
+               "(pip install 'archzoo[site]' first)", err=True)
 
 
 def site_options(func):

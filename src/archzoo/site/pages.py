@@ -640,7 +640,7 @@ def home_page(models: Sequence[ModelView], architectures: Sequence[ArchitectureV
     page_path = "index.md"
     by_size = sorted(models, key=lambda m: (m.params, m.id))
     front = "---\n" + yaml.dump({"description": text_html(_one_line(description))}, Dumper=_YAML_DUMPER,
-                                 allow_unicode=True, width=1 << 30) + "---" if description else ""
+                                 allow_unicode=True, width=1 << 30) + "---"
     method = next((path for _, path in static_pages if path == "methodology.md"), None)
     archzoo = "[archzoo](methodology.md)" if method else "archzoo"
     parts = [p for p in (front, f"# {text_md(title)}", _paragraph(description)) if p]

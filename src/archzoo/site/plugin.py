@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -123,6 +124,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         self.zoo: Zoo | None = None
         self.error: str | None = None
         self.owner_pages: set[str] = set()
+        self.package_pages: set[str] = set()
         self.sources: dict[str, Path] = {}
         self.total = 0
         self.done = 0
@@ -156,11 +158,11 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         theme["features"] += [f for f in wanted if f not in theme["features"]]
         if theme.get("font") == _MATERIAL_FONT:
             theme["font"] = False
-        for name, options in _EXTENSIONS.items():
+        for name, options in _EXTENSIONS.items():  # the owner's settings of an extension win over ours
             if name not in config.markdown_extensions:
                 config.markdown_extensions.append(name)
-                if options:
-                    config.mdx_configs[name] = _resolve_format(options)
+            if options:
+                config.mdx_configs[name] = {**_resolve_format(options), **config.mdx_configs.get(name, {})}
         for item in _CSS:
             if item not in config.extra_css:
                 config.extra_css.append(item)
@@ -238,6 +240,8 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
             if files.get_file_from_path(uri) is not None:
                 continue
             files.append(File.generated(config, uri, abs_src_path=str(path)))
+            if uri.endswith(".md"):
+                self.package_pages.add(uri)
 
     def _error_site(self, files: Files, config, message: str) -> Files:
         """While serving: one page showing why the registry cannot be read, on every URL."""
@@ -264,6 +268,16 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         return env
 
     # ---- pages ----------------------------------------------------------------------------------------
+
+    def on_page_markdown(self, markdown, *, page, config, files):
+        """archzoo's own pages link to each other: a link to one this site does not publish becomes its text."""
+        if page.file.src_uri not in self.package_pages:
+            return markdown
+        missing = [path for name, (_, path) in PAGES.items() if name not in self.config.pages]
+        if not missing:
+            return markdown
+        pattern = re.compile(r"\[([^\]]+)\]\((?:%s)(?:#[^)]*)?\)" % "|".join(re.escape(m) for m in missing))
+        return pattern.sub(r"\1", markdown)
 
     def on_pre_page(self, page, *, config, files):
         page.update_date = _stable_date()
