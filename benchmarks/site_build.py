@@ -8,7 +8,7 @@ temporary folder outside the repository, then times, in one run:
 3. the archzoo site with 5,000 entries.
 
 Targets: (1) at most a third of (2), and (3) at most 6x (1). The figures are recorded in
-docs/performance.md. Run: ``python benchmarks/site_build.py`` (add ``--sizes 200 1000`` to try others).
+src/archzoo/site/docs/performance.md. Run: ``python benchmarks/site_build.py`` (add ``--sizes 200 1000`` to try others).
 """
 
 from __future__ import annotations
