@@ -190,7 +190,7 @@ def test_a_corrupt_cache_is_ignored_and_rebuilt(registry, host, cache, damage):
 
 @pytest.mark.parametrize("content", [
     "an older format", "another fingerprint", "a list", "a short item", "a row of the wrong length",
-    "an unhashable id", "a JSON cache",
+    "an unhashable id", "a problem of the wrong shape", "a JSON cache",
 ])
 def test_a_foreign_cache_is_ignored(registry, host, cache, content):
     load_index([registry], host)
@@ -208,6 +208,8 @@ def test_a_foreign_cache_is_ignored(registry, host, cache, content):
         "a row of the wrong length": _valid_header(host, marshal.dumps({**items, key: (*item[:4], item[4][:-1],
                                                                                       *item[5:])})),
         "an unhashable id": _valid_header(host, marshal.dumps({**items, key: (*item[:3], ["gpt-1"], *item[4:])})),
+        "a problem of the wrong shape": _valid_header(host, marshal.dumps({**items, key: (*item[:5], ((1, "x"),),
+                                                                                        *item[6:])})),
         "a JSON cache": b'{"format": "archzoo.registry-index/3", "files": {}}',
     }[content]
     file.write_bytes(written)

@@ -168,7 +168,9 @@ def _read_cache(path: Path, fingerprint: str) -> dict[str, tuple]:
         if (type(key) is not str or type(item) is not tuple or len(item) != _ITEM_LENGTH
                 or type(item[_STAMP]) is not tuple or type(item[_STEM]) is not str
                 or type(item[_PROBLEMS]) is not tuple or type(item[_WARNINGS]) is not tuple
-                or not (item[_ROW] is None or type(item[_ROW]) is tuple and len(item[_ROW]) == _ROW_LENGTH)):
+                or not (item[_ROW] is None or type(item[_ROW]) is tuple and len(item[_ROW]) == _ROW_LENGTH)
+                or (item[_PROBLEMS] or item[_WARNINGS])
+                and any(type(p) is not tuple or len(p) != 3 for p in item[_PROBLEMS] + item[_WARNINGS])):
             return {}
     return files
 
