@@ -469,6 +469,10 @@ def test_build_blocks_accepts_every_builtin_default():
         (Block("m", "model", params=const(-5)),
          "build returned a bad block 'm': params evaluates to -5, expected a count of at least 0"),
         (Block("m", "model", shared="yes"), "build returned a bad block 'm': shared is str, expected a bool"),
+        (Block("m", "model", modules="encoder.layer"),
+         "build returned a bad block 'm': modules is str, expected a tuple of str (the reference's submodule names)"),
+        (Block("m", "model", modules=("encoder", 0)),
+         "build returned a bad block 'm': modules is tuple, expected a tuple of str (the reference's submodule names)"),
         (_cyclic(), "build returned a block tree with a cycle: 'loop' contains one of its own ancestors"),
         (_deep(70), "build returned a block tree more than 64 levels deep ('level4' is at level 65)"),
         (_exploding(20), "build returned a block tree of more than 100,000 blocks; share a layer with "
@@ -476,7 +480,7 @@ def test_build_blocks_accepts_every_builtin_default():
     ],
     ids=["list", "none", "dict", "str-params", "int-flops", "int-name", "none-kind", "list-children",
          "str-child", "nested-bad-approx", "int-repeat", "params-uses-n", "flops-free-symbol", "float-symbol",
-         "str-coefficient", "undefined-symbol", "negative-params", "bad-shared", "cycle", "too-deep", "too-many"],
+         "str-coefficient", "undefined-symbol", "negative-params", "bad-shared", "str-modules", "int-module", "cycle", "too-deep", "too-many"],
 )
 def test_build_blocks_names_the_plugin_and_the_problem(result, message):
     with pytest.raises(PluginError) as info:

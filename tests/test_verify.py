@@ -358,9 +358,11 @@ def test_a_mapped_name_the_reference_lacks_fails_its_row(tmp_path):
 
 @pytest.mark.reference
 def test_a_mapping_that_is_not_a_tuple_of_names_is_the_plugins_error(tmp_path):
+    """The host checks every block a plugin builds: a bad ``modules`` is refused before anything is verified."""
     path = _write_entry(tmp_path, "square", "square", {"d_model": 5})
-    with pytest.raises(PluginError, match=r"^plugin 'square': block 'square.proj' has modules \(3,\), expected a "
-                                          r"tuple of dotted submodule names$"):
+    with pytest.raises(RegistryError, match=r"config: cannot count the parameters of this configuration: plugin "
+                                            r"'square': build returned a bad block 'square.proj': modules is tuple, "
+                                            r"expected a tuple of str \(the reference's submodule names\)$"):
         verify_target(str(path), host=_square_host([3]))
 
 

@@ -202,6 +202,8 @@ def _node_problem(node: Block) -> str | None:
             return f"{name} is {_kind(value)}, expected a str"
     if type(node.shared) is not bool:
         return f"shared is {_kind(node.shared)}, expected a bool"
+    if type(node.modules) is not tuple or not all(type(m) is str for m in node.modules):
+        return f"modules is {_kind(node.modules)}, expected a tuple of str (the reference's submodule names)"
     if type(node.children) is not tuple:
         return f"children is {_kind(node.children)}, expected a tuple of archzoo.Block"
     for i, child in enumerate(node.children):

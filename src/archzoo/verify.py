@@ -353,10 +353,7 @@ def _check_tree(block: Block, parent: str, bases: list[tuple[str, str]] | None, 
     ``repeat_of`` is the repeat directly above, whose copies this block's names index.
     """
     path = _join(parent, block.name)
-    modules = block.modules
-    if not isinstance(modules, tuple) or not all(isinstance(m, str) for m in modules):
-        raise PluginError(f"plugin {plugin!r}: block {path!r} has modules {modules!r}, expected a tuple of "
-                          "dotted submodule names")
+    modules = block.modules  # a tuple of str: the host checks every block a plugin builds
     child_bases = bases
     if modules and bases is not None:
         copies: list[tuple[tuple[str, ...], tuple[str, ...]]] = []  # (concrete names, display names) per copy
