@@ -6,7 +6,7 @@ wall time and peak resident memory (``os.wait4``), for the shipped 46 entries an
 runs once cold (no index cache), once more to let the cache settle (files written in the two seconds
 before it was made are checked by content once more), then warm; `show` reads one entry.
 
-Warm runs are repeated (``--repeat``, default 5), alternating the two registries so that a busy machine
+Warm runs are repeated (``--repeat``, default 7), alternating the two registries so that a busy machine
 slows both alike, and each figure is the median of its runs. Targets (issue: a registry that scales): a
 warm `list --json` over N = 20,000 entries within 3x the time over 46 entries and under 300 MB; `show`
 flat, within 1.5x. The exit status is 1 when a target is missed.
@@ -73,7 +73,7 @@ def measure(args: list[str], env: dict[str, str]) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20_000, help="entries in the large registry")
-    parser.add_argument("--repeat", type=int, default=5, help="runs of each warm command (median reported)")
+    parser.add_argument("--repeat", type=int, default=7, help="runs of each warm command (median reported)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="archzoo-scale-"))
     try:
