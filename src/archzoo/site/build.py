@@ -601,6 +601,7 @@ def serve_site(
 
             def builder(config=None) -> None:
                 started = time.perf_counter()
+                forward.last_error = None
                 say("archzoo: building the site ...")
                 try:
                     config = config or get_config()
@@ -617,7 +618,10 @@ def serve_site(
                     say(f"archzoo: the build failed ({type(exc).__name__}: {exc}); {serve_url} shows it until the "
                         "next save")
                     return
-                say(f"archzoo: site ready in {time.perf_counter() - started:.1f} s: {serve_url}")
+                if forward.last_error:  # the plugin served the problem as the site
+                    say(f"archzoo: {serve_url} shows the problem until the next save")
+                else:
+                    say(f"archzoo: site ready in {time.perf_counter() - started:.1f} s: {serve_url}")
 
             server = LiveReloadServer(builder=builder, host=host, port=port, root=str(site_dir),
                                       mount_path=urlsplit(serve_url).path)
@@ -659,12 +663,14 @@ class _Forward(logging.Handler):
         self.last_error: str | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
+        if record.name == "mkdocs.livereload" and record.levelno < logging.ERROR:
+            return  # the server's request log ("GET / ... code 404"): not news about the site
+        message = record.getMessage().removeprefix("archzoo: ")
         if record.levelno >= logging.ERROR:
             self.last_error = message
         if record.name == "mkdocs.plugins.archzoo" or record.levelno >= logging.WARNING:
             level = "" if record.levelno < logging.WARNING else f"{record.levelname.lower()}: "
-            self.say(message if message.startswith("archzoo:") and not level else f"archzoo: {level}{message}")
+            self.say(f"archzoo: {level}{message}")
 
 
 def _write_error_site(site_dir: Path, message: str) -> None:
