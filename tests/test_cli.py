@@ -225,3 +225,21 @@ def test_build_refuses_an_out_that_is_not_a_site(tmp_path, capsys, monkeypatch):
     code, _, err = run(capsys, "build", "--out", "other")
     assert code == 1 and "holds something other than a built site" in err
     assert (tmp_path / "notes.txt").read_text() == "important" and (tmp_path / "afile").read_text() == "hi"
+
+
+def test_a_pattern_without_wildcards_matches_as_a_substring(capsys):
+    code, out, err = run(capsys, "list", "roberta", "--json")
+    assert code == 0 and [r["id"] for r in json.loads(out)] == ["roberta-base", "roberta-large"]
+    code, out, err = run(capsys, "list", "*roberta", "--json")  # a glob still matches whole ids only
+    assert code == 0 and json.loads(out) == []
+    code, out, err = run(capsys, "list", "roberta*", "--json")
+    assert code == 0 and [r["id"] for r in json.loads(out)] == ["roberta-base", "roberta-large"]
+    code, out, err = run(capsys, "list", "robertaa")
+    assert code == 1 and err == ("archzoo: error: no model matches 'robertaa'; did you mean 'roberta-base', "
+                                 "'roberta-large', 'bert-small'?\n")
+
+
+def test_help_lists_every_environment_variable(capsys):
+    code, out, err = run(capsys, "--help")
+    for name in ("ARCHZOO_PLUGINS", "ARCHZOO_STRICT", "ARCHZOO_TRACE_PLUGINS", "ARCHZOO_REGISTRY", "ARCHZOO_CACHE_DIR"):
+        assert f"    {name}=" in out, name

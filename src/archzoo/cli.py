@@ -92,9 +92,12 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog=f"""\b
 Environment:
-  {ENV_PLUGINS}=a,b        load only these plugins
-  {ENV_STRICT}=1           a broken plugin is an error, not a warning
-  {ENV_TRACE}=1    print every plugin hook call
+  {ENV_PLUGINS}=a,b          load only these plugins
+  {ENV_STRICT}=1             a broken plugin is an error, not a warning
+  {ENV_TRACE}=1      print every plugin hook call
+  ARCHZOO_REGISTRY=dir1:dir2   registry folders of list, show, compare, validate, verify
+                               (default ./registry) and of a build without a mkdocs.yml
+  ARCHZOO_CACHE_DIR=DIR        where the registry index is cached (default ~/.cache/archzoo)
 """,
 )
 @click.option("--strict", is_flag=True, help="Fail when any plugin cannot be loaded, instead of skipping it.")
@@ -319,7 +322,7 @@ Examples:
   archzoo list 'gpt2*' --sort params
   archzoo list --arch vit --json
 """)
-@click.argument("pattern", default="*")
+@click.argument("pattern", default="*", metavar="[PATTERN]")
 @click.option("--arch", "architecture", help="Only models of this architecture.")
 @click.option("--sort", "sort_key", type=click.Choice(["name", "params", "year"]), default="name", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
@@ -328,14 +331,17 @@ Examples:
 @plugin_registry_option
 @click.pass_context
 def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_dirs, plugin_registries):
-    """List registry models matching a glob PATTERN: exact and published sizes, and the difference."""
+    """List registry models whose id contains PATTERN, or matches it as a glob (`gpt2*`, `*-base-*`): exact and
+    published sizes, and the difference."""
     if architecture:
         _host(ctx).architecture(architecture)  # an unknown name is an error that names the loaded ones
     import fnmatch
 
     index = _index(ctx, registry_dirs, plugin_registries)
+    glob = any(c in pattern for c in "*?[")
     found = [r for r in index.rows.values()
-             if fnmatch.fnmatchcase(r.id, pattern) and (architecture is None or r.architecture == architecture)]
+             if (fnmatch.fnmatchcase(r.id, pattern) if glob else pattern in r.id)
+             and (architecture is None or r.architecture == architecture)]
     key = {"name": lambda r: r.id, "params": lambda r: (r.params, r.id), "year": lambda r: (r.year, r.id)}[sort_key]
     rows = [_entry_row(r) for r in sorted(found, key=key)]
     if as_json:
@@ -349,7 +355,11 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
         writer.writerows(rows)
         return
     if not rows:
-        raise ArchzooError(f"no model matches {pattern!r}" + (f" in architecture {architecture!r}" if architecture else ""))
+        from .errors import closest
+
+        hint = closest(pattern, [r.id for r in index.rows.values()])
+        raise ArchzooError(f"no model matches {pattern!r}" + (f" in architecture {architecture!r}" if architecture else "")
+                           + (f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""))
     from .terminal import print_table
 
     print_table(
