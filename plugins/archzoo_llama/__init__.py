@@ -1,0 +1,346 @@
+"""archzoo plugin: LLaMA-style decoders (RMSNorm, gated feed-forward, grouped-query attention, rotary positions).
+
+One configuration covers the family transformers builds with the same modules: Llama, Mistral, Qwen2
+(biases on q/k/v only), Gemma (a head width that is not d_model / n_heads, a tied head), OLMo (a layer
+norm with no weight or bias) and Phi-3 (q/k/v and gate/up fused into one linear each: the same weights
+and FLOPs). Rotary positions have no parameters, and their angles cost no matmul FLOPs in transformers'
+eager forward pass (FlopCounterMode counts none), so they appear in no formula.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, PositiveInt, model_validator
+
+from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo.architecture import check_activation, check_heads
+from archzoo.blocks import Block, attention, composite, embedding, feed_forward, linear, repeat, rms_norm, with_modules
+from archzoo.formula import sym
+from archzoo.hf_config import (
+    DROPOUT,
+    INITIALISATION,
+    NORM_EPSILON,
+    TOKEN_ID,
+    USE_CACHE,
+    HFTable,
+    hf_reader,
+)
+from archzoo.symbols import symbol
+
+__version__ = "0.1.0"
+
+
+class LlamaConfig(ArchConfig):
+    """A LLaMA-style decoder; defaults are TinyLlama-1.1B (Zhang et al. 2024)."""
+
+    vocab_size: PositiveInt = Field(32000, description="vocabulary size")
+    d_model: PositiveInt = Field(2048, description="model width")
+    n_layers: PositiveInt = Field(22, description="decoder layers")
+    n_heads: PositiveInt = Field(32, description="query heads")
+    n_kv_heads: PositiveInt | None = Field(4, description="key/value heads (grouped- or multi-query attention; "
+                                                          "null = n_heads); must divide n_heads")
+    d_head: PositiveInt | None = Field(None, description="width of one head (null = d_model / n_heads; Gemma 7B: 256)")
+    d_ff: PositiveInt = Field(5632, description="hidden width of the gated feed-forward (gate and up projections)")
+    max_positions: PositiveInt = Field(2048, description="context length (rotary positions: no parameters)")
+    tie_embeddings: bool = Field(False, description="LM head shares the token embedding matrix (Gemma)")
+    norm: Literal["rms_norm", "layer_norm_no_affine"] = Field(
+        "rms_norm", description="rms_norm (a weight of width d_model) or layer_norm_no_affine (OLMo: no weight, no bias)")
+    activation: str = Field("silu", description="activation of the gate: silu (SwiGLU), gelu_pytorch_tanh (GeGLU, Gemma)")
+    qkv_bias: bool = Field(False, description="biases on the query, key and value projections (Qwen2)")
+    out_bias: bool = Field(False, description="bias on the attention output projection")
+    mlp_bias: bool = Field(False, description="biases on the gate, up and down projections")
+    head: Literal["lm", "none"] = Field("lm", description="lm (*ForCausalLM) or none (the base *Model)")
+
+    @model_validator(mode="after")
+    def _check(self) -> "LlamaConfig":
+        if self.d_head is None:
+            check_heads(self.d_model, self.n_heads, ", or give d_head explicitly (Gemma 7B: n_heads 16, d_head 256)")
+        kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+        if self.n_heads % kv:
+            raise ValueError(f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {kv}; "
+                             "choose a divisor of n_heads (1 for multi-query attention)")
+        check_activation(self.activation)
+        return self
+
+
+def _norm(name: str, d, cfg: LlamaConfig) -> Block:
+    if cfg.norm == "rms_norm":
+        return rms_norm(name, d)
+    # OLMo's LayerNorm normalises with neither weight nor bias: no parameters, and no matmul FLOPs
+    return Block(name=name, kind="layer_norm", description=f"LayerNorm({d}), no weight or bias")
+
+
+def build(cfg: LlamaConfig) -> Block:
+    d = symbol("d", cfg.d_model)
+    V = symbol("V", cfg.vocab_size)
+    L = symbol("L", cfg.n_layers)
+    d_ff = symbol("d_ff", cfg.d_ff)
+    h = symbol("h", cfg.n_heads)
+    d_h = symbol("d_h", cfg.d_head or cfg.d_model // cfg.n_heads)
+    inner = d if cfg.d_head is None else h * d_h
+    if cfg.n_kv_heads is None or cfg.n_kv_heads == cfg.n_heads:
+        kv_inner = inner
+    else:
+        h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
+        kv_inner = h_kv * d_h
+    kind = "SwiGLU" if cfg.activation in ("silu", "swish") else f"{cfg.activation}-gated"
+    norm_name = "RMSNorm" if cfg.norm == "rms_norm" else "LayerNorm without parameters"
+    layer = composite(
+        "layer",
+        "decoder_layer",
+        [
+            _norm("attention_norm", d, cfg),
+            attention("attention", d, inner, kv_inner=kv_inner, bias=cfg.qkv_bias, out_bias=cfg.out_bias, causal=True,
+                      description="causal grouped-query self-attention with rotary positions"
+                      if kv_inner is not inner else "causal self-attention with rotary positions"),
+            _norm("mlp_norm", d, cfg),
+            feed_forward("mlp", d, d_ff, activation=cfg.activation, gated=True, bias=cfg.mlp_bias,
+                         description=f"gated feed-forward ({kind}): gate, up and down projections"),
+        ],
+        f"pre-norm decoder layer: {norm_name}, attention, add; {norm_name}, {kind}, add",
+    )
+    children = [
+        embedding("token", V, d, role="token", description="token embeddings"),
+        repeat(layer, L, name="layers"),
+        _norm("final_norm", d, cfg),
+    ]
+    if cfg.head == "lm":
+        children.append(linear("lm_head", d, V, bias=False, tied_to="token" if cfg.tie_embeddings else "",
+                               description="next-token logits"
+                               + (", weight tied to the token embedding" if cfg.tie_embeddings else "")))
+    return with_modules(composite("llama", "model", children, "LLaMA-style decoder"), reference_modules(cfg))
+
+
+def reference_modules(cfg: LlamaConfig) -> dict[str, tuple[str, ...]]:
+    """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
+    block path -> submodule names, inside a layer relative to the layer. Llama, Qwen2 and OLMo name them alike."""
+    base = "model." if cfg.head == "lm" else ""
+    return {
+        "llama": ("",),
+        "llama.token": (f"{base}embed_tokens",),
+        "llama.layers": (f"{base}layers",),
+        "llama.layers.layer": (f"{base}layers",),
+        "llama.layers.layer.attention_norm": ("input_layernorm",),
+        "llama.layers.layer.attention": ("self_attn",),
+        "llama.layers.layer.attention.q_proj": ("self_attn.q_proj",),
+        "llama.layers.layer.attention.k_proj": ("self_attn.k_proj",),
+        "llama.layers.layer.attention.v_proj": ("self_attn.v_proj",),
+        "llama.layers.layer.attention.out_proj": ("self_attn.o_proj",),
+        "llama.layers.layer.mlp_norm": ("post_attention_layernorm",),
+        "llama.layers.layer.mlp": ("mlp",),
+        "llama.layers.layer.mlp.fc_in": ("mlp.up_proj",),
+        "llama.layers.layer.mlp.fc_gate": ("mlp.gate_proj",),
+        "llama.layers.layer.mlp.fc_out": ("mlp.down_proj",),
+        "llama.final_norm": (f"{base}norm",),
+        "llama.lm_head": ("lm_head",),
+    }
+
+
+def reference(cfg: LlamaConfig) -> Reference | None:
+    """The transformers class with exactly these modules: OLMo for the parameter-free norm, Qwen2 for biases on
+    q/k/v only, Llama (which has head_dim, attention_bias and mlp_bias) for the rest."""
+    suffix = "ForCausalLM" if cfg.head == "lm" else "Model"
+    common = dict(vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, intermediate_size=cfg.d_ff,
+                  num_hidden_layers=cfg.n_layers, num_attention_heads=cfg.n_heads,
+                  num_key_value_heads=cfg.n_kv_heads or cfg.n_heads, max_position_embeddings=cfg.max_positions,
+                  hidden_act=cfg.activation, tie_word_embeddings=cfg.tie_embeddings)
+    natural_head = cfg.d_head is None or cfg.d_head * cfg.n_heads == cfg.d_model
+    if cfg.norm == "layer_norm_no_affine":
+        if cfg.mlp_bias or cfg.qkv_bias != cfg.out_bias or not natural_head:
+            return None  # OlmoMLP has no biases and OlmoAttention one switch for all four and no head_dim
+        family, kwargs = "Olmo", dict(common, attention_bias=cfg.qkv_bias, pad_token_id=None, eos_token_id=None)
+    elif cfg.qkv_bias and not cfg.out_bias:
+        if cfg.mlp_bias or not natural_head:
+            return None  # Qwen2's MLP has no biases and its configuration no head_dim
+        family, kwargs = "Qwen2", common
+    elif cfg.qkv_bias == cfg.out_bias:
+        family = "Llama"
+        kwargs = dict(common, attention_bias=cfg.qkv_bias, mlp_bias=cfg.mlp_bias,
+                      head_dim=cfg.d_head or cfg.d_model // cfg.n_heads)
+    else:
+        return None  # an output bias without q/k/v biases: no transformers class of the family builds it
+    return Reference(library="transformers", target=f"transformers.{family}{suffix}",
+                     config_class=f"transformers.{family}Config", kwargs=kwargs)
+
+
+# ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
+
+_ROPE = ("rotary position settings (theta, scaling type and factors, partial rotary factor): no parameters, and "
+         "the rotary angles cost no matmul FLOPs in the eager forward pass")
+_WINDOW = ("sliding-window attention: a mask on the same score products, so no parameters and the same eager "
+           "FLOPs (archzoo counts the full N x N products, as eager attention computes them)")
+_EPS = NORM_EPSILON.replace("LayerNorm", "RMSNorm")
+_UNSUPPORTED_HEAD = "the llama plugin counts the base model and the causal LM only; count one of those"
+
+_READ = {"vocab_size": "vocab_size", "hidden_size": "d_model", "intermediate_size": "d_ff",
+         "num_hidden_layers": "n_layers", "num_attention_heads": "n_heads", "num_key_value_heads": "n_kv_heads",
+         "hidden_act": "activation", "max_position_embeddings": "max_positions",
+         "tie_word_embeddings": "tie_embeddings"}
+_IGNORED = {"initializer_range": INITIALISATION, "use_cache": USE_CACHE, "pad_token_id": TOKEN_ID,
+            "bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID, "rope_parameters": _ROPE,
+            "attention_dropout": DROPOUT}
+
+
+def _table(model_type: str, family: str, defaults: dict[str, Any], read: dict[str, str], ignored: dict[str, str],
+           refused: dict[str, tuple[tuple[Any, ...], str]] | None = None, heads: tuple[str, ...] = ()) -> HFTable:
+    return HFTable(
+        model_type=model_type,
+        config_class=f"{family}Config",
+        defaults=defaults,
+        aliases={},
+        read={**_READ, **read},
+        ignored={**{k: v for k, v in _IGNORED.items() if k in defaults}, **ignored},
+        refused=refused or {},
+        base_class=f"{family}Model",
+        classes={f"{family}Model": {"head": "none"}, f"{family}ForCausalLM": {"head": "lm"}},
+        unsupported_classes={f"{family}For{h}": _UNSUPPORTED_HEAD for h in heads},
+    )
+
+
+HF_LLAMA = _table(
+    "llama", "Llama",
+    defaults=dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                  num_attention_heads=32, num_key_value_heads=None, hidden_act="silu", max_position_embeddings=2048,
+                  initializer_range=0.02, rms_norm_eps=1e-06, use_cache=True, pad_token_id=None, bos_token_id=1,
+                  eos_token_id=2, pretraining_tp=1, tie_word_embeddings=False, rope_parameters=None,
+                  attention_bias=False, attention_dropout=0.0, mlp_bias=False, head_dim=None),
+    read={"attention_bias": "qkv_bias, out_bias", "mlp_bias": "mlp_bias", "head_dim": "d_head"},
+    ignored={"rms_norm_eps": _EPS,
+             "pretraining_tp": "tensor-parallel slicing of the original training code; transformers 5.23's Llama "
+                               "does not read it (the same weights and FLOPs)"},
+    heads=("QuestionAnswering", "SequenceClassification", "TokenClassification"),
+)
+
+HF_MISTRAL = _table(
+    "mistral", "Mistral",
+    defaults=dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                  num_attention_heads=32, num_key_value_heads=8, head_dim=None, hidden_act="silu",
+                  max_position_embeddings=131072, initializer_range=0.02, rms_norm_eps=1e-06, use_cache=True,
+                  pad_token_id=None, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False, rope_parameters=None,
+                  sliding_window=4096, attention_dropout=0.0),
+    read={"head_dim": "d_head"},
+    ignored={"rms_norm_eps": _EPS, "sliding_window": _WINDOW},
+    heads=("QuestionAnswering", "SequenceClassification", "TokenClassification"),
+)
+
+HF_QWEN2 = _table(
+    "qwen2", "Qwen2",
+    defaults=dict(vocab_size=151936, hidden_size=4096, intermediate_size=22016, num_hidden_layers=32,
+                  num_attention_heads=32, num_key_value_heads=32, hidden_act="silu", max_position_embeddings=32768,
+                  initializer_range=0.02, rms_norm_eps=1e-06, use_cache=True, tie_word_embeddings=False,
+                  rope_parameters=None, use_sliding_window=False, sliding_window=4096, max_window_layers=28,
+                  layer_types=None, attention_dropout=0.0, pad_token_id=None, bos_token_id=None, eos_token_id=None),
+    read={},
+    ignored={"rms_norm_eps": _EPS, "use_sliding_window": _WINDOW, "sliding_window": _WINDOW,
+             "max_window_layers": _WINDOW, "layer_types": _WINDOW},
+    heads=("QuestionAnswering", "SequenceClassification", "TokenClassification"),
+)
+
+HF_GEMMA = _table(
+    "gemma", "Gemma",
+    defaults=dict(vocab_size=256000, hidden_size=3072, intermediate_size=24576, num_hidden_layers=28,
+                  num_attention_heads=16, num_key_value_heads=16, head_dim=256, hidden_act="gelu_pytorch_tanh",
+                  max_position_embeddings=8192, initializer_range=0.02, rms_norm_eps=1e-06, use_cache=True,
+                  pad_token_id=0, eos_token_id=1, bos_token_id=2, tie_word_embeddings=True, rope_parameters=None,
+                  attention_bias=False, attention_dropout=0.0, use_bidirectional_attention=None),
+    read={"attention_bias": "qkv_bias, out_bias", "head_dim": "d_head"},
+    ignored={"rms_norm_eps": _EPS,
+             "use_bidirectional_attention": "drops the causal mask: the same score products, so no parameters and "
+                                            "the same eager FLOPs"},
+    heads=("SequenceClassification", "TokenClassification"),
+)
+
+HF_OLMO = _table(
+    "olmo", "Olmo",
+    defaults=dict(vocab_size=50304, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                  num_attention_heads=32, num_key_value_heads=None, hidden_act="silu", max_position_embeddings=2048,
+                  initializer_range=0.02, use_cache=True, pad_token_id=1, bos_token_id=None, eos_token_id=50279,
+                  tie_word_embeddings=False, rope_parameters=None, attention_bias=False, attention_dropout=0.0,
+                  clip_qkv=None),
+    read={"attention_bias": "qkv_bias, out_bias"},
+    ignored={"clip_qkv": "clamps the query, key and value activations: no parameters, and no matmul FLOPs"},
+    heads=("SequenceClassification",),
+)
+
+HF_PHI3 = _table(
+    "phi3", "Phi3",
+    defaults=dict(vocab_size=32064, hidden_size=3072, intermediate_size=8192, num_hidden_layers=32,
+                  num_attention_heads=32, num_key_value_heads=None, resid_pdrop=0.0, embd_pdrop=0.0,
+                  attention_dropout=0.0, hidden_act="silu", max_position_embeddings=4096,
+                  original_max_position_embeddings=4096, initializer_range=0.02, rms_norm_eps=1e-05, use_cache=True,
+                  tie_word_embeddings=False, rope_parameters=None, bos_token_id=1, eos_token_id=32000,
+                  pad_token_id=32000, sliding_window=None),
+    read={},
+    ignored={"rms_norm_eps": _EPS, "resid_pdrop": DROPOUT, "embd_pdrop": DROPOUT, "sliding_window": _WINDOW,
+             "original_max_position_embeddings": "the context length the rotary scaling (longrope) starts from: "
+                                                 + _ROPE},
+    heads=("SequenceClassification", "TokenClassification"),
+)
+
+
+def _common(hf: dict[str, Any]) -> dict[str, Any]:
+    """The keys every type reads alike; num_key_value_heads null means one key/value head per query head."""
+    return dict(vocab_size=hf["vocab_size"], d_model=hf["hidden_size"], d_ff=hf["intermediate_size"],
+                n_layers=hf["num_hidden_layers"], n_heads=hf["num_attention_heads"],
+                n_kv_heads=hf["num_key_value_heads"], activation=hf["hidden_act"],
+                max_positions=hf["max_position_embeddings"], tie_embeddings=hf["tie_word_embeddings"])
+
+
+def _head_dim(hf: dict[str, Any]) -> dict[str, Any]:
+    # transformers reads head_dim null as hidden_size / num_attention_heads, which d_head null also means
+    return {"d_head": hf["head_dim"]} if hf["head_dim"] is not None else {}
+
+
+@hf_reader(HF_LLAMA)
+def _from_llama(hf: dict[str, Any], model_class: str = "LlamaModel") -> dict[str, Any]:
+    return dict(_common(hf), **_head_dim(hf), qkv_bias=hf["attention_bias"], out_bias=hf["attention_bias"],
+                mlp_bias=hf["mlp_bias"])
+
+
+@hf_reader(HF_MISTRAL)
+def _from_mistral(hf: dict[str, Any], model_class: str = "MistralModel") -> dict[str, Any]:
+    return dict(_common(hf), **_head_dim(hf))
+
+
+@hf_reader(HF_QWEN2)
+def _from_qwen2(hf: dict[str, Any], model_class: str = "Qwen2Model") -> dict[str, Any]:
+    return dict(_common(hf), qkv_bias=True)  # Qwen2Attention: biases on q, k and v; none on o
+
+
+@hf_reader(HF_GEMMA)
+def _from_gemma(hf: dict[str, Any], model_class: str = "GemmaModel") -> dict[str, Any]:
+    # GemmaRMSNorm scales by (1 + weight) and the embeddings by sqrt(d): the same parameters, no matmul FLOPs
+    return dict(_common(hf), **_head_dim(hf), qkv_bias=hf["attention_bias"], out_bias=hf["attention_bias"])
+
+
+@hf_reader(HF_OLMO)
+def _from_olmo(hf: dict[str, Any], model_class: str = "OlmoModel") -> dict[str, Any]:
+    return dict(_common(hf), norm="layer_norm_no_affine", qkv_bias=hf["attention_bias"],
+                out_bias=hf["attention_bias"])
+
+
+@hf_reader(HF_PHI3)
+def _from_phi3(hf: dict[str, Any], model_class: str = "Phi3Model") -> dict[str, Any]:
+    return _common(hf)  # qkv_proj and gate_up_proj fuse the same weights into one linear each
+
+
+ARCHITECTURE = Architecture(
+    name="llama",
+    title="LLaMA-style decoder",
+    summary="Decoder-only Transformer with RMSNorm, a gated feed-forward (SwiGLU or GeGLU), grouped-query "
+    "attention and rotary positions; covers LLaMA, Llama 2, TinyLlama, Mistral, Qwen2, Gemma, OLMo and Phi-3.",
+    citation="Touvron et al. LLaMA: Open and Efficient Foundation Language Models. 2023. arXiv:2302.13971; "
+    "Touvron et al. Llama 2: Open Foundation and Fine-Tuned Chat Models. 2023. arXiv:2307.09288",
+    config_model=LlamaConfig,
+    build=build,
+    seq_len=lambda cfg: cfg.max_positions,
+    reference=reference,
+    hf_model_types={"llama": _from_llama, "mistral": _from_mistral, "qwen2": _from_qwen2, "gemma": _from_gemma,
+                    "olmo": _from_olmo, "phi3": _from_phi3},
+)
+
+
+@hookimpl
+def register_architectures(register):
+    register(ARCHITECTURE)
