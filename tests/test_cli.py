@@ -36,7 +36,7 @@ def test_count_human_output_has_summary_and_tree(capsys):
     assert "124,439,808" in out
     assert "KV cache per token" in out
     assert "12·L·d²" in out  # the leading-order GPT stack
-    assert "layer (each of 12)" in out
+    assert "layer (× 12)" in out  # the layer stack: parameters of all 12 copies (issue 10)
 
 
 def test_count_with_config_file_and_set(tmp_path, capsys):

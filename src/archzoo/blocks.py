@@ -2,7 +2,10 @@
 
 A `Block` is a node of a model's tree. Leaves (linear, embedding, norm, attention core, patch
 embedding, learned tensor) know their own parameter and FLOP formulas; composites (attention,
-feed-forward, a layer, a stack) add up their children; `repeat` multiplies a block by a layer count.
+feed-forward, a layer, a stack) add up their children; `repeat` multiplies a block by a layer count, and
+`experts` holds ``E`` copies of a feed-forward of which each token runs ``k``. `Block.visits` is the one
+walk of the tree that multiplies those copies out; every reader of a tree (reports, the terminal, the
+site, ``archzoo compare``, ``archzoo verify``) takes its counts from it.
 
 Conventions, the same as ``torch.utils.flop_counter.FlopCounterMode`` on an eager forward pass:
 
@@ -12,16 +15,21 @@ Conventions, the same as ``torch.utils.flop_counter.FlopCounterMode`` on an eage
 * A weight tied to another tensor (an LM head tied to the token embedding) is counted once, where the
   tensor is defined; the tied block still costs FLOPs.
 * A shared layer (ALBERT) is counted once for parameters and ``n`` times for FLOPs.
+* Experts: all ``E`` are parameters; the FLOPs are those of the ``k`` each token runs through (``N k``
+  expert evaluations for ``N`` tokens), plus the router's ``2 N d E``. The *active* parameters are those
+  one token uses in one forward pass: the total less ``E - k`` experts in every mixture-of-experts layer.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Iterator
 
 from .formula import N, Poly, const, total
 
 __all__ = [
     "Block",
+    "BlockVisit",
     "linear",
     "embedding",
     "learned_tensor",
@@ -32,6 +40,7 @@ __all__ = [
     "patch_embedding",
     "composite",
     "repeat",
+    "experts",
     "with_modules",
     "ACTIVATIONS",
 ]
@@ -50,15 +59,33 @@ class Block:
     ``params`` is the exact count, ``approx`` its leading-order part (weight matrices and tables, no
     biases or norms), ``flops`` the forward FLOPs as a polynomial in ``N``, ``attention_flops`` the part
     of ``flops`` spent in the attention products, ``kv_cache`` the key/value elements cached per token
-    by causal self-attention, and ``embedding_params`` the part of ``params`` held in token and
-    position embeddings (excluded from the non-embedding count, after Kaplan et al. 2020).
+    by causal self-attention, ``cross_kv_cache`` the key/value elements cross-attention caches per
+    *source* token (an encoder-decoder's decoder attending to the encoder's output), and
+    ``embedding_params`` the part of ``params`` held in token and position embeddings (excluded from the
+    non-embedding count, after Kaplan et al. 2020). Every formula covers the whole block, copies
+    included: a `repeat` of 12 layers holds 12 layers' parameters.
+
+    Copies. A block whose ``repeat`` is set holds one copy of its only child and runs it ``repeat``
+    times in one forward pass, each time over every token it sees. Where the weights of those runs come
+    from decides how many sets of weights the model stores:
+
+    * each run has its own (a stack of ``L`` layers; neither ``shared`` nor ``copies``): ``repeat`` sets;
+    * all runs share one (``shared``, ALBERT's layers): one set, run ``repeat`` times;
+    * each token picks its runs from ``copies`` stored sets (``copies``, a mixture of experts: ``E``
+      experts stored, ``repeat`` = ``k`` of them run for each token): ``copies`` sets.
+
+    `visits` multiplies these out down the tree: for every block, the sets of its weights stored
+    (``stored``), the copies executed in one forward pass (``executed``; per token for experts), and the
+    copies one token uses (``active``).
 
     ``modules`` maps the block to the reference implementation (`Architecture.reference`), for
     ``archzoo verify``: the dotted names of the submodules (or parameters) of the reference model that
     hold exactly this block's parameters, together. Names are relative to the model root (``""`` is the
     whole model), except below a repeated block: the block directly under a `repeat` names its
     ``nn.ModuleList``, its copy ``i`` is ``name.i`` (or, for a ``shared`` repeat, the one layer's own
-    name), and the blocks inside it are named relative to the copy. Empty: not mapped.
+    name), and the blocks inside it are named relative to the copy. The block directly under `experts`
+    names the module holding all its copies together (transformers fuses them into one tensor per
+    projection), and the blocks inside one expert are not mapped. Empty: not mapped.
     """
 
     name: str
@@ -71,17 +98,104 @@ class Block:
     embedding_params: Poly = ZERO
     children: tuple["Block", ...] = ()
     description: str = ""
-    repeat: Poly | None = None  # the count of a `repeat` block
-    shared: bool = False  # a repeat whose layers share one set of weights
+    repeat: Poly | None = None  # how many times the only child runs in one forward pass (per token: experts)
+    shared: bool = False  # the runs share one set of weights
     tied_to: str = ""  # a tied weight: the path of the tensor it reuses
     modules: tuple[str, ...] = ()  # the reference model's submodules holding this block's parameters
+    copies: Poly | None = None  # the stored sets the runs are picked from (experts: E), when not one per run
+    cross_kv_cache: Poly = ZERO
 
-    def walk(self, prefix: str = "", depth: int = 0):
-        """Yield ``(path, depth, block)`` for this block and every block below it."""
-        path = f"{prefix}.{self.name}" if prefix else self.name
-        yield path, depth, self
-        for child in self.children:
-            yield from child.walk(path, depth + 1)
+    def stored_factor(self) -> Poly:
+        """The sets of its child's weights this block stores (1 when it holds no copies)."""
+        if self.repeat is None or self.shared:
+            return ONE
+        return self.copies if self.copies is not None else self.repeat
+
+    def executed_factor(self) -> Poly:
+        """How many times this block runs its child in one forward pass (1 when it holds no copies)."""
+        return ONE if self.repeat is None else self.repeat
+
+    def active_factor(self) -> Poly:
+        """The sets of its child's weights one token uses: one per run, or the one shared set."""
+        return ONE if self.repeat is None or self.shared else self.repeat
+
+    def visits(self) -> Iterator["BlockVisit"]:
+        """This block and every block below it, depth first, each with its copies multiplied out."""
+        stack: list[BlockVisit] = [BlockVisit(self.name, 0, self, ONE, ONE, ONE)]
+        while stack:
+            visit = stack.pop()
+            yield visit
+            block = visit.block
+            stored = visit.stored * block.stored_factor()
+            executed = visit.executed * block.executed_factor()
+            active = visit.active * block.active_factor()
+            for child in reversed(block.children):
+                stack.append(BlockVisit(f"{visit.path}.{child.name}", visit.depth + 1, child, stored, executed, active))
+
+    def walk(self) -> Iterator[tuple[str, int, "Block"]]:
+        """`visits` as ``(path, depth, block)``, for readers that need only where each block is."""
+        for visit in self.visits():
+            yield visit.path, visit.depth, visit.block
+
+
+@dataclass(frozen=True)
+class BlockVisit:
+    """One block as `Block.visits` reaches it: where it is and how many copies of it there are.
+
+    ``stored`` is how many sets of the block's weights the model holds (the product, over the blocks
+    above it, of their stored copies: ``L`` for a layer of a stack, ``1`` under a shared repeat, ``L E``
+    for an expert of an ``L``-layer mixture of experts), ``executed`` how many copies of it run in one
+    forward pass (per token under experts: ``L k`` for that expert) and ``active`` how many sets of its
+    weights one token uses (``L k``, or ``1`` under a shared repeat). The block's own formulas are for
+    one copy; the properties here are for all of them.
+    """
+
+    path: str
+    depth: int
+    block: Block
+    stored: Poly
+    executed: Poly
+    active: Poly
+
+    @property
+    def kind(self) -> str:
+        return self.block.kind
+
+    @property
+    def params_each(self) -> Poly:
+        """The parameters of one copy."""
+        return self.block.params
+
+    @property
+    def params(self) -> Poly:
+        """The parameters of every stored copy."""
+        return self.stored * self.block.params
+
+    @property
+    def approx(self) -> Poly:
+        """The leading-order parameters of every stored copy."""
+        return self.stored * self.block.approx
+
+    @property
+    def active_params(self) -> Poly:
+        """The parameters of this block one token uses in one forward pass."""
+        return self.active * self.block.params
+
+    @property
+    def flops(self) -> Poly:
+        """The forward FLOPs of every executed copy."""
+        return self.executed * self.block.flops
+
+    @property
+    def attention_flops(self) -> Poly:
+        return self.executed * self.block.attention_flops
+
+
+def active_params(root: Block) -> Poly:
+    """The parameters one token uses in one forward pass: each leaf's parameters times the copies of it
+    that token uses (composites are the sums of their children). Equal to ``root.params`` unless the
+    tree holds experts, where only ``k`` of the ``E`` copies count."""
+    return total(v.active_params for v in root.visits() if not v.block.children)
 
 
 def _leaf(name: str, kind: str, description: str, **formulas: Poly) -> Block:
@@ -162,6 +276,7 @@ def composite(name: str, kind: str, children: list[Block] | tuple[Block, ...], d
         flops=total(c.flops for c in children),
         attention_flops=total(c.attention_flops for c in children),
         kv_cache=total(c.kv_cache for c in children),
+        cross_kv_cache=total(c.cross_kv_cache for c in children),
         embedding_params=total(c.embedding_params for c in children),
         children=children,
         description=description,
@@ -186,7 +301,8 @@ def attention(
 
     ``inner`` is the width of all query heads together (``h d_h``, which is ``d`` in the classic
     layout); ``kv_inner`` the width of the key/value heads (smaller for grouped- and multi-query
-    attention). Causal self-attention caches ``2 kv_inner`` elements per token.
+    attention). Causal self-attention caches ``2 kv_inner`` elements per token; cross-attention caches
+    ``2 kv_inner`` per source token (the keys and values of the memory it attends to, computed once).
     """
     kv_inner = inner if kv_inner is None else kv_inner
     out_bias = bias if out_bias is None else out_bias
@@ -211,7 +327,9 @@ def attention(
         children,
         description or ("causal " if causal else "") + ("cross-attention" if cross else "multi-head self-attention"),
     )
-    if causal and not cross:
+    if cross:
+        block = replace(block, cross_kv_cache=2 * kv_inner)
+    elif causal:
         block = replace(block, kv_cache=2 * kv_inner)
     return block
 
@@ -253,23 +371,63 @@ def patch_embedding(
     )
 
 
+def _copies(block: Block, *, name: str, kind: str, runs: Poly, stored: Poly, shared: bool = False,
+            copies: Poly | None = None, description: str) -> Block:
+    """A block holding copies of ``block``: ``stored`` sets of its weights, run ``runs`` times."""
+    return Block(
+        name=name,
+        kind=kind,
+        params=stored * block.params,
+        approx=stored * block.approx,
+        flops=runs * block.flops,
+        attention_flops=runs * block.attention_flops,
+        kv_cache=runs * block.kv_cache,
+        cross_kv_cache=runs * block.cross_kv_cache,
+        embedding_params=stored * block.embedding_params,
+        children=(block,),
+        description=description,
+        repeat=runs,
+        shared=shared,
+        copies=copies,
+    )
+
+
 def repeat(block: Block, n: Poly, *, name: str = "", shared: bool = False, description: str = "") -> Block:
     """``n`` copies of ``block`` in sequence; ``shared`` copies hold one set of weights (ALBERT)."""
-    weight_factor = ONE if shared else n
-    return Block(
-        name=name or block.name,
-        kind="repeat",
-        params=weight_factor * block.params,
-        approx=weight_factor * block.approx,
-        flops=n * block.flops,
-        attention_flops=n * block.attention_flops,
-        kv_cache=n * block.kv_cache,
-        embedding_params=weight_factor * block.embedding_params,
-        children=(block,),
+    return _copies(
+        block, name=name or block.name, kind="repeat", runs=n, stored=ONE if shared else n, shared=shared,
         description=description or (f"{n} layers sharing one set of weights" if shared else f"{n} × {block.name}"),
-        repeat=n,
-        shared=shared,
     )
+
+
+def experts(
+    expert: Block,
+    n_experts: Poly,
+    top_k: Poly,
+    *,
+    router: Block,
+    shared_experts: Block | None = None,
+    name: str = "moe",
+    description: str = "",
+) -> Block:
+    """A mixture-of-experts feed-forward: ``router`` scores the experts for every token, each token runs
+    through ``top_k`` of the ``n_experts`` stored copies of ``expert``, and ``shared_experts`` (if any)
+    run for every token.
+
+    ``router`` is usually ``linear("gate", d, n_experts, bias=False)`` (``2 N d E`` FLOPs) and ``expert``
+    a `feed_forward` over ``N`` tokens: its copies, run ``k`` times per token, cost ``k`` times its FLOPs
+    (``N k`` expert evaluations in all, however the tokens spread over the experts). The tree is
+    ``name`` (kind ``mixture_of_experts``) holding the router, ``experts`` (``E`` copies of ``expert``,
+    ``k`` run per token) and the shared experts.
+    """
+    k, e = top_k.evaluate(), n_experts.evaluate()
+    if not 1 <= k <= e:
+        raise ValueError(f"experts {name!r}: top_k {k} must be between 1 and n_experts ({e})")
+    pool = _copies(expert, name="experts", kind="experts", runs=top_k, stored=n_experts, copies=n_experts,
+                   description=f"{n_experts} experts, {top_k} per token")
+    children = [router, pool] + ([shared_experts] if shared_experts is not None else [])
+    shown = f"mixture of {n_experts} experts, top-{top_k}" + (", with shared experts" if shared_experts else "")
+    return composite(name, "mixture_of_experts", children, description or shown)
 
 
 def with_modules(root: Block, table: dict[str, tuple[str, ...]]) -> Block:

@@ -447,13 +447,13 @@ def compare(ctx, model_ids, depth, as_json, registry_dirs, plugin_registries):
     values: dict[str, dict[str, int]] = {}
     for entry in entries:
         values[entry.id] = {}
-        for path, level, block in entry.report.root.walk():
-            if level > depth:
+        for visit in entry.report.root.visits():  # parameters of all stored copies, as every report gives them
+            if visit.depth > depth:
                 continue
-            path = path.split(".", 1)[1] if "." in path else "(total)"
+            path = visit.path.split(".", 1)[1] if "." in visit.path else "(total)"
             if path not in paths:
                 paths.append(path)
-            values[entry.id][path] = block.params.evaluate()
+            values[entry.id][path] = visit.params.evaluate()
     first = entries[0].id
     rows = []
     for path in paths:
@@ -464,6 +464,7 @@ def compare(ctx, model_ids, depth, as_json, registry_dirs, plugin_registries):
         rows.append(row)
     if as_json:
         _emit_json({"models": [e.id for e in entries], "blocks": rows,
+                    "active_params": {e.id: e.report.active_params for e in entries},
                     "flops": {e.id: {"seq_len": e.report.seq_len, "forward": e.report.flops} for e in entries}})
         return
     from .terminal import print_table
@@ -476,6 +477,8 @@ def compare(ctx, model_ids, depth, as_json, registry_dirs, plugin_registries):
         deltas = [row["delta_vs_first"][e.id] for e in entries[1:]]
         delta = ", ".join(f"{d:+,}" for d in deltas) if row["differs"] else "same"
         table_rows.append([row["block"]] + [cell(row[e.id]) for e in entries] + [delta])
+    if any(e.report.active_params != e.report.params for e in entries):  # a mixture of experts among them
+        table_rows.append(["active parameters"] + [f"{e.report.active_params:,}" for e in entries] + [""])
     table_rows.append(["forward FLOPs"] + [f"{e.report.flops:,} (N={e.report.seq_len})" for e in entries] + [""])
     print_table(["block"] + [e.id for e in entries] + [f"Δ vs {first}"], table_rows,
                 right=set(range(1, len(entries) + 2)))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .architecture import MAX_SIZE, ArchConfig, Architecture, size_text
-from .blocks import Block
+from .blocks import BlockVisit, active_params
 from .errors import ConfigError
 from .formula import Poly
 from .host import build_blocks, call_plugin
@@ -137,6 +137,16 @@ class Report:
         return self.root.approx.evaluate()
 
     @property
+    def active_formula(self) -> Poly:
+        """The parameters one token uses in one forward pass (`archzoo.blocks.active_params`)."""
+        return active_params(self.root)
+
+    @property
+    def active_params(self) -> int:
+        """What one token uses of the parameters: the total for a dense model, ``k`` of ``E`` experts."""
+        return self.active_formula.evaluate()
+
+    @property
     def embedding_params(self) -> int:
         return self.root.embedding_params.evaluate()
 
@@ -168,7 +178,13 @@ class Report:
 
     @property
     def kv_cache_elements_per_token(self) -> int:
+        """Key/value elements causal self-attention caches per token (all layers)."""
         return self.root.kv_cache.evaluate()
+
+    @property
+    def cross_kv_cache_elements_per_source_token(self) -> int:
+        """Key/value elements cross-attention caches per source token (an encoder-decoder's decoder)."""
+        return self.root.cross_kv_cache.evaluate()
 
     def training_bytes_adam(self) -> dict[str, int]:
         """Weights, gradients and Adam's two moments, per parameter; activations are not included.
@@ -181,7 +197,7 @@ class Report:
     # ---- output --------------------------------------------------------------------------------
     def symbols(self) -> list[dict[str, Any]]:
         seen: dict[str, Any] = {}
-        for poly in (self.root.params, self.root.flops, self.root.kv_cache):
+        for poly in (self.root.params, self.root.flops, self.root.kv_cache, self.root.cross_kv_cache):
             for s in poly.used_symbols():
                 seen.setdefault(s.name, s)
         return [
@@ -190,30 +206,49 @@ class Report:
             for s in seen.values()
         ]
 
-    def block_dict(self, block: Block, path: str = "") -> dict[str, Any]:
-        path = f"{path}.{block.name}" if path else block.name
+    def visit_dict(self, visit: BlockVisit) -> dict[str, Any]:
+        """One block of the tree as JSON, without its children: ``params`` for all its stored copies and
+        ``params_each`` for one, ``flops`` for all its executed copies (`BlockVisit`)."""
+        block = visit.block
         out: dict[str, Any] = {
             "name": block.name,
-            "path": path,
+            "path": visit.path,
             "kind": block.kind,
             "description": block.description,
-            "params": block.params.evaluate(),
-            "approx": block.approx.evaluate(),
-            "flops": block.flops.evaluate(N=self.seq_len),
-            "formula": _formula(block.params),
-            "flops_formula": _formula(block.flops),
+            "stored": visit.stored.evaluate(),
+            "executed": visit.executed.evaluate(),
+            "params": visit.params.evaluate(),
+            "params_each": block.params.evaluate(),
+            "approx": visit.approx.evaluate(),
+            "flops": visit.flops.evaluate(N=self.seq_len),
+            "formula": _formula(visit.params),
+            "formula_each": _formula(block.params),
+            "flops_formula": _formula(visit.flops),
         }
         if block.repeat is not None:
             out["repeat"] = block.repeat.evaluate()
             out["shared"] = block.shared
+            if block.copies is not None:
+                out["copies"] = block.copies.evaluate()
         if block.tied_to:
             out["tied_to"] = block.tied_to
-        out["children"] = [self.block_dict(c, path) for c in block.children]
         return out
+
+    def blocks_dict(self) -> dict[str, Any]:
+        """The block tree as nested JSON objects, each with its ``children``, read off `Block.visits`."""
+        open_: list[dict[str, Any]] = []  # the blocks above the current one, by depth
+        for visit in self.root.visits():
+            out = {**self.visit_dict(visit), "children": []}
+            del open_[visit.depth:]
+            if open_:
+                open_[-1]["children"].append(out)
+            open_.append(out)
+        return open_[0]
 
     def to_dict(self) -> dict[str, Any]:
         rest = self.root.flops - self.root.attention_flops
         kv = self.kv_cache_elements_per_token
+        cross_kv = self.cross_kv_cache_elements_per_source_token
         return {
             "schema": SCHEMA,
             "architecture": self.architecture.name,
@@ -223,7 +258,9 @@ class Report:
                 "approx": self.approx,
                 "non_embedding": self.non_embedding,
                 "embedding": self.embedding_params,
+                "active": self.active_params,
                 "formula": _formula(self.root.params),
+                "active_formula": _formula(self.active_formula),
                 "approx_formula": _formula(self.root.approx),
             },
             "flops": {
@@ -243,10 +280,15 @@ class Report:
                     {"fp32": 4 * kv, "fp16": 2 * kv} if kv else None
                 ),
                 "kv_cache_formula": _formula(self.root.kv_cache) if kv else None,
+                "kv_cache": {
+                    "elements_per_token": kv,
+                    "cross_elements_per_source_token": cross_kv,
+                    "cross_formula": _formula(self.root.cross_kv_cache) if cross_kv else None,
+                },
                 "training_bytes_adam": self.training_bytes_adam(),
             },
             "symbols": self.symbols(),
-            "blocks": self.block_dict(self.root),
+            "blocks": self.blocks_dict(),
         }
 
 

@@ -7,7 +7,7 @@ from typing import Iterable
 from rich.console import Console
 from rich.table import Table
 
-from .blocks import Block
+from .blocks import BlockVisit
 from .report import Report, human_bytes, human_count
 
 __all__ = ["print_report", "print_table", "console"]
@@ -19,23 +19,37 @@ import sys
 console = Console(highlight=False, width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
 
 
-def _tree_rows(report: Report, block: Block, depth: int, label: str = ""):
-    """(depth, indented name, params, flops, formula) rows; a repeat shows one of its layers."""
-    indent = "  " * depth + ("└ " if depth else "")
-    name = label or block.name
-    params = block.params.evaluate()
-    flops = block.flops.evaluate(N=report.seq_len)
-    formula = block.params.text() if not block.params.is_zero() else ("tied: " + block.tied_to if block.tied_to else "0")
-    if block.tied_to and not block.params.is_zero():
-        formula += f"  (weight tied to {block.tied_to})"
-    yield depth, indent + name, params, flops, formula
-    for child in block.children:
-        if block.repeat is not None:
-            count = block.repeat.evaluate()
-            each = "one layer, shared" if block.shared else f"each of {count}"
-            yield from _tree_rows(report, child, depth + 1, f"{child.name} ({each})")
-        else:
-            yield from _tree_rows(report, child, depth + 1)
+def copies_text(visit: BlockVisit) -> str:
+    """How many copies of a block there are, when not one: ``× 12``, ``× 12, one set of weights``,
+    ``2 of 8 per token`` (experts: executed of stored)."""
+    stored, executed = visit.stored.evaluate(), visit.executed.evaluate()
+    if stored == executed == 1:
+        return ""
+    if stored == executed:
+        return f"× {stored:,}"
+    if stored == 1:
+        return f"× {executed:,}, one set of weights"
+    return f"{executed:,} of {stored:,} per token" if executed < stored else f"× {executed:,}, {stored:,} sets of weights"
+
+
+def _tree_rows(report: Report):
+    """(depth, indented name, params, flops, formula) rows, from the tree's one walk: params of every
+    stored copy, FLOPs of every executed copy, the formula of one copy. The copies are named where they
+    begin (the block directly under a repeat); the blocks inside it have as many."""
+    above: list[BlockVisit] = []
+    for visit in report.root.visits():
+        block, depth = visit.block, visit.depth
+        del above[depth:]
+        parent = above[-1].block if above else None
+        above.append(visit)
+        indent = "  " * depth + ("└ " if depth else "")
+        copies = copies_text(visit) if parent is not None and parent.repeat is not None else ""
+        name = block.name + (f" ({copies})" if copies else "")
+        formula = (block.params.text() if not block.params.is_zero()
+                   else ("tied: " + block.tied_to if block.tied_to else "0"))
+        if block.tied_to and not block.params.is_zero():
+            formula += f"  (weight tied to {block.tied_to})"
+        yield depth, indent + name, visit.params.evaluate(), visit.flops.evaluate(N=report.seq_len), formula
 
 
 def print_report(report: Report, *, max_depth: int = 3, out: Console | None = None) -> None:
@@ -50,6 +64,10 @@ def print_report(report: Report, *, max_depth: int = 3, out: Console | None = No
     summary.add_column(style="dim")
     summary.add_row("architecture", arch.name, arch.title)
     summary.add_row("parameters", f"{total:,}", f"{human_count(total)}  = {report.root.params.text()}")
+    active = report.active_params
+    if active != total:
+        summary.add_row("active parameters", f"{active:,}",
+                        f"{human_count(active)}  used by one token  = {report.active_formula.text()}")
     summary.add_row("leading order", f"{report.approx:,}", f"{human_count(report.approx)}  = {report.root.approx.text()}")
     summary.add_row("non-embedding", f"{report.non_embedding:,}", human_count(report.non_embedding))
     sizes = report.weight_bytes()
@@ -64,16 +82,20 @@ def print_report(report: Report, *, max_depth: int = 3, out: Console | None = No
     kv = report.kv_cache_elements_per_token
     if kv:
         summary.add_row("KV cache per token", human_bytes(2 * kv) + " fp16", f"{kv:,} elements = {report.root.kv_cache.text()}")
+    cross_kv = report.cross_kv_cache_elements_per_source_token
+    if cross_kv:
+        summary.add_row("cross-attention KV cache per source token", human_bytes(2 * cross_kv) + " fp16",
+                        f"{cross_kv:,} elements = {report.root.cross_kv_cache.text()}")
     out.print(summary)
     out.print()
 
-    tree = Table(title=f"blocks (FLOPs at N={n:,})", title_justify="left")
+    tree = Table(title=f"blocks (params of all copies, FLOPs at N={n:,}, formula of one copy)", title_justify="left")
     tree.add_column("block", no_wrap=True)
     tree.add_column("params", justify="right")
     tree.add_column("share", justify="right")
     tree.add_column("FLOPs", justify="right")
     tree.add_column("formula", overflow="fold", ratio=1)
-    for depth, name, params, flops, formula in _tree_rows(report, report.root, 0):
+    for depth, name, params, flops, formula in _tree_rows(report):
         if depth > max_depth:
             continue
         share = f"{100 * params / total:.1f}%" if total and params else ""

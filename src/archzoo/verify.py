@@ -22,6 +22,7 @@ from typing import Any, Iterable
 from .architecture import Reference
 from .blocks import Block
 from .errors import ArchzooError, PluginError, RegistryError
+from .formula import Poly
 from .host import PluginHost, call_plugin
 from .registry import Entry, EntryReference, find_model, load_registry
 
@@ -231,7 +232,7 @@ def verify(entry: Entry) -> Verification:
     notes: list[str] = []
     rows: list[BlockCheck] = []
     unmapped: list[tuple[str, str]] = []
-    _check_tree(root, "", [("", "")], None, "", counts, names, rows, unmapped, arch.plugin or arch.name)
+    _check_tree(root, counts, names, rows, unmapped, arch.plugin or arch.name)
     mapped_for = plugin_ref.target if plugin_ref is not None else None
     if mapped_for != ref.target:
         # The blocks are mapped to the plugin's class; another class may name its submodules the same way
@@ -343,48 +344,64 @@ def _join(*parts: str) -> str:
     return ".".join(p for p in parts if p)
 
 
-def _check_tree(block: Block, parent: str, bases: list[tuple[str, str]] | None, repeat_of: Block | None,
-                within: str, counts: dict[str, int], names: set[str], rows: list[BlockCheck],
+def _check_tree(root: Block, counts: dict[str, int], names: set[str], rows: list[BlockCheck],
                 unmapped: list[tuple[str, str]], plugin: str) -> None:
-    """Check ``block`` and everything below it.
+    """Check every block of ``root``, in the order of its one walk (`Block.visits`).
 
-    ``bases`` are the copies this block's names are relative to, each as (concrete prefix, prefix with
-    repeated indices written ``<i>``); None when an unmapped repeated block above makes them unknown.
-    ``repeat_of`` is the repeat directly above, whose copies this block's names index.
+    Each block's names are relative to the copies of the blocks above it: ``bases``, each a (concrete
+    prefix, prefix with repeated indices written ``<i>``), or None when an unmapped repeated block above
+    makes them unknown. The block directly under a repeat names the ``nn.ModuleList`` of its copies (copy
+    ``i`` is ``name.i``; a shared repeat's one layer is ``name``); the block directly under `experts`
+    names the one module holding all its copies, which is compared with all of them, and the blocks
+    inside an expert are not compared (transformers fuses the experts' projections into one tensor each).
     """
-    path = _join(parent, block.name)
-    modules = block.modules  # a tuple of str: the host checks every block a plugin builds
-    child_bases = bases
-    if modules and bases is not None:
-        copies: list[tuple[tuple[str, ...], tuple[str, ...]]] = []  # (concrete names, display names) per copy
-        if repeat_of is not None:
-            if len(modules) != 1:
-                raise PluginError(f"plugin {plugin!r}: repeated block {path!r} maps to {len(modules)} submodules; "
-                                  "a repeated block names the one nn.ModuleList that holds its copies")
-            n = 1 if repeat_of.shared else repeat_of.repeat.evaluate()
-            for base, shown in bases:
-                for i in range(n):
-                    index = (str(i), "<i>") if not repeat_of.shared else ("", "")
-                    copies.append(((_join(base, modules[0], index[0]),), (_join(shown, modules[0], index[1]),)))
-            child_bases = [(names_[0], shown_[0]) for names_, shown_ in copies]
+    # by depth, for the blocks above the current one: (block, bases for its children, nearest mapped path)
+    above: list[tuple[Block, list[tuple[str, str]] | None, str]] = []
+    for visit in root.visits():
+        block, path = visit.block, visit.path
+        del above[visit.depth:]
+        if above:
+            parent, bases, within = above[-1]
         else:
-            for base, shown in bases:
-                copies.append((tuple(_join(base, m) for m in modules), tuple(_join(shown, m) for m in modules)))
-        rows.append(_check_block(block, path, copies, counts, names))
-        within = path
-    else:
-        unmapped.append((path, within))
-        if repeat_of is not None and not repeat_of.shared:
-            child_bases = None  # the copies' names are unknown without the ModuleList's
-    for child in block.children:
-        _check_tree(child, path, child_bases, block if block.repeat is not None else None, within, counts, names,
-                    rows, unmapped, plugin)
+            parent, bases, within = None, [("", "")], ""
+        repeat_of = parent if parent is not None and parent.repeat is not None else None
+        modules = block.modules  # a tuple of str: the host checks every block a plugin builds
+        child_bases = bases
+        if modules and bases is not None:
+            copies: list[tuple[tuple[str, ...], tuple[str, ...]]] = []  # (concrete names, display names) per copy
+            got = block.params
+            if repeat_of is not None:
+                if len(modules) != 1:
+                    raise PluginError(f"plugin {plugin!r}: repeated block {path!r} maps to {len(modules)} "
+                                      "submodules; a repeated block names the one nn.ModuleList that holds its copies")
+                if repeat_of.copies is not None:  # experts: one module holds them all
+                    got = repeat_of.stored_factor() * block.params
+                    copies = [((_join(base, modules[0]),), (_join(shown, modules[0]),)) for base, shown in bases]
+                    child_bases = None
+                else:
+                    n = 1 if repeat_of.shared else repeat_of.repeat.evaluate()
+                    for base, shown in bases:
+                        for i in range(n):
+                            index = (str(i), "<i>") if not repeat_of.shared else ("", "")
+                            copies.append(((_join(base, modules[0], index[0]),), (_join(shown, modules[0], index[1]),)))
+                    child_bases = [(names_[0], shown_[0]) for names_, shown_ in copies]
+            else:
+                for base, shown in bases:
+                    copies.append((tuple(_join(base, m) for m in modules), tuple(_join(shown, m) for m in modules)))
+            rows.append(_check_block(block, got, path, copies, counts, names))
+            within = path
+        else:
+            unmapped.append((path, within))
+            if repeat_of is not None and not repeat_of.shared:
+                child_bases = None  # the copies' names are unknown without the ModuleList's
+        above.append((block, child_bases, within))
 
 
-def _check_block(block: Block, path: str, copies: list[tuple[tuple[str, ...], tuple[str, ...]]],
+def _check_block(block: Block, params: Poly, path: str, copies: list[tuple[tuple[str, ...], tuple[str, ...]]],
                  counts: dict[str, int], names: set[str]) -> BlockCheck:
-    got = block.params.evaluate()
-    formula = (block.params.text() if not block.params.is_zero()
+    """``block``, whose ``params`` are what each of its ``copies`` of reference modules should hold."""
+    got = params.evaluate()
+    formula = (params.text() if not params.is_zero()
                else (f"0, weight tied to {block.tied_to}" if block.tied_to else "0"))
     missing = sorted({m for concrete, _ in copies for m in concrete if m and m not in names})
     found = [(concrete, sum(counts.get(m, 0) for m in _outermost(concrete))) for concrete, _ in copies]

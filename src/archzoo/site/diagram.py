@@ -1,7 +1,8 @@
 """A model's block diagram as mermaid flowchart text, drawn from its block tree.
 
 The model, its stacks and its repeated layers open into subgraphs; every other block is one node
-labelled with its parameters (one copy, inside a repeat). Siblings are chained in the order the tree
+labelled with its parameters, read off the tree's one walk (`Block.visits`): all of them where the model
+stores one set, per copy ("each") inside a repeat or a set of experts. Siblings are chained in the order the tree
 lists them, which is the order of the forward pass, except that a stack with cross-attention (a
 decoder) takes the input of the stack before it, whose output feeds its cross-attention ("memory").
 A tied weight is drawn as a dotted link to the tensor it reuses. Block names are plain text (`_label`).
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..blocks import Block
+from ..blocks import Block, BlockVisit
 from ..report import human_count
 
 __all__ = ["mermaid"]
@@ -55,9 +56,21 @@ def mermaid(root: Block, *, direction: str = "TB") -> str:
     def new_id(prefix: str) -> str:
         return f"{prefix}{next(counter)}"
 
-    def params_text(block: Block) -> str:
-        value = block.params.evaluate()
-        return f"{human_count(value)} params" if value else "no params"
+    visits: dict[str, BlockVisit] = {}  # block path below the root -> its visit
+    for visit in root.visits():
+        visits[visit.path.partition(".")[2]] = visit
+
+    def params_text(path: str) -> str:
+        visit = visits[path]
+        value = visit.params_each.evaluate()
+        each = " each" if visit.stored.evaluate() > 1 else ""
+        return f"{human_count(value)} params{each}" if value else "no params"
+
+    def copies_title(block: Block) -> str:
+        n = block.repeat.evaluate() if block.repeat is not None else 1
+        if block.copies is not None:
+            return f"{_label(block.name)}, {n:,} of {block.copies.evaluate():,} per token"
+        return f"{_label(block.name)} × {n:,}" + (" (shared weights)" if block.shared else "")
 
     def emit(block: Block, path: str, indent: str) -> tuple[str, str]:
         """Write ``block``; return the ids of the first and last node of its flow."""
@@ -65,8 +78,7 @@ def mermaid(root: Block, *, direction: str = "TB") -> str:
             sub = new_id("s")
             node_ids[path] = sub
             if block.repeat is not None:
-                n = block.repeat.evaluate()
-                title = f"{_label(block.name)} × {n:,}" + (" (shared weights)" if block.shared else "")
+                title = copies_title(block)
                 inner = block.children[0] if len(block.children) == 1 and block.children[0].children else block
                 children = inner.children if inner is not block else block.children
                 prefix = f"{path}.{inner.name}" if inner is not block else path
@@ -103,7 +115,7 @@ def mermaid(root: Block, *, direction: str = "TB") -> str:
         node_ids[path] = node
         if block.kind == "cross_attention":
             cross_nodes.append(node)
-        lines.append(f'{indent}{node}["{_label(block.name)}<br/>{params_text(block)}"]')
+        lines.append(f'{indent}{node}["{_label(block.name)}<br/>{params_text(path)}"]')
         return node, node
 
     emit(root, "", "  ")

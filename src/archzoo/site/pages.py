@@ -291,9 +291,12 @@ def _tree_name(row: BlockRow) -> str:
 
 
 def _count(row: BlockRow) -> str:
-    if row.count == 1:
-        return "1"
-    return f"{row.count:,}" + (" (shared)" if row.shared else "")
+    """How many copies run, and how many are stored when that differs: ``12 (shared)``, ``64 of 256``."""
+    if row.shared:
+        return f"{row.count:,} (shared)" if row.count != 1 else "1"
+    if row.stored != row.count:
+        return f"{row.count:,} of {row.stored:,}"
+    return f"{row.count:,}"
 
 
 def _share(value: float) -> str:
@@ -467,10 +470,10 @@ def model_page(view: ModelView, *, page_path: str | None = None, directory_urls:
     doc.p(_e(view.summary))
     doc.md("## Summary").html(_unraw(_summary_table(view)))
     doc.md("## Blocks")
-    doc.p(f"Every block of the model, with how many times it runs in one forward pass, its parameters (all "
-          f"copies; a shared layer's weights count once), its share of the {view.params:,} parameters, its "
-          f"forward FLOPs at N = {view.seq_len:,}, and its parameter formula for one copy, symbolic and, below "
-          "it, with the configuration's values.")
+    doc.p(f"Every block of the model, with how many times it runs in one forward pass (for experts: per token, "
+          f"and of how many stored), its parameters (all stored copies; a shared layer's weights count once), "
+          f"its share of the {view.params:,} parameters, its forward FLOPs at N = {view.seq_len:,}, and its "
+          "parameter formula for one copy, symbolic and, below it, with the configuration's values.")
     doc.html(_unraw(_blocks_table(view.rows)))
     doc.md("### Symbols").html(_unraw(_symbols_table(view.symbols, f"{view.seq_len:,} here")))
     doc.html(_unraw(_figure(view.params_svg, f"Parameters of {view.id} by block (all copies).")))

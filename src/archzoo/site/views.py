@@ -142,11 +142,12 @@ def count_command(architecture: str, config: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class BlockRow:
-    """One block of a model's tree, as the breakdown table shows it.
+    """One block of a model's tree, as the breakdown table shows it, read off `Block.visits`.
 
-    ``count`` is how many times the block runs in one forward pass (the product of the repeats above
-    it); ``params`` and ``flops`` are for all of those copies (a shared layer's weights count once), and
-    ``share`` is ``params`` over the model's total. The formulas are for one copy.
+    ``count`` is how many copies of the block run in one forward pass (per token, for experts) and
+    ``stored`` how many sets of its weights the model holds (1 under a ``shared`` repeat, ``E`` per layer
+    for experts); ``params`` is for all stored copies, ``flops`` for all copies run, ``share`` is
+    ``params`` over the model's total. The formulas are for one copy.
     """
 
     path: str
@@ -162,67 +163,63 @@ class BlockRow:
     formula: str  # LaTeX, symbolic, one copy
     substituted: str  # LaTeX with the configuration's values, one copy
     tied_to: str = ""
+    stored: int = 1
 
 
 def block_rows(root: Block, seq_len: int, *, substitute: bool = True) -> list[BlockRow]:
     """Every block of the tree, depth first, with its counts multiplied out."""
     total = root.params.evaluate() or 1
     rows: list[BlockRow] = []
-
-    def visit(block: Block, path: str, depth: int, count: int, weight_copies: int, shared: bool) -> None:
-        path = f"{path}.{block.name}" if path else block.name
-        params_one = block.params.evaluate()
-        params = weight_copies * params_one
+    shared_above: list[bool] = []  # by depth: whether a shared repeat holds the block at that depth
+    for visit in root.visits():
+        block = visit.block
+        del shared_above[visit.depth:]
+        shared = bool(shared_above) and shared_above[-1]
+        shared_above.append(shared or (block.repeat is not None and block.shared))
+        params = visit.params.evaluate()
         rows.append(BlockRow(
-            path=path,
+            path=visit.path,
             name=block.name,
-            depth=depth,
+            depth=visit.depth,
             kind=block.kind,
             description=block.description,
-            count=count,
+            count=visit.executed.evaluate(),
             shared=shared,
             params=params,
             share=params / total,
-            flops=count * block.flops.evaluate(N=seq_len),
+            flops=visit.flops.evaluate(N=seq_len),
             formula=latex(block.params),
             substituted=latex(block.params, substitute=True) if substitute else "",
             tied_to=block.tied_to,
+            stored=visit.stored.evaluate(),
         ))
-        child_count, child_weights, child_shared = count, weight_copies, shared
-        if block.repeat is not None:
-            n = block.repeat.evaluate()
-            child_count = count * n
-            child_weights = weight_copies if block.shared else weight_copies * n
-            child_shared = shared or block.shared
-        for child in block.children:
-            visit(child, path, depth + 1, child_count, child_weights, child_shared)
-
-    visit(root, "", 0, 1, 1, False)
     return rows
 
 
 def param_groups(root: Block, *, fold_below: float = 0.005) -> list[tuple[str, int]]:
-    """The parameter breakdown plotted on a model page.
+    """The parameter breakdown plotted on a model page, each group with all its stored copies.
 
     Top-level blocks, with stacks opened and repeated layers opened one level (``layers.attention``,
     ``layers.feed_forward``); groups under ``fold_below`` of the total are folded into one bar.
     """
+    params = {visit.path: visit.params.evaluate() for visit in root.visits()}
     groups: list[tuple[str, int]] = []
 
-    def visit(block: Block, label: str, copies: int) -> None:
+    def visit(block: Block, path: str, label: str) -> None:
         for child in block.children:
-            name = f"{label}.{child.name}" if label else child.name
+            child_path, name = f"{path}.{child.name}", f"{label}.{child.name}" if label else child.name
             if child.repeat is not None:
-                n = 1 if child.shared else child.repeat.evaluate()
                 layer = child.children[0] if len(child.children) == 1 else child
+                layer_path = f"{child_path}.{layer.name}" if layer is not child else child_path
                 for part in layer.children or (layer,):
-                    groups.append((f"{name}.{part.name}", copies * n * part.params.evaluate()))
+                    part_path = f"{layer_path}.{part.name}" if part is not layer else layer_path
+                    groups.append((f"{name}.{part.name}", params[part_path]))
             elif child.kind == "stack":
-                visit(child, name, copies)
+                visit(child, child_path, name)
             else:
-                groups.append((name, copies * child.params.evaluate()))
+                groups.append((name, params[child_path]))
 
-    visit(root, "", 1)
+    visit(root, root.name, "")
     total = sum(v for _, v in groups) or 1
     kept = [(n, v) for n, v in groups if v >= fold_below * total]
     folded = [(n, v) for n, v in groups if 0 < v < fold_below * total]
