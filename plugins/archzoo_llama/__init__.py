@@ -60,6 +60,12 @@ class LlamaConfig(ArchConfig):
         if self.n_heads % kv:
             raise ValueError(f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {kv}; "
                              "choose a divisor of n_heads (1 for multi-query attention)")
+        d_head = self.d_head or self.d_model // self.n_heads
+        if d_head % 2:
+            raise ValueError(f"{'d_head' if self.d_head else 'n_heads'}: rotary positions turn pairs of channels, so "
+                             f"a head's width must be even, got {d_head}"
+                             + ("" if self.d_head else f" (d_model {self.d_model} / n_heads {self.n_heads})")
+                             + "; choose an even head width")
         check_activation(self.activation)
         return self
 
@@ -139,13 +145,14 @@ def reference_modules(cfg: LlamaConfig) -> dict[str, tuple[str, ...]]:
 
 def reference(cfg: LlamaConfig) -> Reference | None:
     """The transformers class with exactly these modules: OLMo for the parameter-free norm, Qwen2 for biases on
-    q/k/v only, Llama (which has head_dim, attention_bias and mlp_bias) for the rest."""
+    q/k/v only, Llama (which has head_dim, attention_bias and mlp_bias) for the rest, Gemma where LlamaConfig
+    refuses the head layout."""
     suffix = "ForCausalLM" if cfg.head == "lm" else "Model"
     common = dict(vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, intermediate_size=cfg.d_ff,
                   num_hidden_layers=cfg.n_layers, num_attention_heads=cfg.n_heads,
                   num_key_value_heads=cfg.n_kv_heads or cfg.n_heads, max_position_embeddings=cfg.max_positions,
                   hidden_act=cfg.activation, tie_word_embeddings=cfg.tie_embeddings)
-    natural_head = cfg.d_head is None or cfg.d_head * cfg.n_heads == cfg.d_model
+    natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads  # what transformers computes
     if cfg.norm == "layer_norm_no_affine":
         if cfg.mlp_bias or cfg.qkv_bias != cfg.out_bias or not natural_head:
             return None  # OlmoMLP has no biases and OlmoAttention one switch for all four and no head_dim
@@ -154,10 +161,15 @@ def reference(cfg: LlamaConfig) -> Reference | None:
         if cfg.mlp_bias or not natural_head:
             return None  # Qwen2's MLP has no biases and its configuration no head_dim
         family, kwargs = "Qwen2", common
-    elif cfg.qkv_bias == cfg.out_bias:
+    elif cfg.qkv_bias == cfg.out_bias and cfg.d_model % cfg.n_heads == 0:
         family = "Llama"
         kwargs = dict(common, attention_bias=cfg.qkv_bias, mlp_bias=cfg.mlp_bias,
                       head_dim=cfg.d_head or cfg.d_model // cfg.n_heads)
+    elif cfg.qkv_bias == cfg.out_bias and not cfg.mlp_bias:
+        # LlamaConfig refuses heads that do not divide d_model even with head_dim given; Gemma builds them, with
+        # the same modules (its RMSNorm scales by 1 + weight, its embeddings by sqrt(d): no parameters, no matmul)
+        family = "Gemma"
+        kwargs = dict(common, attention_bias=cfg.qkv_bias, head_dim=cfg.d_head, pad_token_id=None)
     else:
         return None  # an output bias without q/k/v biases: no transformers class of the family builds it
     return Reference(library="transformers", target=f"transformers.{family}{suffix}",
@@ -176,8 +188,10 @@ _UNSUPPORTED_HEAD = "the llama plugin counts the base model and the causal LM on
 _READ = {"vocab_size": "vocab_size", "hidden_size": "d_model", "intermediate_size": "d_ff",
          "num_hidden_layers": "n_layers", "num_attention_heads": "n_heads", "num_key_value_heads": "n_kv_heads",
          "hidden_act": "activation", "max_position_embeddings": "max_positions",
-         "tie_word_embeddings": "tie_embeddings"}
-_IGNORED = {"initializer_range": INITIALISATION, "use_cache": USE_CACHE, "pad_token_id": TOKEN_ID,
+         "tie_word_embeddings": "tie_embeddings",
+         # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
+         "pad_token_id": "(checked: inside the vocabulary)"}
+_IGNORED = {"initializer_range": INITIALISATION, "use_cache": USE_CACHE,
             "bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID, "rope_parameters": _ROPE,
             "attention_dropout": DROPOUT}
 
@@ -281,6 +295,10 @@ HF_PHI3 = _table(
 
 def _common(hf: dict[str, Any]) -> dict[str, Any]:
     """The keys every type reads alike; num_key_value_heads null means one key/value head per query head."""
+    vocab, pad = hf["vocab_size"], hf.get("pad_token_id")
+    if isinstance(vocab, int) and isinstance(pad, int) and not isinstance(pad, bool) and not -vocab <= pad < vocab:
+        raise ValueError(f"pad_token_id: {pad} is outside the vocabulary of {vocab:,} tokens, and transformers' "
+                         "token embedding refuses such a padding index; set pad_token_id to null or to a token id")
     return dict(vocab_size=hf["vocab_size"], d_model=hf["hidden_size"], d_ff=hf["intermediate_size"],
                 n_layers=hf["num_hidden_layers"], n_heads=hf["num_attention_heads"],
                 n_kv_heads=hf["num_key_value_heads"], activation=hf["hidden_act"],
@@ -288,12 +306,25 @@ def _common(hf: dict[str, Any]) -> dict[str, Any]:
 
 
 def _head_dim(hf: dict[str, Any]) -> dict[str, Any]:
-    # transformers reads head_dim null as hidden_size / num_attention_heads, which d_head null also means
-    return {"d_head": hf["head_dim"]} if hf["head_dim"] is not None else {}
+    """d_head: head_dim when given; else transformers' hidden_size // num_attention_heads, which d_head null
+    means when the heads divide the width (when they do not, transformers rounds down, and so does archzoo)."""
+    if hf.get("head_dim") is not None:
+        return {"d_head": hf["head_dim"]}
+    width, heads = hf["hidden_size"], hf["num_attention_heads"]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (width, heads)) or width % heads == 0:
+        return {}  # the configuration model reports a bad value under its own key
+    if width < heads:
+        raise ValueError(f"num_attention_heads: {heads} heads of a {width}-wide model leave each head "
+                         f"{width // heads} wide; choose at most {width} heads")
+    return {"d_head": width // heads}
 
 
 @hf_reader(HF_LLAMA)
 def _from_llama(hf: dict[str, Any], model_class: str = "LlamaModel") -> dict[str, Any]:
+    width, heads = hf["hidden_size"], hf["num_attention_heads"]
+    if isinstance(width, int) and isinstance(heads, int) and heads > 0 and width % heads:
+        raise ValueError(f"num_attention_heads: {heads} heads do not divide hidden_size {width}, which transformers' "
+                         "LlamaConfig refuses even when head_dim is given; choose a divisor of hidden_size")
     return dict(_common(hf), **_head_dim(hf), qkv_bias=hf["attention_bias"], out_bias=hf["attention_bias"],
                 mlp_bias=hf["mlp_bias"])
 
@@ -305,7 +336,7 @@ def _from_mistral(hf: dict[str, Any], model_class: str = "MistralModel") -> dict
 
 @hf_reader(HF_QWEN2)
 def _from_qwen2(hf: dict[str, Any], model_class: str = "Qwen2Model") -> dict[str, Any]:
-    return dict(_common(hf), qkv_bias=True)  # Qwen2Attention: biases on q, k and v; none on o
+    return dict(_common(hf), **_head_dim(hf), qkv_bias=True)  # Qwen2Attention: biases on q, k and v; none on o
 
 
 @hf_reader(HF_GEMMA)
@@ -316,13 +347,13 @@ def _from_gemma(hf: dict[str, Any], model_class: str = "GemmaModel") -> dict[str
 
 @hf_reader(HF_OLMO)
 def _from_olmo(hf: dict[str, Any], model_class: str = "OlmoModel") -> dict[str, Any]:
-    return dict(_common(hf), norm="layer_norm_no_affine", qkv_bias=hf["attention_bias"],
+    return dict(_common(hf), **_head_dim(hf), norm="layer_norm_no_affine", qkv_bias=hf["attention_bias"],
                 out_bias=hf["attention_bias"])
 
 
 @hf_reader(HF_PHI3)
 def _from_phi3(hf: dict[str, Any], model_class: str = "Phi3Model") -> dict[str, Any]:
-    return _common(hf)  # qkv_proj and gate_up_proj fuse the same weights into one linear each
+    return dict(_common(hf), **_head_dim(hf))  # qkv_proj and gate_up_proj fuse the same weights into one linear each
 
 
 ARCHITECTURE = Architecture(
@@ -336,11 +367,19 @@ ARCHITECTURE = Architecture(
     build=build,
     seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
-    hf_model_types={"llama": _from_llama, "mistral": _from_mistral, "qwen2": _from_qwen2, "gemma": _from_gemma,
-                    "olmo": _from_olmo, "phi3": _from_phi3},
 )
+
+#: Hugging Face model type -> its reader
+HF_READERS = {"llama": _from_llama, "mistral": _from_mistral, "qwen2": _from_qwen2, "gemma": _from_gemma,
+              "olmo": _from_olmo, "phi3": _from_phi3}
 
 
 @hookimpl
 def register_architectures(register):
     register(ARCHITECTURE)
+
+
+@hookimpl
+def register_hf_readers(register):
+    for model_type, reader in HF_READERS.items():
+        register(model_type, reader)
