@@ -237,12 +237,11 @@ REFUSALS = [
     ("huge-width", {"model_type": "bert", "hidden_size": 2**40}, None,
      "{path}: hidden_size, read as d_model: 1,099,511,627,776 is larger than archzoo's limit for a size, "
      "2,147,483,647 (2^31 - 1); no model comes near it, so correct the value"),
-    ("model-type-unknown", {"model_type": "t5"}, None,
-     "{path}: model_type: 't5' is not supported (supported: albert, bert, deit, distilbert, gpt2, openai-gpt, "
-     "roberta, vit); a plugin can add it through Architecture.hf_model_types"),
+    ("model-type-unknown", {"model_type": "no-such-type"}, None,
+     "{path}: model_type: 'no-such-type' is not supported (supported: {supported}); a plugin can add it with the "
+     "register_hf_readers hook"),
     ("model-type-missing", {"hidden_size": 8}, None,
-     "{path}: model_type: missing; a Hugging Face config.json names its model type (supported: albert, bert, deit, "
-     "distilbert, gpt2, openai-gpt, roberta, vit)"),
+     "{path}: model_type: missing; a Hugging Face config.json names its model type (supported: {supported})"),
     ("model-type-number", {"model_type": 7}, None, "{path}: model_type: expected text such as \"bert\", got 7"),
     ("not-an-object", [1, 2], None, "{path}: expected a JSON object with a 'model_type' key, got list"),
     ("class-multiple-choice", {"model_type": "bert"}, "BertForMultipleChoice",
@@ -272,7 +271,10 @@ def test_refused_in_one_line_naming_the_key(tmp_path, host, data, hf_class, mess
     path = _write(tmp_path, data)
     with pytest.raises(HFConfigError) as caught:
         load_hf_config(path, host, hf_class=hf_class)
-    assert str(caught.value) == message.replace("{path}", str(path))
+    # the types every installed plugin reads, from the host, so that a new plugin changes no expectation here
+    supported = ", ".join(sorted(host.hf_readers()))
+    assert {"albert", "bert", "deit", "distilbert", "gpt2", "openai-gpt", "roberta", "vit"} <= set(host.hf_readers())
+    assert str(caught.value) == message.replace("{path}", str(path)).replace("{supported}", supported)
 
 
 @pytest.mark.hostile
@@ -369,9 +371,13 @@ def test_cli_refusal_is_one_line(tmp_path, capsys):
 
 
 def test_every_builtin_type_declares_a_table(host):
-    for model_type, arch in host.hf_model_types().items():
-        table = hf_table(arch.hf_model_types[model_type])
+    builtin = {name for name, info in host.plugins.items() if info.builtin}
+    readers = {t: r for t, r in host.hf_readers().items() if r.plugin in builtin}
+    assert readers
+    for model_type, found in readers.items():
+        table = hf_table(found.reader)
         assert table is not None and table.model_type == model_type
+        assert host.hf_model_types()[model_type].name == found.architecture
 
 
 def test_a_table_with_a_field_left_unaccounted_is_rejected():
@@ -397,9 +403,14 @@ def test_a_plugin_reader_without_a_table_still_counts_the_base_model(tmp_path):
         register(Architecture(name="tiny", title="Tiny", summary="s", citation="c", config_model=TinyConfig,
                               build=lambda cfg: composite("tiny", "model", [linear("w", symbol("d", cfg.d_model),
                                                                                      symbol("d", cfg.d_model))]),
-                              seq_len=lambda cfg: 1, hf_model_types={"tiny": lambda hf: {"d_model": hf["width"]}}))
+                              seq_len=lambda cfg: 1))
+
+    @hookimpl
+    def register_hf_readers(register):
+        register("tiny", lambda hf: {"d_model": hf["width"]})
 
     module.register_architectures = register_architectures
+    module.register_hf_readers = register_hf_readers
     tiny_host = PluginHost(extra_plugins={"tiny": module}, entry_points=False, strict=True).load()
     path = _write(tmp_path, {"model_type": "tiny", "width": 3})
     reading = load_hf_config(path, tiny_host)
@@ -407,6 +418,20 @@ def test_a_plugin_reader_without_a_table_still_counts_the_base_model(tmp_path):
     with pytest.raises(HFConfigError, match=r"^--hf-class: the reader of model type 'tiny' \(plugin 'tiny'\) "
                                             r"declares no model classes; count the base model \(leave out --hf-class\)$"):
         load_hf_config(path, tiny_host, hf_class="auto")
+
+
+def test_a_reader_declared_the_deprecated_way_still_reads(tmp_path):
+    """Architecture.hf_model_types, set by the plugin rather than filled in by the host, still registers a reader."""
+    gpt = PluginHost(only=["gpt"]).load().architecture("gpt")
+    old = gpt.model_copy(update={"name": "old-gpt", "plugin": "", "hf_model_types": {
+        "old-gpt2": lambda hf: {"d_model": hf["width"], "n_heads": 1, "n_layers": 1}}})
+    module = types.ModuleType("archzoo_old")
+    module.register_architectures = hookimpl(lambda register: register(old))
+    with pytest.warns(DeprecationWarning, match=r"^plugin 'old': Architecture.hf_model_types is deprecated; register "
+                                                r"Hugging Face readers with the register_hf_readers hook$"):
+        old_host = PluginHost(extra_plugins={"old": module}, entry_points=False, strict=True).load()
+    reading = load_hf_config(_write(tmp_path, {"model_type": "old-gpt2", "width": 24}), old_host)
+    assert reading.architecture.name == "old-gpt" and reading.config.d_model == 24
 
 
 def test_lookup_imports_no_torch(tmp_path):

@@ -3,6 +3,7 @@
 import sys
 import textwrap
 import types
+from importlib import metadata
 
 import pytest
 
@@ -10,7 +11,10 @@ from archzoo import Architecture, PluginError, hookimpl
 from archzoo.errors import UnknownArchitectureError
 from archzoo.host import PluginHost
 
-BUILTINS = {"bert", "gpt", "transformer", "vit"}
+#: The built-in plugins: the entry points of the archzoo distribution itself, read from its metadata rather
+#: than listed here, so that a new built-in changes no test. Each registers the architecture of its name.
+BUILTINS = {ep.name for ep in metadata.distribution("archzoo").entry_points if ep.group == "archzoo"}
+assert {"bert", "gpt", "transformer", "vit"} <= BUILTINS
 
 
 def _module(name: str, **hooks) -> types.ModuleType:
@@ -105,7 +109,8 @@ def test_misspelt_hook_is_a_problem():
     host = PluginHost(extra_plugins={"typo": module}).load()
     assert [str(p) for p in host.problems] == [
         "plugin 'typo': cannot be registered: implements hook 'register_architecture', which archzoo does not "
-        "define; did you mean 'register_architectures'? archzoo's hooks: register_architectures, register_registry_dirs"
+        "define; did you mean 'register_architectures'? archzoo's hooks: register_architectures, register_hf_readers, "
+        "register_registry_dirs"
     ]
 
 
@@ -196,7 +201,7 @@ def test_misspelt_plugin_name_in_env_var_is_reported(monkeypatch):
     host = PluginHost().load()
     assert [str(p) for p in host.problems] == [
         "plugin 'gtp': named in ARCHZOO_PLUGINS, but no installed plugin has that name; did you mean 'gpt'? "
-        "installed: bert, gpt, transformer, vit"
+        f"installed: {', '.join(sorted({ep.name for ep in metadata.entry_points(group='archzoo')}))}"
     ]
 
 
@@ -296,6 +301,207 @@ def test_builtins_are_marked_and_load_first():
     builtins = [name for name, info in host.plugins.items() if info.builtin]
     assert set(builtins) == BUILTINS
     assert list(host.plugins)[: len(builtins)] == builtins
+
+
+# ---- Hugging Face readers -------------------------------------------------------------------------------
+
+
+def _reads(name: str, *model_types: str, arch: str | None = None, **hooks) -> types.ModuleType:
+    """A plugin registering one copy of GPT named ``arch`` (default: ``name``-gpt) and a reader per model type."""
+    arch_name = arch or f"{name}-gpt"
+    copy = _copy_of("gpt", arch_name)
+
+    def register_architectures(register):
+        register(copy)
+
+    def register_hf_readers(register):
+        for model_type in model_types:
+            register(model_type, _reader)
+
+    return _module(name, **{"register_architectures": register_architectures,
+                            "register_hf_readers": register_hf_readers, **hooks})
+
+
+def _reader(hf):
+    return {"d_model": hf["width"]}
+
+
+def test_hf_readers_registered_through_the_hook():
+    host = PluginHost(extra_plugins={"tiny": _reads("tiny", "tiny-type", "tiny-type-2")}).load()
+    assert host.problems == []
+    readers = host.hf_readers()
+    assert {t: (r.architecture, r.plugin, r.reader) for t, r in readers.items() if r.plugin == "tiny"} == {
+        "tiny-type": ("tiny-gpt", "tiny", _reader), "tiny-type-2": ("tiny-gpt", "tiny", _reader)}
+    # the architecture lists what is read into it, as `archzoo plugins` shows it
+    assert host.architecture("tiny-gpt").hf_model_types == {"tiny-type": _reader, "tiny-type-2": _reader}
+    assert host.hf_model_types()["tiny-type"] is host.architecture("tiny-gpt")
+    # the built-ins read their own types the same way
+    assert {"bert", "roberta", "gpt2", "vit"} <= set(readers)
+    assert readers["roberta"].plugin == "bert" and readers["roberta"].architecture == "bert"
+
+
+def test_a_model_type_read_twice_is_refused_naming_both_plugins():
+    host = PluginHost(extra_plugins={"first": _reads("first", "shared-type"),
+                                     "second": _reads("second", "shared-type", "own-type")}).load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'second': registers a Hugging Face reader for model type 'shared-type', already read by plugin "
+        "'first' (architecture 'first-gpt'); a model type has one reader: drop one, or restrict plugins with "
+        "ARCHZOO_PLUGINS"
+    ]
+    assert host.hf_readers()["shared-type"].plugin == "first"
+    assert host.hf_readers()["own-type"].plugin == "second"  # the rest of the plugin keeps working
+    assert host.architecture("second-gpt").hf_model_types == {"own-type": _reader}
+
+
+def test_a_builtin_model_type_cannot_be_read_by_another_plugin():
+    host = PluginHost(extra_plugins={"other": _reads("other", "bert")}).load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'other': registers a Hugging Face reader for model type 'bert', already read by plugin 'bert' "
+        "(architecture 'bert'); a model type has one reader: drop one, or restrict plugins with ARCHZOO_PLUGINS"
+    ]
+    assert host.hf_readers()["bert"].plugin == "bert"
+
+
+def test_a_model_type_read_twice_is_an_error_in_strict_mode():
+    host = PluginHost(strict=True, extra_plugins={"again": _reads("again", "twice", "twice")})
+    with pytest.raises(PluginError, match=r"^plugin 'again': registers a Hugging Face reader for model type 'twice', "
+                                          r"already registered by this plugin \(architecture 'again-gpt'\); a model type "
+                                          r"has one reader: drop one, or restrict plugins with ARCHZOO_PLUGINS "
+                                          r"\(strict mode: "):
+        host.load()
+
+
+def test_a_reader_names_its_architecture_when_the_plugin_has_several():
+    one, two = _copy_of("gpt", "one"), _copy_of("gpt", "two")
+
+    def register_architectures(register):
+        register(one)
+        register(two)
+
+    def register_hf_readers(register):
+        register("unclear", _reader)
+        register("into-two", _reader, architecture="two")
+        register("into-other", _reader, architecture="bert")
+
+    host = PluginHost(extra_plugins={"pair": _module("pair", register_architectures=register_architectures,
+                                                     register_hf_readers=register_hf_readers)}).load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'pair': registers a Hugging Face reader for model type 'unclear' without saying which of its "
+        "architectures (one, two) it reads into; pass architecture=NAME",
+        "plugin 'pair': registers a Hugging Face reader for model type 'into-other' into architecture 'bert', which "
+        "it does not register (its architectures: one, two); a plugin reads configurations into its own architectures",
+    ]
+    assert host.hf_readers()["into-two"].architecture == "two"
+    assert host.architecture("two").hf_model_types == {"into-two": _reader}
+    assert host.architecture("one").hf_model_types == {}
+
+
+@pytest.mark.parametrize("args, reason", [
+    ((3, _reader), "registered a Hugging Face reader for model type 3 (int), expected the model_type text of a "
+                   "config.json, such as 'bert'"),
+    (("two words", _reader), "registered a Hugging Face reader for model type 'two words' (str), expected the "
+                             "model_type text of a config.json, such as 'bert'"),
+    (("", _reader), "registered a Hugging Face reader for model type '' (str), expected the model_type text of a "
+                    "config.json, such as 'bert'"),
+    (("fine", {"d_model": 8}), "registers a Hugging Face reader for model type 'fine' that is dict, expected a "
+                               "function of the config.json's values"),
+], ids=["int-type", "spaced-type", "empty-type", "reader-not-callable"])
+def test_an_invalid_reader_is_refused_naming_the_plugin(args, reason):
+    copy = _copy_of("gpt", "sloppy-gpt")
+
+    def register_architectures(register):
+        register(copy)
+
+    def register_hf_readers(register):
+        register(*args)
+
+    host = PluginHost(extra_plugins={"sloppy": _module("sloppy", register_architectures=register_architectures,
+                                                       register_hf_readers=register_hf_readers)}).load()
+    assert [str(p) for p in host.problems] == [f"plugin 'sloppy': {reason}"]
+    assert host.architecture("sloppy-gpt").hf_model_types == {}
+
+
+def test_a_reader_without_an_architecture_is_refused():
+    def register_hf_readers(register):
+        register("orphan", _reader)
+
+    host = PluginHost(extra_plugins={"orphan": _module("orphan", register_hf_readers=register_hf_readers)}).load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'orphan': registers a Hugging Face reader for model type 'orphan' but registers no architecture for "
+        "it to read into; register one with register_architectures"
+    ]
+    assert "orphan" not in host.hf_readers()
+
+
+def test_a_reader_whose_table_describes_another_type_is_refused():
+    gpt2 = PluginHost(only=["gpt"]).load().hf_readers()["gpt2"].reader  # declares the gpt2 table
+
+    def register_hf_readers(register):
+        register("not-gpt2", gpt2)
+
+    host = PluginHost(extra_plugins={"mixup": _reads("mixup", register_hf_readers=register_hf_readers)}).load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'mixup': registers a Hugging Face reader for model type 'not-gpt2', but the reader's HFTable "
+        "describes model type 'gpt2'; register it under that type"
+    ]
+
+
+def test_a_plugin_failing_after_registering_readers_is_skipped_with_them():
+    def register_registry_dirs(register):
+        raise RuntimeError("no folder")
+
+    host = PluginHost(extra_plugins={"fails": _reads("fails", "fails-type",
+                                                     register_registry_dirs=register_registry_dirs)}).load()
+    assert [str(p) for p in host.problems] == ["plugin 'fails': register_registry_dirs raised RuntimeError: no folder"]
+    assert "fails-type" not in host.hf_readers() and "fails-gpt" not in host.architectures
+
+
+def test_a_plugin_raising_in_register_hf_readers_is_skipped_with_its_architectures():
+    def register_hf_readers(register):
+        register("early-type", _reader)
+        raise RuntimeError("second reader failed")
+
+    host = PluginHost(extra_plugins={"raises": _reads("raises", register_hf_readers=register_hf_readers)}).load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'raises': register_hf_readers raised RuntimeError: second reader failed"]
+    assert "early-type" not in host.hf_readers() and "raises-gpt" not in host.architectures
+    assert set(host.architectures) >= BUILTINS
+
+
+def test_readers_declared_on_the_architecture_still_work_and_are_checked_the_same_way():
+    """The deprecated path, Architecture.hf_model_types set by the plugin: a warning, the same duplicate check."""
+    old = _copy_of("gpt", "old-gpt").model_copy(update={"hf_model_types": {"old-type": _reader, "gpt2": _reader}})
+
+    def register_architectures(register):
+        register(old)
+
+    with pytest.warns(DeprecationWarning, match=r"^plugin 'old': Architecture.hf_model_types is deprecated"):
+        host = PluginHost(extra_plugins={"old": _module("old", register_architectures=register_architectures)}).load()
+    assert [str(p) for p in host.problems] == [
+        "plugin 'old': registers a Hugging Face reader for model type 'gpt2', already read by plugin 'gpt' "
+        "(architecture 'gpt'); a model type has one reader: drop one, or restrict plugins with ARCHZOO_PLUGINS"
+    ]
+    assert host.hf_readers()["old-type"].plugin == "old"
+    assert host.architecture("old-gpt").hf_model_types == {"old-type": _reader}
+
+
+def test_archzoo_plugins_lists_the_types_each_architecture_reads(monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from archzoo import host as host_module
+    from archzoo.cli import cli
+
+    host = PluginHost(extra_plugins={"tiny": _reads("tiny", "tiny-type")}).load()
+    monkeypatch.setattr(host_module, "_HOST", host)
+    result = CliRunner().invoke(cli, ["plugins", "--json"])
+    assert result.exit_code == 0, result.output
+    archs = {a["name"]: a["hf_model_types"] for p in json.loads(result.output)["plugins"] for a in p["architectures"]}
+    assert archs["tiny-gpt"] == ["tiny-type"]
+    assert archs["bert"] == ["albert", "bert", "distilbert", "roberta"]
+    text = CliRunner().invoke(cli, ["plugins"]).output
+    assert "  architecture tiny-gpt: GPT  reads HF model types: tiny-type\n" in text
 
 
 # ---- call_plugin --------------------------------------------------------------------------------------

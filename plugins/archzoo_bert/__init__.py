@@ -19,7 +19,7 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
-from archzoo.formula import const, sym
+from archzoo.formula import const
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -31,9 +31,14 @@ from archzoo.hf_config import (
     HFTable,
     hf_reader,
 )
-from archzoo.symbols import symbol
+from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
+
+# The symbols only this plugin's formulas use (the shared ones are archzoo.symbols.symbol's).
+TOKEN_TYPES = declare_symbol("T", latex="T", meaning="token types (type_vocab_size)", order=12)
+EMBEDDING_WIDTH = declare_symbol("E", latex="E", meaning="factorised embedding width (embedding_size)", order=13)
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
 
 #: The task heads, as transformers names their classes (BertModel, BertForMaskedLM, ...).
@@ -115,14 +120,14 @@ def build(cfg: BertConfig):
     L = symbol("L", cfg.n_layers)
     d_ff = symbol("d_ff", cfg.d_ff)
     factorised = cfg.embedding_size is not None
-    E = symbol("E", cfg.embedding_size) if factorised else d
+    E = EMBEDDING_WIDTH(cfg.embedding_size) if factorised else d
 
     parts = [
         embedding("token", V, E, role="token", description="word embeddings"),
         embedding("position", P, E, role="position", description="learned position embeddings"),
     ]
     if cfg.type_vocab_size:
-        parts.append(embedding("segment", symbol("T", cfg.type_vocab_size), E, description="token type embeddings"))
+        parts.append(embedding("segment", TOKEN_TYPES(cfg.type_vocab_size), E, description="token type embeddings"))
     parts.append(layer_norm("norm", E))
     embeddings = composite("embeddings", "embeddings", parts, "token + position + segment, then LayerNorm")
     children = [embeddings]
@@ -143,7 +148,7 @@ def build(cfg: BertConfig):
     children.append(repeat(layer, L, name="layers", shared=cfg.shared_layers))
     if cfg.pooler:
         children.append(linear("pooler", d, d, tokens=const(1), description="dense + tanh on the first token"))
-    K = sym("K", cfg.num_labels, latex="K", meaning="labels (num_labels)", order=33)
+    K = LABELS(cfg.num_labels)
     if cfg.head in ("mlm", "pretraining"):
         if cfg.tie_embeddings:
             decoder = linear("decoder", E, V, tied_to="embeddings.token",
@@ -485,10 +490,17 @@ ARCHITECTURE = Architecture(
     seq_len=lambda cfg: cfg.max_positions,
     max_seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
-    hf_model_types={"bert": _from_bert, "roberta": _from_roberta, "distilbert": _from_distilbert, "albert": _from_albert},
 )
 
 
 @hookimpl
 def register_architectures(register):
     register(ARCHITECTURE)
+
+
+@hookimpl
+def register_hf_readers(register):
+    register("bert", _from_bert)
+    register("roberta", _from_roberta)
+    register("distilbert", _from_distilbert)
+    register("albert", _from_albert)

@@ -9,11 +9,14 @@ from pydantic import Field, PositiveInt, model_validator
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat, with_modules
-from archzoo.formula import const, sym
+from archzoo.formula import const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
-from archzoo.symbols import symbol
+from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
+
+#: The one symbol only this plugin's formulas use (the shared ones are archzoo.symbols.symbol's).
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
 
 class GptConfig(ArchConfig):
@@ -78,7 +81,7 @@ def build(cfg: GptConfig):
             linear("lm_head", d, V, bias=False, tied_to="token" if cfg.tie_embeddings else "",
                    description="next-token logits" + (", weight tied to the token embedding" if cfg.tie_embeddings else ""))
         )
-    K = sym("K", cfg.num_labels, latex="K", meaning="labels (num_labels)", order=33)
+    K = LABELS(cfg.num_labels)
     if cfg.head == "sequence_classification":  # scores every token; the last non-padding one is kept
         children.append(linear("score", d, K, bias=False, description="class scores per token, no bias"))
     if cfg.head == "token_classification":
@@ -248,10 +251,15 @@ ARCHITECTURE = Architecture(
     seq_len=lambda cfg: cfg.max_positions,
     max_seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
-    hf_model_types={"gpt2": _from_gpt2, "openai-gpt": _from_openai_gpt},
 )
 
 
 @hookimpl
 def register_architectures(register):
     register(ARCHITECTURE)
+
+
+@hookimpl
+def register_hf_readers(register):
+    register("gpt2", _from_gpt2)
+    register("openai-gpt", _from_openai_gpt)

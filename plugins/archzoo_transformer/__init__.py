@@ -1,8 +1,13 @@
-"""archzoo plugin: the encoder-decoder Transformer of Vaswani et al. (2017), as torch.nn.Transformer builds it."""
+"""archzoo plugin: the encoder-decoder Transformer of Vaswani et al. (2017), as torch.nn.Transformer builds it.
+
+With a vocabulary, the reference is `Seq2SeqTransformer`, defined here: torch.nn.Transformer with token
+embeddings in front and the pre-softmax projection behind. It needs torch, so it is made on first access
+and importing this plugin stays torch-free.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
@@ -122,7 +127,7 @@ def reference(cfg: TransformerConfig) -> Reference:
     if not cfg.vocab_size:
         return Reference(library="torch", target="torch.nn.Transformer", kwargs=kwargs, inputs="seq2seq_embeddings")
     return Reference(
-        library="archzoo", target="archzoo.reference.Seq2SeqTransformer",
+        library="archzoo", target=f"{__name__}.Seq2SeqTransformer",
         kwargs={**kwargs, "vocab_size": cfg.vocab_size, "share_embeddings": cfg.share_embeddings,
                 "tie_output": cfg.tie_output},
         inputs="seq2seq_token_ids",
@@ -147,3 +152,37 @@ ARCHITECTURE = Architecture(
 @hookimpl
 def register_architectures(register):
     register(ARCHITECTURE)
+
+
+def _seq2seq_transformer_class() -> type:
+    import torch
+    from torch import nn
+
+    class Seq2SeqTransformer(nn.Module):
+        """torch.nn.Transformer with token embeddings in front and the pre-softmax projection behind."""
+
+        def __init__(self, vocab_size: int, share_embeddings: bool, tie_output: bool, **transformer_kwargs: Any):
+            super().__init__()
+            d = transformer_kwargs["d_model"]
+            self.transformer = nn.Transformer(**transformer_kwargs)
+            self.source_embedding = nn.Embedding(vocab_size, d)
+            self.target_embedding = self.source_embedding if share_embeddings else nn.Embedding(vocab_size, d)
+            self.output_projection = nn.Linear(d, vocab_size, bias=False)
+            if tie_output:
+                self.output_projection.weight = self.target_embedding.weight
+
+        def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+            out = self.transformer(self.source_embedding(src), self.target_embedding(tgt))
+            return self.output_projection(out)
+
+    Seq2SeqTransformer.__qualname__ = "Seq2SeqTransformer"  # as if defined at module level, where it is found
+    return Seq2SeqTransformer
+
+
+def __getattr__(name: str) -> Any:
+    # Seq2SeqTransformer needs torch, so it is made on first access: importing this plugin stays torch-free.
+    if name == "Seq2SeqTransformer":
+        cls = _seq2seq_transformer_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

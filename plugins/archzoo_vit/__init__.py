@@ -10,11 +10,20 @@ from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import (attention, composite, feed_forward, layer_norm, learned_tensor, linear, patch_embedding,
                             repeat, with_modules)
-from archzoo.formula import const, sym
+from archzoo.formula import const
 from archzoo.hf_config import ACTIVATION_ONLY, DROPOUT, INITIALISATION, NORM_EPSILON, HFTable, hf_reader
-from archzoo.symbols import symbol
+from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
+
+# The symbols only this plugin's formulas use (the shared ones are archzoo.symbols.symbol's).
+CHANNELS = declare_symbol("C", latex="C", meaning="image channels (channels)", order=30)
+PATCH = declare_symbol("p", latex="p", meaning="patch side in pixels (patch_size)", order=31)
+PATCHES = declare_symbol("n_p", latex="n_{p}", meaning="patches per image, (image_size / patch_size)²", order=32)
+CLASSES = declare_symbol("K", latex="K", meaning="classes (num_classes)", order=33)
+PRE_LOGITS = declare_symbol("r", latex="r", meaning="pre-logits width (representation_size)", order=34)
+POOLER_WIDTH = declare_symbol("d_pool", latex="d_{\\mathrm{pool}}", meaning="pooler output width (pooler_size)",
+                              order=35)
 
 
 class VitConfig(ArchConfig):
@@ -84,10 +93,10 @@ def build(cfg: VitConfig):
     d = symbol("d", cfg.d_model)
     L = symbol("L", cfg.n_layers)
     d_ff = symbol("d_ff", cfg.d_ff)
-    n_p = symbol("n_p", cfg.n_patches, definition=f"({cfg.image_size} / {cfg.patch_size})²")
+    n_p = PATCHES(cfg.n_patches, definition=f"({cfg.image_size} / {cfg.patch_size})²")
     extra = int(cfg.class_token) + int(cfg.distillation_token)
 
-    parts = [patch_embedding("patch_embedding", symbol("C", cfg.channels), symbol("p", cfg.patch_size), d, n_p)]
+    parts = [patch_embedding("patch_embedding", CHANNELS(cfg.channels), PATCH(cfg.patch_size), d, n_p)]
     if cfg.class_token:
         parts.append(learned_tensor("class_token", d, leading=False, description="learned [CLS] token"))
     if cfg.distillation_token:
@@ -108,16 +117,15 @@ def build(cfg: VitConfig):
     )
     children += [repeat(layer, L, name="layers"), layer_norm("final_norm", d)]
     if cfg.pooler:
-        pooled = d if cfg.pooler_size is None else sym("d_pool", cfg.pooler_size, latex="d_{\\mathrm{pool}}",
-                                                      meaning="pooler output width (pooler_size)", order=35)
+        pooled = d if cfg.pooler_size is None else POOLER_WIDTH(cfg.pooler_size)
         children.append(linear("pooler", d, pooled, tokens=const(1), description="dense + tanh on the [CLS] token"))
     width = d
     if cfg.representation_size is not None:
-        r = symbol("r", cfg.representation_size)
+        r = PRE_LOGITS(cfg.representation_size)
         children.append(linear("pre_logits", d, r, tokens=const(1), description="dense + tanh before the classifier"))
         width = r
     if cfg.num_classes:
-        K = symbol("K", cfg.num_classes)
+        K = CLASSES(cfg.num_classes)
         children.append(linear("head", width, K, tokens=const(1), description="classifier on the pooled token"))
         if cfg.distillation_head:
             children.append(linear("distillation_head", width, K, tokens=const(1),
@@ -261,10 +269,15 @@ ARCHITECTURE = Architecture(
     seq_len_note=lambda cfg: f"{cfg.n_patches} patches of {cfg.patch_size}x{cfg.patch_size} pixels plus "
     f"{cfg.n_tokens - cfg.n_patches} special token(s)",
     reference=reference,
-    hf_model_types={"vit": _from_vit, "deit": _from_deit},
 )
 
 
 @hookimpl
 def register_architectures(register):
     register(ARCHITECTURE)
+
+
+@hookimpl
+def register_hf_readers(register):
+    register("vit", _from_vit)
+    register("deit", _from_deit)

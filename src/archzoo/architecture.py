@@ -89,8 +89,11 @@ class Reference(BaseModel):
     """The real implementation a configuration corresponds to, and how to build it.
 
     ``target`` is a dotted name (``transformers.BertModel``, ``torch.nn.Transformer``,
-    ``timm.vit_base_patch16_224``). For transformers, ``kwargs`` go to ``config_class`` and the
-    model is built with ``target(config, **model_kwargs)``; otherwise they are passed to ``target`` directly.
+    ``timm.vit_base_patch16_224``), or for ``library: "archzoo"`` a class a plugin defines, named by its
+    module (``archzoo_transformer.Seq2SeqTransformer``; a class that needs torch is best made on first
+    access, through the module's ``__getattr__``, so that importing the plugin stays torch-free). For
+    transformers, ``kwargs`` go to ``config_class`` and the model is built with
+    ``target(config, **model_kwargs)``; otherwise they are passed to ``target`` directly.
     ``inputs`` says what one forward pass of batch 1 takes.
     """
 
@@ -134,8 +137,12 @@ class Architecture(BaseModel):
 
     ``build(config) -> Block`` returns the model's block tree; ``seq_len(config)`` the sequence length
     a report uses by default (the context, or the number of image tokens); ``reference(config)`` the
-    real implementation, or None when there is none; ``hf_model_types`` maps a Hugging Face
-    ``model_type`` to a function turning that ``config.json`` into this architecture's config keys.
+    real implementation, or None when there is none.
+
+    ``hf_model_types`` is filled in by the host, like ``plugin``: each Hugging Face ``model_type`` read into
+    this architecture, mapped to the function turning that ``config.json`` into its config keys. Plugins
+    register those readers with the ``register_hf_readers`` hook; setting the field directly is the
+    deprecated way to do it, still accepted (with a DeprecationWarning) and checked the same way.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
@@ -148,7 +155,7 @@ class Architecture(BaseModel):
     build: Callable[[Any], Block]
     seq_len: Callable[[Any], int]
     reference: Callable[[Any], Reference | None] | None = None
-    hf_model_types: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+    hf_model_types: dict[str, Callable[..., dict[str, Any]]] = {}  # filled in by the host (register_hf_readers)
     seq_len_fixed: bool = False  # N is set by the configuration (image tokens), not chosen per call
     seq_len_note: Callable[[Any], str] = lambda config: "the model's context length"
     max_seq_len: Callable[[Any], int] | None = None  # the longest N the configuration can run (positions)

@@ -4,7 +4,7 @@ A model type's plugin describes transformers' configuration class as plain data,
 fields with their defaults, its aliases (transformers' ``attribute_map``), what each key becomes in
 archzoo (``read``), which keys change no parameter or FLOP and why (``ignored``), which are refused
 and why (``refused``), and the model classes archzoo counts. The plugin attaches the table to its reader
-function with `hf_reader`. This module holds the generic part: it resolves aliases and defaults exactly
+function with `hf_reader` and registers the reader with the ``register_hf_readers`` hook. This module holds the generic part: it resolves aliases and defaults exactly
 as transformers 5.23 does, gives every key of the file a disposition (an unknown key is an error, never
 silently dropped), picks the model class (``--hf-class``), and lets ``--set`` overrides compose.
 
@@ -302,7 +302,7 @@ def load_hf_config(
     if not isinstance(data, dict):
         raise HFConfigError(f"{path}: expected a JSON object with a 'model_type' key, got {type(data).__name__}")
     model_type = data.get("model_type")
-    readers = host.hf_model_types()
+    readers = host.hf_readers()
     if model_type is not None and not isinstance(model_type, str):
         raise HFConfigError(f"{path}: model_type: expected text such as \"bert\", got {_text(model_type)}")
     if model_type is None:
@@ -313,19 +313,19 @@ def load_hf_config(
     if model_type not in readers:
         raise HFConfigError(
             f"{path}: model_type: {model_type!r} is not supported (supported: {', '.join(sorted(readers))}); "
-            "a plugin can add it through Architecture.hf_model_types"
+            "a plugin can add it with the register_hf_readers hook"
         )
-    arch = readers[model_type]
-    reader = arch.hf_model_types[model_type]
+    found = readers[model_type]
+    arch, reader = host.architecture(found.architecture), found.reader
     table = hf_table(reader)
     overrides = dict(overrides or {})
     if table is None:
-        return _read_untabled(path, data, arch, model_type, reader, overrides, hf_class)
+        return _read_untabled(path, data, arch, found.plugin, model_type, reader, overrides, hf_class)
 
     keys, resolved, origin = _resolve(path, data, table)
     model_class, class_source = _model_class(path, data, table, hf_class)
     try:
-        values = call_plugin(arch.plugin, f"its reader of model type {model_type!r}", reader, dict(resolved),
+        values = call_plugin(found.plugin, f"its reader of model type {model_type!r}", reader, dict(resolved),
                              model_class, expected=(ValueError, TypeError))
     except (ValueError, TypeError) as exc:
         raise HFConfigError(f"{path}: {exc}") from None
@@ -488,20 +488,20 @@ def _validate(path: Path, arch: Architecture, values: dict[str, Any], origin: Ma
         raise HFConfigError("\n".join(lines)) from None
 
 
-def _read_untabled(path: Path, data: dict[str, Any], arch: Architecture, model_type: str, reader: Callable,
-                   overrides: dict[str, Any], hf_class: str | None) -> HFReading:
+def _read_untabled(path: Path, data: dict[str, Any], arch: Architecture, plugin: str, model_type: str,
+                   reader: Callable, overrides: dict[str, Any], hf_class: str | None) -> HFReading:
     """A plugin reader that declares no `HFTable`: its own function decides, key by key."""
     if hf_class is not None:
-        raise HFConfigError(f"--hf-class: the reader of model type {model_type!r} (plugin {arch.plugin!r}) declares "
+        raise HFConfigError(f"--hf-class: the reader of model type {model_type!r} (plugin {plugin!r}) declares "
                             "no model classes; count the base model (leave out --hf-class)")
     try:
-        values = call_plugin(arch.plugin, f"its reader of model type {model_type!r}", reader, data,
+        values = call_plugin(plugin, f"its reader of model type {model_type!r}", reader, data,
                              expected=(ValueError, TypeError))
     except (ValueError, TypeError) as exc:
         raise HFConfigError(f"{path}: {exc}") from None
     values = {k: v for k, v in values.items() if v is not None}
     values.update(overrides)
-    keys = tuple(KeyReading(k, v, "read", "", f"passed to plugin {arch.plugin!r}'s reader, which declares no key table")
+    keys = tuple(KeyReading(k, v, "read", "", f"passed to plugin {plugin!r}'s reader, which declares no key table")
                  for k, v in data.items())
     config = _validate(path, arch, values, {}, overrides, "")
     return HFReading(str(path), model_type, arch, config, keys, overrides=overrides)
@@ -520,12 +520,12 @@ def _cell(text: str) -> str:
 def methodology_section(host: PluginHost) -> str:
     """The per-model-type tables of the methodology page: keys read, classes counted, keys refused."""
     lines = [DOC_START, ""]
-    for model_type, arch in sorted(host.hf_model_types().items()):
-        table = hf_table(arch.hf_model_types[model_type])
+    for model_type, found in host.hf_readers().items():
+        table = hf_table(found.reader)
         if table is None:
-            lines += [f"### `{model_type}`", "", f"Read by plugin `{arch.plugin}`'s own function (no key table).", ""]
+            lines += [f"### `{model_type}`", "", f"Read by plugin `{found.plugin}`'s own function (no key table).", ""]
             continue
-        lines += [f"### `{model_type}` ({table.config_class}, plugin `{arch.plugin}`)", ""]
+        lines += [f"### `{model_type}` ({table.config_class}, plugin `{found.plugin}`)", ""]
         classes = ", ".join(f"`{c}`" + (" (the default: what `AutoModel` builds)" if c == table.base_class else "")
                             for c in table.classes)
         lines += [f"Classes counted (`--hf-class`): {classes}.", ""]

@@ -10,7 +10,7 @@ import pluggy
 if TYPE_CHECKING:
     from .architecture import Architecture
 
-__all__ = ["hookimpl", "hookspec", "register_architectures", "register_registry_dirs"]
+__all__ = ["hookimpl", "hookspec", "register_architectures", "register_hf_readers", "register_registry_dirs"]
 
 hookspec = pluggy.HookspecMarker("archzoo")
 hookimpl = pluggy.HookimplMarker("archzoo")
@@ -25,6 +25,21 @@ def register_architectures(register: Callable[["Architecture"], None]) -> None:
 
     register: call it once per `archzoo.Architecture`; the host validates each one, rejects a name
         another plugin already registered, and names this plugin in every error.
+    """
+
+
+# ---- reading Hugging Face config.json files -------------------------------------------------------
+
+
+@hookspec
+def register_hf_readers(register: Callable[..., None]) -> None:
+    """Register the Hugging Face ``model_type``s this plugin reads, each with the function that reads it.
+
+    register: call it as ``register(model_type, reader, architecture=None)`` once per model type.
+        ``reader`` turns that type's ``config.json`` into configuration keys of ``architecture``, one of
+        the architectures this plugin registers (it may be left out when the plugin registers exactly
+        one); decorate it with `archzoo.hf_config.hf_reader` to declare the type's keys as an `HFTable`.
+        The host rejects a model type another plugin already reads, naming both plugins.
     """
 
 

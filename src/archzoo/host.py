@@ -23,6 +23,7 @@ import contextlib
 import os
 import re
 import sys
+import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -40,6 +41,7 @@ from .formula import Poly, Symbol
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "HFReader",
     "PluginHost",
     "PluginInfo",
     "PluginProblem",
@@ -77,6 +79,17 @@ class PluginInfo:
     architectures: list[str] = field(default_factory=list)
     registry_dirs: list[Path] = field(default_factory=list)
     builtin: bool = False  # an entry point of the archzoo distribution itself
+
+
+@dataclass(frozen=True)
+class HFReader:
+    """A Hugging Face ``model_type`` a plugin reads: the function that reads its ``config.json``, and the
+    architecture whose configuration keys it returns."""
+
+    model_type: str
+    architecture: str
+    reader: Callable[..., dict[str, Any]]
+    plugin: str
 
 
 @dataclass(frozen=True)
@@ -326,6 +339,7 @@ class PluginHost:
         self.problems: list[PluginProblem] = []
         self._architectures: dict[str, Architecture] = {}
         self._reserved: dict[str, str] = {}  # architecture name -> the built-in plugin that owns it
+        self._hf_readers: dict[str, HFReader] = {}  # Hugging Face model_type -> its one reader
         self._loaded = False
 
     # ---- problems ------------------------------------------------------------------------------
@@ -455,11 +469,13 @@ class PluginHost:
         info = self.plugins.pop(name)
         for arch in info.architectures:
             self._architectures.pop(arch, None)
+        for model_type in [t for t, r in self._hf_readers.items() if r.plugin == name]:
+            del self._hf_readers[model_type]
         plugin = self.pm.get_plugin(name)
         if plugin is not None:
             self.pm.unregister(plugin)
 
-    def _call_each(self, hook_name: str, make_register: Callable[[str], Callable[[Any], None]]) -> None:
+    def _call_each(self, hook_name: str, make_register: Callable[[str], Callable[..., None]]) -> None:
         """Call one hook plugin by plugin, so that one plugin's failure cannot stop the others.
 
         A plugin whose hook raises is skipped with everything it registered. ``register`` works only
@@ -473,14 +489,7 @@ class PluginHost:
                 continue
             before = len(self.problems)
             open_ = [True]
-            accept = make_register(name)
-
-            def register(item: Any, _accept=accept, _open=open_, _name=name) -> None:
-                if not _open[0]:
-                    raise PluginError(f"plugin {_name!r}: called register after {hook_name} returned; "
-                                      f"register only while {hook_name} runs")
-                _accept(item)
-
+            register = self._guarded(name, hook_name, make_register(name), open_)
             try:
                 call_plugin(name, hook_name, caller, register=register)
             except PluginError as exc:
@@ -489,6 +498,82 @@ class PluginHost:
             finally:
                 open_[0] = False
             self._raise_if_strict(before)
+
+    @staticmethod
+    def _guarded(name: str, hook_name: str, accept: Callable[..., None], open_: list[bool]) -> Callable[..., None]:
+        """``accept``, refusing to run once the hook has returned (``open_[0]`` is then False)."""
+
+        def register(*args: Any, **kwargs: Any) -> None:
+            if not open_[0]:
+                raise PluginError(f"plugin {name!r}: called register after {hook_name} returned; "
+                                  f"register only while {hook_name} runs")
+            accept(*args, **kwargs)
+
+        return register
+
+    def _accept_hf_reader(self, plugin: str, model_type: Any, reader: Any, architecture: Any = None) -> None:
+        """Record one model type's reader, or note why it is refused; ``architecture`` None means the plugin's only one."""
+        what = f"registers a Hugging Face reader for model type {model_type!r}"
+        if type(model_type) is not str or not model_type or not model_type.isprintable() or " " in model_type:
+            self._note(plugin, f"registered a Hugging Face reader for model type {model_type!r} ({_kind(model_type)}), "
+                               "expected the model_type text of a config.json, such as 'bert'")
+            return
+        if not callable(reader):
+            self._note(plugin, f"{what} that is {_kind(reader)}, expected a function of the config.json's values")
+            return
+        own = self.plugins[plugin].architectures
+        if architecture is None:
+            if len(own) != 1:
+                which = (f"without saying which of its architectures ({', '.join(own)}) it reads into; pass "
+                         "architecture=NAME" if own else "but registers no architecture for it to read into; "
+                         "register one with register_architectures")
+                self._note(plugin, f"{what} {which}")
+                return
+            architecture = own[0]
+        if architecture not in own:
+            self._note(plugin, f"{what} into architecture {architecture!r}, which it does not register (its "
+                               f"architectures: {', '.join(own) or 'none'}); a plugin reads configurations into its "
+                               "own architectures")
+            return
+        from .hf_config import hf_table  # hf_config imports this module
+
+        table = hf_table(reader)
+        if table is not None and table.model_type != model_type:
+            self._note(plugin, f"{what}, but the reader's HFTable describes model type {table.model_type!r}; "
+                               "register it under that type")
+            return
+        owner = self._hf_readers.get(model_type)
+        if owner is not None:
+            already = ("already registered by this plugin" if owner.plugin == plugin
+                       else f"already read by plugin {owner.plugin!r}")
+            self._note(plugin, f"{what}, {already} (architecture {owner.architecture!r}); a model type has one "
+                               f"reader: drop one, or restrict plugins with {ENV_PLUGINS}")
+            return
+        self._hf_readers[model_type] = HFReader(model_type, architecture, reader, plugin)
+
+    def _accept_declared_hf_readers(self) -> None:
+        """The deprecated path: readers a plugin declared in `Architecture.hf_model_types` instead of registering
+        them with the register_hf_readers hook, accepted after every hook's readers and checked the same way."""
+        for name, info in list(self.plugins.items()):
+            # a copy of an architecture the host returned carries the readers filled in for the original: the
+            # very reader already registered for that type is a copy, not a second claim
+            declared = [(t, reader, arch) for arch in info.architectures
+                        for t, reader in self._architectures[arch].hf_model_types.items()
+                        if t not in self._hf_readers or self._hf_readers[t].reader is not reader]
+            if not declared:
+                continue
+            warnings.warn(f"plugin {name!r}: Architecture.hf_model_types is deprecated; register Hugging Face "
+                          "readers with the register_hf_readers hook", DeprecationWarning, stacklevel=2)
+            before = len(self.problems)
+            for model_type, reader, arch in declared:
+                self._accept_hf_reader(name, model_type, reader, arch)
+            self._raise_if_strict(before)
+
+    def _attach_hf_readers(self) -> None:
+        """Each architecture's ``hf_model_types``: the model types read into it, whoever declared them how."""
+        for name, arch in self._architectures.items():
+            readers = {t: r.reader for t, r in self._hf_readers.items() if r.architecture == name}
+            self._architectures[name] = arch.model_copy(update={"hf_model_types": readers})
 
     def _collect(self) -> None:
         def architecture_register(plugin: str):
@@ -544,8 +629,17 @@ class PluginHost:
 
             return register
 
+        def hf_reader_register(plugin: str):
+            def register(model_type: str, reader: Callable[..., dict[str, Any]], architecture: str | None = None) -> None:
+                self._accept_hf_reader(plugin, model_type, reader, architecture)
+
+            return register
+
         self._call_each("register_architectures", architecture_register)
+        self._call_each("register_hf_readers", hf_reader_register)
+        self._accept_declared_hf_readers()
         self._call_each("register_registry_dirs", registry_register)
+        self._attach_hf_readers()
 
     # ---- queries -------------------------------------------------------------------------------
     @property
@@ -565,9 +659,14 @@ class PluginHost:
         self.load()
         return [d for info in self.plugins.values() for d in info.registry_dirs]
 
+    def hf_readers(self) -> dict[str, HFReader]:
+        """Every Hugging Face ``model_type`` a plugin reads, by name, with its reader."""
+        self.load()
+        return dict(sorted(self._hf_readers.items()))
+
     def hf_model_types(self) -> dict[str, Architecture]:
         """Every Hugging Face ``model_type`` some architecture can read, mapped to that architecture."""
-        return {t: arch for arch in self.architectures.values() for t in arch.hf_model_types}
+        return {t: self._architectures[r.architecture] for t, r in self.hf_readers().items()}
 
 
 _HOST: PluginHost | None = None

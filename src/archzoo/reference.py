@@ -4,6 +4,11 @@ This is how archzoo checks itself: the module is built on the meta device (no me
 its parameters are counted with ``sum(p.numel() for p in model.parameters())`` (tied weights once),
 and one forward pass of batch 1 is run under ``torch.utils.flop_counter.FlopCounterMode`` with eager
 attention. Needs the ``verify`` extra (torch, transformers); nothing on the lookup path imports it.
+
+A reference is built from its description alone (`archzoo.Reference`): a transformers class from its
+configuration class, a timm model by name, and anything else, a torch module or a class a plugin
+defines (``library: "archzoo"``, ``target: "archzoo_transformer.Seq2SeqTransformer"``), by calling the
+dotted ``target`` with ``kwargs``. A plugin's class may need torch, so its module makes it on first access.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 
 from .architecture import Reference
 
-__all__ = ["build_reference", "reference_params", "reference_flops", "Seq2SeqTransformer"]
+__all__ = ["build_reference", "reference_params", "reference_flops"]
 
 
 def _import(dotted: str) -> Any:
@@ -74,37 +79,3 @@ def reference_flops(ref: Reference, seq_len: int) -> int:
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         model(*args, **kwargs)
     return counter.get_total_flops()
-
-
-def _seq2seq_transformer_class():
-    """torch.nn.Transformer with token embeddings in front and the pre-softmax projection behind."""
-    import torch
-    from torch import nn
-
-    class Seq2SeqTransformer(nn.Module):
-        """torch.nn.Transformer with token embeddings in front and the pre-softmax projection behind."""
-
-        def __init__(self, vocab_size: int, share_embeddings: bool, tie_output: bool, **transformer_kwargs):
-            super().__init__()
-            d = transformer_kwargs["d_model"]
-            self.transformer = nn.Transformer(**transformer_kwargs)
-            self.source_embedding = nn.Embedding(vocab_size, d)
-            self.target_embedding = self.source_embedding if share_embeddings else nn.Embedding(vocab_size, d)
-            self.output_projection = nn.Linear(d, vocab_size, bias=False)
-            if tie_output:
-                self.output_projection.weight = self.target_embedding.weight
-
-        def forward(self, src: "torch.Tensor", tgt: "torch.Tensor") -> "torch.Tensor":
-            out = self.transformer(self.source_embedding(src), self.target_embedding(tgt))
-            return self.output_projection(out)
-
-    return Seq2SeqTransformer
-
-
-def __getattr__(name: str):
-    # The class needs torch, so it is made on first access: importing this module stays torch-free.
-    if name == "Seq2SeqTransformer":
-        cls = _seq2seq_transformer_class()
-        globals()[name] = cls
-        return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
