@@ -87,3 +87,24 @@ def test_pooled_tokens_cost_one_row():
     block = linear("pooler", d, d, tokens=const(1))
     assert block.flops.free_symbols() == set()
     assert block.flops.evaluate() == 2 * 512 * 512
+
+
+def test_visits_multiply_copies_down_the_tree():
+    L = sym("L", 6)
+    layer = feed_forward("ffn", d, sym("d_ff", 2048))
+    for shared, stored in ((False, 6), (True, 1)):
+        root = repeat(layer, L, name="layers", shared=shared)
+        visits = {v.path: v for v in root.visits()}
+        fc = visits["layers.ffn.fc_in"]
+        assert (fc.stored.evaluate(), fc.executed.evaluate(), fc.active.evaluate()) == (stored, 6, stored)
+        # torch.nn.Linear(512, 2048): 1,050,624 parameters
+        assert fc.params_each.evaluate() == 1_050_624 and fc.params.evaluate() == stored * 1_050_624
+        assert fc.flops.evaluate(N=3) == 6 * 2 * 3 * 512 * 2048
+        assert [p for p, _, _ in root.walk()] == list(visits)
+
+
+def test_cross_attention_caches_per_source_token():
+    # torch.nn.MultiheadAttention(512, 8) as cross-attention: keys and values of 512 for each source token
+    block = attention("cross", d, d, cross=True)
+    assert block.cross_kv_cache.evaluate() == 2 * 512 and block.kv_cache.is_zero()
+    assert repeat(block, sym("L", 6)).cross_kv_cache.evaluate() == 6 * 2 * 512

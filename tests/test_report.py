@@ -47,3 +47,58 @@ def test_human_count_rounds_once_from_the_exact_value():
     assert human_count(38_654_705_664) == "38.7B"  # 38.654..., not 38.65 then 38.6
     assert human_count(28_348_416) == "28.3M"
     assert human_count(999_960_000) == "1.00B"
+
+
+def test_dense_models_use_every_parameter():
+    for name in ("gpt", "bert", "vit", "transformer"):
+        report = archzoo.count(name)
+        assert report.active_params == report.params
+        assert report.to_dict()["params"]["active"] == report.params
+    albert = archzoo.count("bert", shared_layers=True)  # one set of weights, run 12 times: all of it used
+    assert albert.active_params == albert.params
+
+
+def test_json_blocks_give_all_stored_copies_and_one():
+    data = archzoo.count("gpt").to_dict()
+    layers = next(b for b in data["blocks"]["children"] if b["name"] == "layers")
+    (layer,) = layers["children"]
+    # transformers 5.23 GPT2LMHeadModel(GPT2Config()).transformer.h[0] on the meta device: 7,087,872 parameters
+    assert (layer["stored"], layer["executed"], layer["params_each"]) == (12, 12, 7_087_872)
+    assert layer["params"] == layers["params"] == 12 * 7_087_872
+    assert layer["flops"] == layers["flops"]
+    assert layer["formula_each"]["text"] != layer["formula"]["text"]
+    albert = archzoo.count("bert", shared_layers=True).to_dict()
+    shared = next(b for b in albert["blocks"]["children"] if b["name"] == "layers")["children"][0]
+    assert (shared["stored"], shared["executed"]) == (1, 12) and shared["params"] == shared["params_each"]
+
+
+def test_cross_attention_kv_cache_per_source_token():
+    # transformers 5.23 BartForConditionalGeneration(BartConfig(d_model=64, decoder_layers=3, 4 heads, ffn 128)),
+    # one forward on 11 source and 5 target tokens with use_cache: its EncoderDecoderCache holds 384 elements per
+    # source token in cross_attention_cache and 384 per target token in self_attention_cache (2 x 3 layers x 64);
+    # torch.nn.Transformer's decoder has the same attention widths
+    report = archzoo.count("transformer", d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2, n_decoder_layers=3)
+    assert report.cross_kv_cache_elements_per_source_token == 384
+    assert report.kv_cache_elements_per_token == 384
+    kv = report.to_dict()["memory"]["kv_cache"]
+    assert kv["elements_per_token"] == kv["cross_elements_per_source_token"] == 384
+    assert archzoo.count("gpt").to_dict()["memory"]["kv_cache"]["cross_elements_per_source_token"] == 0
+
+
+@pytest.mark.reference
+def test_cross_attention_kv_cache_against_bart():
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BartConfig(vocab_size=40, d_model=64, encoder_layers=2, decoder_layers=3,
+                                     encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+                                     decoder_ffn_dim=128, max_position_embeddings=64)
+    torch.manual_seed(0)
+    model = transformers.BartForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        cache = model(input_ids=torch.randint(3, 40, (1, 11)), decoder_input_ids=torch.randint(3, 40, (1, 5)),
+                      use_cache=True).past_key_values
+    cross = sum(layer.keys.numel() + layer.values.numel() for layer in cache.cross_attention_cache.layers)
+    own = sum(layer.keys.numel() + layer.values.numel() for layer in cache.self_attention_cache.layers)
+    report = archzoo.count("transformer", d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2, n_decoder_layers=3)
+    assert report.cross_kv_cache_elements_per_source_token * 11 == cross
+    assert report.kv_cache_elements_per_token * 5 == own
