@@ -1,0 +1,84 @@
+"""Building references from their description: a class a plugin defines is named by its dotted target.
+
+The encoder-decoder plugin's reference with a vocabulary is its own ``Seq2SeqTransformer``. Its
+parameters are checked here against the same parts put together from ``torch.nn`` in this test
+(``nn.Transformer``, ``nn.Embedding``, ``nn.Linear``, tied as Vaswani et al. 2017, Sec. 3.4 ties them),
+so the class is what its description says, independently of archzoo's counts.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from archzoo import Reference
+from archzoo.host import PluginHost
+
+_TRANSFORMER = dict(d_model=24, nhead=3, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=40,
+                    activation="relu", bias=True)
+
+
+def _torch_parts(vocab_size: int, share_embeddings: bool, tie_output: bool) -> int:
+    """``sum(p.numel() for p in parameters())`` of torch.nn's parts, tied weights counted once."""
+    torch = pytest.importorskip("torch")
+    from torch import nn
+
+    with torch.device("meta"):
+        parts = nn.ModuleDict({"transformer": nn.Transformer(**_TRANSFORMER),
+                               "source": nn.Embedding(vocab_size, _TRANSFORMER["d_model"])})
+        parts["target"] = parts["source"] if share_embeddings else nn.Embedding(vocab_size, _TRANSFORMER["d_model"])
+        parts["projection"] = nn.Linear(_TRANSFORMER["d_model"], vocab_size, bias=False)
+        if tie_output:
+            parts["projection"].weight = parts["target"].weight
+    return sum(p.numel() for p in parts.parameters())
+
+
+@pytest.mark.reference
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor:UserWarning")
+@pytest.mark.parametrize("share_embeddings, tie_output", [(True, True), (False, True), (True, False), (False, False)])
+def test_a_class_a_plugin_defines_is_built_from_its_dotted_target(share_embeddings, tie_output):
+    from archzoo.reference import build_reference, reference_params
+
+    ref = Reference(library="archzoo", target="archzoo_transformer.Seq2SeqTransformer",
+                    kwargs={**_TRANSFORMER, "vocab_size": 50, "share_embeddings": share_embeddings,
+                            "tie_output": tie_output}, inputs="seq2seq_token_ids")
+    model = build_reference(ref)
+    assert type(model).__name__ == "Seq2SeqTransformer" and type(model).__module__ == "archzoo_transformer"
+    assert next(model.parameters()).device.type == "meta" and not model.training
+    assert reference_params(ref) == _torch_parts(50, share_embeddings, tie_output)
+
+
+def test_the_transformer_plugin_names_its_own_class():
+    arch = PluginHost(only=["transformer"]).load().architecture("transformer")
+    ref = arch.reference(arch.config_model(vocab_size=100))
+    assert (ref.library, ref.target) == ("archzoo", "archzoo_transformer.Seq2SeqTransformer")
+    assert "from archzoo_transformer import Seq2SeqTransformer\n" in ref.code()
+
+
+def test_importing_the_plugin_and_describing_its_reference_needs_no_torch():
+    code = (
+        "import sys\n"
+        "import archzoo_transformer, archzoo.reference\n"
+        "cfg = archzoo_transformer.TransformerConfig(vocab_size=100)\n"
+        "archzoo_transformer.ARCHITECTURE.reference(cfg).code()\n"
+        "assert 'Seq2SeqTransformer' not in vars(archzoo_transformer)\n"
+        "loaded = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'transformers'})\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.reference
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor:UserWarning")
+def test_the_code_shown_for_the_reference_runs_and_prints_its_count():
+    pytest.importorskip("torch")
+    arch = PluginHost(only=["transformer"]).load().architecture("transformer")
+    config = arch.config_model(d_model=24, n_heads=3, d_ff=40, n_encoder_layers=2, n_decoder_layers=1, vocab_size=50,
+                               share_embeddings=False)
+    result = subprocess.run([sys.executable, "-W", "ignore", "-c", arch.reference(config).code()],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) == _torch_parts(50, share_embeddings=False, tie_output=True)
