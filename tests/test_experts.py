@@ -242,3 +242,34 @@ def test_small_mixtral_params_flops_and_kv_cache_against_transformers(shape, n):
                                               - _expert_params(model) * unused // shape["n_experts"])
     cached = sum(layer.keys.numel() + layer.values.numel() for layer in out.past_key_values.layers)
     assert root.kv_cache.evaluate() * n == cached
+
+
+@pytest.mark.reference
+def test_verify_compares_fused_experts_with_all_their_copies():
+    """`archzoo verify`'s block check: the expert maps to transformers' fused MixtralExperts module, which
+    holds all E copies; the layers' other blocks are compared copy by copy."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from archzoo.blocks import with_modules
+    from archzoo.verify import _check_tree, _parameter_counts
+
+    shape = SMALL_MIXTRALS[1]
+    config, cls = _mixtral(torch, **shape)
+    with torch.device("meta"):
+        model = cls(config)
+    layer = "mixtral.layers.layer"
+    root = with_modules(mixtral_tree(**shape), {
+        "mixtral": ("",), "mixtral.embed_tokens": ("model.embed_tokens",), "mixtral.layers": ("model.layers",),
+        layer: ("model.layers",), f"{layer}.self_attn": ("self_attn",), f"{layer}.mlp": ("mlp",),
+        f"{layer}.mlp.gate": ("mlp.gate",), f"{layer}.mlp.experts": ("mlp.experts",),
+        f"{layer}.mlp.experts.expert": ("mlp.experts",), "mixtral.lm_head": ("lm_head",),
+    })
+    counts, names = _parameter_counts(model)
+    rows, unmapped = [], []
+    _check_tree(root, counts, names, rows, unmapped, "test")
+    checked = {row.path: row for row in rows}
+    assert all(row.ok for row in rows), [(r.path, r.expected, r.got) for r in rows if not r.ok]
+    expert = checked[f"{layer}.mlp.experts.expert"]
+    assert expert.copies == 3 and expert.got == 8 * 3 * 24 * 40  # 3 layers' fused modules, each of 8 experts
+    assert expert.modules == ("model.layers.<i>.mlp.experts",)
+    assert (f"{layer}.mlp.experts.expert.fc_in", f"{layer}.mlp.experts.expert") in unmapped

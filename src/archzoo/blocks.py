@@ -42,6 +42,7 @@ __all__ = [
     "repeat",
     "experts",
     "with_modules",
+    "active_params",
     "ACTIVATIONS",
 ]
 
