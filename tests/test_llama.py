@@ -180,6 +180,7 @@ def _random_config(rng: random.Random) -> dict:
         config.update(qkv_bias=True)
     if family == "olmo":
         config.update(norm="layer_norm_no_affine", qkv_bias=(b := rng.random() < 0.5), out_bias=b)
+    config["family"] = rng.choice(list(FAMILY))  # the class verify builds, where that family can build it
     return config
 
 
@@ -221,6 +222,7 @@ def test_each_model_type_on_the_cpu_with_random_files(T, host, tmp_path, model_t
         for model_class in (f"{FAMILY[model_type]}Model", f"{FAMILY[model_type]}ForCausalLM"):
             reading = load_hf_config(path, host, hf_class=model_class)
             report = make_report(reading.architecture, reading.config, 9)
+            assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model = getattr(T, model_class)(config).eval()
@@ -298,6 +300,7 @@ def test_count_neutral_keys_are_ignored_with_a_reason(host, tmp_path):
             "use_sliding_window": True, "sliding_window": 16, "max_window_layers": 1,
             "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 1e6}}
     reading = load_hf_config(_write(tmp_path, data), host)
+    assert reading.config.family == "qwen2"
     keys = {k.key: k for k in reading.keys}
     for key in ("use_sliding_window", "sliding_window", "max_window_layers", "rope_parameters"):
         assert keys[key].disposition == "ignored" and keys[key].detail, key
@@ -320,7 +323,14 @@ VERIFY_CASES = {
                        tie_embeddings=True),
     "olmo": dict(vocab_size=97, d_model=48, n_layers=2, n_heads=6, n_kv_heads=3, d_ff=80,
                  norm="layer_norm_no_affine"),
+    "phi3-fused": dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=80, family="phi3"),
+    "gemma-wide-heads": dict(vocab_size=97, d_model=48, n_layers=1, n_heads=4, n_kv_heads=1, d_ff=80, d_head=16,
+                             tie_embeddings=True, activation="gelu_pytorch_tanh", family="gemma"),
+    "mistral": dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=80, family="mistral"),
 }
+VERIFY_CLASSES = {"llama": "LlamaForCausalLM", "llama-base-biases": "LlamaModel", "qwen2-tied": "Qwen2ForCausalLM",
+                  "olmo": "OlmoForCausalLM", "phi3-fused": "Phi3ForCausalLM", "gemma-wide-heads": "GemmaForCausalLM",
+                  "mistral": "MistralForCausalLM"}
 
 
 @pytest.mark.reference
@@ -333,11 +343,13 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
                                         summary="A configuration written by the test suite.",
                                         config=VERIFY_CASES[case]), sort_keys=False))
     verification = verify_target(str(path), host=host)
+    assert verification.target == f"transformers.{VERIFY_CLASSES[case]}"
     assert verification.ok, verification.render()
     mapped = {row.path for row in verification.blocks}
-    assert {"llama.token", "llama.layers.layer.attention.q_proj", "llama.layers.layer.mlp.fc_gate",
-            "llama.final_norm"} <= mapped
-    assert all(within for _, within in verification.unmapped), verification.unmapped  # only the score products
+    assert {"llama.token", "llama.layers.layer.attention", "llama.layers.layer.mlp.fc_out", "llama.final_norm"} <= mapped
+    fused = case.startswith("phi3")  # qkv_proj and gate_up_proj: the parts are checked through their block
+    assert ("llama.layers.layer.attention.q_proj" in mapped) is not fused
+    assert all(within for _, within in verification.unmapped), verification.unmapped  # only parts of mapped blocks
 
 
 def test_reference_is_none_where_no_class_builds_the_configuration(host):

@@ -51,6 +51,9 @@ class LlamaConfig(ArchConfig):
     out_bias: bool = Field(False, description="bias on the attention output projection")
     mlp_bias: bool = Field(False, description="biases on the gate, up and down projections")
     head: Literal["lm", "none"] = Field("lm", description="lm (*ForCausalLM) or none (the base *Model)")
+    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3"] = Field(
+        "llama", description="the transformers classes `archzoo verify` builds for this configuration (no effect on "
+        "counts); another family is used where this one cannot build it")
 
     @model_validator(mode="after")
     def _check(self) -> "LlamaConfig":
@@ -120,9 +123,10 @@ def build(cfg: LlamaConfig) -> Block:
 
 def reference_modules(cfg: LlamaConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
-    block path -> submodule names, inside a layer relative to the layer. Llama, Qwen2 and OLMo name them alike."""
+    block path -> submodule names, inside a layer relative to the layer. The families name them alike, except
+    that Phi-3 fuses q/k/v into ``qkv_proj`` and gate/up into ``gate_up_proj`` (those blocks stay unmapped)."""
     base = "model." if cfg.head == "lm" else ""
-    return {
+    table = {
         "llama": ("",),
         "llama.token": (f"{base}embed_tokens",),
         "llama.layers": (f"{base}layers",),
@@ -141,39 +145,60 @@ def reference_modules(cfg: LlamaConfig) -> dict[str, tuple[str, ...]]:
         "llama.final_norm": (f"{base}norm",),
         "llama.lm_head": ("lm_head",),
     }
+    if _reference_family(cfg) == "phi3":
+        for fused in ("attention.q_proj", "attention.k_proj", "attention.v_proj", "mlp.fc_in", "mlp.fc_gate"):
+            del table[f"llama.layers.layer.{fused}"]
+    return table
+
+
+#: model type -> transformers' class prefix
+FAMILIES = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "gemma": "Gemma", "olmo": "Olmo", "phi3": "Phi3"}
+
+
+def _builds(family: str, cfg: LlamaConfig) -> bool:
+    """Whether transformers' ``family`` classes build exactly this configuration."""
+    rms = cfg.norm == "rms_norm"
+    same_bias = cfg.qkv_bias == cfg.out_bias
+    no_bias = not (cfg.qkv_bias or cfg.out_bias or cfg.mlp_bias)
+    natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads  # what transformers computes
+    return {
+        # LlamaConfig refuses heads that do not divide d_model, even with head_dim given
+        "llama": rms and same_bias and cfg.d_model % cfg.n_heads == 0,
+        "mistral": rms and no_bias,
+        "qwen2": rms and cfg.qkv_bias and not cfg.out_bias and not cfg.mlp_bias and natural_head,
+        # GemmaRMSNorm scales by 1 + weight and the embeddings by sqrt(d): the same parameters, no matmul FLOPs
+        "gemma": rms and same_bias and not cfg.mlp_bias,
+        "olmo": not rms and same_bias and not cfg.mlp_bias and natural_head,
+        "phi3": rms and no_bias and natural_head,
+    }[family]
+
+
+def _reference_family(cfg: LlamaConfig) -> str | None:
+    """``cfg.family`` when its classes build the configuration, else the first family that does."""
+    if _builds(cfg.family, cfg):
+        return cfg.family
+    return next((f for f in ("llama", "qwen2", "gemma", "olmo") if _builds(f, cfg)), None)
 
 
 def reference(cfg: LlamaConfig) -> Reference | None:
-    """The transformers class with exactly these modules: OLMo for the parameter-free norm, Qwen2 for biases on
-    q/k/v only, Llama (which has head_dim, attention_bias and mlp_bias) for the rest, Gemma where LlamaConfig
-    refuses the head layout."""
-    suffix = "ForCausalLM" if cfg.head == "lm" else "Model"
-    common = dict(vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, intermediate_size=cfg.d_ff,
-                  num_hidden_layers=cfg.n_layers, num_attention_heads=cfg.n_heads,
-                  num_key_value_heads=cfg.n_kv_heads or cfg.n_heads, max_position_embeddings=cfg.max_positions,
-                  hidden_act=cfg.activation, tie_word_embeddings=cfg.tie_embeddings)
-    natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads  # what transformers computes
-    if cfg.norm == "layer_norm_no_affine":
-        if cfg.mlp_bias or cfg.qkv_bias != cfg.out_bias or not natural_head:
-            return None  # OlmoMLP has no biases and OlmoAttention one switch for all four and no head_dim
-        family, kwargs = "Olmo", dict(common, attention_bias=cfg.qkv_bias, pad_token_id=None, eos_token_id=None)
-    elif cfg.qkv_bias and not cfg.out_bias:
-        if cfg.mlp_bias or not natural_head:
-            return None  # Qwen2's MLP has no biases and its configuration no head_dim
-        family, kwargs = "Qwen2", common
-    elif cfg.qkv_bias == cfg.out_bias and cfg.d_model % cfg.n_heads == 0:
-        family = "Llama"
-        kwargs = dict(common, attention_bias=cfg.qkv_bias, mlp_bias=cfg.mlp_bias,
-                      head_dim=cfg.d_head or cfg.d_model // cfg.n_heads)
-    elif cfg.qkv_bias == cfg.out_bias and not cfg.mlp_bias:
-        # LlamaConfig refuses heads that do not divide d_model even with head_dim given; Gemma builds them, with
-        # the same modules (its RMSNorm scales by 1 + weight, its embeddings by sqrt(d): no parameters, no matmul)
-        family = "Gemma"
-        kwargs = dict(common, attention_bias=cfg.qkv_bias, head_dim=cfg.d_head, pad_token_id=None)
-    else:
-        return None  # an output bias without q/k/v biases: no transformers class of the family builds it
-    return Reference(library="transformers", target=f"transformers.{family}{suffix}",
-                     config_class=f"transformers.{family}Config", kwargs=kwargs)
+    """The transformers class of ``family`` (or of the first family that builds the configuration)."""
+    family = _reference_family(cfg)
+    if family is None:
+        return None  # an output bias without q/k/v biases, or biases with OLMo's norm: no class builds it
+    kwargs: dict[str, Any] = dict(
+        vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, intermediate_size=cfg.d_ff, num_hidden_layers=cfg.n_layers,
+        num_attention_heads=cfg.n_heads, num_key_value_heads=cfg.n_kv_heads or cfg.n_heads,
+        max_position_embeddings=cfg.max_positions, hidden_act=cfg.activation, tie_word_embeddings=cfg.tie_embeddings,
+        pad_token_id=None)  # some families' default padding index lies beyond a small vocabulary
+    if family in ("llama", "gemma", "olmo"):
+        kwargs["attention_bias"] = cfg.qkv_bias
+    if family == "llama":
+        kwargs["mlp_bias"] = cfg.mlp_bias
+    if family in ("llama", "mistral", "gemma"):
+        kwargs["head_dim"] = cfg.d_head or cfg.d_model // cfg.n_heads
+    name = FAMILIES[family]
+    return Reference(library="transformers", target=f"transformers.{name}{'ForCausalLM' if cfg.head == 'lm' else 'Model'}",
+                     config_class=f"transformers.{name}Config", kwargs=kwargs)
 
 
 # ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
@@ -293,13 +318,13 @@ HF_PHI3 = _table(
 )
 
 
-def _common(hf: dict[str, Any]) -> dict[str, Any]:
+def _common(hf: dict[str, Any], family: str) -> dict[str, Any]:
     """The keys every type reads alike; num_key_value_heads null means one key/value head per query head."""
     vocab, pad = hf["vocab_size"], hf.get("pad_token_id")
     if isinstance(vocab, int) and isinstance(pad, int) and not isinstance(pad, bool) and not -vocab <= pad < vocab:
         raise ValueError(f"pad_token_id: {pad} is outside the vocabulary of {vocab:,} tokens, and transformers' "
                          "token embedding refuses such a padding index; set pad_token_id to null or to a token id")
-    return dict(vocab_size=hf["vocab_size"], d_model=hf["hidden_size"], d_ff=hf["intermediate_size"],
+    return dict(family=family, vocab_size=hf["vocab_size"], d_model=hf["hidden_size"], d_ff=hf["intermediate_size"],
                 n_layers=hf["num_hidden_layers"], n_heads=hf["num_attention_heads"],
                 n_kv_heads=hf["num_key_value_heads"], activation=hf["hidden_act"],
                 max_positions=hf["max_position_embeddings"], tie_embeddings=hf["tie_word_embeddings"])
@@ -325,35 +350,35 @@ def _from_llama(hf: dict[str, Any], model_class: str = "LlamaModel") -> dict[str
     if isinstance(width, int) and isinstance(heads, int) and heads > 0 and width % heads:
         raise ValueError(f"num_attention_heads: {heads} heads do not divide hidden_size {width}, which transformers' "
                          "LlamaConfig refuses even when head_dim is given; choose a divisor of hidden_size")
-    return dict(_common(hf), **_head_dim(hf), qkv_bias=hf["attention_bias"], out_bias=hf["attention_bias"],
+    return dict(_common(hf, "llama"), **_head_dim(hf), qkv_bias=hf["attention_bias"], out_bias=hf["attention_bias"],
                 mlp_bias=hf["mlp_bias"])
 
 
 @hf_reader(HF_MISTRAL)
 def _from_mistral(hf: dict[str, Any], model_class: str = "MistralModel") -> dict[str, Any]:
-    return dict(_common(hf), **_head_dim(hf))
+    return dict(_common(hf, "mistral"), **_head_dim(hf))
 
 
 @hf_reader(HF_QWEN2)
 def _from_qwen2(hf: dict[str, Any], model_class: str = "Qwen2Model") -> dict[str, Any]:
-    return dict(_common(hf), **_head_dim(hf), qkv_bias=True)  # Qwen2Attention: biases on q, k and v; none on o
+    return dict(_common(hf, "qwen2"), **_head_dim(hf), qkv_bias=True)  # Qwen2Attention: biases on q, k and v; none on o
 
 
 @hf_reader(HF_GEMMA)
 def _from_gemma(hf: dict[str, Any], model_class: str = "GemmaModel") -> dict[str, Any]:
     # GemmaRMSNorm scales by (1 + weight) and the embeddings by sqrt(d): the same parameters, no matmul FLOPs
-    return dict(_common(hf), **_head_dim(hf), qkv_bias=hf["attention_bias"], out_bias=hf["attention_bias"])
+    return dict(_common(hf, "gemma"), **_head_dim(hf), qkv_bias=hf["attention_bias"], out_bias=hf["attention_bias"])
 
 
 @hf_reader(HF_OLMO)
 def _from_olmo(hf: dict[str, Any], model_class: str = "OlmoModel") -> dict[str, Any]:
-    return dict(_common(hf), **_head_dim(hf), norm="layer_norm_no_affine", qkv_bias=hf["attention_bias"],
+    return dict(_common(hf, "olmo"), **_head_dim(hf), norm="layer_norm_no_affine", qkv_bias=hf["attention_bias"],
                 out_bias=hf["attention_bias"])
 
 
 @hf_reader(HF_PHI3)
 def _from_phi3(hf: dict[str, Any], model_class: str = "Phi3Model") -> dict[str, Any]:
-    return dict(_common(hf), **_head_dim(hf))  # qkv_proj and gate_up_proj fuse the same weights into one linear each
+    return dict(_common(hf, "phi3"), **_head_dim(hf))  # qkv_proj and gate_up_proj fuse the same weights into one linear each
 
 
 ARCHITECTURE = Architecture(
