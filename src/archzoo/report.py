@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .architecture import MAX_SIZE, ArchConfig, Architecture, size_text
-from .blocks import BlockVisit, active_params
+from .blocks import Block, BlockVisit, active_params
 from .errors import ConfigError
 from .formula import Poly
 from .host import build_blocks, call_plugin
