@@ -1,11 +1,12 @@
 """A model's block diagram as mermaid flowchart text, drawn from its block tree.
 
-The model, its stacks and its repeated layers open into subgraphs; every other block is one node
-labelled with its parameters, read off the tree's one walk (`Block.visits`): all of them where the model
-stores one set, per copy ("each") inside a repeat or a set of experts. Siblings are chained in the order the tree
-lists them, which is the order of the forward pass, except that a stack with cross-attention (a
-decoder) takes the input of the stack before it, whose output feeds its cross-attention ("memory").
-A tied weight is drawn as a dotted link to the tensor it reuses. Block names are plain text (`_label`).
+The model, its stacks, its repeated layers and its mixtures of experts open into subgraphs; every
+other block is one node labelled with its parameters, read off the tree's one walk (`Block.visits`):
+all of them where the model stores one set, one copy's ("each") inside a repeat or a set of experts.
+Siblings are chained in the order the tree lists them, which is the order of the forward pass, except
+that a stack with cross-attention (a decoder) takes the input of the stack before it, whose output
+feeds its cross-attention ("memory"). A tied weight is drawn as a dotted link to the tensor it reuses.
+Block names are plain text (`_label`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..report import human_count
 
 __all__ = ["mermaid"]
 
-_OPEN = ("model", "stack")
+_OPEN = ("model", "stack", "mixture_of_experts")
 
 
 #: Characters a label keeps as they are; every other one (quotes, ``<``, ``&``, ``#``, backticks, ``%%``
