@@ -52,13 +52,17 @@ ERROR = "archzoo: error: "
 
 def check_block_tree(block: dict[str, Any], parent_path: str = "") -> None:
     """Every block of a report's tree: non-negative integer counts, a path that extends its parent's, and
-    counts that follow from its children (the rule of `archzoo.blocks`: a composite is the sum of its
-    children; a repeat holds one copy as its child, times ``repeat`` for FLOPs and, unless ``shared``, for
-    weights; a tied block reuses another block's weight matrix, so its leading-order count is 0)."""
+    counts that follow from its children (the rule of `archzoo.blocks`, multiplied out by its one walk
+    `Block.visits`: ``params`` and ``approx`` are for all stored copies of a block, ``flops`` for all its
+    executed copies, so a block with children is their sum; ``params`` is ``stored`` times one copy's
+    ``params_each``; a repeat runs its one child ``repeat`` times from one set of weights when ``shared``,
+    from ``copies`` sets for experts, else from ``repeat`` sets; a tied block reuses another block's weight
+    matrix, so its leading-order count is 0)."""
     where = block.get("path")
-    for key in ("params", "approx", "flops"):
+    for key in ("params", "params_each", "approx", "flops", "stored", "executed"):
         assert type(block[key]) is int and block[key] >= 0, f"{where}: {key} = {block[key]!r}"
     assert block["approx"] <= block["params"], f"{where}: leading order {block['approx']} > exact {block['params']}"
+    assert block["params"] == block["stored"] * block["params_each"], f"{where}: params of all copies"
     assert block["path"] == (f"{parent_path}.{block['name']}" if parent_path else block["name"])
     children = block["children"]
     if "tied_to" in block:
@@ -67,11 +71,13 @@ def check_block_tree(block: dict[str, Any], parent_path: str = "") -> None:
         assert type(block["repeat"]) is int and block["repeat"] >= 0 and type(block["shared"]) is bool
         assert len(children) == 1, f"{where}: a repeat block holds one copy, got {len(children)} children"
         (copy,) = children
-        weights = 1 if block["shared"] else block["repeat"]
-        assert block["params"] == weights * copy["params"], f"{where}: params"
-        assert block["approx"] == weights * copy["approx"], f"{where}: approx"
-        assert block["flops"] == block["repeat"] * copy["flops"], f"{where}: flops"
-    elif children:
+        sets = 1 if block["shared"] else block.get("copies", block["repeat"])
+        assert copy["stored"] == block["stored"] * sets, f"{where}: stored copies"
+        assert copy["executed"] == block["executed"] * block["repeat"], f"{where}: executed copies"
+    else:
+        for child in children:
+            assert (child["stored"], child["executed"]) == (block["stored"], block["executed"]), f"{where}: copies"
+    if children:
         for key in ("params", "approx", "flops"):
             assert block[key] == sum(c[key] for c in children), f"{where}: {key} is not the sum of its children"
     for child in children:
