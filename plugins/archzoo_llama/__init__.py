@@ -9,6 +9,7 @@ eager forward pass (FlopCounterMode counts none), so they appear in no formula.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
@@ -203,8 +204,8 @@ def reference(cfg: LlamaConfig) -> Reference | None:
 
 # ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
 
-_ROPE = ("rotary position settings (theta, scaling type and factors, partial rotary factor): no parameters, and "
-         "the rotary angles cost no matmul FLOPs in the eager forward pass")
+_ROPE = ("rotary position settings: no parameters, and the rotary angles cost no matmul FLOPs in the eager "
+         "forward pass")
 _WINDOW = ("sliding-window attention: a mask on the same score products, so no parameters and the same eager "
            "FLOPs (archzoo counts the full N x N products, as eager attention computes them)")
 _EPS = NORM_EPSILON.replace("LayerNorm", "RMSNorm")
@@ -215,9 +216,11 @@ _READ = {"vocab_size": "vocab_size", "hidden_size": "d_model", "intermediate_siz
          "hidden_act": "activation", "max_position_embeddings": "max_positions",
          "tie_word_embeddings": "tie_embeddings",
          # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
-         "pad_token_id": "(checked: inside the vocabulary)"}
+         "pad_token_id": "(checked: inside the vocabulary)",
+         # rotary settings change no count; read only to refuse a rotary type transformers does not build
+         "rope_parameters": "(checked: a rotary type transformers builds)"}
 _IGNORED = {"initializer_range": INITIALISATION, "use_cache": USE_CACHE,
-            "bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID, "rope_parameters": _ROPE,
+            "bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID,
             "attention_dropout": DROPOUT}
 
 
@@ -318,12 +321,32 @@ HF_PHI3 = _table(
 )
 
 
+#: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default"); Phi-3 takes two of them
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+_PHI3_ROPE_TYPES = ("default", "longrope")
+
+
+def _check_rope(rope: Any, family: str) -> None:
+    """Refuse a rotary type transformers refuses to build (its other rotary settings change no count)."""
+    if rope is None:
+        return
+    if not isinstance(rope, dict):
+        raise ValueError(f"rope_parameters: expected an object such as {{\"rope_type\": \"default\"}} or null, "
+                         f"got {json.dumps(rope)[:60]}")
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    allowed = _PHI3_ROPE_TYPES if family == "phi3" else ROPE_TYPES
+    if kind not in allowed:
+        raise ValueError(f"rope_parameters: rope_type {json.dumps(kind)[:60]} is not one transformers' "
+                         f"{FAMILIES[family]}Config accepts; expected one of {', '.join(allowed)}")
+
+
 def _common(hf: dict[str, Any], family: str) -> dict[str, Any]:
     """The keys every type reads alike; num_key_value_heads null means one key/value head per query head."""
     vocab, pad = hf["vocab_size"], hf.get("pad_token_id")
     if isinstance(vocab, int) and isinstance(pad, int) and not isinstance(pad, bool) and not -vocab <= pad < vocab:
         raise ValueError(f"pad_token_id: {pad} is outside the vocabulary of {vocab:,} tokens, and transformers' "
                          "token embedding refuses such a padding index; set pad_token_id to null or to a token id")
+    _check_rope(hf["rope_parameters"], family)
     return dict(family=family, vocab_size=hf["vocab_size"], d_model=hf["hidden_size"], d_ff=hf["intermediate_size"],
                 n_layers=hf["num_hidden_layers"], n_heads=hf["num_attention_heads"],
                 n_kv_heads=hf["num_key_value_heads"], activation=hf["hidden_act"],
