@@ -679,6 +679,16 @@ def test_build_blocks_accepts_every_builtin_default():
          "build returned a bad block 'm': modules is str, expected a tuple of str (the reference's submodule names)"),
         (Block("m", "model", modules=("encoder", 0)),
          "build returned a bad block 'm': modules is tuple, expected a tuple of str (the reference's submodule names)"),
+        (Block("m", "model", copies=const(8)),
+         "build returned a bad block 'm': copies is set without repeat or with shared; experts store copies and "
+         "run repeat of them"),
+        (Block("m", "model", repeat=const(9), copies=const(8)),
+         "build returned a bad block 'm': copies evaluates to 8 with repeat 9, expected at least as many stored "
+         "copies as run ones"),
+        (Block("m", "model", repeat=const(2), copies=8),
+         "build returned a bad block 'm': copies is int, expected an archzoo.Poly formula"),
+        (Block("m", "model", cross_kv_cache=3),
+         "build returned a bad block 'm': cross_kv_cache is int, expected an archzoo.Poly formula"),
         (_cyclic(), "build returned a block tree with a cycle: 'loop' contains one of its own ancestors"),
         (_deep(70), "build returned a block tree more than 64 levels deep ('level4' is at level 65)"),
         (_exploding(20), "build returned a block tree of more than 100,000 blocks; share a layer with "
@@ -686,7 +696,8 @@ def test_build_blocks_accepts_every_builtin_default():
     ],
     ids=["list", "none", "dict", "str-params", "int-flops", "int-name", "none-kind", "list-children",
          "str-child", "nested-bad-approx", "int-repeat", "params-uses-n", "flops-free-symbol", "float-symbol",
-         "str-coefficient", "undefined-symbol", "negative-params", "bad-shared", "str-modules", "int-module", "cycle", "too-deep", "too-many"],
+         "str-coefficient", "undefined-symbol", "negative-params", "bad-shared", "str-modules", "int-module", "copies-alone", "copies-below-repeat", "int-copies",
+         "int-cross-kv", "cycle", "too-deep", "too-many"],
 )
 def test_build_blocks_names_the_plugin_and_the_problem(result, message):
     with pytest.raises(PluginError) as info:

@@ -64,10 +64,7 @@ def _build(target: str, config_class: str | None, kwargs: dict, model_kwargs: di
     torch = pytest.importorskip("torch")
     if target.startswith("transformers."):
         pytest.importorskip("transformers")
-    if target == "archzoo.reference.Seq2SeqTransformer":
-        from archzoo.reference import Seq2SeqTransformer as cls  # torch.nn.Transformer with embeddings around it
-    else:
-        cls = _import(target)
+    cls = _import(target)
     with torch.device("meta"):
         if config_class:
             return cls(_import(config_class)(**kwargs), **(model_kwargs or {}))

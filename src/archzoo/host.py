@@ -167,7 +167,7 @@ def call_plugin(
 
 # ---- checking what build returns ----------------------------------------------------------------------
 
-_STATIC_FORMULAS = ("params", "approx", "embedding_params", "kv_cache")  # numbers of the configuration
+_STATIC_FORMULAS = ("params", "approx", "embedding_params", "kv_cache", "cross_kv_cache")  # numbers of the configuration
 _FLOP_FORMULAS = ("flops", "attention_flops")  # may also depend on the sequence length N
 _TEXT_FIELDS = ("name", "kind", "description", "tied_to")
 
@@ -235,6 +235,15 @@ def _node_problem(node: Block) -> str | None:
             return f"repeat {problem}"
         if node.repeat.evaluate() < 0:
             return f"repeat evaluates to {node.repeat.evaluate():,}, expected a count of at least 0"
+    if node.copies is not None:
+        if node.repeat is None or node.shared:
+            return "copies is set without repeat or with shared; experts store copies and run repeat of them"
+        problem = _formula_problem(node.copies, free=frozenset())
+        if problem:
+            return f"copies {problem}"
+        if not 0 <= node.repeat.evaluate() <= node.copies.evaluate():
+            return (f"copies evaluates to {node.copies.evaluate():,} with repeat {node.repeat.evaluate():,}, "
+                    "expected at least as many stored copies as run ones")
     return None
 
 
