@@ -79,12 +79,15 @@ def example_plugin(tmp_path_factory):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     sys.path.insert(0, str(root))
+    installed = sys.modules.pop("archzoo_llama", None)  # the built-in llama plugin, if the host loaded it
     try:
         module = importlib.import_module("archzoo_llama")
         yield root, module
     finally:
         sys.path.remove(str(root))
         sys.modules.pop("archzoo_llama", None)
+        if installed is not None:
+            sys.modules["archzoo_llama"] = installed
 
 
 def test_worked_example_registers_an_architecture_and_a_registry(example_plugin):

@@ -55,6 +55,9 @@ BASES: dict[str, dict[str, Any]] = {
     "openai-gpt": dict(_GPT),
     "vit": dict(_VIT),
     "deit": dict(_VIT),
+    **{t: dict(vocab_size=97, hidden_size=48, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
+               intermediate_size=80, max_position_embeddings=24, pad_token_id=None)
+       for t in ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")},
 }
 _BERT_SWEEP = dict(vocab_size=101, hidden_size=60, num_hidden_layers=3, num_attention_heads=4, intermediate_size=64,
                    max_position_embeddings=40, type_vocab_size=3, hidden_act="relu", tie_word_embeddings=False)
@@ -71,6 +74,14 @@ SWEEPS: dict[str, dict[str, Any]] = {
     "openai-gpt": dict(_GPT_SWEEP, afn="relu"),
     "vit": _VIT_SWEEP,
     "deit": _VIT_SWEEP,
+    **{t: dict(vocab_size=101, hidden_size=64, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=1,
+               intermediate_size=64, max_position_embeddings=40, hidden_act="gelu_pytorch_tanh",
+               tie_word_embeddings=t != "gemma", pad_token_id=3,
+               rope_parameters={"rope_type": "default" if t == "phi3" else "linear", "factor": 2.0, "rope_theta": 5e3},
+               **({"attention_bias": True} if t in ("llama", "gemma", "olmo") else {}),
+               **({"mlp_bias": True} if t == "llama" else {}),
+               **({"head_dim": 10} if t in ("llama", "mistral", "gemma") else {}))
+       for t in ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")},
 }
 #: the label count, changed both ways transformers reads it
 LABEL_VARIANTS = {"id2label": _FIVE_LABELS, "num_labels": 7}
@@ -223,6 +234,9 @@ _IGNORED_VALUES = {
     "net_structure_type": 0, "num_memory_blocks": 0, "n_special": 0, "tie_weights_": True,
     "predict_special_tokens": True, "tie_word_embeddings": False, "use_cache": False, "is_decoder": True,
     "add_cross_attention": True,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 5000.0}, "clip_qkv": 8.0,
+    "layer_types": ["sliding_attention"], "sliding_window": 4, "use_sliding_window": True,
+    "use_bidirectional_attention": True,
 }
 #: keys whose change would make transformers build something else, although archzoo's table calls them
 #: irrelevant for this test's purpose: the attention kernel (FlopCounterMode sees fused attention as zero)
@@ -270,7 +284,8 @@ def test_image_and_patch_sides_as_pairs(torch_and_transformers, tmp_path, model_
 # ---- random combinations --------------------------------------------------------------------------------
 
 _ACTIVATIONS = {"bert": "hidden_act", "roberta": "hidden_act", "albert": "hidden_act", "distilbert": "activation",
-                "gpt2": "activation_function", "openai-gpt": "afn", "vit": "hidden_act", "deit": "hidden_act"}
+                "gpt2": "activation_function", "openai-gpt": "afn", "vit": "hidden_act", "deit": "hidden_act",
+                **{t: "hidden_act" for t in ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")}}
 
 
 @st.composite
