@@ -224,8 +224,8 @@ class Entry:
         published = self.spec.published
         if published is None:
             return "unpublished"
-        if abs(self.params - published.value) <= published.rounding:
-            return "within-rounding"
+        if abs(self.params - published.value) <= published.rounding and abs(self.gap) <= GAP_LIMIT:
+            return "within-rounding"  # a one-digit figure ("1B") spans ±50%: beyond 5% it needs a reason
         return "reconciled" if self.spec.reconciliation else "unexplained"
 
     def line_of(self, *key: Any) -> int:
