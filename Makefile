@@ -13,12 +13,13 @@ PORT ?= 8000
 
 venv: $(PYTHON)
 
-# Debian and Ubuntu ship venv's pip in a separate package: install it when it is missing (as root).
+# Debian and Ubuntu ship venv's pip in a separate package (their ensurepip imports, then refuses to run):
+# when making the environment fails, install it (as root) and try once more.
 $(PYTHON):
-	@$(SYSTEM_PYTHON) -c "import ensurepip, venv" 2>/dev/null || { \
-	  echo "installing python3-venv (Debian's venv support)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
-	$(SYSTEM_PYTHON) -m venv $(VENV)
+	@$(SYSTEM_PYTHON) -m venv $(VENV) >/dev/null 2>&1 || { \
+	  rm -rf $(VENV); echo "installing python3-venv (Debian's venv support)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && \
+	  $(SYSTEM_PYTHON) -m venv $(VENV); }
 	$(PIP) --upgrade pip
 
 install: venv
