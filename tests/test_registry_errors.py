@@ -6,10 +6,13 @@ problem messages, written from the YAML: the line is the one where the offending
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 import pytest
+from pydantic import Field
 
+from archzoo.hookspecs import hookimpl
 from archzoo.host import PluginHost
 from archzoo.registry import REASONS, load_registry, parse_published
 
@@ -264,6 +267,23 @@ def test_every_problem_of_one_file_is_reported(tmp_path: Path, host: PluginHost)
         f"{entry}:6: config.n_heads: must be greater than 0, got 0",
         f"{entry}:7: config.widht: unknown key; valid keys: {BERT_KEYS}",
     ]
+
+
+def test_a_missing_configuration_key_is_to_be_added_under_config(tmp_path: Path):
+    gpt = PluginHost(only=["gpt"]).load().architecture("gpt")
+
+    class NeedsWidth(gpt.config_model):
+        width: int = Field(description="a key with no default")
+
+    module = types.ModuleType("archzoo_needs_width")
+    module.register_architectures = hookimpl(
+        lambda register: register(gpt.model_copy(update={"name": "needs_width", "config_model": NeedsWidth, "hf_model_types": {}})))
+    host = PluginHost(only=["extra"], extra_plugins={"extra": module}).load()
+    entry = tmp_path / "needs.yaml"
+    entry.write_text("architecture: needs_width\ntitle: Needs width\nsummary: A key without a default.\n"
+                     "year: 2020\nconfig:\n  n_layers: 2\n")
+    assert problems([entry], host) == [
+        f"{entry}:5: config.width: required key missing; add 'width:' under 'config' (a key with no default)"]
 
 
 @pytest.mark.parametrize(("text", "value", "rounding"), [

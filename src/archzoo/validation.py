@@ -60,7 +60,8 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
               prefix: tuple = ()) -> tuple[tuple, tuple, str]:
     """One pydantic error as ``(key path, key path of its line, what is wrong and how to fix it)``.
 
-    ``models`` maps key paths to the schema model there; ``texts`` holds scalars as written, by ``prefix + path``.
+    ``models`` maps key paths to the schema model there; ``texts`` holds scalars as written, by ``prefix + path``;
+    ``prefix`` is where the validated mapping sits in its file (``("config",)``), for messages that name a place.
     """
     loc = tuple(err["loc"])
     kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
@@ -70,7 +71,7 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
     description = info.description if info is not None else None
     if kind == "missing":
         parent = loc[:-1]
-        where = f"under '{_dotted(parent)}'" if parent else "at the top level"
+        where = f"under '{_dotted(prefix + parent)}'" if prefix + parent else "at the top level"
         about = f" ({description})" if description else ""
         return loc, parent, f"required key missing; add '{name}:' {where}{about}"
     if kind == "extra_forbidden":
@@ -124,8 +125,6 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
             message += "; write a whole number without a decimal point"
         return loc, loc, message
     return loc, loc, f"{err['msg']} (got {value!r})"
-
-
 
 
 def describe_error(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, str]:
