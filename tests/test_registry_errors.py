@@ -286,6 +286,18 @@ def test_a_missing_configuration_key_is_to_be_added_under_config(tmp_path: Path)
         f"{entry}:5: config.width: required key missing; add 'width:' under 'config' (a key with no default)"]
 
 
+def test_explicit_null_for_a_derived_key_loads_as_leaving_it_out(tmp_path: Path, host: PluginHost):
+    # BERT's pooler: null means "as the head needs" (the plugin's documented default), as with --set pooler=null
+    written = tmp_path / "with-null.yaml"
+    written.write_text(VALID.read_text().replace("config: {}", "config:\n  pooler: null"))
+    assert "  pooler: null\n" in written.read_text()
+    registry = load_registry([written, VALID], host)
+    assert registry.problems == []
+    loaded = registry.get_model("with-null")
+    assert loaded.config == registry.get_model("bert-base-uncased").config
+    assert loaded.config.pooler is True
+
+
 @pytest.mark.parametrize(("text", "value", "rounding"), [
     ("110M", 110_000_000, 500_000),
     ("1.3B", 1_300_000_000, 50_000_000),

@@ -497,10 +497,13 @@ _SPEC_MODELS: dict[tuple, type[BaseModel]] = {
     ("reference",): EntryReference, ("reconciliation",): Reconciliation,
 }
 
-#: What a pattern-checked field expects, by field name.
 def _coerced(raw: Any, value: Any, loc: tuple, seen: set[int]) -> Iterable[tuple[tuple, str]]:
-    """Values pydantic converted silently (the string "12" to an integer, 1 to true): YAML typed them already."""
-    if raw is value or id(raw) in seen:
+    """Values pydantic converted silently (the string "12" to an integer, 1 to true): YAML typed them already.
+
+    An explicit null is never a conversion: no type converts it, so a value in its place was derived by the
+    model (BERT's ``pooler: null``, "as the head needs"), as when the key is left out or given as --set KEY=null.
+    """
+    if raw is value or raw is None or id(raw) in seen:
         return
     seen.add(id(raw))
     if isinstance(raw, dict):
