@@ -374,14 +374,14 @@ def _check_tree(root: Block, counts: dict[str, int], names: set[str], rows: list
                 if len(modules) != 1:
                     raise PluginError(f"plugin {plugin!r}: repeated block {path!r} maps to {len(modules)} "
                                       "submodules; a repeated block names the one nn.ModuleList that holds its copies")
+                stored = repeat_of.stored_factor()  # the sets of weights the ModuleList holds
                 if repeat_of.copies is not None:  # experts: one module holds them all
-                    got = repeat_of.stored_factor() * block.params
+                    got = stored * block.params
                     copies = [((_join(base, modules[0]),), (_join(shown, modules[0]),)) for base, shown in bases]
                     child_bases = None
                 else:
-                    n = 1 if repeat_of.shared else repeat_of.repeat.evaluate()
                     for base, shown in bases:
-                        for i in range(n):
+                        for i in range(stored.evaluate()):
                             index = (str(i), "<i>") if not repeat_of.shared else ("", "")
                             copies.append(((_join(base, modules[0], index[0]),), (_join(shown, modules[0], index[1]),)))
                     child_bases = [(names_[0], shown_[0]) for names_, shown_ in copies]
