@@ -153,9 +153,13 @@ def test_a_racy_file_is_checked_by_content(registry, host, monkeypatch):
     load_index([registry], host)
     path = registry / "gpt-2.yaml"
     _rewrite_keeping_size_and_mtime(path, ENTRY.format(n=5))
+    real_digest, hashed = registry_index._digest, []
+    monkeypatch.setattr(registry_index, "_digest", lambda key: hashed.append(key) or real_digest(key))
     index = load_index([registry], host)
     assert (index.loaded, index.reused) == (1, 3)
     assert index.rows["gpt-2"].params - index.rows["gpt-1"].params == 4 * GPT2_BLOCK
+    assert sorted(hashed) == sorted(str(registry / f"{name}.yaml") for name in ("broken", "gpt-1", "gpt-2", "gpt-3"))
+    monkeypatch.setattr(registry_index, "_digest", real_digest)  # each racy file hashed once, the changed one too
     # once the files have settled, the next listing records it, and the one after trusts the stamps
     clock = time.time_ns
     monkeypatch.setattr(registry_index.time, "time_ns", lambda: clock() + 60 * 10**9)

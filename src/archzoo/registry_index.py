@@ -242,9 +242,9 @@ def _problems(path: str, found: tuple) -> list[RegistryProblem]:
     return [RegistryProblem(where, line, key, message) for line, key, message in found]
 
 
-def _load(key: str, stamp: tuple | None, stem: str, host: PluginHost, settled_before: int) -> tuple:
-    """Validate and count one file, as a cache item."""
-    digest = _digest(key)
+def _load(key: str, stamp: tuple | None, stem: str, host: PluginHost, settled_before: int,
+          digest: bytes | None) -> tuple:
+    """Validate and count one file, as a cache item; ``digest`` is its content's, taken before this reads it."""
     found: list[RegistryProblem] = []
     noted: list[RegistryProblem] = []
     entry = _load_entry(Path(key), host, found, noted, None)
@@ -294,11 +294,15 @@ def load_index(paths: Iterable[Path | str] | None = None, host: PluginHost | Non
                     _load_entry(Path(key), host, problems, warnings, Path(duplicate_of))
                 continue
             stamp = _stamp(key)
-            if item is not None and (stamp is None or item[_STAMP] != stamp
-                                     or not item[_SETTLED] and _digest(key) != item[_DIGEST]):
+            digest = None  # the content's SHA-256, read once per file and only when the stamp cannot vouch for it
+            if item is not None and (stamp is None or item[_STAMP] != stamp):
                 item = None
-            if item is None and stamp is not None:  # a new stamp (a copy, a checkout, a touch): same content?
+            elif item is not None and not item[_SETTLED]:
                 digest = _digest(key)
+                if digest != item[_DIGEST]:
+                    item = None
+            if item is None and stamp is not None:  # a new stamp (a copy, a checkout, a touch): same content?
+                digest = digest or _digest(key)
                 if by_content is None:
                     by_content = {(c[_DIGEST], c[_STEM]): c for c in cached.values() if c[_DIGEST] is not None}
                 same = by_content.get((digest, stem)) if digest else None  # the id is the file name: same name too
@@ -316,7 +320,7 @@ def load_index(paths: Iterable[Path | str] | None = None, host: PluginHost | Non
                 loaded += 1
                 changed = True
                 with _garbage_collection(collecting):
-                    item = _load(key, stamp, stem, host, settled_before)
+                    item = _load(key, stamp, stem, host, settled_before, digest or _digest(key))
             if item[_STAMP] is not None:
                 fresh[key] = item
             if item[_PROBLEMS]:
