@@ -276,6 +276,42 @@ def test_edit_links_open_the_file_in_the_repository(tmp_path):
     assert 'href="https://git.example.org/zoo/-/edit/dev/registry/bert/bert-base-uncased.yaml"' in page
 
 
+def _one_entry_zoo(folder: Path, edit_pattern: str) -> Path:
+    """A zoo (mkdocs.yml, docs/, registry/ with bert-base-uncased) whose edit links follow ``edit_pattern``."""
+    (folder / "registry").mkdir(parents=True)
+    (folder / "docs").mkdir()
+    shutil.copy(BERT_BASE, folder / "registry" / "bert-base-uncased.yaml")
+    (folder / "mkdocs.yml").write_text(textwrap.dedent(f"""\
+        site_name: Edit links
+        repo_url: https://example.org/zoo
+        theme: {{name: material}}
+        plugins:
+          - search
+          - archzoo:
+              edit_pattern: {json.dumps(edit_pattern)}
+        """), encoding="utf-8")
+    return folder / "mkdocs.yml"
+
+
+def test_edit_pattern_fills_in_repo_url_and_path(tmp_path):
+    """{repo_url} and {path} are both filled in, as the scaffold's mkdocs.yml says."""
+    config = _one_entry_zoo(tmp_path / "zoo", "{repo_url}/-/edit/dev/{path}?plain=1")
+    out = build_site(tmp_path / "site", config_file=config)
+    assert ('href="https://example.org/zoo/-/edit/dev/registry/bert-base-uncased.yaml?plain=1"'
+            in _page(out, "models/bert-base-uncased"))
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("pattern", ["javascript:alert(document.domain)//{path}", " JavaScript:alert(1)//{path}",
+                                     "data:text/html,<script>alert(1)</script>{path}"])
+def test_edit_pattern_with_a_script_address_is_refused(tmp_path, pattern):
+    """The pattern is written into href: only an http(s) (or relative) address is taken."""
+    config = _one_entry_zoo(tmp_path / "zoo", pattern)
+    with pytest.raises(ArchzooError, match=r"edit_pattern: .*: expected an http\(s\) address such as "):
+        build_site(tmp_path / "site", config_file=config)
+    assert not (tmp_path / "site").exists()
+
+
 # ---- serving with live reload ---------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ It is the whole site: ``mkdocs build`` and ``archzoo build`` both run it, config
           registry: [registry]                    # folders of entries, relative to mkdocs.yml
           pages: [methodology, writing-entries]   # archzoo's own pages to publish (PAGES lists them all)
           plugin_registries: []                   # installed plugins whose shipped entries to include, or [all]
-          edit_pattern: ""                        # default "{repo_url}/edit/main/{path}" once repo_url is set
+          edit_pattern: ""                        # {repo_url} and {path} filled in; default "{repo_url}/edit/main/{path}"
 
 What it does, by MkDocs event:
 
@@ -51,7 +51,7 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin
-from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.files import File, Files
 
 from ..errors import ArchzooError
 from . import pages
@@ -121,6 +121,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
     def _reset(self) -> None:
         self.root: Path | None = None
         self.registry_dirs: list[Path] = []
+        self.edit_pattern = ""
         self.zoo: Zoo | None = None
         self.error: str | None = None
         self.owner_pages: set[str] = set()
@@ -150,6 +151,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
                                   f"{given!r}: no such folder or file (relative to the folder of mkdocs.yml); "
                                   "create it, or list the folders of your entries")
             self.registry_dirs.append(folder)
+        self.edit_pattern = _edit_pattern(self.config.edit_pattern, config)
         theme = config.theme
         theme.dirs.insert(1 if theme.custom_dir else 0, str(THEME_DIR))
         features = theme.get("features") or list(_FEATURES_DEFAULT)
@@ -170,16 +172,14 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         config.extra_javascript += [item for item in _JS if item not in known]
         return config
 
-    def edit_url(self, path: Path, config) -> str | None:
+    def edit_url(self, path: Path) -> str | None:
         """The edit link of a file of the owner's repository (``path`` absolute); None outside it."""
-        pattern = self.config.edit_pattern or (f"{config.repo_url.rstrip('/')}/edit/main/{{path}}"
-                                               if config.repo_url else "")
-        if not pattern or self.root is None:
+        if not self.edit_pattern or self.root is None:
             return None
         resolved = path.resolve()
         if not resolved.is_relative_to(self.root):
             return None
-        return pattern.replace("{path}", quote(resolved.relative_to(self.root).as_posix(), safe="/"))
+        return self.edit_pattern.replace("{path}", quote(resolved.relative_to(self.root).as_posix(), safe="/"))
 
     # ---- files and navigation ---------------------------------------------------------------------
 
@@ -209,7 +209,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         generated["models.json"] = pages.models_json(zoo.models)
         generated["models.csv"] = pages.models_csv(zoo.models)
         docs = Path(config.docs_dir).name
-        for uri in sorted(self.owner_pages | {f.src_uri for f in files}):
+        for uri in sorted(f.src_uri for f in files):  # the owner's pages, and every other file of docs/
             if uri in generated or uri.startswith((f"{pages.MODELS_DIR}/", f"{pages.ARCHITECTURES_DIR}/")):
                 raise PluginError(f"{docs}/{uri}: archzoo generates the home page, models.json, models.csv and "
                                   f"everything under {pages.MODELS_DIR}/ and {pages.ARCHITECTURES_DIR}/; rename or "
@@ -286,9 +286,9 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
     def on_page_context(self, context, *, page, config, nav):
         uri = page.file.src_uri
         if uri in self.sources:
-            page.edit_url = self.edit_url(self.sources[uri], config)
+            page.edit_url = self.edit_url(self.sources[uri])
         elif uri in self.owner_pages:
-            page.edit_url = self.edit_url(Path(config.docs_dir) / uri, config)
+            page.edit_url = self.edit_url(Path(config.docs_dir) / uri)
         else:
             page.edit_url = None  # archzoo's own pages: not files of the owner's repository
         if page.edit_url:  # the theme writes it into href="..." as it is
@@ -318,6 +318,27 @@ def _resolve_format(options: dict[str, Any]) -> dict[str, Any]:
     from pymdownx.superfences import fence_code_format
 
     return {**options, "custom_fences": [{**f, "format": fence_code_format} for f in fences]}
+
+
+def _edit_pattern(given: str, config) -> str:
+    """The edit link's pattern, ``{path}`` still to fill in: ``edit_pattern`` with ``{repo_url}`` filled in,
+    else ``{repo_url}/edit/main/{path}`` once ``repo_url`` is set, else "" (no edit links, as for a pattern
+    naming ``{repo_url}`` while it is not set).
+
+    The pattern is the owner's text written into ``href``: an address with a scheme other than http(s)
+    (``javascript:``, ``data:``) is refused, as the registry's source links are (`pages.SAFE_SCHEMES`).
+    """
+    repo_url = (config.repo_url or "").rstrip("/")
+    if not given:
+        return f"{repo_url}/edit/main/{{path}}" if repo_url else ""
+    if "{repo_url}" in given and not repo_url:
+        return ""  # as without a pattern: no repository, no edit links
+    pattern = given.replace("{repo_url}", repo_url)
+    if pages.safe_url(pattern) is None:
+        raise PluginError(f"{config.config_file_path or 'mkdocs.yml'}: plugins: archzoo: edit_pattern: {given!r}: "
+                          "expected an http(s) address such as 'https://git.example.org/zoo/-/edit/main/{path}' "
+                          "(or one relative to the site); set it to the address that edits {path}")
+    return pattern
 
 
 def _stable_date() -> str:
