@@ -33,6 +33,7 @@ __all__ = [
     "decode_utf8",
     "check_nodes",
     "check_yaml_events",
+    "construct_plain",
     "find_bad_scalars",
     "load_yaml",
     "load_json",
@@ -457,13 +458,22 @@ def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) ->
     if problems:
         line, key, message = min(problems)
         raise fail(line, key, message)
+    try:
+        return construct_plain(node)
+    except InputError as exc:
+        raise fail(exc.line or 1, "", exc.message) from None
+
+
+def construct_plain(node: yaml.Node) -> Any:
+    """The Python data of a document `check_nodes` let through, or `InputError` (with its ``line``) for a
+    value that still cannot be built."""
     loader = YAML12Loader("")
     try:
         return loader.construct_document(node)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:  # e.g. a date such as 2019-13-01
         mark = getattr(exc, "problem_mark", None)
-        raise fail(mark.line + 1 if mark else 1, "", f"cannot read a value ({getattr(exc, 'problem', None) or exc}); "
-                                                     "quote it to keep it as text") from None
+        raise InputError(f"cannot read a value ({getattr(exc, 'problem', None) or exc}); quote it to keep it as text",
+                         line=mark.line + 1 if mark else 1) from None
     finally:
         loader.dispose()
 

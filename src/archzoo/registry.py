@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .architecture import ArchConfig, Architecture
 from .errors import ArchzooError, InputError, RegistryError, UnknownModelError, closest
-from .files import (YAML12Loader, check_nodes, check_yaml_events, decode_utf8, read_user_bytes,
+from .files import (YAML12Loader, check_nodes, check_yaml_events, construct_plain, decode_utf8, read_user_bytes,
                     yaml_character_problem)
 from .host import PluginHost, call_plugin
 from .report import Report, make_report
@@ -346,18 +346,11 @@ def _read_yaml(path: Path, problems: list[RegistryProblem],
     check_nodes(node, refuse, holder="registry files", lines=lines, texts=texts)
     if len(problems) > before:
         return None
-    constructor = YAML12Loader("")
     try:
-        data = constructor.construct_document(node)
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:  # e.g. a timestamp such as 2019-13-01
-        mark = getattr(exc, "problem_mark", None)
-        what = getattr(exc, "problem", None) or str(exc)
-        problems.append(RegistryProblem(path, mark.line + 1 if mark else 1, "",
-                                        f"cannot read a value ({what}); quote it to keep it as text"))
+        return construct_plain(node), lines
+    except InputError as exc:
+        problems.append(RegistryProblem(path, exc.line or 1, "", exc.message))
         return None
-    finally:
-        constructor.dispose()
-    return data, lines
 
 
 # ---- the registry ---------------------------------------------------------------------------------
