@@ -371,11 +371,17 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
     )
 
 
-def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
+def _entry_report(entry, seq_len: int | None):
+    """The entry's report, at ``--seq-len`` when one is given."""
+    if seq_len is None:
+        return entry.report
     from .report import make_report
 
-    report = entry.report if seq_len is None else make_report(entry.architecture, entry.config, seq_len,
-                                                              seq_len_name="--seq-len")
+    return make_report(entry.architecture, entry.config, seq_len, seq_len_name="--seq-len")
+
+
+def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
+    report = _entry_report(entry, seq_len)
     spec = entry.spec
     data = {"id": entry.id, "path": str(entry.path), **spec.model_dump(mode="json", exclude={"config"}),
             "status": entry.status}
@@ -404,7 +410,6 @@ def show(ctx, model_id, seq_len, depth, as_json, registry_dirs, plugin_registrie
     if as_json:
         _emit_json(_entry_dict(entry, seq_len))
         return
-    from .report import make_report
     from .terminal import print_report
 
     spec = entry.spec
@@ -423,9 +428,7 @@ def show(ctx, model_id, seq_len, depth, as_json, registry_dirs, plugin_registrie
     if spec.reconciliation:
         click.echo(f"  reason: {spec.reconciliation.reason}: {spec.reconciliation.note}")
     click.echo()
-    report = entry.report if seq_len is None else make_report(entry.architecture, entry.config, seq_len,
-                                                              seq_len_name="--seq-len")
-    print_report(report, max_depth=depth)
+    print_report(_entry_report(entry, seq_len), max_depth=depth)
 
 
 @cli.command(epilog="""\b
@@ -509,10 +512,9 @@ def validate(ctx, paths, plugin_registries):
         click.echo(f"{problem} (warning: skipped, not counted as a problem of yours)", err=True)
     for problem in registry.problems:
         click.echo(str(problem), err=True)
-    files = len(registry) + len({p.path for p in registry.problems})
+    broken = len({p.path for p in registry.problems})
     if registry.problems:
-        click.echo(f"{len(registry.problems)} problem(s) in {len({p.path for p in registry.problems})} of {files} file(s)",
-                   err=True)
+        click.echo(f"{len(registry.problems)} problem(s) in {broken} of {len(registry) + broken} file(s)", err=True)
         ctx.exit(1)
     click.echo(f"{len(registry)} entr{'y' if len(registry) == 1 else 'ies'} valid")
 
