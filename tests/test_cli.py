@@ -1,6 +1,7 @@
 """The archzoo command: output, JSON schema, and one-line errors with a non-zero exit."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,18 @@ def test_show_json_carries_published_and_report(capsys):
     assert data["published"]["params"] == "110M"  # BERT paper, Section 3
     assert data["report"]["params"]["total"] == 109_482_240
     assert data["reconciliation"]["reason"] == "rounded"
+
+
+def test_show_counts_flops_at_the_seq_len_given(capsys):
+    # bert-base-uncased is BertModel(BertConfig()); FlopCounterMode, eager attention, batch 1, N=128:
+    # 22,348,431,360 FLOPs (as in test_count_json_has_the_documented_keys)
+    code, out, err = run(capsys, "show", "bert-base-uncased", "--seq-len", "128", "--json")
+    assert code == 0, err
+    assert (json.loads(out)["report"]["flops"]["forward"], json.loads(out)["report"]["flops"]["seq_len"]) == (
+        22_348_431_360, 128)
+    code, out, err = run(capsys, "show", "bert-base-uncased", "--seq-len", "128")
+    assert code == 0, err
+    assert re.search(r"forward FLOPs \(N=128\) +22,348,431,360 ", out)
 
 
 def test_schema_is_json_schema_of_an_entry(capsys):
