@@ -4,6 +4,7 @@ and every request that leaves localhost refused and recorded."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import http.server
 import os
@@ -86,6 +87,39 @@ def refuse_outside(context, site_url: str) -> list[str]:
 
     context.route("**/*", route)
     return outside
+
+
+@dataclasses.dataclass
+class Watched:
+    """What a tab did that a test may forbid: requests that left the site (refused), uncaught page errors,
+    dialogs (dismissed) and console messages."""
+
+    outside: list[str]
+    errors: list[str] = dataclasses.field(default_factory=list)
+    dialogs: list[str] = dataclasses.field(default_factory=list)
+    console: list[str] = dataclasses.field(default_factory=list)
+
+
+@contextlib.contextmanager
+def watched_tab(browser, site_url: str, init_script: str) -> Iterator[tuple[object, Watched]]:
+    """A new tab of its own context (1400x1000) running ``init_script`` before any page script, with every
+    request that leaves ``site_url`` refused; yields the tab and what it did, and closes it after."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_init_script(init_script)
+    watched = Watched(outside=refuse_outside(context, site_url))
+    tab = context.new_page()
+
+    def on_dialog(dialog):
+        watched.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    tab.on("dialog", on_dialog)
+    tab.on("pageerror", lambda exc: watched.errors.append(str(exc)))
+    tab.on("console", lambda message: watched.console.append(message.text))
+    try:
+        yield tab, watched
+    finally:
+        context.close()
 
 
 def screenshot(page, name: str) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from archzoo.site import build_site
-from browsing import OPEN_SHADOW_ROOTS, browser, refuse_outside, require_browser, screenshot, served  # noqa: F401
+from browsing import OPEN_SHADOW_ROOTS, browser, require_browser, screenshot, served, watched_tab  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -32,17 +32,13 @@ def site_url(tmp_path_factory):
 
 @pytest.fixture
 def page(browser, site_url):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.add_init_script(OPEN_SHADOW_ROOTS)
-    # no network at view time: any request that leaves localhost is refused, and the page must not need it
-    outside = refuse_outside(context, site_url)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.outside_requests = outside
-    yield tab
-    context.close()
-    assert not errors, errors
+    """A tab with no network at view time: any request that leaves localhost is refused, and no page may
+    need one, nor raise an error."""
+    with watched_tab(browser, site_url, OPEN_SHADOW_ROOTS) as (tab, watched):
+        tab.outside_requests = watched.outside
+        yield tab
+    assert not watched.errors, watched.errors
+    assert watched.outside == [], f"requests left localhost: {watched.outside}"
 
 
 def test_search_then_model_page(page, site_url):

@@ -15,7 +15,7 @@ import yaml
 
 from archzoo.host import PluginHost, reset_host
 from archzoo.site import build_site
-from browsing import OPEN_SHADOW_ROOTS, browser, refuse_outside, require_browser, screenshot, served  # noqa: F401
+from browsing import OPEN_SHADOW_ROOTS, browser, require_browser, screenshot, served, watched_tab  # noqa: F401
 from site_corpus import CORPUS, hostile_plugin
 
 pytestmark = [pytest.mark.browser, pytest.mark.hostile]
@@ -55,29 +55,14 @@ def site_url(tmp_path_factory):
 @pytest.fixture
 def page(browser, site_url):
     """A tab with the traps set; after the test, nothing may have run, popped up or left localhost."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.add_init_script(TRAPS)
-    outside = refuse_outside(context, site_url)
-    tab = context.new_page()
-    dialogs: list[str] = []
-    errors: list[str] = []
-    console: list[str] = []
-
-    def on_dialog(dialog):
-        dialogs.append(f"{dialog.type}: {dialog.message}")
-        dialog.dismiss()
-
-    tab.on("dialog", on_dialog)
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda message: console.append(message.text))
-    yield tab
-    ran = tab.evaluate("window.__pwnedLog")
-    context.close()
+    with watched_tab(browser, site_url, TRAPS) as (tab, watched):
+        yield tab
+        ran = tab.evaluate("window.__pwnedLog")
     assert ran == [], f"a script from the registry or the plugin ran: {ran}"
-    assert dialogs == [], dialogs
-    assert outside == [], f"requests left localhost: {outside}"
-    assert errors == [], errors
-    assert not [m for m in console if "pwned" in m], console
+    assert watched.dialogs == [], watched.dialogs
+    assert watched.outside == [], f"requests left localhost: {watched.outside}"
+    assert watched.errors == [], watched.errors
+    assert not [m for m in watched.console if "pwned" in m], watched.console
 
 
 def _diagram_text(svg) -> str:
@@ -85,36 +70,36 @@ def _diagram_text(svg) -> str:
     return squash(svg.text_content().replace("\u2060", ""))
 
 
-def _content(page):
+def _plugin_text(field: str) -> str:
+    """A text of the hostile plugin as a page shows it: its C1 and DEL characters as U+FFFD."""
+    return squash(hostile_plugin.DEFAULT_TEXTS[field].replace("\x80\x9f\x7f", "\ufffd" * 3))
+
+
+def _open(page, url: str, *, math: bool = True, diagram: bool = False):
+    """Go to ``url`` and wait until the site's scripts have run (KaTeX has typeset the formulas, mermaid
+    drawn the diagram); returns the page's content."""
+    page.goto(url)
     content = page.locator("article.md-content__inner")
     content.wait_for()
-    return content
-
-
-def _settle(page, content, *, math: bool = True, diagram: bool = False) -> None:
-    """Wait until the site's scripts have run: KaTeX has typeset the formulas, mermaid drawn the diagram."""
     if math:
         content.locator(".katex").first.wait_for(timeout=15_000)
     if diagram:
         content.locator("div.mermaid svg").first.wait_for(timeout=15_000)
     page.wait_for_load_state("networkidle")
+    return content
 
 
 def test_home_page(page, site_url):
-    page.goto(site_url)
-    content = _content(page)
-    _settle(page, content, math=False)
+    content = _open(page, site_url, math=False)
     text = squash(content.inner_text())
     assert squash(_entry("markup-everywhere")["title"]) in text  # the largest models
-    assert squash(hostile_plugin.DEFAULT_TEXTS["title"]).replace("\x80\x9f\x7f", "\ufffd" * 3) in text
+    assert _plugin_text("title") in text
     assert content.locator("img, script, iframe").count() == 0
     screenshot(page, "hostile-home")
 
 
 def test_all_models_page_sorts_and_filters(page, site_url):
-    page.goto(site_url + "models/")
-    content = _content(page)
-    _settle(page, content, math=False)
+    content = _open(page, site_url + "models/", math=False)
     table = content.locator(".az-sortable table")
     table.locator("th", has_text="Title").click()  # sorting reads cell text: none of it may run
     page.locator("#az-filter").fill("HYPERLINK")
@@ -132,9 +117,7 @@ def test_all_models_page_sorts_and_filters(page, site_url):
 
 
 def test_hostile_model_page(page, site_url):
-    page.goto(site_url + "models/markup-everywhere/")
-    content = _content(page)
-    _settle(page, content, diagram=True)
+    content = _open(page, site_url + "models/markup-everywhere/", diagram=True)
     entry = _entry("markup-everywhere")
     assert page.title() == "markup-everywhere - archzoo model zoo"
     description = page.locator('meta[name="description"]').get_attribute("content")
@@ -152,9 +135,7 @@ def test_hostile_model_page(page, site_url):
 
 
 def test_multiline_markdown_page_keeps_its_front_matter(page, site_url):
-    page.goto(site_url + "models/multiline-markdown/")
-    content = _content(page)
-    _settle(page, content, diagram=True)
+    content = _open(page, site_url + "models/multiline-markdown/", diagram=True)
     assert page.title() == "multiline-markdown - archzoo model zoo"
     assert page.locator('meta[name="description"]').get_attribute("content").startswith(
         _entry("multiline-markdown")["title"] + ": ")
@@ -164,31 +145,23 @@ def test_multiline_markdown_page_keeps_its_front_matter(page, site_url):
 
 
 def test_plugin_architecture_page(page, site_url):
-    page.goto(site_url + "architectures/hostile-text/")
-    content = _content(page)
-    _settle(page, content, diagram=True)
-
-    def plugin_text(field: str) -> str:
-        return squash(hostile_plugin.DEFAULT_TEXTS[field].replace("\x80\x9f\x7f", "\ufffd" * 3))
-
-    assert squash(page.title()) == plugin_text("title") + " - archzoo model zoo"
+    content = _open(page, site_url + "architectures/hostile-text/", diagram=True)
+    assert squash(page.title()) == _plugin_text("title") + " - archzoo model zoo"
     text = squash(content.inner_text())
     for field in ("title", "summary", "citation", "config_description", "block_name", "symbol_meaning"):
-        assert plugin_text(field) in text, field
+        assert _plugin_text(field) in text, field
     nav = page.locator("nav.md-nav--primary a.md-nav__link--active")
-    assert plugin_text("title") in squash(nav.first.inner_text())
+    assert _plugin_text("title") in squash(nav.first.inner_text())
     diagram = content.locator("div.mermaid svg").first
-    assert plugin_text("block_name") in _diagram_text(diagram)
+    assert _plugin_text("block_name") in _diagram_text(diagram)
     assert diagram.locator("img, script, a").count() == 0
     assert content.locator("img, script, iframe").count() == 0
     screenshot(page, "hostile-architecture")
 
 
 def test_plugin_model_page(page, site_url):
-    page.goto(site_url + "models/plugin-architecture/")
-    content = _content(page)
-    _settle(page, content, diagram=True)
-    name = squash(hostile_plugin.DEFAULT_TEXTS["block_name"].replace("\x80\x9f\x7f", "\ufffd" * 3))
+    content = _open(page, site_url + "models/plugin-architecture/", diagram=True)
+    name = _plugin_text("block_name")
     assert name in squash(content.locator(".az-blocks").inner_text())
     assert f"layers.{name}" in squash(content.locator("svg.az-bars").text_content())
     assert name in _diagram_text(content.locator("div.mermaid svg").first)
