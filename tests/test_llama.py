@@ -21,7 +21,7 @@ import yaml
 from archzoo.architecture import parse_config
 from archzoo.cli import main
 from archzoo.errors import HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.hf_config import load_hf_config
 from archzoo.host import get_host
 from archzoo.report import make_report
 
@@ -232,29 +232,8 @@ def test_each_model_type_on_the_cpu_with_random_files(T, host, tmp_path, model_t
 
 
 # ---- Hugging Face config.json: every key accounted for -----------------------------------------------------
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize("model_type", MODEL_TYPES)
-def test_tables_equal_the_transformers_configuration_classes(T, host, model_type):
-    import dataclasses
-    import importlib
-
-    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
-
-    table = hf_table(host.hf_model_types()[model_type].hf_model_types[model_type])
-    config_class = getattr(T, table.config_class)
-    assert config_class.model_type == model_type
-    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
-    assert dict(table.defaults) == {f.name: f.default for f in dataclasses.fields(config_class) if f.name not in common}
-    assert dict(table.aliases) == config_class.attribute_map
-    assert table.base_class == MODEL_MAPPING_NAMES[model_type]
-    module = importlib.import_module(config_class.__module__.replace("configuration_", "modeling_"))
-    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
-    assert set(table.classes) | set(table.unsupported_classes) == classes
-    full = config_class().to_dict()
-    assert {k for k in full if k not in table.read and k not in table.ignored and k not in table.refused
-            and k not in COMMON_KEYS} == set()
+# (each type's table against its transformers configuration class: test_hf_sweep.py's
+# test_table_equals_the_transformers_configuration_class, parametrized over every type a plugin reads)
 
 
 def test_every_type_is_read_by_the_llama_plugin(host):
