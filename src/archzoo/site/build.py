@@ -607,9 +607,7 @@ def serve_site(
                     config = config or get_config()
                     config.site_url = serve_url
                     build(config, serve_url=serve_url)
-                except (KeyboardInterrupt, SystemExit) as exc:
-                    if isinstance(exc, KeyboardInterrupt):
-                        raise
+                except SystemExit as exc:  # MkDocs' Abort, after logging the cause (Ctrl+C passes through)
                     _write_error_site(site_dir, forward.last_error or str(exc))
                     say(f"archzoo: the build failed; {serve_url} shows why until the next save")
                     return
