@@ -101,7 +101,7 @@ def test_worked_example_registers_an_architecture_and_a_registry(example_plugin)
     registry = load_registry([], host, plugin_registries=["llama"])
     assert not registry.problems, registry.problems
     entry = registry.get_model("tinyllama-1.1b")
-    assert entry.params == TINYLLAMA_PARAMS and entry.status in ("within-rounding", "exact")
+    assert (entry.params, entry.status) == (TINYLLAMA_PARAMS, "within-rounding")  # 1.1B as printed, to 0.005%
 
 
 def archzoo_count(host, name: str, **config):
