@@ -188,6 +188,11 @@ def reference(cfg: VitConfig) -> Reference | None:
 
 _MASKED_IMAGE = "used only by the masked-image-modeling decoder, which archzoo does not count"
 
+
+def _head_dim_refused(family: str) -> dict[str, tuple[tuple[Any, ...], str]]:
+    return {"head_dim": ((), f"{family}'s attention reads an explicit head_dim, but the vit plugin's heads are "
+                             "hidden_size / num_attention_heads wide; remove the key if it says the same")}
+
 HF_VIT = HFTable(
     model_type="vit",
     config_class="ViTConfig",
@@ -203,8 +208,7 @@ HF_VIT = HFTable(
     ignored={"hidden_dropout_prob": DROPOUT, "attention_probs_dropout_prob": DROPOUT,
              "initializer_range": INITIALISATION, "layer_norm_eps": NORM_EPSILON, "encoder_stride": _MASKED_IMAGE,
              "pooler_act": ACTIVATION_ONLY},
-    refused={"head_dim": ((), "ViT's attention reads an explicit head_dim, but the vit plugin's heads are "
-                              "hidden_size / num_attention_heads wide; remove the key if it says the same")},
+    refused=_head_dim_refused("ViT"),
     base_class="ViTModel",
     classes={"ViTModel": {"num_classes": 0, "pooler": None}, "ViTForImageClassification": {"pooler": False}},
     unsupported_classes={"ViTForMaskedImageModeling": "its pixel decoder (a convolution and a pixel shuffle) is "
@@ -218,8 +222,7 @@ HF_DEIT = HFTable(
     aliases={},
     read=HF_VIT.read,
     ignored=HF_VIT.ignored,
-    refused={"head_dim": ((), "DeiT's attention reads an explicit head_dim, but the vit plugin's heads are "
-                              "hidden_size / num_attention_heads wide; remove the key if it says the same")},
+    refused=_head_dim_refused("DeiT"),
     base_class="DeiTModel",
     classes={"DeiTModel": {"num_classes": 0, "pooler": None},
              "DeiTForImageClassification": {"pooler": False, "distillation_head": False},
