@@ -418,18 +418,17 @@ def test_a_failure_while_moving_into_an_empty_folder_undoes_the_moves(tmp_path, 
 
 
 def test_the_scaffold_builds_a_site_with_a_page_per_example(tmp_path, host, monkeypatch):
-    pytest.importorskip("archzoo.site.plugin", reason="the archzoo MkDocs plugin (archzoo.site.plugin) is not "
-                                                      "installed yet; this test builds a scaffold with it")
     directory = tmp_path / "zoo"
     init_zoo(directory, host)
     monkeypatch.chdir(directory)
     assert main(["build", "--out", "site", "--site-url", "https://acme.github.io/zoo/",
                  "--repo-url", "https://github.com/acme/zoo"]) == 0
     site = directory / "site"
-    for model_id in _example_ids(host).values():
+    for name, model_id in _example_ids(host).items():
         page = site / "models" / model_id / "index.html"
         assert page.is_file(), f"no page for {model_id}"
-        assert f"https://github.com/acme/zoo/edit/main/registry/" in page.read_text(encoding="utf-8")
+        edit = f'href="https://github.com/acme/zoo/edit/main/registry/{name}/{model_id}.yaml"'
+        assert edit in page.read_text(encoding="utf-8")  # the edit link opens the entry's own file
     assert (site / "about" / "index.html").is_file()  # the owner's own page
     assert (site / "writing-entries" / "index.html").is_file()  # where the README sends newcomers
     assert (site / "schema" / "registry-entry.json").is_file()  # where the entries' schema line points

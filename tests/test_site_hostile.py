@@ -411,8 +411,6 @@ def test_block_names_on_a_model_page(plugin_entry, text_id):
 def test_theme_does_not_render_title_attributes_as_html(bert):
     """Block descriptions are plain text in ``title="..."`` attributes. Material's ``content.tooltips``
     feature would copy a title attribute into a tooltip as HTML (``innerHTML``): it must stay off."""
-    import yaml
-
     from mkdocs.config import load_config
 
     config = load_config(str(REPO / "mkdocs.yml"))

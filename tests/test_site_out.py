@@ -69,12 +69,16 @@ def _staging_folders(parent: Path) -> list[Path]:
     return sorted(p for p in parent.iterdir() if ".building-" in p.name)
 
 
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("registry") / "zoo"
+def _one_entry_registry(folder: Path) -> Path:
+    """``folder``, made, holding a copy of bert-base-uncased."""
     folder.mkdir()
     shutil.copy(BERT_BASE, folder / "bert-base-uncased.yaml")
     return folder
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory) -> Path:
+    return _one_entry_registry(tmp_path_factory.mktemp("registry") / "zoo")
 
 
 @pytest.fixture(scope="module")
@@ -258,9 +262,7 @@ def test_an_empty_home_folder_is_refused_too(tmp_path, registry, monkeypatch):
 
 @pytest.mark.hostile
 def test_out_inside_the_registry_is_refused(tmp_path):
-    zoo = tmp_path / "zoo"
-    zoo.mkdir()
-    shutil.copy(BERT_BASE, zoo / "bert-base-uncased.yaml")
+    zoo = _one_entry_registry(tmp_path / "zoo")
     before = _snapshot(tmp_path)
     for out in (zoo / "site", zoo / "bert" / "public"):
         assert _refused(out, zoo) == (
@@ -271,9 +273,7 @@ def test_out_inside_the_registry_is_refused(tmp_path):
 
 @pytest.mark.hostile
 def test_the_registry_itself_is_refused(tmp_path):
-    zoo = tmp_path / "zoo"
-    zoo.mkdir()
-    shutil.copy(BERT_BASE, zoo / "bert-base-uncased.yaml")
+    zoo = _one_entry_registry(tmp_path / "zoo")
     before = _snapshot(tmp_path)
     assert _refused(zoo, zoo) == (
         f"--out {zoo}: would replace {zoo}, which is not a built site; give a separate folder such as ./site")
