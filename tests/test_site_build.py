@@ -409,3 +409,11 @@ def test_parallel_and_serial_generation_agree(outside_registry):
         results[workers] = (zoo.pages, [m.row() for m in zoo.models])
     assert results["1"] == results["2"]
     assert set(results["2"][0]) == {"bert-base-uncased", "gpt2-small-test"}
+
+
+def test_a_huge_workers_setting_forks_a_bounded_number_of_processes():
+    """``workers`` comes from the owner's mkdocs.yml: a typo must not fork thousands of processes."""
+    from archzoo.site import generate
+
+    assert generate._workers(10_000, 4000) == 64
+    assert generate._workers(10_000, 3) == 3 and generate._workers(10_000, -1) == 1

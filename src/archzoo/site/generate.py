@@ -31,6 +31,10 @@ PROGRESS_EVERY = 250
 #: Below this many entries the work is done in the build's own process.
 PARALLEL_FROM = 300
 
+#: The most worker processes a build forks, whatever ``workers`` says: far above what the work gains
+#: from (it is bound by the CPUs), and a typo such as ``workers: 4000`` forks no more than this.
+MAX_WORKERS = 64
+
 
 class Zoo:
     """The views of one build: every model, and every architecture with its models.
@@ -73,7 +77,7 @@ def _plugin_module_file(arch: Any) -> Path | None:
 
 def _workers(n_entries: int, configured: int | None) -> int:
     if configured:
-        return max(1, configured)
+        return max(1, min(configured, MAX_WORKERS))
     if n_entries < PARALLEL_FROM or "fork" not in multiprocessing.get_all_start_methods():
         return 1
     if threading.active_count() > 1:  # a server's threads: forking a process with other threads can deadlock
