@@ -63,7 +63,8 @@ def _render(template: str, **fields: str) -> str:
 
 
 def _yaml_value(value: Any) -> str:
-    """One YAML value on one line, quoted when plain YAML would read it as something else (``yes``, ``: #``).
+    """One YAML value to write after ``key: ``, quoted when plain YAML would read it as something else
+    (``yes``, ``: #``); a text with line breaks continues on indented lines, as YAML folds quoted text.
 
     Non-ASCII text is written as it is, unless PyYAML would not read it back (it writes U+0085 raw in
     single quotes, then reads it as a space): then every non-ASCII character is written escaped.
