@@ -100,7 +100,7 @@ def test_visits_multiply_copies_down_the_tree():
         # torch.nn.Linear(512, 2048): 1,050,624 parameters
         assert fc.params_each.evaluate() == 1_050_624 and fc.params.evaluate() == stored * 1_050_624
         assert fc.flops.evaluate(N=3) == 6 * 2 * 3 * 512 * 2048
-        assert [p for p, _, _ in root.walk()] == list(visits)
+        assert list(visits) == ["layers", "layers.ffn", "layers.ffn.fc_in", "layers.ffn.fc_out"]  # pre-order
 
 
 def test_cross_attention_caches_per_source_token():

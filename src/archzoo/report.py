@@ -6,8 +6,9 @@ all read `Report`. Its `to_dict` is the documented JSON schema (``archzoo.report
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from functools import cached_property
 from typing import Any
 
 from .architecture import MAX_SIZE, ArchConfig, Architecture, size_text
@@ -136,7 +137,7 @@ class Report:
     def approx(self) -> int:
         return self.root.approx.evaluate()
 
-    @property
+    @cached_property
     def active_formula(self) -> Poly:
         """The parameters one token uses in one forward pass (`archzoo.blocks.active_params`)."""
         return active_params(self.root)
