@@ -25,11 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .architecture import ArchConfig, Architecture
 from .errors import ArchzooError, InputError, RegistryError, UnknownModelError, closest
-from .files import (YAML12Loader, check_nodes, check_yaml_events, construct_plain, decode_utf8, read_user_bytes,
-                    yaml_character_problem)
+from .files import (YAML12Loader, check_nodes, check_yaml_events, construct_plain, decode_utf8, key_path,
+                    read_user_bytes, yaml_character_problem)
 from .host import PluginHost, call_plugin
 from .report import Report, make_report
-from .validation import _describe, _dotted, _got
+from .validation import _describe, _got
 
 __all__ = [
     "Entry",
@@ -341,7 +341,7 @@ def _read_yaml(path: Path, problems: list[RegistryProblem],
     before = len(problems)
 
     def refuse(n: yaml.Node, key: tuple, message: str) -> None:
-        problems.append(RegistryProblem(path, n.start_mark.line + 1, _dotted(key), message))
+        problems.append(RegistryProblem(path, n.start_mark.line + 1, key_path(key), message))
 
     check_nodes(node, refuse, holder="registry files", lines=lines, texts=texts)
     if len(problems) > before:
@@ -567,7 +567,7 @@ def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], war
         line_key = written
         while line_key and line_key not in lines:
             line_key = line_key[:-1]
-        found.append(RegistryProblem(path, lines.get(line_key, 1), _dotted(key), message))
+        found.append(RegistryProblem(path, lines.get(line_key, 1), key_path(key), message))
 
     spec: EntrySpec | None = None
     try:

@@ -17,9 +17,6 @@ from .files import key_path
 __all__ = ["describe_error", "dotted"]
 
 
-_dotted = key_path
-
-
 _PATTERNS = {
     "arxiv": "expected a bare arXiv id such as '1810.04805' (no 'arXiv:' prefix, version or URL)",
     "url": "expected a web address starting with 'http://' or 'https://'",
@@ -71,7 +68,7 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
     description = info.description if info is not None else None
     if kind == "missing":
         parent = loc[:-1]
-        where = f"under '{_dotted(prefix + parent)}'" if prefix + parent else "at the top level"
+        where = f"under '{key_path(prefix + parent)}'" if prefix + parent else "at the top level"
         about = f" ({description})" if description else ""
         return loc, parent, f"required key missing; add '{name}:' {where}{about}"
     if kind == "extra_forbidden":
@@ -130,7 +127,7 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
 def describe_error(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, str]:
     """``(key path, message)`` for one pydantic error of ``model``."""
     loc, _, message = _describe(err, {(): model}, {})
-    return _dotted(loc), message
+    return key_path(loc), message
 
 
-dotted = _dotted
+dotted = key_path
