@@ -98,6 +98,17 @@ def test_unknown_pages_and_plugin_registries_are_clear_errors(tmp_path):
     assert not (tmp_path / "site").exists()
 
 
+def test_an_error_in_the_default_site_names_no_file_of_the_build(tmp_path):
+    """Without a mkdocs.yml the build writes a default configuration of its own: an error in what the
+    command line set names that default site, never the temporary file the user cannot open."""
+    result = _archzoo("build", "--registry", str(REPO / "registry" / "gpt"), "--repo-url", "https://x.org/r",
+                      "--edit-pattern", "javascript:alert(1)/{path}", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("archzoo: error: site build failed: the default site (no mkdocs.yml here; the "
+                                    "command-line options set it): plugins: archzoo: edit_pattern: ")
+    assert ".building-" not in result.stderr and list(tmp_path.iterdir()) == []
+
+
 # ---- from a wheel, outside the checkout --------------------------------------------------------------
 
 

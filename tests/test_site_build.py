@@ -387,6 +387,7 @@ def test_serve_prints_its_url_rebuilds_and_shows_a_failed_rebuild(tmp_path):
         assert "registry/gpt2-small-test.yaml:6: config.n_layers: expected an integer" in page, page
         status, other = _get_status(url)  # any other URL answers at once (404), with the same banner
         assert status == 404 and "The registry cannot be read:</strong>" in other
+        assert "location.reload()" in other  # the server's live-reload script is not in its 404 answers
         assert "registry/gpt2-small-test.yaml:6" in other
         entry.write_text(GPT2_YAML, encoding="utf-8")
         _wait_for(lambda: "GPT-2 small" in (_get(url) or ""), server=server)

@@ -620,8 +620,8 @@ def site_options(func):
         click.option("--repo-url", metavar="URL", help="The zoo's repository (mkdocs.yml: repo_url); edit "
                      "links open files there."),
         click.option("--edit-pattern", metavar="PATTERN",
-                     help="Edit link of a file, {path} being its path in the repository (default: "
-                          "REPO_URL/edit/main/{path})."),
+                     help="Edit link of a file; {repo_url} and {path} (its path in the repository) are filled "
+                          "in (default: REPO_URL/edit/main/{path}; an http(s) address)."),
         click.option("--pages", metavar="NAME,...",
                      help="archzoo's own pages to publish, comma-separated, from: methodology, writing-entries, "
                           "writing-plugins, performance ('none' for none)."),

@@ -252,11 +252,19 @@ def build_site(
         raise ArchzooError(f"--out {label}: cannot write there ({exc.strerror or exc}); choose another folder") from None
     try:
         site, temp = staging / "site", staging / "tmp"
+        default = config is None
         if config is None:
             config = _write_default_config(temp / "zoo")
         env: dict[str, str | None] = {**_QUIET, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
-        _run_mkdocs(config, site, temp, env, progress, options, strict=strict,
-                    kept=f"; the previous site in {out_dir} is untouched" if out_dir.exists() else "")
+        try:
+            _run_mkdocs(config, site, temp, env, progress, options, strict=strict,
+                        kept=f"; the previous site in {out_dir} is untouched" if out_dir.exists() else "")
+        except ArchzooError as exc:
+            if not default:
+                raise
+            # the default configuration is a file of this build's, gone when the message is read
+            raise ArchzooError(str(exc).replace(str(config), "the default site (no mkdocs.yml here; "
+                                                "the command-line options set it)")) from None
         try:
             _write_marker(site)
         except OSError as exc:
@@ -652,6 +660,11 @@ def serve_site(
                 mkdocs_log.removeHandler(forward)
 
 
+#: While serving a failed build: the server injects its live-reload script only into the files it serves,
+#: not into what its error handler returns, so the error page asks again itself until the site is back.
+RELOAD_SCRIPT = "setTimeout(function () { location.reload(); }, 2000);"
+
+
 class _Forward(logging.Handler):
     """While serving: archzoo's progress lines and MkDocs' warnings and errors, to ``say``."""
 
@@ -680,6 +693,7 @@ def _write_error_site(site_dir: Path, message: str) -> None:
     page = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>The site cannot be built"
             "</title></head><body style=\"font-family: sans-serif; margin: 2em\"><h1>The site cannot be built</h1>"
             "<p>It rebuilds as soon as a file is saved again; this page then reloads by itself.</p>"
+            f"<script>{RELOAD_SCRIPT}</script>"
             f"<pre style=\"white-space: pre-wrap\">{escape(message)}</pre></body></html>")
     for name in ("index.html", "404.html"):
         (site_dir / name).write_text(page, encoding="utf-8")
