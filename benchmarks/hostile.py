@@ -40,10 +40,14 @@ def run(node: str, timeout: float) -> dict:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     report = Path(tempfile.mkdtemp()) / "junit.xml"
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
-                             f"--junitxml={report}", node],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", f"--junitxml={report}", node],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
     deadline = started + timeout
     status = rusage = None
     while True:
@@ -66,11 +70,16 @@ def run(node: str, timeout: float) -> dict:
         test_seconds = round(sum(float(c.get("time", 0)) for c in cases), 3)
         report.unlink()
     report.parent.rmdir()
-    return {"case": node, "seconds": round(elapsed, 3), "test_seconds": test_seconds,
-            "peak_mib": round(rusage.ru_maxrss / 1024, 1),
-            "outcome": "passed" if code == 0 else ("killed (timeout)" if code == -signal.SIGKILL else
-                                                  f"failed (exit {code})"),
-            "tail": "" if code == 0 else output.strip().splitlines()[-1:]}
+    return {
+        "case": node,
+        "seconds": round(elapsed, 3),
+        "test_seconds": test_seconds,
+        "peak_mib": round(rusage.ru_maxrss / 1024, 1),
+        "outcome": "passed"
+        if code == 0
+        else ("killed (timeout)" if code == -signal.SIGKILL else f"failed (exit {code})"),
+        "tail": "" if code == 0 else output.strip().splitlines()[-1:],
+    }
 
 
 def baseline(timeout: float) -> dict:
@@ -98,15 +107,20 @@ def main() -> int:
         result = run(node, args.timeout)
         results.append(result)
         own = f"{result['test_seconds']:7.2f} s" if result["test_seconds"] is not None else "      - "
-        print(f"{i:4d}/{len(nodes)} {own} (process {result['seconds']:6.2f} s) {result['peak_mib']:6.0f} MiB  "
-              f"{result['outcome']:<8} {node}", flush=True)
+        print(
+            f"{i:4d}/{len(nodes)} {own} (process {result['seconds']:6.2f} s) {result['peak_mib']:6.0f} MiB  "
+            f"{result['outcome']:<8} {node}",
+            flush=True,
+        )
     slowest = max(results, key=lambda r: r["test_seconds"] or r["seconds"])
     biggest = max(results, key=lambda r: r["peak_mib"])
     failed = [r for r in results if r["outcome"] != "passed"]
     print()
     print(f"cases: {len(results)}, passed: {len(results) - len(failed)}, failed or killed: {len(failed)}")
-    print(f"largest time:        {slowest['test_seconds']:.2f} s in the test, {slowest['seconds']:.2f} s as a process  "
-          f"({slowest['case']})")
+    print(
+        f"largest time:        {slowest['test_seconds']:.2f} s in the test, {slowest['seconds']:.2f} s as a process  "
+        f"({slowest['case']})"
+    )
     print(f"largest peak memory: {biggest['peak_mib']:.0f} MiB  ({biggest['case']})")
     print(f"baseline:            {base['seconds']:.2f} s, {base['peak_mib']:.0f} MiB")
     for r in failed:

@@ -24,13 +24,23 @@ def wall(cmd: list[str], repeat: int = 5) -> float:
 def main() -> None:
     python = sys.executable
     print(f"python -c 'import archzoo.cli'          {wall([python, '-c', 'import archzoo.cli']):.3f} s (median of 5)")
-    print(f"archzoo count bert --json               {wall([python, '-m', 'archzoo.cli', 'count', 'bert', '--json']):.3f} s")
+    print(
+        f"archzoo count bert --json               {wall([python, '-m', 'archzoo.cli', 'count', 'bert', '--json']):.3f} s"
+    )
     print(f"archzoo list --json (whole registry)    {wall([python, '-m', 'archzoo.cli', 'list', '--json']):.3f} s")
-    print(f"archzoo show gpt3-175b --json           {wall([python, '-m', 'archzoo.cli', 'show', 'gpt3-175b', '--json']):.3f} s")
+    print(
+        f"archzoo show gpt3-175b --json           {wall([python, '-m', 'archzoo.cli', 'show', 'gpt3-175b', '--json']):.3f} s"
+    )
     check = subprocess.run(
-        [python, "-c", "import sys, archzoo.cli as c; c.main(['list', '--json']) ; "
-                       "print(sorted(m for m in ('torch', 'transformers', 'sympy', 'mkdocs') if m in sys.modules))"],
-        capture_output=True, text=True, check=True,
+        [
+            python,
+            "-c",
+            "import sys, archzoo.cli as c; c.main(['list', '--json']) ; "
+            "print(sorted(m for m in ('torch', 'transformers', 'sympy', 'mkdocs') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     print(f"heavy modules imported by `archzoo list`: {check.stdout.strip().splitlines()[-1]}")
 
@@ -42,8 +52,10 @@ def main() -> None:
     for entry in registry:
         entry.report.to_dict()
     elapsed = time.perf_counter() - start
-    print(f"in process: load + report {len(registry)} entries  {elapsed * 1000:.1f} ms "
-          f"({elapsed * 1000 / max(len(registry), 1):.2f} ms per entry)")
+    print(
+        f"in process: load + report {len(registry)} entries  {elapsed * 1000:.1f} ms "
+        f"({elapsed * 1000 / max(len(registry), 1):.2f} ms per entry)"
+    )
     start = time.perf_counter()
     for _ in range(200):
         archzoo.count("gpt", n_layers=96, d_model=12288, n_heads=96).to_dict()

@@ -58,8 +58,9 @@ def generate(folder: Path, n: int) -> list[str]:
 def measure(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Seconds and peak MiB of one archzoo process; a failing command stops the benchmark."""
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "archzoo.cli", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "archzoo.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - started
     error = proc.stderr.read().decode(errors="replace")
@@ -104,18 +105,23 @@ def main() -> int:
             for what in ("list --json (cold)", *TARGETS):
                 times = [seconds for seconds, _ in runs[(label, what)]]
                 spread = f"  (runs {min(times):.2f} to {max(times):.2f} s)" if len(times) > 1 else ""
-                print(f"{label:>7} entries  {what:<20} {statistics.median(times):7.2f} s  "
-                      f"{max(mib for _, mib in runs[(label, what)]):6.0f} MiB{spread}")
+                print(
+                    f"{label:>7} entries  {what:<20} {statistics.median(times):7.2f} s  "
+                    f"{max(mib for _, mib in runs[(label, what)]):6.0f} MiB{spread}"
+                )
         print()
         missed = 0
         for what, (most_ratio, most_mib) in TARGETS.items():
-            ratio = (statistics.median(s for s, _ in runs[(big, what)])
-                     / statistics.median(s for s, _ in runs[(small, what)]))
+            ratio = statistics.median(s for s, _ in runs[(big, what)]) / statistics.median(
+                s for s, _ in runs[(small, what)]
+            )
             peak = max(mib for _, mib in runs[(big, what)])
             met = ratio <= most_ratio and peak < most_mib
             missed += not met
-            print(f"{what}: {big} entries take {ratio:.2f}x the time of {small} entries (target {most_ratio:g}x), "
-                  f"peak {peak:.0f} MiB (target under {most_mib:.0f}): {'met' if met else 'MISSED'}")
+            print(
+                f"{what}: {big} entries take {ratio:.2f}x the time of {small} entries (target {most_ratio:g}x), "
+                f"peak {peak:.0f} MiB (target under {most_mib:.0f}): {'met' if met else 'MISSED'}"
+            )
         return 1 if missed else 0
     finally:
         shutil.rmtree(work, ignore_errors=True)

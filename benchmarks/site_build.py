@@ -38,11 +38,22 @@ def entry(i: int) -> tuple[str, dict]:
     elif arch == "gpt":
         config = {"n_layers": layers, "d_model": d_model, "n_heads": heads, "max_positions": 256 * (1 + i % 8)}
     elif arch == "vit":
-        config = {"n_layers": layers, "d_model": d_model, "n_heads": heads, "d_ff": 4 * d_model,
-                  "patch_size": (8, 14, 16, 32)[(i // 8) % 4], "image_size": 224}
+        config = {
+            "n_layers": layers,
+            "d_model": d_model,
+            "n_heads": heads,
+            "d_ff": 4 * d_model,
+            "patch_size": (8, 14, 16, 32)[(i // 8) % 4],
+            "image_size": 224,
+        }
     else:
-        config = {"n_encoder_layers": layers, "n_decoder_layers": layers, "d_model": d_model, "n_heads": heads,
-                  "d_ff": 4 * d_model}
+        config = {
+            "n_encoder_layers": layers,
+            "n_decoder_layers": layers,
+            "d_model": d_model,
+            "n_heads": heads,
+            "d_ff": 4 * d_model,
+        }
     if arch == "vit" and 224 % config["patch_size"]:
         config["patch_size"] = 16
     model_id = f"bench-{arch}-{i:05d}"
@@ -70,8 +81,7 @@ def write_registry(folder: Path, n: int) -> Path:
 def timed_build(registry: Path, out: Path, *, flat: bool = False) -> float:
     lines: list[str] = []
     started = time.perf_counter()
-    build_site(out, registry=[registry], progress=lines.append,
-               options=SiteOptions(flat_nav=flat))
+    build_site(out, registry=[registry], progress=lines.append, options=SiteOptions(flat_nav=flat))
     elapsed = time.perf_counter() - started
     for line in lines:
         print(f"    {line}", flush=True)
@@ -110,15 +120,19 @@ def main(argv: list[str] | None = None) -> int:
         ratio_flat = results["archzoo_small_s"] / results["flat_small_s"]
         results["small_over_flat"] = round(ratio_flat, 3)
         ok = ratio_flat <= 1 / 3
-        print(f"{args.small:,} entries: archzoo {results['archzoo_small_s']:.1f} s vs flat navigation "
-              f"{results['flat_small_s']:.1f} s = {ratio_flat:.2f}x (target <= 0.33x): {'ok' if ok else 'MISSED'}")
+        print(
+            f"{args.small:,} entries: archzoo {results['archzoo_small_s']:.1f} s vs flat navigation "
+            f"{results['flat_small_s']:.1f} s = {ratio_flat:.2f}x (target <= 0.33x): {'ok' if ok else 'MISSED'}"
+        )
     if "archzoo_large_s" in results:
         ratio_large = results["archzoo_large_s"] / results["archzoo_small_s"]
         results["large_over_small"] = round(ratio_large, 3)
         ok_large = ratio_large <= 6
         ok = ok and ok_large
-        print(f"{args.large:,} entries: {results['archzoo_large_s']:.1f} s = {ratio_large:.2f}x the "
-              f"{args.small:,}-entry build (target <= 6x): {'ok' if ok_large else 'MISSED'}")
+        print(
+            f"{args.large:,} entries: {results['archzoo_large_s']:.1f} s = {ratio_large:.2f}x the "
+            f"{args.small:,}-entry build (target <= 6x): {'ok' if ok_large else 'MISSED'}"
+        )
     results["ok"] = ok
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -9,16 +9,22 @@ import functools
 import http.server
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(os.environ.get("ARCHZOO_TEST_RESULTS", REPO / "test-results")) / "browser"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run"]
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 #: Material draws mermaid diagrams into a closed shadow root; this init script opens it so tests can see the SVG.

@@ -30,7 +30,9 @@ _skipped_required: list[str] = []
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.skipped and any(m in report.keywords for m in _REQUIRED_MARKERS):
-        _skipped_required.append(f"{report.nodeid}: {report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr}")
+        _skipped_required.append(
+            f"{report.nodeid}: {report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr}"
+        )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

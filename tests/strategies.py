@@ -24,17 +24,17 @@ from archzoo.architecture import MAX_SIZE
 from archzoo.blocks import ACTIVATIONS
 
 __all__ = [
-    "FieldShape",
-    "Raw",
     "ARGV_TEXT",
     "HOSTILE_VALUES",
+    "YAML_TEXT",
+    "FieldShape",
+    "Raw",
     "config_overrides",
     "field_shapes",
     "hostile_value",
     "sensible_value",
     "set_arguments",
     "set_text",
-    "YAML_TEXT",
     "yaml_double_quoted",
 ]
 
@@ -104,8 +104,13 @@ def field_shapes(model: type[BaseModel]) -> dict[str, FieldShape]:
         _shape(info.annotation, list(info.metadata), found)
         divides = _DIVIDES.search(info.description or "")
         shapes[name] = FieldShape(
-            name=name, kinds=frozenset(found["kinds"]), nullable=found["nullable"], minimum=found["minimum"],
-            maximum=found["maximum"], choices=found["choices"], default=info.default,
+            name=name,
+            kinds=frozenset(found["kinds"]),
+            nullable=found["nullable"],
+            minimum=found["minimum"],
+            maximum=found["maximum"],
+            choices=found["choices"],
+            default=info.default,
             divides=divides.group(1) if divides and divides.group(1) in model.model_fields else None,
         )
     return shapes
@@ -144,15 +149,72 @@ def sensible_value(shape: FieldShape) -> st.SearchStrategy[Any]:
 #: booleans and floats where integers belong, text that YAML 1.1 would have read as a number or a boolean,
 #: empty text, lists and mappings.
 HOSTILE_VALUES: tuple[Any, ...] = (
-    0, -1, -768, MAX_SIZE, MAX_SIZE + 1, 2**32, 10**25, 10**80, True, False,
-    0.0, -0.0, 0.5, 1.5, 12.0, 1e25, float("inf"), float("-inf"), float("nan"),
-    "12", "12:30", "yes", "no", "on", "", " ", "null", "0x10", "gelu ", "GELU",
-    [], [1, 2], ["gelu"], {}, {"a": 1}, None,
-    Raw("12:30"), Raw("1:00"), Raw("yes"), Raw("off"), Raw("0x10"), Raw("0o17"), Raw("017"), Raw("1_000"),
-    Raw("1e3"), Raw("+12"), Raw("~"), Raw("[1, 2"), Raw("{a: 1"), Raw("'12'"), Raw('"12"'), Raw("12 # comment"),
-    Raw("&a [*a]"), Raw("!!python/object/apply:os.system [ls]"), Raw("!!int 12"), Raw("2019-13-01"),
-    Raw("- 1"), Raw("a: b"), Raw("|\n  12"), Raw("12\n---\n13"), Raw("\t12"), Raw('"\\ud800"'), Raw('"\\x85"'),
-    Raw("[" * 40 + "]" * 40), Raw("9" * 31), Raw("-" + "9" * 31),
+    0,
+    -1,
+    -768,
+    MAX_SIZE,
+    MAX_SIZE + 1,
+    2**32,
+    10**25,
+    10**80,
+    True,
+    False,
+    0.0,
+    -0.0,
+    0.5,
+    1.5,
+    12.0,
+    1e25,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    "12",
+    "12:30",
+    "yes",
+    "no",
+    "on",
+    "",
+    " ",
+    "null",
+    "0x10",
+    "gelu ",
+    "GELU",
+    [],
+    [1, 2],
+    ["gelu"],
+    {},
+    {"a": 1},
+    None,
+    Raw("12:30"),
+    Raw("1:00"),
+    Raw("yes"),
+    Raw("off"),
+    Raw("0x10"),
+    Raw("0o17"),
+    Raw("017"),
+    Raw("1_000"),
+    Raw("1e3"),
+    Raw("+12"),
+    Raw("~"),
+    Raw("[1, 2"),
+    Raw("{a: 1"),
+    Raw("'12'"),
+    Raw('"12"'),
+    Raw("12 # comment"),
+    Raw("&a [*a]"),
+    Raw("!!python/object/apply:os.system [ls]"),
+    Raw("!!int 12"),
+    Raw("2019-13-01"),
+    Raw("- 1"),
+    Raw("a: b"),
+    Raw("|\n  12"),
+    Raw("12\n---\n13"),
+    Raw("\t12"),
+    Raw('"\\ud800"'),
+    Raw('"\\x85"'),
+    Raw("[" * 40 + "]" * 40),
+    Raw("9" * 31),
+    Raw("-" + "9" * 31),
 )
 
 
@@ -203,8 +265,10 @@ def config_overrides(draw: st.DrawFn, model: type[BaseModel], *, hostile: bool =
         spoiled = draw(st.lists(st.sampled_from(list(shapes)), unique=True, max_size=2), label="hostile keys")
         for name in spoiled:
             values[name] = draw(hostile_value(), label=name)
-        unknown = draw(st.dictionaries(UNKNOWN_KEYS.filter(lambda k: k not in shapes), hostile_value(),
-                                       max_size=1), label="unknown key")
+        unknown = draw(
+            st.dictionaries(UNKNOWN_KEYS.filter(lambda k: k not in shapes), hostile_value(), max_size=1),
+            label="unknown key",
+        )
         values.update(unknown)
     return values
 
@@ -247,8 +311,10 @@ def set_arguments(overrides: dict[str, Any]) -> list[str]:
 
 #: Text rich in what YAML gives meaning to: indicators, quotes, escapes, comments, anchors, line breaks.
 YAML_TEXT = st.lists(
-    st.one_of(st.sampled_from(list(":-[]{}\"'#&*!|>%@`,?\\ \t\n\r") + ["\\u", "\\x", "\\U", "\\ud800", "\\b"]),
-              st.characters(codec="utf-8")),
+    st.one_of(
+        st.sampled_from(list(":-[]{}\"'#&*!|>%@`,?\\ \t\n\r") + ["\\u", "\\x", "\\U", "\\ud800", "\\b"]),
+        st.characters(codec="utf-8"),
+    ),
     max_size=30,
 ).map("".join)
 

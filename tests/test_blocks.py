@@ -2,7 +2,17 @@
 
 import pytest
 
-from archzoo.blocks import attention, embedding, feed_forward, layer_norm, learned_tensor, linear, patch_embedding, repeat, rms_norm
+from archzoo.blocks import (
+    attention,
+    embedding,
+    feed_forward,
+    layer_norm,
+    learned_tensor,
+    linear,
+    patch_embedding,
+    repeat,
+    rms_norm,
+)
 from archzoo.formula import const, sym
 
 d = sym("d", 512)

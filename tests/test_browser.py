@@ -21,7 +21,6 @@ REPO = Path(__file__).resolve().parents[1]
 BERT_BASE_PARAMS = "109,482,240"
 
 
-
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory):
     require_browser()
@@ -48,7 +47,9 @@ def test_search_then_model_page(page, site_url):
     screenshot(page, "home")
 
     page.locator("label.md-search__icon, .md-search__input").first.click()
-    page.locator("input.md-search__input").press_sequentially("bert-base-uncased", delay=20)  # Material reads key events
+    page.locator("input.md-search__input").press_sequentially(
+        "bert-base-uncased", delay=20
+    )  # Material reads key events
     result = page.locator(".md-search-result__item a[href*='models/bert-base-uncased/']").first
     result.wait_for(timeout=15_000)
     screenshot(page, "search")

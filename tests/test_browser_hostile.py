@@ -22,14 +22,17 @@ pytestmark = [pytest.mark.browser, pytest.mark.hostile]
 
 
 #: Installed before any script of the page: records what a payload would do if it ran.
-TRAPS = """
+TRAPS = (
+    """
 window.__pwnedLog = [];
 Object.defineProperty(window, "__pwned", {
   configurable: false,
   get() { return undefined; },
   set(value) { window.__pwnedLog.push(String(value)); },
 });
-""" + OPEN_SHADOW_ROOTS
+"""
+    + OPEN_SHADOW_ROOTS
+)
 
 
 def squash(text: str) -> str:
@@ -124,8 +127,14 @@ def test_hostile_model_page(page, site_url):
     assert description.startswith(entry["title"] + ": ")
     text = squash(content.inner_text())
     source = entry["published"]["source"]
-    for value in (entry["title"], entry["summary"], *entry["tags"], source["venue"], source["locator"],
-                  source["authors"][0].split()[-1]):
+    for value in (
+        entry["title"],
+        entry["summary"],
+        *entry["tags"],
+        source["venue"],
+        source["locator"],
+        source["authors"][0].split()[-1],
+    ):
         assert squash(value) in text, value
     # the https url is a link whose target keeps the quotes and tags as characters
     assert content.locator("a", has_text="source").get_attribute("href") == source["url"]
@@ -137,8 +146,11 @@ def test_hostile_model_page(page, site_url):
 def test_multiline_markdown_page_keeps_its_front_matter(page, site_url):
     content = _open(page, site_url + "models/multiline-markdown/", diagram=True)
     assert page.title() == "multiline-markdown - archzoo model zoo"
-    assert page.locator('meta[name="description"]').get_attribute("content").startswith(
-        _entry("multiline-markdown")["title"] + ": ")
+    assert (
+        page.locator('meta[name="description"]')
+        .get_attribute("content")
+        .startswith(_entry("multiline-markdown")["title"] + ": ")
+    )
     text = squash(content.inner_text())
     assert squash(_entry("multiline-markdown")["summary"]) in text
     assert content.locator("h1").count() == 1 and content.locator("hr, blockquote").count() == 0

@@ -67,9 +67,18 @@ def test_count_hf_config(tmp_path, capsys):
         (["count", "bret"], "archzoo: error: unknown architecture 'bret'; did you mean 'bert'?"),
         (["count", "bert", "--set", "n_layers=0"], "archzoo: error: --set: n_layers: must be greater than 0, got 0"),
         (["count", "bert", "--set", "n_layers=-3"], "archzoo: error: --set: n_layers: must be greater than 0, got -3"),
-        (["count", "bert", "--set", "d_model=wide"], "archzoo: error: --set: d_model: expected an integer, got the string 'wide'"),
-        (["count", "gpt", "--set", "n_heads=7"], "archzoo: error: --set: n_heads: d_model 768 is not divisible by n_heads 7"),
-        (["count", "vit", "--set", "patch_sz=14"], "archzoo: error: --set: patch_sz: unknown key; did you mean 'patch_size'?"),
+        (
+            ["count", "bert", "--set", "d_model=wide"],
+            "archzoo: error: --set: d_model: expected an integer, got the string 'wide'",
+        ),
+        (
+            ["count", "gpt", "--set", "n_heads=7"],
+            "archzoo: error: --set: n_heads: d_model 768 is not divisible by n_heads 7",
+        ),
+        (
+            ["count", "vit", "--set", "patch_sz=14"],
+            "archzoo: error: --set: patch_sz: unknown key; did you mean 'patch_size'?",
+        ),
         (["count", "bert", "--set", "n_layers"], "archzoo: error: --set 'n_layers': expected KEY=VALUE"),
     ],
 )
@@ -136,7 +145,9 @@ def test_show_counts_flops_at_the_seq_len_given(capsys):
     code, out, err = run(capsys, "show", "bert-base-uncased", "--seq-len", "128", "--json")
     assert code == 0, err
     assert (json.loads(out)["report"]["flops"]["forward"], json.loads(out)["report"]["flops"]["seq_len"]) == (
-        22_348_431_360, 128)
+        22_348_431_360,
+        128,
+    )
     code, out, err = run(capsys, "show", "bert-base-uncased", "--seq-len", "128")
     assert code == 0, err
     assert re.search(r"forward FLOPs \(N=128\) +22,348,431,360 ", out)
@@ -152,7 +163,9 @@ def test_schema_is_json_schema_of_an_entry(capsys):
 def test_validate_reports_every_problem_and_exits_1(tmp_path, capsys):
     good = Path(__file__).resolve().parents[1] / "registry" / "bert" / "bert-base-uncased.yaml"
     (tmp_path / "bert-base-uncased.yaml").write_text(good.read_text())
-    (tmp_path / "one.yaml").write_text("architecture: bert\ntitle: One\nsummary: s\nyear: 2019\nconfig:\n  n_layerz: 2\n")
+    (tmp_path / "one.yaml").write_text(
+        "architecture: bert\ntitle: One\nsummary: s\nyear: 2019\nconfig:\n  n_layerz: 2\n"
+    )
     (tmp_path / "two.yaml").write_text("architecture: brt\ntitle: Two\nsummary: s\nyear: 2019\n")
     code, out, err = run(capsys, "validate", str(tmp_path))
     assert code == 1
@@ -191,10 +204,19 @@ def test_compare_shows_block_differences(capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["count", "vit", "--seq-len", "1000"], "archzoo: error: --seq-len 1000: vit always runs at N = 197 (196 patches"),
+        (
+            ["count", "vit", "--seq-len", "1000"],
+            "archzoo: error: --seq-len 1000: vit always runs at N = 197 (196 patches",
+        ),
         (["count", "gpt", "--seq-len", "1025"], "archzoo: error: --seq-len 1025: longer than the 1,024 positions"),
-        (["count", "gpt", "--set", "n_layers=true"], "archzoo: error: --set: n_layers: expected an integer, got the boolean true"),
-        (["count", "bert", "--set", "head=mlmm"], "archzoo: error: --set: head: unknown value 'mlmm'; did you mean 'mlm'?"),
+        (
+            ["count", "gpt", "--set", "n_layers=true"],
+            "archzoo: error: --set: n_layers: expected an integer, got the boolean true",
+        ),
+        (
+            ["count", "bert", "--set", "head=mlmm"],
+            "archzoo: error: --set: head: unknown value 'mlmm'; did you mean 'mlm'?",
+        ),
         (["schema", "--out", "/"], "archzoo: error: --out /: is a folder"),
     ],
 )
@@ -251,8 +273,9 @@ def test_a_pattern_without_wildcards_matches_as_a_substring(capsys):
     code, out, err = run(capsys, "list", "roberta*", "--json")
     assert code == 0 and [r["id"] for r in json.loads(out)] == ["roberta-base", "roberta-large"]
     code, out, err = run(capsys, "list", "robertaa")
-    assert code == 1 and err == ("archzoo: error: no model matches 'robertaa'; did you mean 'roberta-base', "
-                                 "'roberta-large', 'bert-small'?\n")
+    assert code == 1 and err == (
+        "archzoo: error: no model matches 'robertaa'; did you mean 'roberta-base', 'roberta-large', 'bert-small'?\n"
+    )
 
 
 def test_help_lists_every_environment_variable(capsys):

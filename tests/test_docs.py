@@ -27,8 +27,11 @@ TINYLLAMA_PARAMS = 1_100_048_384
 
 
 def hookspecs() -> dict[str, object]:
-    return {name: fn for name, fn in vars(archzoo.hookspecs).items()
-            if inspect.isfunction(fn) and hasattr(fn, "archzoo_spec")}
+    return {
+        name: fn
+        for name, fn in vars(archzoo.hookspecs).items()
+        if inspect.isfunction(fn) and hasattr(fn, "archzoo_spec")
+    }
 
 
 def signature_line(name: str, fn) -> str:
@@ -38,8 +41,10 @@ def signature_line(name: str, fn) -> str:
     def text(annotation) -> str:
         return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
 
-    params = ", ".join(p.name if p.annotation is inspect.Parameter.empty else f"{p.name}: {text(p.annotation)}"
-                       for p in sig.parameters.values())
+    params = ", ".join(
+        p.name if p.annotation is inspect.Parameter.empty else f"{p.name}: {text(p.annotation)}"
+        for p in sig.parameters.values()
+    )
     returns = "" if sig.return_annotation is inspect.Signature.empty else f" -> {text(sig.return_annotation)}"
     return f"def {name}({params}){returns}"
 
@@ -64,7 +69,9 @@ def test_every_hook_is_documented_with_its_exact_signature(name):
 
 def test_no_documented_hook_is_missing_from_hookspecs():
     page = PLUGIN_PAGE.read_text(encoding="utf-8")
-    documented = set(re.findall(r"^### (\w+)$", page[page.index("## The hooks"):page.index("## Building blocks")], re.M))
+    documented = set(
+        re.findall(r"^### (\w+)$", page[page.index("## The hooks") : page.index("## Building blocks")], re.M)
+    )
     assert documented == set(hookspecs())
 
 

@@ -41,10 +41,14 @@ def tiny_moe(n_layers: int = 2, *, shared_expert: bool = False) -> Block:
     """An embedding, ``n_layers`` layers of one mixture of 4 experts (top 2) of width 32 on d = 16."""
     d, d_ff, E, k, L = sym("d", 16), sym("d_ff", 32), sym("E", 4), sym("k", 2), sym("L", n_layers)
     expert = feed_forward("expert", d, d_ff, activation="silu", gated=True, bias=False)
-    shared = feed_forward("shared_expert", d, d_ff, activation="silu", gated=True, bias=False) if shared_expert else None
+    shared = (
+        feed_forward("shared_expert", d, d_ff, activation="silu", gated=True, bias=False) if shared_expert else None
+    )
     moe = experts(expert, E, k, router=linear("gate", d, E, bias=False), shared_experts=shared)
     layer = composite("layer", "decoder_layer", [rms_norm("norm", d), moe])
-    return composite("model", "model", [embedding("token", sym("V", 10), d, role="token"), repeat(layer, L, name="layers")])
+    return composite(
+        "model", "model", [embedding("token", sym("V", 10), d, role="token"), repeat(layer, L, name="layers")]
+    )
 
 
 def visits(root: Block) -> dict[str, object]:
@@ -112,8 +116,13 @@ class TinyConfig(ArchConfig):
 
 
 TINY = Architecture(
-    name="tiny-moe", title="tiny MoE", summary="test", citation="test", config_model=TinyConfig,
-    build=lambda cfg: tiny_moe(cfg.n_layers), seq_len=lambda cfg: 7,
+    name="tiny-moe",
+    title="tiny MoE",
+    summary="test",
+    citation="test",
+    config_model=TinyConfig,
+    build=lambda cfg: tiny_moe(cfg.n_layers),
+    seq_len=lambda cfg: 7,
 )
 
 
@@ -148,26 +157,35 @@ def test_terminal_shows_active_parameters_and_the_experts_copies():
 # ---- against transformers' MixtralForCausalLM ---------------------------------------------------------------
 
 
-def mixtral_tree(*, vocab: int, d: int, n_layers: int, n_heads: int, n_kv_heads: int, d_ff: int, n_experts: int,
-                 top_k: int) -> Block:
+def mixtral_tree(
+    *, vocab: int, d: int, n_layers: int, n_heads: int, n_kv_heads: int, d_ff: int, n_experts: int, top_k: int
+) -> Block:
     """MixtralForCausalLM as archzoo blocks: RMSNorms, grouped-query attention without biases, a mixture
     of SwiGLU experts with a bias-free router, and an untied LM head."""
     D, F, V, L = sym("d", d), sym("d_ff", d_ff), sym("V", vocab), sym("L", n_layers)
     E, k, d_h = sym("E", n_experts), sym("k", top_k), sym("d_h", d // n_heads)
     h, h_kv = sym("h", n_heads), sym("h_kv", n_kv_heads)
     expert = feed_forward("expert", D, F, activation="silu", gated=True, bias=False)
-    layer = composite("layer", "decoder_layer", [
-        rms_norm("input_layernorm", D),
-        attention("self_attn", D, h * d_h, kv_inner=h_kv * d_h, bias=False, causal=True),
-        rms_norm("post_attention_layernorm", D),
-        experts(expert, E, k, router=linear("gate", D, E, bias=False), name="mlp"),
-    ])
-    return composite("mixtral", "model", [
-        embedding("embed_tokens", V, D, role="token"),
-        repeat(layer, L, name="layers"),
-        rms_norm("norm", D),
-        linear("lm_head", D, V, bias=False),
-    ])
+    layer = composite(
+        "layer",
+        "decoder_layer",
+        [
+            rms_norm("input_layernorm", D),
+            attention("self_attn", D, h * d_h, kv_inner=h_kv * d_h, bias=False, causal=True),
+            rms_norm("post_attention_layernorm", D),
+            experts(expert, E, k, router=linear("gate", D, E, bias=False), name="mlp"),
+        ],
+    )
+    return composite(
+        "mixtral",
+        "model",
+        [
+            embedding("embed_tokens", V, D, role="token"),
+            repeat(layer, L, name="layers"),
+            rms_norm("norm", D),
+            linear("lm_head", D, V, bias=False),
+        ],
+    )
 
 
 MIXTRAL_8X7B = dict(vocab=32_000, d=4_096, n_layers=32, n_heads=32, n_kv_heads=8, d_ff=14_336, n_experts=8, top_k=2)
@@ -184,10 +202,17 @@ def test_mixtral_8x7b_total_and_active():
 def _mixtral(torch, **shape):
     from transformers import MixtralConfig, MixtralForCausalLM
 
-    config = MixtralConfig(vocab_size=shape["vocab"], hidden_size=shape["d"], num_hidden_layers=shape["n_layers"],
-                           num_attention_heads=shape["n_heads"], num_key_value_heads=shape["n_kv_heads"],
-                           intermediate_size=shape["d_ff"], num_local_experts=shape["n_experts"],
-                           num_experts_per_tok=shape["top_k"], max_position_embeddings=256)
+    config = MixtralConfig(
+        vocab_size=shape["vocab"],
+        hidden_size=shape["d"],
+        num_hidden_layers=shape["n_layers"],
+        num_attention_heads=shape["n_heads"],
+        num_key_value_heads=shape["n_kv_heads"],
+        intermediate_size=shape["d_ff"],
+        num_local_experts=shape["n_experts"],
+        num_experts_per_tok=shape["top_k"],
+        max_position_embeddings=256,
+    )
     config._attn_implementation = "eager"
     config._experts_implementation = "eager"  # the per-expert loop: each token through exactly top_k experts
     return config, MixtralForCausalLM
@@ -238,8 +263,9 @@ def test_small_mixtral_params_flops_and_kv_cache_against_transformers(shape, n):
     assert root.params.evaluate() == sum(p.numel() for p in model.parameters())
     assert root.flops.evaluate(N=n) == counter.get_total_flops()
     unused = shape["n_experts"] - shape["top_k"]
-    assert active_params(root).evaluate() == (sum(p.numel() for p in model.parameters())
-                                              - _expert_params(model) * unused // shape["n_experts"])
+    assert active_params(root).evaluate() == (
+        sum(p.numel() for p in model.parameters()) - _expert_params(model) * unused // shape["n_experts"]
+    )
     cached = sum(layer.keys.numel() + layer.values.numel() for layer in out.past_key_values.layers)
     assert root.kv_cache.evaluate() * n == cached
 
@@ -258,12 +284,21 @@ def test_verify_compares_fused_experts_with_all_their_copies():
     with torch.device("meta"):
         model = cls(config)
     layer = "mixtral.layers.layer"
-    root = with_modules(mixtral_tree(**shape), {
-        "mixtral": ("",), "mixtral.embed_tokens": ("model.embed_tokens",), "mixtral.layers": ("model.layers",),
-        layer: ("model.layers",), f"{layer}.self_attn": ("self_attn",), f"{layer}.mlp": ("mlp",),
-        f"{layer}.mlp.gate": ("mlp.gate",), f"{layer}.mlp.experts": ("mlp.experts",),
-        f"{layer}.mlp.experts.expert": ("mlp.experts",), "mixtral.lm_head": ("lm_head",),
-    })
+    root = with_modules(
+        mixtral_tree(**shape),
+        {
+            "mixtral": ("",),
+            "mixtral.embed_tokens": ("model.embed_tokens",),
+            "mixtral.layers": ("model.layers",),
+            layer: ("model.layers",),
+            f"{layer}.self_attn": ("self_attn",),
+            f"{layer}.mlp": ("mlp",),
+            f"{layer}.mlp.gate": ("mlp.gate",),
+            f"{layer}.mlp.experts": ("mlp.experts",),
+            f"{layer}.mlp.experts.expert": ("mlp.experts",),
+            "mixtral.lm_head": ("lm_head",),
+        },
+    )
     counts, names = _parameter_counts(model)
     rows, unmapped = [], []
     _check_tree(root, counts, names, rows, unmapped, "test")

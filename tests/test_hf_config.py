@@ -37,19 +37,49 @@ REPO = Path(__file__).resolve().parents[1]
 
 # Partial configs: keys left out must take transformers' defaults for that model type.
 CASES = {
-    "bert": {"model_type": "bert", "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2,
-             "intermediate_size": 512},
-    "roberta": {"model_type": "roberta", "vocab_size": 1000, "max_position_embeddings": 130, "type_vocab_size": 1,
-                "num_hidden_layers": 1},
+    "bert": {
+        "model_type": "bert",
+        "hidden_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 512,
+    },
+    "roberta": {
+        "model_type": "roberta",
+        "vocab_size": 1000,
+        "max_position_embeddings": 130,
+        "type_vocab_size": 1,
+        "num_hidden_layers": 1,
+    },
     "distilbert": {"model_type": "distilbert", "dim": 96, "n_heads": 3, "hidden_dim": 200, "n_layers": 2},
-    "albert": {"model_type": "albert", "hidden_size": 256, "num_attention_heads": 4, "intermediate_size": 1024,
-               "embedding_size": 64, "num_hidden_layers": 3},
+    "albert": {
+        "model_type": "albert",
+        "hidden_size": 256,
+        "num_attention_heads": 4,
+        "intermediate_size": 1024,
+        "embedding_size": 64,
+        "num_hidden_layers": 3,
+    },
     "gpt2": {"model_type": "gpt2", "n_embd": 96, "n_layer": 2, "n_head": 4},
     "openai-gpt": {"model_type": "openai-gpt", "n_layer": 1},
-    "vit": {"model_type": "vit", "image_size": 32, "patch_size": 8, "hidden_size": 64, "num_attention_heads": 4,
-            "intermediate_size": 128, "num_hidden_layers": 2},
-    "deit": {"model_type": "deit", "image_size": 48, "patch_size": 16, "hidden_size": 60, "num_attention_heads": 3,
-             "intermediate_size": 100, "num_hidden_layers": 1},
+    "vit": {
+        "model_type": "vit",
+        "image_size": 32,
+        "patch_size": 8,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+    },
+    "deit": {
+        "model_type": "deit",
+        "image_size": 48,
+        "patch_size": 16,
+        "hidden_size": 60,
+        "num_attention_heads": 3,
+        "intermediate_size": 100,
+        "num_hidden_layers": 1,
+    },
     "bert-defaults": {"model_type": "bert"},
 }
 
@@ -97,35 +127,91 @@ def test_base_model_count_matches_automodel(tmp_path, host, case):
 
 ISSUE_CASES = [
     # GPT-2 written with the standard names transformers maps through attribute_map
-    pytest.param({"model_type": "gpt2", "vocab_size": 500, "hidden_size": 64, "num_hidden_layers": 2,
-                  "num_attention_heads": 4}, None, None, 197_632,
-                 ("GPT2Model", "GPT2Config", dict(vocab_size=500, hidden_size=64, num_hidden_layers=2,
-                                                   num_attention_heads=4)), id="gpt2-aliases"),
+    pytest.param(
+        {"model_type": "gpt2", "vocab_size": 500, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4},
+        None,
+        None,
+        197_632,
+        ("GPT2Model", "GPT2Config", dict(vocab_size=500, hidden_size=64, num_hidden_layers=2, num_attention_heads=4)),
+        id="gpt2-aliases",
+    ),
     # ViTModel's pooler is Linear(768, pooler_output_size)
-    pytest.param({"model_type": "vit", "pooler_output_size": 100}, None, None, 85_875_556,
-                 ("ViTModel", "ViTConfig", dict(pooler_output_size=100)), id="vit-pooler-output-size"),
+    pytest.param(
+        {"model_type": "vit", "pooler_output_size": 100},
+        None,
+        None,
+        85_875_556,
+        ("ViTModel", "ViTConfig", dict(pooler_output_size=100)),
+        id="vit-pooler-output-size",
+    ),
     # an untied LM head has its own 50,257 x 768 weight
-    pytest.param({"model_type": "gpt2", "tie_word_embeddings": False}, "GPT2LMHeadModel", None, 163_037_184,
-                 ("GPT2LMHeadModel", "GPT2Config", dict(tie_word_embeddings=False)), id="gpt2-untied-lm-head"),
+    pytest.param(
+        {"model_type": "gpt2", "tie_word_embeddings": False},
+        "GPT2LMHeadModel",
+        None,
+        163_037_184,
+        ("GPT2LMHeadModel", "GPT2Config", dict(tie_word_embeddings=False)),
+        id="gpt2-untied-lm-head",
+    ),
     # BertForMaskedLM has no pooler, whether asked by --set head=mlm or by --hf-class
-    pytest.param({"model_type": "bert"}, None, {"head": "mlm"}, 109_514_298,
-                 ("BertForMaskedLM", "BertConfig", {}), id="bert-set-head-mlm"),
-    pytest.param({"model_type": "bert"}, "BertForMaskedLM", None, 109_514_298,
-                 ("BertForMaskedLM", "BertConfig", {}), id="bert-class-mlm"),
+    pytest.param(
+        {"model_type": "bert"},
+        None,
+        {"head": "mlm"},
+        109_514_298,
+        ("BertForMaskedLM", "BertConfig", {}),
+        id="bert-set-head-mlm",
+    ),
+    pytest.param(
+        {"model_type": "bert"},
+        "BertForMaskedLM",
+        None,
+        109_514_298,
+        ("BertForMaskedLM", "BertConfig", {}),
+        id="bert-class-mlm",
+    ),
     # ViTForImageClassification has no pooler either
-    pytest.param({"model_type": "vit"}, None, {"num_classes": 1000}, 86_567_656,
-                 ("ViTForImageClassification", "ViTConfig", dict(num_labels=1000)), id="vit-set-num-classes"),
-    pytest.param({"model_type": "vit", "id2label": {str(i): str(i) for i in range(1000)}},
-                 "ViTForImageClassification", None, 86_567_656,
-                 ("ViTForImageClassification", "ViTConfig", dict(num_labels=1000)), id="vit-class-id2label"),
+    pytest.param(
+        {"model_type": "vit"},
+        None,
+        {"num_classes": 1000},
+        86_567_656,
+        ("ViTForImageClassification", "ViTConfig", dict(num_labels=1000)),
+        id="vit-set-num-classes",
+    ),
+    pytest.param(
+        {"model_type": "vit", "id2label": {str(i): str(i) for i in range(1000)}},
+        "ViTForImageClassification",
+        None,
+        86_567_656,
+        ("ViTForImageClassification", "ViTConfig", dict(num_labels=1000)),
+        id="vit-class-id2label",
+    ),
     # transformers 5.23 builds absolute positions whatever position_embedding_type says
-    pytest.param({"model_type": "bert", "position_embedding_type": "relative_key"}, None, None, 109_482_240,
-                 ("BertModel", "BertConfig", {}), id="bert-relative-key"),
-    pytest.param({"model_type": "bert", "num_labels": 3}, "BertForSequenceClassification", None, 109_484_547,
-                 ("BertForSequenceClassification", "BertConfig", dict(num_labels=3)), id="bert-sequence-3-labels"),
-    pytest.param({"model_type": "deit", "id2label": {str(i): str(i) for i in range(1000)}}, "auto", None,
-                 87_338_192, ("DeiTForImageClassificationWithTeacher", "DeiTConfig", dict(num_labels=1000)),
-                 id="deit-with-teacher"),
+    pytest.param(
+        {"model_type": "bert", "position_embedding_type": "relative_key"},
+        None,
+        None,
+        109_482_240,
+        ("BertModel", "BertConfig", {}),
+        id="bert-relative-key",
+    ),
+    pytest.param(
+        {"model_type": "bert", "num_labels": 3},
+        "BertForSequenceClassification",
+        None,
+        109_484_547,
+        ("BertForSequenceClassification", "BertConfig", dict(num_labels=3)),
+        id="bert-sequence-3-labels",
+    ),
+    pytest.param(
+        {"model_type": "deit", "id2label": {str(i): str(i) for i in range(1000)}},
+        "auto",
+        None,
+        87_338_192,
+        ("DeiTForImageClassificationWithTeacher", "DeiTConfig", dict(num_labels=1000)),
+        id="deit-with-teacher",
+    ),
 ]
 
 
@@ -146,9 +232,11 @@ def test_issue_figures_are_transformers_own(data, hf_class, overrides, expected,
 def test_set_composes_like_the_complete_file(tmp_path, host):
     """--set after a file counts what the file with that change counts; class-derived keys follow the class."""
     base = _write(tmp_path, {"model_type": "roberta", "num_labels": 4})
-    for overrides, equivalent_class in [({"head": "sequence_classification"}, "RobertaForSequenceClassification"),
-                                        ({"head": "mlm"}, "RobertaForMaskedLM"),
-                                        ({"head": "none"}, "RobertaModel")]:
+    for overrides, equivalent_class in [
+        ({"head": "sequence_classification"}, "RobertaForSequenceClassification"),
+        ({"head": "mlm"}, "RobertaForMaskedLM"),
+        ({"head": "none"}, "RobertaModel"),
+    ]:
         assert _params(base, host, overrides) == _params(base, host, hf_class=equivalent_class)
     # a class's own choice does not stick when --set picks another head: back to RobertaModel, with its pooler
     assert _params(base, host, {"head": "none"}, "RobertaForSequenceClassification") == _params(base, host)
@@ -160,108 +248,240 @@ def test_set_composes_like_the_complete_file(tmp_path, host):
 # ---- refusals: each a hostile input, refused in one line that names the key ----------------------------
 
 REFUSALS = [
-    ("unknown-key", {"model_type": "bert", "hidden_sise": 64}, None,
-     "{path}: hidden_sise: unknown key for model type 'bert'; did you mean 'hidden_size' or 'hidden_act' or "
-     "'output_hidden_states'? transformers 5.23's BertConfig has no such field and archzoo cannot tell whether it "
-     "changes the model, so it refuses rather than guess; remove the key if it does not"),
-    ("unknown-keys", {"model_type": "gpt2", "foo": 1, "bar": 2}, None,
-     "{path}: foo: unknown key for model type 'gpt2'; transformers 5.23's GPT2Config has no such field and archzoo "
-     "cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it does not "
-     "(also unknown: bar)"),
-    ("unknown-key-with-newline", {"model_type": "bert", "a\nb": 1}, None,
-     "{path}: \"a\\nb\": unknown key for model type 'bert'; transformers 5.23's BertConfig has no such field and "
-     "archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it does "
-     "not"),
-    ("bert-decoder", {"model_type": "bert", "is_decoder": True}, None,
-     "{path}: is_decoder: true is not supported: a decoder (causal attention, with a KV cache) is not what the "
-     "bert plugin models; archzoo counts false only"),
-    ("gpt2-cross-attention", {"model_type": "gpt2", "add_cross_attention": True}, None,
-     "{path}: add_cross_attention: true is not supported: cross-attention layers for an encoder-decoder are not "
-     "modelled by the gpt plugin; archzoo counts false only"),
-    ("albert-groups", {"model_type": "albert", "num_hidden_groups": 2}, None,
-     "{path}: num_hidden_groups: 2 is not supported: more than one group of shared layers is not modelled by the "
-     "bert plugin (its ALBERT shares one set of weights across all layers); archzoo counts 1 only"),
-    ("albert-inner-groups", {"model_type": "albert", "inner_group_num": 3}, None,
-     "{path}: inner_group_num: 3 is not supported: several distinct layers inside a shared group are not "
-     "modelled by the bert plugin (its ALBERT shares one layer); archzoo counts 1 only"),
-    ("decoder-flag-as-integer", {"model_type": "roberta", "is_decoder": 0}, None,
-     "{path}: is_decoder: 0 is not supported: a decoder (causal attention, with a KV cache) is not what the "
-     "bert plugin models; archzoo counts false only"),
-    ("pruned-heads", {"model_type": "bert", "pruned_heads": {"0": [1]}}, None,
-     "{path}: pruned_heads: {\"0\": [1]} is not supported: a pruned checkpoint holds fewer attention weights than "
-     "the class transformers 5.23 builds from this file (it no longer prunes heads); archzoo counts null or {} only"),
-    ("per-layer-config", {"model_type": "gpt2", "per_layer_config": {"0": {"n_inner": 10}}}, None,
-     "{path}: per_layer_config: {\"0\": {\"n_inner\": 10}} is not supported: per-layer overrides make the layers "
-     "differ, which archzoo's layer stacks do not model (and transformers' classes of these types cannot build); "
-     "archzoo counts null or {} only"),
-    ("custom-code", {"model_type": "bert", "auto_map": {"AutoModel": "modeling.MyBert"}}, None,
-     "{path}: auto_map: {\"AutoModel\": \"modeling.MyBert\"} is not supported: names custom model code "
-     "(trust_remote_code), which may build anything; archzoo counts transformers' own classes only; remove the key "
-     "to count the built-in class"),
-    ("quantized", {"model_type": "gpt2", "quantization_config": {"bits": 4}}, None,
-     "{path}: quantization_config: {\"bits\": 4} is not supported: quantized weights are packed into other "
-     "tensors; archzoo counts the unquantized model; remove the key to count it"),
-    ("vit-head-dim", {"model_type": "vit", "head_dim": 64}, None,
-     "{path}: head_dim: 64 is not supported: ViT's attention reads an explicit head_dim, but the vit plugin's heads "
-     "are hidden_size / num_attention_heads wide; remove the key if it says the same"),
-    ("bert-no-segments", {"model_type": "bert", "type_vocab_size": 0}, None,
-     "{path}: type_vocab_size: 0 builds an empty segment table that the forward pass cannot index (transformers "
-     "looks up segment 0); give at least 1"),
-    ("vit-not-square", {"model_type": "vit", "image_size": [224, 160]}, None,
-     "{path}: image_size: [224, 160] is not square; the vit plugin counts square images and patches, so give one "
-     "side, e.g. image_size: 224"),
-    ("openai-gpt-activation", {"model_type": "openai-gpt", "afn": "gelu_new"}, None,
-     "{path}: afn: transformers' OpenAI GPT builds only relu, silu, gelu or swish, got 'gelu_new'; choose one of them"),
-    ("id2label-list", {"model_type": "bert", "id2label": ["a", "b"]}, None,
-     "{path}: id2label: expected an object mapping label ids to names, got [\"a\", \"b\"]"),
-    ("qa-three-labels", {"model_type": "bert", "num_labels": 3}, "BertForQuestionAnswering",
-     "{path}: num_labels, read as num_labels: head 'question_answering' gives an answer's start and end logits, so "
-     "it needs 2 labels, got 3"),
-    ("zero-labels", {"model_type": "bert", "id2label": {}}, "BertForSequenceClassification",
-     "{path}: id2label, read as num_labels: must be greater than 0, got 0"),
-    ("width-as-text", {"model_type": "bert", "hidden_size": "768"}, None,
-     "{path}: hidden_size, read as d_model: expected an integer, got the string '768'; write the number without quotes"),
-    ("heads-not-dividing", {"model_type": "gpt2", "n_embd": 96, "n_head": 5}, None,
-     "{path}: n_head, read as n_heads: d_model 96 is not divisible by n_heads 5; choose a divisor of d_model, or "
-     "give d_head explicitly (GPT-3 XL: n_heads 24, d_head 128)"),
-    ("alias-heads-not-dividing", {"model_type": "distilbert", "hidden_size": 100, "num_attention_heads": 3}, None,
-     "{path}: num_attention_heads, read as n_heads: d_model 100 is not divisible by n_heads 3; choose a divisor of "
-     "d_model"),
-    ("unknown-activation", {"model_type": "bert", "hidden_act": "swooshy"}, None,
-     "{path}: hidden_act, read as activation: unknown activation 'swooshy'; expected one of gelu, gelu_new, "
-     "gelu_pytorch_tanh, relu, silu, swish, tanh, quick_gelu"),
-    ("zero-layers", {"model_type": "bert", "num_hidden_layers": 0}, None,
-     "{path}: num_hidden_layers, read as n_layers: must be greater than 0, got 0"),
-    ("layers-as-boolean", {"model_type": "gpt2", "n_layer": True}, None,
-     "{path}: n_layer, read as n_layers: expected an integer, got the boolean true"),
-    ("huge-width", {"model_type": "bert", "hidden_size": 2**40}, None,
-     "{path}: hidden_size, read as d_model: 1,099,511,627,776 is larger than archzoo's limit for a size, "
-     "2,147,483,647 (2^31 - 1); no model comes near it, so correct the value"),
-    ("model-type-unknown", {"model_type": "no-such-type"}, None,
-     "{path}: model_type: 'no-such-type' is not supported (supported: {supported}); a plugin can add it with the "
-     "register_hf_readers hook"),
-    ("model-type-missing", {"hidden_size": 8}, None,
-     "{path}: model_type: missing; a Hugging Face config.json names its model type (supported: {supported})"),
-    ("model-type-number", {"model_type": 7}, None, "{path}: model_type: expected text such as \"bert\", got 7"),
+    (
+        "unknown-key",
+        {"model_type": "bert", "hidden_sise": 64},
+        None,
+        "{path}: hidden_sise: unknown key for model type 'bert'; did you mean 'hidden_size' or 'hidden_act' or "
+        "'output_hidden_states'? transformers 5.23's BertConfig has no such field and archzoo cannot tell whether it "
+        "changes the model, so it refuses rather than guess; remove the key if it does not",
+    ),
+    (
+        "unknown-keys",
+        {"model_type": "gpt2", "foo": 1, "bar": 2},
+        None,
+        "{path}: foo: unknown key for model type 'gpt2'; transformers 5.23's GPT2Config has no such field and archzoo "
+        "cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it does not "
+        "(also unknown: bar)",
+    ),
+    (
+        "unknown-key-with-newline",
+        {"model_type": "bert", "a\nb": 1},
+        None,
+        "{path}: \"a\\nb\": unknown key for model type 'bert'; transformers 5.23's BertConfig has no such field and "
+        "archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it does "
+        "not",
+    ),
+    (
+        "bert-decoder",
+        {"model_type": "bert", "is_decoder": True},
+        None,
+        "{path}: is_decoder: true is not supported: a decoder (causal attention, with a KV cache) is not what the "
+        "bert plugin models; archzoo counts false only",
+    ),
+    (
+        "gpt2-cross-attention",
+        {"model_type": "gpt2", "add_cross_attention": True},
+        None,
+        "{path}: add_cross_attention: true is not supported: cross-attention layers for an encoder-decoder are not "
+        "modelled by the gpt plugin; archzoo counts false only",
+    ),
+    (
+        "albert-groups",
+        {"model_type": "albert", "num_hidden_groups": 2},
+        None,
+        "{path}: num_hidden_groups: 2 is not supported: more than one group of shared layers is not modelled by the "
+        "bert plugin (its ALBERT shares one set of weights across all layers); archzoo counts 1 only",
+    ),
+    (
+        "albert-inner-groups",
+        {"model_type": "albert", "inner_group_num": 3},
+        None,
+        "{path}: inner_group_num: 3 is not supported: several distinct layers inside a shared group are not "
+        "modelled by the bert plugin (its ALBERT shares one layer); archzoo counts 1 only",
+    ),
+    (
+        "decoder-flag-as-integer",
+        {"model_type": "roberta", "is_decoder": 0},
+        None,
+        "{path}: is_decoder: 0 is not supported: a decoder (causal attention, with a KV cache) is not what the "
+        "bert plugin models; archzoo counts false only",
+    ),
+    (
+        "pruned-heads",
+        {"model_type": "bert", "pruned_heads": {"0": [1]}},
+        None,
+        '{path}: pruned_heads: {"0": [1]} is not supported: a pruned checkpoint holds fewer attention weights than '
+        "the class transformers 5.23 builds from this file (it no longer prunes heads); archzoo counts null or {} only",
+    ),
+    (
+        "per-layer-config",
+        {"model_type": "gpt2", "per_layer_config": {"0": {"n_inner": 10}}},
+        None,
+        '{path}: per_layer_config: {"0": {"n_inner": 10}} is not supported: per-layer overrides make the layers '
+        "differ, which archzoo's layer stacks do not model (and transformers' classes of these types cannot build); "
+        "archzoo counts null or {} only",
+    ),
+    (
+        "custom-code",
+        {"model_type": "bert", "auto_map": {"AutoModel": "modeling.MyBert"}},
+        None,
+        '{path}: auto_map: {"AutoModel": "modeling.MyBert"} is not supported: names custom model code '
+        "(trust_remote_code), which may build anything; archzoo counts transformers' own classes only; remove the key "
+        "to count the built-in class",
+    ),
+    (
+        "quantized",
+        {"model_type": "gpt2", "quantization_config": {"bits": 4}},
+        None,
+        '{path}: quantization_config: {"bits": 4} is not supported: quantized weights are packed into other '
+        "tensors; archzoo counts the unquantized model; remove the key to count it",
+    ),
+    (
+        "vit-head-dim",
+        {"model_type": "vit", "head_dim": 64},
+        None,
+        "{path}: head_dim: 64 is not supported: ViT's attention reads an explicit head_dim, but the vit plugin's heads "
+        "are hidden_size / num_attention_heads wide; remove the key if it says the same",
+    ),
+    (
+        "bert-no-segments",
+        {"model_type": "bert", "type_vocab_size": 0},
+        None,
+        "{path}: type_vocab_size: 0 builds an empty segment table that the forward pass cannot index (transformers "
+        "looks up segment 0); give at least 1",
+    ),
+    (
+        "vit-not-square",
+        {"model_type": "vit", "image_size": [224, 160]},
+        None,
+        "{path}: image_size: [224, 160] is not square; the vit plugin counts square images and patches, so give one "
+        "side, e.g. image_size: 224",
+    ),
+    (
+        "openai-gpt-activation",
+        {"model_type": "openai-gpt", "afn": "gelu_new"},
+        None,
+        "{path}: afn: transformers' OpenAI GPT builds only relu, silu, gelu or swish, got 'gelu_new'; choose one of them",
+    ),
+    (
+        "id2label-list",
+        {"model_type": "bert", "id2label": ["a", "b"]},
+        None,
+        '{path}: id2label: expected an object mapping label ids to names, got ["a", "b"]',
+    ),
+    (
+        "qa-three-labels",
+        {"model_type": "bert", "num_labels": 3},
+        "BertForQuestionAnswering",
+        "{path}: num_labels, read as num_labels: head 'question_answering' gives an answer's start and end logits, so "
+        "it needs 2 labels, got 3",
+    ),
+    (
+        "zero-labels",
+        {"model_type": "bert", "id2label": {}},
+        "BertForSequenceClassification",
+        "{path}: id2label, read as num_labels: must be greater than 0, got 0",
+    ),
+    (
+        "width-as-text",
+        {"model_type": "bert", "hidden_size": "768"},
+        None,
+        "{path}: hidden_size, read as d_model: expected an integer, got the string '768'; write the number without quotes",
+    ),
+    (
+        "heads-not-dividing",
+        {"model_type": "gpt2", "n_embd": 96, "n_head": 5},
+        None,
+        "{path}: n_head, read as n_heads: d_model 96 is not divisible by n_heads 5; choose a divisor of d_model, or "
+        "give d_head explicitly (GPT-3 XL: n_heads 24, d_head 128)",
+    ),
+    (
+        "alias-heads-not-dividing",
+        {"model_type": "distilbert", "hidden_size": 100, "num_attention_heads": 3},
+        None,
+        "{path}: num_attention_heads, read as n_heads: d_model 100 is not divisible by n_heads 3; choose a divisor of "
+        "d_model",
+    ),
+    (
+        "unknown-activation",
+        {"model_type": "bert", "hidden_act": "swooshy"},
+        None,
+        "{path}: hidden_act, read as activation: unknown activation 'swooshy'; expected one of gelu, gelu_new, "
+        "gelu_pytorch_tanh, relu, silu, swish, tanh, quick_gelu",
+    ),
+    (
+        "zero-layers",
+        {"model_type": "bert", "num_hidden_layers": 0},
+        None,
+        "{path}: num_hidden_layers, read as n_layers: must be greater than 0, got 0",
+    ),
+    (
+        "layers-as-boolean",
+        {"model_type": "gpt2", "n_layer": True},
+        None,
+        "{path}: n_layer, read as n_layers: expected an integer, got the boolean true",
+    ),
+    (
+        "huge-width",
+        {"model_type": "bert", "hidden_size": 2**40},
+        None,
+        "{path}: hidden_size, read as d_model: 1,099,511,627,776 is larger than archzoo's limit for a size, "
+        "2,147,483,647 (2^31 - 1); no model comes near it, so correct the value",
+    ),
+    (
+        "model-type-unknown",
+        {"model_type": "no-such-type"},
+        None,
+        "{path}: model_type: 'no-such-type' is not supported (supported: {supported}); a plugin can add it with the "
+        "register_hf_readers hook",
+    ),
+    (
+        "model-type-missing",
+        {"hidden_size": 8},
+        None,
+        "{path}: model_type: missing; a Hugging Face config.json names its model type (supported: {supported})",
+    ),
+    ("model-type-number", {"model_type": 7}, None, '{path}: model_type: expected text such as "bert", got 7'),
     ("not-an-object", [1, 2], None, "{path}: expected a JSON object with a 'model_type' key, got list"),
-    ("class-multiple-choice", {"model_type": "bert"}, "BertForMultipleChoice",
-     "--hf-class: BertForMultipleChoice is not counted by archzoo: its input holds one sequence per answer choice, "
-     "so its FLOPs depend on a number of choices that config.json does not give; supported bert classes: BertModel, "
-     "BertForPreTraining, BertForMaskedLM, BertForNextSentencePrediction, BertForSequenceClassification, "
-     "BertForTokenClassification, BertForQuestionAnswering"),
-    ("class-misspelt", {"model_type": "gpt2"}, "GPT2LMHeadModell",
-     "--hf-class: 'GPT2LMHeadModell' is not a gpt2 model class archzoo counts; did you mean 'GPT2LMHeadModel'? "
-     "supported: GPT2Model, GPT2LMHeadModel, GPT2ForSequenceClassification, GPT2ForTokenClassification, "
-     "GPT2ForQuestionAnswering"),
-    ("class-auto-without-architectures", {"model_type": "vit"}, "auto",
-     "{path}: architectures: --hf-class auto counts the first class of this list, but the file has none; name the "
-     "class instead, for example --hf-class ViTModel"),
-    ("class-auto-architectures-text", {"model_type": "bert", "architectures": "BertModel"}, "auto",
-     "{path}: architectures: expected a list of class names, got \"BertModel\""),
-    ("class-auto-other-type", {"model_type": "deit", "architectures": ["ViTForMaskedImageModeling"]}, "auto",
-     "{path}: architectures[0]: 'ViTForMaskedImageModeling' is not a deit model class archzoo counts; did you mean "
-     "'DeiTForImageClassification'? supported: DeiTModel, DeiTForImageClassification, "
-     "DeiTForImageClassificationWithTeacher"),
+    (
+        "class-multiple-choice",
+        {"model_type": "bert"},
+        "BertForMultipleChoice",
+        "--hf-class: BertForMultipleChoice is not counted by archzoo: its input holds one sequence per answer choice, "
+        "so its FLOPs depend on a number of choices that config.json does not give; supported bert classes: BertModel, "
+        "BertForPreTraining, BertForMaskedLM, BertForNextSentencePrediction, BertForSequenceClassification, "
+        "BertForTokenClassification, BertForQuestionAnswering",
+    ),
+    (
+        "class-misspelt",
+        {"model_type": "gpt2"},
+        "GPT2LMHeadModell",
+        "--hf-class: 'GPT2LMHeadModell' is not a gpt2 model class archzoo counts; did you mean 'GPT2LMHeadModel'? "
+        "supported: GPT2Model, GPT2LMHeadModel, GPT2ForSequenceClassification, GPT2ForTokenClassification, "
+        "GPT2ForQuestionAnswering",
+    ),
+    (
+        "class-auto-without-architectures",
+        {"model_type": "vit"},
+        "auto",
+        "{path}: architectures: --hf-class auto counts the first class of this list, but the file has none; name the "
+        "class instead, for example --hf-class ViTModel",
+    ),
+    (
+        "class-auto-architectures-text",
+        {"model_type": "bert", "architectures": "BertModel"},
+        "auto",
+        '{path}: architectures: expected a list of class names, got "BertModel"',
+    ),
+    (
+        "class-auto-other-type",
+        {"model_type": "deit", "architectures": ["ViTForMaskedImageModeling"]},
+        "auto",
+        "{path}: architectures[0]: 'ViTForMaskedImageModeling' is not a deit model class archzoo counts; did you mean "
+        "'DeiTForImageClassification'? supported: DeiTModel, DeiTForImageClassification, "
+        "DeiTForImageClassificationWithTeacher",
+    ),
 ]
 
 
@@ -280,17 +500,26 @@ def test_refused_in_one_line_naming_the_key(tmp_path, host, data, hf_class, mess
 @pytest.mark.hostile
 def test_set_problem_names_the_set_key(tmp_path, host):
     path = _write(tmp_path, {"model_type": "bert", "hidden_size": 96, "num_attention_heads": 4})
-    with pytest.raises(HFConfigError, match=r"^--set n_heads: d_model 96 is not divisible by n_heads 5; choose a "
-                                            r"divisor of d_model$"):
+    with pytest.raises(
+        HFConfigError,
+        match=r"^--set n_heads: d_model 96 is not divisible by n_heads 5; choose a "
+        r"divisor of d_model$",
+    ):
         load_hf_config(path, host, {"n_heads": 5})
 
 
 @pytest.mark.hostile
-@pytest.mark.parametrize("content, message", [
-    pytest.param("{not json", r"^{path}:1: not valid JSON", id="not-json"),
-    pytest.param('{"model_type": "bert", "hidden_size": 64, "hidden_size": 128}', r"^{path}:1: hidden_size: ",
-                 id="duplicate-key"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        pytest.param("{not json", r"^{path}:1: not valid JSON", id="not-json"),
+        pytest.param(
+            '{"model_type": "bert", "hidden_size": 64, "hidden_size": 128}',
+            r"^{path}:1: hidden_size: ",
+            id="duplicate-key",
+        ),
+    ],
+)
 def test_unreadable_files(tmp_path, host, content, message):
     path = _write(tmp_path, content)
     with pytest.raises(HFConfigError, match=message.format(path=re.escape(str(path)))):
@@ -312,16 +541,24 @@ def _run(capsys, *args):
     return code, captured.out, captured.err
 
 
-BERT_FILE = {"model_type": "bert", "architectures": ["BertForSequenceClassification"], "hidden_size": 96,
-             "num_attention_heads": 4, "num_hidden_layers": 2, "hidden_dropout_prob": 0.1,
-             "id2label": {"0": "neg", "1": "neutral", "2": "pos"}, "gradient_checkpointing": False,
-             "position_embedding_type": "absolute"}
+BERT_FILE = {
+    "model_type": "bert",
+    "architectures": ["BertForSequenceClassification"],
+    "hidden_size": 96,
+    "num_attention_heads": 4,
+    "num_hidden_layers": 2,
+    "hidden_dropout_prob": 0.1,
+    "id2label": {"0": "neg", "1": "neutral", "2": "pos"},
+    "gradient_checkpointing": False,
+    "position_embedding_type": "absolute",
+}
 
 
 def test_json_lists_every_key_with_its_disposition(tmp_path, capsys):
     path = _write(tmp_path, BERT_FILE)
-    code, out, err = _run(capsys, "count", "--hf-config", str(path), "--hf-class", "auto", "--json",
-                          "--set", "n_layers=3")
+    code, out, err = _run(
+        capsys, "count", "--hf-config", str(path), "--hf-class", "auto", "--json", "--set", "n_layers=3"
+    )
     assert code == 0, err
     section = json.loads(out)["hf_config"]
     assert section["model_class"] == "BertForSequenceClassification" and section["class_source"] == "architectures"
@@ -329,13 +566,23 @@ def test_json_lists_every_key_with_its_disposition(tmp_path, capsys):
     assert section["overrides"] == {"n_layers": 3}
     keys = {k["key"]: k for k in section["keys"]}
     assert set(BERT_FILE) <= set(keys)  # every key of the file is accounted for
-    assert keys["hidden_size"] | {"detail": ""} == {"key": "hidden_size", "value": 96, "disposition": "read",
-                                                    "archzoo_key": "d_model", "detail": ""}
+    assert keys["hidden_size"] | {"detail": ""} == {
+        "key": "hidden_size",
+        "value": 96,
+        "disposition": "read",
+        "archzoo_key": "d_model",
+        "detail": "",
+    }
     assert keys["id2label"]["disposition"] == "read" and keys["id2label"]["archzoo_key"] == "num_labels"
     assert keys["hidden_dropout_prob"]["disposition"] == "ignored"
     assert keys["hidden_dropout_prob"]["detail"] == "dropout: no parameters, and FlopCounterMode counts no FLOPs for it"
-    assert keys["intermediate_size"] == {"key": "intermediate_size", "value": 3072, "disposition": "defaulted",
-                                         "archzoo_key": "d_ff", "detail": "BertConfig's default"}
+    assert keys["intermediate_size"] == {
+        "key": "intermediate_size",
+        "value": 3072,
+        "disposition": "defaulted",
+        "archzoo_key": "d_ff",
+        "detail": "BertConfig's default",
+    }
     assert json.loads(out)["config"]["num_labels"] == 3 and json.loads(out)["config"]["n_layers"] == 3
 
 
@@ -343,18 +590,23 @@ def test_explain_prints_the_class_and_every_key(tmp_path, capsys):
     path = _write(tmp_path, BERT_FILE)
     code, out, err = _run(capsys, "count", "--hf-config", str(path), "--explain", "--depth", "0")
     assert code == 0, err
-    assert (f"{path}: model type bert (BertConfig), counted as BertModel (the base model AutoModel builds; it sets "
-            'head="none")') in out
+    assert (
+        f"{path}: model type bert (BertConfig), counted as BertModel (the base model AutoModel builds; it sets "
+        'head="none")'
+    ) in out
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
     assert set(BERT_FILE) <= set(rows)
     assert "read as d_model" in rows["hidden_size"] and "defaulted as d_ff" in rows["intermediate_size"]
     assert "│ ignored " in rows["position_embedding_type"] and "│ ignored " in rows["gradient_checkpointing"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["count", "bert", "--hf-class", "BertModel"], "--hf-class goes with --hf-config"),
-    (["count", "bert", "--explain"], "--explain goes with --hf-config"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["count", "bert", "--hf-class", "BertModel"], "--hf-class goes with --hf-config"),
+        (["count", "bert", "--explain"], "--explain goes with --hf-config"),
+    ],
+)
 def test_hf_options_need_a_config_file(capsys, args, message):
     code, _, err = _run(capsys, *args)
     assert code == 2 and message in err
@@ -382,8 +634,17 @@ def test_every_builtin_type_declares_a_table(host):
 
 def test_a_table_with_a_field_left_unaccounted_is_rejected():
     with pytest.raises(ValueError, match=r"^HF table 'x': fields without a disposition: \['width'\]$"):
-        HFTable(model_type="x", config_class="XConfig", defaults={"width": 8}, aliases={}, read={}, ignored={},
-                refused={}, base_class="XModel", classes={"XModel": {}})
+        HFTable(
+            model_type="x",
+            config_class="XConfig",
+            defaults={"width": 8},
+            aliases={},
+            read={},
+            ignored={},
+            refused={},
+            base_class="XModel",
+            classes={"XModel": {}},
+        )
 
 
 def test_a_plugin_reader_without_a_table_still_counts_the_base_model(tmp_path):
@@ -400,10 +661,19 @@ def test_a_plugin_reader_without_a_table_still_counts_the_base_model(tmp_path):
 
     @hookimpl
     def register_architectures(register):
-        register(Architecture(name="tiny", title="Tiny", summary="s", citation="c", config_model=TinyConfig,
-                              build=lambda cfg: composite("tiny", "model", [linear("w", symbol("d", cfg.d_model),
-                                                                                     symbol("d", cfg.d_model))]),
-                              seq_len=lambda cfg: 1))
+        register(
+            Architecture(
+                name="tiny",
+                title="Tiny",
+                summary="s",
+                citation="c",
+                config_model=TinyConfig,
+                build=lambda cfg: composite(
+                    "tiny", "model", [linear("w", symbol("d", cfg.d_model), symbol("d", cfg.d_model))]
+                ),
+                seq_len=lambda cfg: 1,
+            )
+        )
 
     @hookimpl
     def register_hf_readers(register):
@@ -415,20 +685,31 @@ def test_a_plugin_reader_without_a_table_still_counts_the_base_model(tmp_path):
     path = _write(tmp_path, {"model_type": "tiny", "width": 3})
     reading = load_hf_config(path, tiny_host)
     assert reading.config.d_model == 3 and reading.keys[1].disposition == "read"
-    with pytest.raises(HFConfigError, match=r"^--hf-class: the reader of model type 'tiny' \(plugin 'tiny'\) "
-                                            r"declares no model classes; count the base model \(leave out --hf-class\)$"):
+    with pytest.raises(
+        HFConfigError,
+        match=r"^--hf-class: the reader of model type 'tiny' \(plugin 'tiny'\) "
+        r"declares no model classes; count the base model \(leave out --hf-class\)$",
+    ):
         load_hf_config(path, tiny_host, hf_class="auto")
 
 
 def test_a_reader_declared_the_deprecated_way_still_reads(tmp_path):
     """Architecture.hf_model_types, set by the plugin rather than filled in by the host, still registers a reader."""
     gpt = PluginHost(only=["gpt"]).load().architecture("gpt")
-    old = gpt.model_copy(update={"name": "old-gpt", "plugin": "", "hf_model_types": {
-        "old-gpt2": lambda hf: {"d_model": hf["width"], "n_heads": 1, "n_layers": 1}}})
+    old = gpt.model_copy(
+        update={
+            "name": "old-gpt",
+            "plugin": "",
+            "hf_model_types": {"old-gpt2": lambda hf: {"d_model": hf["width"], "n_heads": 1, "n_layers": 1}},
+        }
+    )
     module = types.ModuleType("archzoo_old")
     module.register_architectures = hookimpl(lambda register: register(old))
-    with pytest.warns(DeprecationWarning, match=r"^plugin 'old': Architecture.hf_model_types is deprecated; register "
-                                                r"Hugging Face readers with the register_hf_readers hook$"):
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"^plugin 'old': Architecture.hf_model_types is deprecated; register "
+        r"Hugging Face readers with the register_hf_readers hook$",
+    ):
         old_host = PluginHost(extra_plugins={"old": module}, entry_points=False, strict=True).load()
     reading = load_hf_config(_write(tmp_path, {"model_type": "old-gpt2", "width": 24}), old_host)
     assert reading.architecture.name == "old-gpt" and reading.config.d_model == 24

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from archzoo.errors import HFConfigError
-from archzoo.hf_config import COMMON_DEFAULTS, COMMON_KEYS, _GENERATION_KEYS, hf_table, load_hf_config
+from archzoo.hf_config import _GENERATION_KEYS, COMMON_DEFAULTS, COMMON_KEYS, hf_table, load_hf_config
 from archzoo.host import PluginHost
 from archzoo.report import make_report
 
@@ -38,11 +38,18 @@ pytestmark = pytest.mark.reference
 
 SEQ_LEN = 8  # tokens per forward pass for the text models; a ViT's length is its patches plus special tokens
 
-_BERT = dict(vocab_size=97, hidden_size=48, num_hidden_layers=1, num_attention_heads=3, intermediate_size=80,
-             max_position_embeddings=24)
+_BERT = dict(
+    vocab_size=97,
+    hidden_size=48,
+    num_hidden_layers=1,
+    num_attention_heads=3,
+    intermediate_size=80,
+    max_position_embeddings=24,
+)
 _GPT = dict(vocab_size=97, n_embd=48, n_layer=1, n_head=3, n_positions=24)
-_VIT = dict(image_size=16, patch_size=8, hidden_size=48, num_hidden_layers=1, num_attention_heads=3,
-            intermediate_size=80)
+_VIT = dict(
+    image_size=16, patch_size=8, hidden_size=48, num_hidden_layers=1, num_attention_heads=3, intermediate_size=80
+)
 _FIVE_LABELS = {str(i): f"class_{i}" for i in range(5)}
 
 #: per model type: a small base config.json, and for each count-relevant key a value to change it to
@@ -55,33 +62,81 @@ BASES: dict[str, dict[str, Any]] = {
     "openai-gpt": dict(_GPT),
     "vit": dict(_VIT),
     "deit": dict(_VIT),
-    **{t: dict(vocab_size=97, hidden_size=48, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
-               intermediate_size=80, max_position_embeddings=24, pad_token_id=None)
-       for t in ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")},
+    **{
+        t: dict(
+            vocab_size=97,
+            hidden_size=48,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            intermediate_size=80,
+            max_position_embeddings=24,
+            pad_token_id=None,
+        )
+        for t in ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")
+    },
 }
-_BERT_SWEEP = dict(vocab_size=101, hidden_size=60, num_hidden_layers=3, num_attention_heads=4, intermediate_size=64,
-                   max_position_embeddings=40, type_vocab_size=3, hidden_act="relu", tie_word_embeddings=False)
+_BERT_SWEEP = dict(
+    vocab_size=101,
+    hidden_size=60,
+    num_hidden_layers=3,
+    num_attention_heads=4,
+    intermediate_size=64,
+    max_position_embeddings=40,
+    type_vocab_size=3,
+    hidden_act="relu",
+    tie_word_embeddings=False,
+)
 _GPT_SWEEP = dict(vocab_size=101, n_embd=60, n_layer=2, n_head=4, n_positions=40, tie_word_embeddings=False)
-_VIT_SWEEP = dict(image_size=24, patch_size=4, hidden_size=60, num_hidden_layers=2, num_attention_heads=4,
-                  intermediate_size=64, hidden_act="relu", num_channels=1, qkv_bias=False, pooler_output_size=30)
+_VIT_SWEEP = dict(
+    image_size=24,
+    patch_size=4,
+    hidden_size=60,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=64,
+    hidden_act="relu",
+    num_channels=1,
+    qkv_bias=False,
+    pooler_output_size=30,
+)
 SWEEPS: dict[str, dict[str, Any]] = {
     "bert": _BERT_SWEEP,
     "roberta": _BERT_SWEEP,
-    "distilbert": dict(vocab_size=101, dim=60, n_layers=2, n_heads=4, hidden_dim=64, max_position_embeddings=40,
-                       activation="relu", tie_word_embeddings=False),
+    "distilbert": dict(
+        vocab_size=101,
+        dim=60,
+        n_layers=2,
+        n_heads=4,
+        hidden_dim=64,
+        max_position_embeddings=40,
+        activation="relu",
+        tie_word_embeddings=False,
+    ),
     "albert": dict(_BERT_SWEEP, embedding_size=40),
     "gpt2": dict(_GPT_SWEEP, n_inner=100, activation_function="relu"),
     "openai-gpt": dict(_GPT_SWEEP, afn="relu"),
     "vit": _VIT_SWEEP,
     "deit": _VIT_SWEEP,
-    **{t: dict(vocab_size=101, hidden_size=64, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=1,
-               intermediate_size=64, max_position_embeddings=40, hidden_act="gelu_pytorch_tanh",
-               tie_word_embeddings=t != "gemma", pad_token_id=3,
-               rope_parameters={"rope_type": "default" if t == "phi3" else "linear", "factor": 2.0, "rope_theta": 5e3},
-               **({"attention_bias": True} if t in ("llama", "gemma", "olmo") else {}),
-               **({"mlp_bias": True} if t == "llama" else {}),
-               **({"head_dim": 10} if t in ("llama", "mistral", "gemma") else {}))
-       for t in ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")},
+    **{
+        t: dict(
+            vocab_size=101,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=8,
+            num_key_value_heads=1,
+            intermediate_size=64,
+            max_position_embeddings=40,
+            hidden_act="gelu_pytorch_tanh",
+            tie_word_embeddings=t != "gemma",
+            pad_token_id=3,
+            rope_parameters={"rope_type": "default" if t == "phi3" else "linear", "factor": 2.0, "rope_theta": 5e3},
+            **({"attention_bias": True} if t in ("llama", "gemma", "olmo") else {}),
+            **({"mlp_bias": True} if t == "llama" else {}),
+            **({"head_dim": 10} if t in ("llama", "mistral", "gemma") else {}),
+        )
+        for t in ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")
+    },
 }
 #: the label count, changed both ways transformers reads it
 LABEL_VARIANTS = {"id2label": _FIVE_LABELS, "num_labels": 7}
@@ -154,8 +209,10 @@ def _compare(torch, transformers, tmp_path: Path, data: dict[str, Any], model_cl
     except Exception as exc:  # transformers refuses this file for this class
         with pytest.raises(HFConfigError):
             reading = load_hf_config(path, HOST, hf_class=model_class)
-            pytest.fail(f"transformers refuses {data} as {model_class} ({type(exc).__name__}: {exc}), "
-                        f"but archzoo counts it as {reading.config!r}")
+            pytest.fail(
+                f"transformers refuses {data} as {model_class} ({type(exc).__name__}: {exc}), "
+                f"but archzoo counts it as {reading.config!r}"
+            )
         return "refused"
     reading = load_hf_config(path, HOST, hf_class=model_class)
     is_image = reading.architecture.name == "vit"
@@ -215,27 +272,76 @@ def test_aliases_read_like_their_native_keys(torch_and_transformers, tmp_path, m
 
 #: values for the ignored keys that are not typed fields of the configuration class (or need a safe value)
 _IGNORED_VALUES = {
-    "pad_token_id": 5, "bos_token_id": 6, "eos_token_id": 7, "sep_token_id": 8, "cls_token_id": 9,
-    "mask_token_id": 10, "decoder_start_token_id": 11, "classifier_dropout": 0.3, "summary_activation": "tanh",
-    "summary_type": "first", "pooler_act": "relu", "encoder_stride": 8, "n_ctx": 7, "summary_last_dropout": 0.2,
-    "dtype": "float32", "torch_dtype": "float32", "problem_type": "regression", "label2id": {"a": 0, "b": 1},
-    "task_specific_params": {"text-generation": {"max_length": 50}}, "transformers_version": "4.6.0",
-    "architectures": ["SomethingElse"], "chunk_size_feed_forward": 4, "cross_attention_hidden_size": 8,
+    "pad_token_id": 5,
+    "bos_token_id": 6,
+    "eos_token_id": 7,
+    "sep_token_id": 8,
+    "cls_token_id": 9,
+    "mask_token_id": 10,
+    "decoder_start_token_id": 11,
+    "classifier_dropout": 0.3,
+    "summary_activation": "tanh",
+    "summary_type": "first",
+    "pooler_act": "relu",
+    "encoder_stride": 8,
+    "n_ctx": 7,
+    "summary_last_dropout": 0.2,
+    "dtype": "float32",
+    "torch_dtype": "float32",
+    "problem_type": "regression",
+    "label2id": {"a": 0, "b": 1},
+    "task_specific_params": {"text-generation": {"max_length": 50}},
+    "transformers_version": "4.6.0",
+    "architectures": ["SomethingElse"],
+    "chunk_size_feed_forward": 4,
+    "cross_attention_hidden_size": 8,
     # return_dict false makes ViTForImageClassification's forward fail in transformers 5.23 (it reads
     # last_hidden_state from a tuple): a bug of that class, unrelated to counts, so it stays true here
-    "return_dict": True, "attn_implementation": "sdpa", "_attn_implementation": "sdpa", "_attn_implementation_internal": "sdpa",
-    "experts_implementation": "eager", "pruned_heads": {}, "per_layer_config": None,
-    "bad_words_ids": [[1]], "begin_suppress_tokens": [1], "suppress_tokens": [1], "forced_bos_token_id": 1,
-    "forced_eos_token_id": 2, "num_assistant_tokens_schedule": "constant", "max_length": 30, "min_length": 2,
-    "finetuning_task": "sst2", "tokenizer_class": "BertTokenizer", "prefix": "x", "_name_or_path": "x",
-    "name_or_path": "x", "_commit_hash": "abc", "_num_labels": 3, "position_embedding_type": "relative_key",
-    "directionality": "bidi", "pooler_fc_size": 768, "pooler_num_attention_heads": 12, "pooler_num_fc_layers": 3,
-    "pooler_size_per_head": 128, "pooler_type": "first_token_transform", "down_scale_factor": 1, "gap_size": 0,
-    "net_structure_type": 0, "num_memory_blocks": 0, "n_special": 0, "tie_weights_": True,
-    "predict_special_tokens": True, "tie_word_embeddings": False, "use_cache": False, "is_decoder": True,
+    "return_dict": True,
+    "attn_implementation": "sdpa",
+    "_attn_implementation": "sdpa",
+    "_attn_implementation_internal": "sdpa",
+    "experts_implementation": "eager",
+    "pruned_heads": {},
+    "per_layer_config": None,
+    "bad_words_ids": [[1]],
+    "begin_suppress_tokens": [1],
+    "suppress_tokens": [1],
+    "forced_bos_token_id": 1,
+    "forced_eos_token_id": 2,
+    "num_assistant_tokens_schedule": "constant",
+    "max_length": 30,
+    "min_length": 2,
+    "finetuning_task": "sst2",
+    "tokenizer_class": "BertTokenizer",
+    "prefix": "x",
+    "_name_or_path": "x",
+    "name_or_path": "x",
+    "_commit_hash": "abc",
+    "_num_labels": 3,
+    "position_embedding_type": "relative_key",
+    "directionality": "bidi",
+    "pooler_fc_size": 768,
+    "pooler_num_attention_heads": 12,
+    "pooler_num_fc_layers": 3,
+    "pooler_size_per_head": 128,
+    "pooler_type": "first_token_transform",
+    "down_scale_factor": 1,
+    "gap_size": 0,
+    "net_structure_type": 0,
+    "num_memory_blocks": 0,
+    "n_special": 0,
+    "tie_weights_": True,
+    "predict_special_tokens": True,
+    "tie_word_embeddings": False,
+    "use_cache": False,
+    "is_decoder": True,
     "add_cross_attention": True,
-    "rope_parameters": {"rope_type": "default", "rope_theta": 5000.0}, "clip_qkv": 8.0,
-    "layer_types": ["sliding_attention"], "sliding_window": 4, "use_sliding_window": True,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 5000.0},
+    "clip_qkv": 8.0,
+    "layer_types": ["sliding_attention"],
+    "sliding_window": 4,
+    "use_sliding_window": True,
     "use_bidirectional_attention": True,
 }
 #: keys whose change would make transformers build something else, although archzoo's table calls them
@@ -266,8 +372,9 @@ def _ignored_keys(model_type: str) -> dict[str, Any]:
     return keys
 
 
-@pytest.mark.parametrize("model_type, model_class",
-                         [pytest.param(t, c, id=f"{t}-{c}") for t in sorted(TABLES) for c in TABLES[t].classes])
+@pytest.mark.parametrize(
+    "model_type, model_class", [pytest.param(t, c, id=f"{t}-{c}") for t in sorted(TABLES) for c in TABLES[t].classes]
+)
 def test_ignored_keys_change_no_figure(torch_and_transformers, tmp_path, model_type, model_class):
     """All keys archzoo ignores, changed at once: transformers' figures still equal archzoo's."""
     data = {"model_type": model_type, **BASES[model_type], **_ignored_keys(model_type)}
@@ -283,9 +390,17 @@ def test_image_and_patch_sides_as_pairs(torch_and_transformers, tmp_path, model_
 
 # ---- random combinations --------------------------------------------------------------------------------
 
-_ACTIVATIONS = {"bert": "hidden_act", "roberta": "hidden_act", "albert": "hidden_act", "distilbert": "activation",
-                "gpt2": "activation_function", "openai-gpt": "afn", "vit": "hidden_act", "deit": "hidden_act",
-                **{t: "hidden_act" for t in ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")}}
+_ACTIVATIONS = {
+    "bert": "hidden_act",
+    "roberta": "hidden_act",
+    "albert": "hidden_act",
+    "distilbert": "activation",
+    "gpt2": "activation_function",
+    "openai-gpt": "afn",
+    "vit": "hidden_act",
+    "deit": "hidden_act",
+    **{t: "hidden_act" for t in ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")},
+}
 
 
 @st.composite
@@ -303,12 +418,20 @@ def _config(draw, model_type: str) -> tuple[dict[str, Any], str]:
     text = model_type not in ("vit", "deit")
     width_key = {"distilbert": "dim", "gpt2": "n_embd", "openai-gpt": "n_embd"}.get(model_type, "hidden_size")
     put(width_key, width)
-    put({"distilbert": "n_heads", "gpt2": "n_head", "openai-gpt": "n_head"}.get(model_type, "num_attention_heads"), heads)
-    put({"distilbert": "n_layers", "gpt2": "n_layer", "openai-gpt": "n_layer"}.get(model_type, "num_hidden_layers"),
-        draw(st.integers(1, 2)))
+    put(
+        {"distilbert": "n_heads", "gpt2": "n_head", "openai-gpt": "n_head"}.get(model_type, "num_attention_heads"),
+        heads,
+    )
+    put(
+        {"distilbert": "n_layers", "gpt2": "n_layer", "openai-gpt": "n_layer"}.get(model_type, "num_hidden_layers"),
+        draw(st.integers(1, 2)),
+    )
     if text:
         data["vocab_size"] = draw(st.integers(20, 120))
-        put("n_positions" if model_type in ("gpt2", "openai-gpt") else "max_position_embeddings", draw(st.integers(12, 40)))
+        put(
+            "n_positions" if model_type in ("gpt2", "openai-gpt") else "max_position_embeddings",
+            draw(st.integers(12, 40)),
+        )
     if model_type in ("bert", "roberta", "albert"):
         data["type_vocab_size"] = draw(st.integers(1, 4))
     if model_type == "albert":
@@ -337,8 +460,13 @@ def _config(draw, model_type: str) -> tuple[dict[str, Any], str]:
 
 @pytest.mark.parametrize("model_type", sorted(BASES))
 def test_random_combinations_against_transformers(torch_and_transformers, tmp_path_factory, model_type):
-    @settings(max_examples=10, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @settings(
+        max_examples=10,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
     @given(case=_config(model_type))
     def check(case):
         data, model_class = case
@@ -369,8 +497,15 @@ def test_table_equals_the_transformers_configuration_class(torch_and_transformer
     assert set(table.classes) | set(table.unsupported_classes) == model_classes
     # a file transformers 5.23 itself writes, with every key, is read without an unknown key
     full = config_class().to_dict()
-    assert {k for k in full if k not in table.read and k not in table.ignored and k not in table.refused
-            and k not in table.aliases and k not in COMMON_KEYS} == set()
+    assert {
+        k
+        for k in full
+        if k not in table.read
+        and k not in table.ignored
+        and k not in table.refused
+        and k not in table.aliases
+        and k not in COMMON_KEYS
+    } == set()
 
 
 def test_common_table_equals_pretrained_config(torch_and_transformers):
@@ -378,7 +513,7 @@ def test_common_table_equals_pretrained_config(torch_and_transformers):
     from transformers import GenerationConfig
 
     fields = {f.name: f.default for f in dataclasses.fields(transformers.PreTrainedConfig)}
-    assert COMMON_DEFAULTS == fields
+    assert fields == COMMON_DEFAULTS
     assert set(fields) <= set(COMMON_KEYS)
     generation = set(GenerationConfig._get_default_generation_params())
     assert set(_GENERATION_KEYS) | {"use_cache"} == generation

@@ -52,8 +52,13 @@ def test_strict_mode_turns_a_problem_into_an_error():
     def register_architectures(register):
         raise RuntimeError("boom")
 
-    host = PluginHost(strict=True, extra_plugins={"broken": _module("broken", register_architectures=register_architectures)})
-    with pytest.raises(PluginError, match=r"^plugin 'broken': register_architectures raised RuntimeError: boom \(strict mode: unset ARCHZOO_STRICT or drop --strict to skip it\)$"):
+    host = PluginHost(
+        strict=True, extra_plugins={"broken": _module("broken", register_architectures=register_architectures)}
+    )
+    with pytest.raises(
+        PluginError,
+        match=r"^plugin 'broken': register_architectures raised RuntimeError: boom \(strict mode: unset ARCHZOO_STRICT or drop --strict to skip it\)$",
+    ):
         host.load()
 
 
@@ -78,10 +83,12 @@ def test_duplicate_architecture_is_rejected_naming_both_plugins():
     def register_architectures(register):
         register(twin)
 
-    host = PluginHost(extra_plugins={
-        "first": _module("first", register_architectures=register_architectures),
-        "second": _module("second", register_architectures=register_architectures),
-    }).load()
+    host = PluginHost(
+        extra_plugins={
+            "first": _module("first", register_architectures=register_architectures),
+            "second": _module("second", register_architectures=register_architectures),
+        }
+    ).load()
     assert [str(p) for p in host.problems] == [
         "plugin 'second': registers architecture 'twin-gpt', already registered by plugin 'first'; "
         "rename it or restrict plugins with ARCHZOO_PLUGINS"
@@ -215,7 +222,9 @@ def test_plugin_that_registers_then_raises_is_skipped_with_what_it_registered():
         register(partial)
         raise RuntimeError("second architecture failed")
 
-    host = PluginHost(extra_plugins={"halfway": _module("halfway", register_architectures=register_architectures)}).load()
+    host = PluginHost(
+        extra_plugins={"halfway": _module("halfway", register_architectures=register_architectures)}
+    ).load()
     assert [str(p) for p in host.problems] == [
         "plugin 'halfway': register_architectures raised RuntimeError: second architecture failed"
     ]
@@ -231,8 +240,11 @@ def test_register_called_after_the_hook_returned_is_refused():
         kept.append(register)
 
     host = PluginHost(extra_plugins={"late": _module("late", register_architectures=register_architectures)}).load()
-    with pytest.raises(PluginError, match=r"^plugin 'late': called register after register_architectures returned; "
-                                          r"register only while register_architectures runs$"):
+    with pytest.raises(
+        PluginError,
+        match=r"^plugin 'late': called register after register_architectures returned; "
+        r"register only while register_architectures runs$",
+    ):
         kept[0](_copy_of("gpt", "late-gpt"))
     assert "late-gpt" not in host.architectures
 
@@ -254,8 +266,10 @@ def test_builtin_name_stays_reserved_when_the_builtin_is_not_loaded():
     def register_architectures(register):
         register(intruder)
 
-    host = PluginHost(only=["intruder"],
-                      extra_plugins={"intruder": _module("intruder", register_architectures=register_architectures)})
+    host = PluginHost(
+        only=["intruder"],
+        extra_plugins={"intruder": _module("intruder", register_architectures=register_architectures)},
+    )
     host.load()
     assert [str(p) for p in host.problems] == [
         "plugin 'intruder': registers architecture 'bert', which archzoo's built-in plugin 'bert' provides; "
@@ -279,10 +293,15 @@ def test_strict_mode_fails_on_an_invalid_registration_after_the_hook():
     def register_architectures(register):
         register("not an architecture")
 
-    host = PluginHost(strict=True, extra_plugins={"sloppy": _module("sloppy", register_architectures=register_architectures)})
-    with pytest.raises(PluginError, match=r"^plugin 'sloppy': registered an invalid architecture: expected an "
-                                          r"archzoo.Architecture, got str \(strict mode: unset ARCHZOO_STRICT or drop "
-                                          r"--strict to skip it\)$"):
+    host = PluginHost(
+        strict=True, extra_plugins={"sloppy": _module("sloppy", register_architectures=register_architectures)}
+    )
+    with pytest.raises(
+        PluginError,
+        match=r"^plugin 'sloppy': registered an invalid architecture: expected an "
+        r"archzoo.Architecture, got str \(strict mode: unset ARCHZOO_STRICT or drop "
+        r"--strict to skip it\)$",
+    ):
         host.load()
 
 
@@ -318,8 +337,9 @@ def _reads(name: str, *model_types: str, arch: str | None = None, **hooks) -> ty
         for model_type in model_types:
             register(model_type, _reader)
 
-    return _module(name, **{"register_architectures": register_architectures,
-                            "register_hf_readers": register_hf_readers, **hooks})
+    return _module(
+        name, **{"register_architectures": register_architectures, "register_hf_readers": register_hf_readers, **hooks}
+    )
 
 
 def _reader(hf):
@@ -331,7 +351,9 @@ def test_hf_readers_registered_through_the_hook():
     assert host.problems == []
     readers = host.hf_readers()
     assert {t: (r.architecture, r.plugin, r.reader) for t, r in readers.items() if r.plugin == "tiny"} == {
-        "tiny-type": ("tiny-gpt", "tiny", _reader), "tiny-type-2": ("tiny-gpt", "tiny", _reader)}
+        "tiny-type": ("tiny-gpt", "tiny", _reader),
+        "tiny-type-2": ("tiny-gpt", "tiny", _reader),
+    }
     # the architecture lists what is read into it, as `archzoo plugins` shows it
     assert host.architecture("tiny-gpt").hf_model_types == {"tiny-type": _reader, "tiny-type-2": _reader}
     assert host.hf_model_types()["tiny-type"] is host.architecture("tiny-gpt")
@@ -341,8 +363,9 @@ def test_hf_readers_registered_through_the_hook():
 
 
 def test_a_model_type_read_twice_is_refused_naming_both_plugins():
-    host = PluginHost(extra_plugins={"first": _reads("first", "shared-type"),
-                                     "second": _reads("second", "shared-type", "own-type")}).load()
+    host = PluginHost(
+        extra_plugins={"first": _reads("first", "shared-type"), "second": _reads("second", "shared-type", "own-type")}
+    ).load()
     assert [str(p) for p in host.problems] == [
         "plugin 'second': registers a Hugging Face reader for model type 'shared-type', already read by plugin "
         "'first' (architecture 'first-gpt'); a model type has one reader: drop one, or restrict plugins with "
@@ -364,10 +387,13 @@ def test_a_builtin_model_type_cannot_be_read_by_another_plugin():
 
 def test_a_model_type_read_twice_is_an_error_in_strict_mode():
     host = PluginHost(strict=True, extra_plugins={"again": _reads("again", "twice", "twice")})
-    with pytest.raises(PluginError, match=r"^plugin 'again': registers a Hugging Face reader for model type 'twice', "
-                                          r"already registered by this plugin \(architecture 'again-gpt'\); a model type "
-                                          r"has one reader: drop one, or restrict plugins with ARCHZOO_PLUGINS "
-                                          r"\(strict mode: "):
+    with pytest.raises(
+        PluginError,
+        match=r"^plugin 'again': registers a Hugging Face reader for model type 'twice', "
+        r"already registered by this plugin \(architecture 'again-gpt'\); a model type "
+        r"has one reader: drop one, or restrict plugins with ARCHZOO_PLUGINS "
+        r"\(strict mode: ",
+    ):
         host.load()
 
 
@@ -383,8 +409,13 @@ def test_a_reader_names_its_architecture_when_the_plugin_has_several():
         register("into-two", _reader, architecture="two")
         register("into-other", _reader, architecture="bert")
 
-    host = PluginHost(extra_plugins={"pair": _module("pair", register_architectures=register_architectures,
-                                                     register_hf_readers=register_hf_readers)}).load()
+    host = PluginHost(
+        extra_plugins={
+            "pair": _module(
+                "pair", register_architectures=register_architectures, register_hf_readers=register_hf_readers
+            )
+        }
+    ).load()
     assert [str(p) for p in host.problems] == [
         "plugin 'pair': registers a Hugging Face reader for model type 'unclear' without saying which of its "
         "architectures (one, two) it reads into; pass architecture=NAME",
@@ -396,16 +427,32 @@ def test_a_reader_names_its_architecture_when_the_plugin_has_several():
     assert host.architecture("one").hf_model_types == {}
 
 
-@pytest.mark.parametrize("args, reason", [
-    ((3, _reader), "registered a Hugging Face reader for model type 3 (int), expected the model_type text of a "
-                   "config.json, such as 'bert'"),
-    (("two words", _reader), "registered a Hugging Face reader for model type 'two words' (str), expected the "
-                             "model_type text of a config.json, such as 'bert'"),
-    (("", _reader), "registered a Hugging Face reader for model type '' (str), expected the model_type text of a "
-                    "config.json, such as 'bert'"),
-    (("fine", {"d_model": 8}), "registers a Hugging Face reader for model type 'fine' that is dict, expected a "
-                               "function of the config.json's values"),
-], ids=["int-type", "spaced-type", "empty-type", "reader-not-callable"])
+@pytest.mark.parametrize(
+    "args, reason",
+    [
+        (
+            (3, _reader),
+            "registered a Hugging Face reader for model type 3 (int), expected the model_type text of a "
+            "config.json, such as 'bert'",
+        ),
+        (
+            ("two words", _reader),
+            "registered a Hugging Face reader for model type 'two words' (str), expected the "
+            "model_type text of a config.json, such as 'bert'",
+        ),
+        (
+            ("", _reader),
+            "registered a Hugging Face reader for model type '' (str), expected the model_type text of a "
+            "config.json, such as 'bert'",
+        ),
+        (
+            ("fine", {"d_model": 8}),
+            "registers a Hugging Face reader for model type 'fine' that is dict, expected a "
+            "function of the config.json's values",
+        ),
+    ],
+    ids=["int-type", "spaced-type", "empty-type", "reader-not-callable"],
+)
 def test_an_invalid_reader_is_refused_naming_the_plugin(args, reason):
     copy = _copy_of("gpt", "sloppy-gpt")
 
@@ -415,8 +462,13 @@ def test_an_invalid_reader_is_refused_naming_the_plugin(args, reason):
     def register_hf_readers(register):
         register(*args)
 
-    host = PluginHost(extra_plugins={"sloppy": _module("sloppy", register_architectures=register_architectures,
-                                                       register_hf_readers=register_hf_readers)}).load()
+    host = PluginHost(
+        extra_plugins={
+            "sloppy": _module(
+                "sloppy", register_architectures=register_architectures, register_hf_readers=register_hf_readers
+            )
+        }
+    ).load()
     assert [str(p) for p in host.problems] == [f"plugin 'sloppy': {reason}"]
     assert host.architecture("sloppy-gpt").hf_model_types == {}
 
@@ -450,8 +502,9 @@ def test_a_plugin_failing_after_registering_readers_is_skipped_with_them():
     def register_registry_dirs(register):
         raise RuntimeError("no folder")
 
-    host = PluginHost(extra_plugins={"fails": _reads("fails", "fails-type",
-                                                     register_registry_dirs=register_registry_dirs)}).load()
+    host = PluginHost(
+        extra_plugins={"fails": _reads("fails", "fails-type", register_registry_dirs=register_registry_dirs)}
+    ).load()
     assert [str(p) for p in host.problems] == ["plugin 'fails': register_registry_dirs raised RuntimeError: no folder"]
     assert "fails-type" not in host.hf_readers() and "fails-gpt" not in host.architectures
 
@@ -463,7 +516,8 @@ def test_a_plugin_raising_in_register_hf_readers_is_skipped_with_its_architectur
 
     host = PluginHost(extra_plugins={"raises": _reads("raises", register_hf_readers=register_hf_readers)}).load()
     assert [str(p) for p in host.problems] == [
-        "plugin 'raises': register_hf_readers raised RuntimeError: second reader failed"]
+        "plugin 'raises': register_hf_readers raised RuntimeError: second reader failed"
+    ]
     assert "early-type" not in host.hf_readers() and "raises-gpt" not in host.architectures
     assert set(host.architectures) >= BUILTINS
 
@@ -551,8 +605,11 @@ def test_call_plugin_survives_an_exception_that_cannot_be_printed():
         def __str__(self):
             raise SystemExit(9)
 
-    with pytest.raises(PluginError, match=r"^plugin 'p': hook raised Unprintable: \(message not shown: str\(\) "
-                                          r"raised SystemExit\)$"):
+    with pytest.raises(
+        PluginError,
+        match=r"^plugin 'p': hook raised Unprintable: \(message not shown: str\(\) "
+        r"raised SystemExit\)$",
+    ):
         call_plugin("p", "hook", _raiser(Unprintable()))
 
 
@@ -596,7 +653,6 @@ def test_call_plugin_sends_stdout_to_stderr_and_restores_streams(capsys):
 
 # ---- build_blocks -------------------------------------------------------------------------------------
 
-from dataclasses import replace  # noqa: E402
 
 from archzoo import Block  # noqa: E402
 from archzoo.blocks import composite, layer_norm, linear  # noqa: E402
@@ -651,53 +707,119 @@ def test_build_blocks_accepts_every_builtin_default():
         ([], "build returned list, expected an archzoo.Block"),
         (None, "build returned None, expected an archzoo.Block"),
         ({"params": 1}, "build returned dict, expected an archzoo.Block"),
-        (Block("m", "model", params="12"), "build returned a bad block 'm': params is str, expected an archzoo.Poly formula"),
-        (Block("m", "model", flops=12), "build returned a bad block 'm': flops is int, expected an archzoo.Poly formula"),
+        (
+            Block("m", "model", params="12"),
+            "build returned a bad block 'm': params is str, expected an archzoo.Poly formula",
+        ),
+        (
+            Block("m", "model", flops=12),
+            "build returned a bad block 'm': flops is int, expected an archzoo.Poly formula",
+        ),
         (Block(3, "model"), "build returned a bad block '?': name is int, expected a str"),
         (Block("m", None), "build returned a bad block 'm': kind is None, expected a str"),
-        (Block("m", "model", children=[layer_norm("norm", D)]),
-         "build returned a bad block 'm': children is list, expected a tuple of archzoo.Block"),
-        (Block("m", "model", children=(layer_norm("norm", D), "fc")),
-         "build returned a bad block 'm': children[1] is str, expected an archzoo.Block"),
-        (Block("m", "model", children=(Block("inner", "linear", approx=[1]),)),
-         "build returned a bad block 'm.inner': approx is list, expected an archzoo.Poly formula"),
-        (Block("m", "model", repeat=12), "build returned a bad block 'm': repeat is int, expected an archzoo.Poly formula"),
-        (Block("m", "model", params=N * D),
-         "build returned a bad block 'm': params uses 'N', which has no value; it must depend on the configuration only"),
-        (Block("m", "model", flops=N * sym("B", None)),
-         "build returned a bad block 'm': flops uses 'B', which has no value; only N may be left open"),
-        (Block("m", "model", params=sym("d", 7.5)),
-         "build returned a bad block 'm': params gives symbol 'd' the value 7.5 (float), expected an int"),
-        (Block("m", "model", params=Poly({(): "3"}, {})),
-         "build returned a bad block 'm': params has a coefficient of type str, expected int"),
-        (Block("m", "model", kv_cache=Poly({(("x", 1),): 2}, {})),
-         "build returned a bad block 'm': kv_cache uses symbol 'x' without defining it"),
-        (Block("m", "model", params=const(-5)),
-         "build returned a bad block 'm': params evaluates to -5, expected a count of at least 0"),
+        (
+            Block("m", "model", children=[layer_norm("norm", D)]),
+            "build returned a bad block 'm': children is list, expected a tuple of archzoo.Block",
+        ),
+        (
+            Block("m", "model", children=(layer_norm("norm", D), "fc")),
+            "build returned a bad block 'm': children[1] is str, expected an archzoo.Block",
+        ),
+        (
+            Block("m", "model", children=(Block("inner", "linear", approx=[1]),)),
+            "build returned a bad block 'm.inner': approx is list, expected an archzoo.Poly formula",
+        ),
+        (
+            Block("m", "model", repeat=12),
+            "build returned a bad block 'm': repeat is int, expected an archzoo.Poly formula",
+        ),
+        (
+            Block("m", "model", params=N * D),
+            "build returned a bad block 'm': params uses 'N', which has no value; it must depend on the configuration only",
+        ),
+        (
+            Block("m", "model", flops=N * sym("B", None)),
+            "build returned a bad block 'm': flops uses 'B', which has no value; only N may be left open",
+        ),
+        (
+            Block("m", "model", params=sym("d", 7.5)),
+            "build returned a bad block 'm': params gives symbol 'd' the value 7.5 (float), expected an int",
+        ),
+        (
+            Block("m", "model", params=Poly({(): "3"}, {})),
+            "build returned a bad block 'm': params has a coefficient of type str, expected int",
+        ),
+        (
+            Block("m", "model", kv_cache=Poly({(("x", 1),): 2}, {})),
+            "build returned a bad block 'm': kv_cache uses symbol 'x' without defining it",
+        ),
+        (
+            Block("m", "model", params=const(-5)),
+            "build returned a bad block 'm': params evaluates to -5, expected a count of at least 0",
+        ),
         (Block("m", "model", shared="yes"), "build returned a bad block 'm': shared is str, expected a bool"),
-        (Block("m", "model", modules="encoder.layer"),
-         "build returned a bad block 'm': modules is str, expected a tuple of str (the reference's submodule names)"),
-        (Block("m", "model", modules=("encoder", 0)),
-         "build returned a bad block 'm': modules is tuple, expected a tuple of str (the reference's submodule names)"),
-        (Block("m", "model", copies=const(8)),
-         "build returned a bad block 'm': copies is set without repeat or with shared; experts store copies and "
-         "run repeat of them"),
-        (Block("m", "model", repeat=const(9), copies=const(8)),
-         "build returned a bad block 'm': copies evaluates to 8 with repeat 9, expected at least as many stored "
-         "copies as run ones"),
-        (Block("m", "model", repeat=const(2), copies=8),
-         "build returned a bad block 'm': copies is int, expected an archzoo.Poly formula"),
-        (Block("m", "model", cross_kv_cache=3),
-         "build returned a bad block 'm': cross_kv_cache is int, expected an archzoo.Poly formula"),
+        (
+            Block("m", "model", modules="encoder.layer"),
+            "build returned a bad block 'm': modules is str, expected a tuple of str (the reference's submodule names)",
+        ),
+        (
+            Block("m", "model", modules=("encoder", 0)),
+            "build returned a bad block 'm': modules is tuple, expected a tuple of str (the reference's submodule names)",
+        ),
+        (
+            Block("m", "model", copies=const(8)),
+            "build returned a bad block 'm': copies is set without repeat or with shared; experts store copies and "
+            "run repeat of them",
+        ),
+        (
+            Block("m", "model", repeat=const(9), copies=const(8)),
+            "build returned a bad block 'm': copies evaluates to 8 with repeat 9, expected at least as many stored "
+            "copies as run ones",
+        ),
+        (
+            Block("m", "model", repeat=const(2), copies=8),
+            "build returned a bad block 'm': copies is int, expected an archzoo.Poly formula",
+        ),
+        (
+            Block("m", "model", cross_kv_cache=3),
+            "build returned a bad block 'm': cross_kv_cache is int, expected an archzoo.Poly formula",
+        ),
         (_cyclic(), "build returned a block tree with a cycle: 'loop' contains one of its own ancestors"),
         (_deep(70), "build returned a block tree more than 64 levels deep ('level4' is at level 65)"),
-        (_exploding(20), "build returned a block tree of more than 100,000 blocks; share a layer with "
-                         "archzoo.blocks.repeat"),
+        (
+            _exploding(20),
+            "build returned a block tree of more than 100,000 blocks; share a layer with archzoo.blocks.repeat",
+        ),
     ],
-    ids=["list", "none", "dict", "str-params", "int-flops", "int-name", "none-kind", "list-children",
-         "str-child", "nested-bad-approx", "int-repeat", "params-uses-n", "flops-free-symbol", "float-symbol",
-         "str-coefficient", "undefined-symbol", "negative-params", "bad-shared", "str-modules", "int-module", "copies-alone", "copies-below-repeat", "int-copies",
-         "int-cross-kv", "cycle", "too-deep", "too-many"],
+    ids=[
+        "list",
+        "none",
+        "dict",
+        "str-params",
+        "int-flops",
+        "int-name",
+        "none-kind",
+        "list-children",
+        "str-child",
+        "nested-bad-approx",
+        "int-repeat",
+        "params-uses-n",
+        "flops-free-symbol",
+        "float-symbol",
+        "str-coefficient",
+        "undefined-symbol",
+        "negative-params",
+        "bad-shared",
+        "str-modules",
+        "int-module",
+        "copies-alone",
+        "copies-below-repeat",
+        "int-copies",
+        "int-cross-kv",
+        "cycle",
+        "too-deep",
+        "too-many",
+    ],
 )
 def test_build_blocks_names_the_plugin_and_the_problem(result, message):
     with pytest.raises(PluginError) as info:
@@ -728,8 +850,11 @@ def test_build_blocks_reports_a_block_whose_attributes_misbehave():
         def __repr__(self):
             return "Treacherous()"
 
-    with pytest.raises(PluginError, match=r"^plugin 'badbuild': build returned a block tree archzoo cannot read: "
-                                          r"SystemExit: 4$"):
+    with pytest.raises(
+        PluginError,
+        match=r"^plugin 'badbuild': build returned a block tree archzoo cannot read: "
+        r"SystemExit: 4$",
+    ):
         build_blocks(_building(lambda config: Treacherous("m", "model")), _config())
 
 

@@ -71,8 +71,14 @@ def test_mkdocs_yml_has_the_site_keys_and_the_archzoo_plugin(zoo):
         "theme": {"name": "material"},
         "plugins": [
             "search",
-            {"archzoo": {"registry": ["registry"], "pages": ["methodology", "writing-entries"],
-                         "plugin_registries": [], "edit_pattern": ""}},
+            {
+                "archzoo": {
+                    "registry": ["registry"],
+                    "pages": ["methodology", "writing-entries"],
+                    "plugin_registries": [],
+                    "edit_pattern": "",
+                }
+            },
         ],
     }
     text = (directory / "mkdocs.yml").read_text(encoding="utf-8")
@@ -104,8 +110,11 @@ def test_without_site_url_the_schema_line_is_the_installed_schema_file(zoo):
 
 def test_gitignore_ignores_the_site_and_its_staging_folders(zoo):
     directory, _ = zoo
-    lines = [line for line in (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
-             if line and not line.startswith("#")]
+    lines = [
+        line
+        for line in (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    ]
     assert lines == ["site/", ".site.building-*"]
 
 
@@ -113,8 +122,15 @@ def test_readme_and_about_page(zoo, host):
     directory, _ = zoo
     readme = (directory / "README.md").read_text(encoding="utf-8")
     assert readme.startswith("# acme model zoo\n")
-    for text in ("pip install 'archzoo[site]'", "archzoo serve", "archzoo build", "archzoo validate registry",
-                 "Writing a registry entry", "GitHub Actions", ".github/workflows/site.yml"):
+    for text in (
+        "pip install 'archzoo[site]'",
+        "archzoo serve",
+        "archzoo build",
+        "archzoo validate registry",
+        "Writing a registry entry",
+        "GitHub Actions",
+        ".github/workflows/site.yml",
+    ):
         assert text in readme
     for name in host.architectures:
         assert f"`{name}`" in readme
@@ -132,7 +148,7 @@ def _condition_holds(expression: str, event: str, ref: str) -> bool:
     python = expression.replace("&&", " and ").replace("||", " or ")
     assert re.fullmatch(r"[\sa-z_.()=!'/-]*", python.replace(" and ", " ").replace(" or ", " ")), expression
     github = types.SimpleNamespace(event_name=event, ref=ref)
-    return eval(python, {"__builtins__": {}}, {"github": github})  # noqa: S307 - the checked grammar above
+    return eval(python, {"__builtins__": {}}, {"github": github})
 
 
 def test_workflow_validates_builds_and_deploys_main_only(zoo):
@@ -155,8 +171,10 @@ def test_workflow_validates_builds_and_deploys_main_only(zoo):
     assert f'"archzoo[site]=={archzoo.__version__}"' in install
     validate = runs.index("archzoo validate registry")
     build_run = next(i for i, run in enumerate(runs) if run.startswith("archzoo build"))
-    assert runs[build_run] == ('archzoo build --out site --site-url "${{ steps.pages.outputs.base_url }}/" '
-                               '--repo-url "${{ github.server_url }}/${{ github.repository }}"')
+    assert runs[build_run] == (
+        'archzoo build --out site --site-url "${{ steps.pages.outputs.base_url }}/" '
+        '--repo-url "${{ github.server_url }}/${{ github.repository }}"'
+    )
     configure = uses.index("actions/configure-pages")
     assert steps[configure]["id"] == "pages"
     upload = uses.index("actions/upload-pages-artifact")
@@ -230,15 +248,21 @@ def test_an_architecture_without_defaults_gets_no_example_and_is_named(tmp_path)
     lines: list[str] = []
     directory = tmp_path / "zoo"
     files = init_zoo(directory, host, progress=lines.append)
-    assert {p.as_posix() for p in files} - FIXED_FILES == {"registry/gpt/gpt-example.yaml",
-                                                           "registry/my_gpt/my-gpt-example.yaml"}
+    assert {p.as_posix() for p in files} - FIXED_FILES == {
+        "registry/gpt/gpt-example.yaml",
+        "registry/my_gpt/my-gpt-example.yaml",
+    }
     # the reason is the registry loader's own message for the key
     assert len(lines) == 1
-    assert lines[0].startswith("no example entry for architecture 'needs_width' (plugin 'extra'): its default "
-                               "configuration does not validate: config.width: required key missing")
+    assert lines[0].startswith(
+        "no example entry for architecture 'needs_width' (plugin 'extra'): its default "
+        "configuration does not validate: config.width: required key missing"
+    )
     readme = (directory / "README.md").read_text(encoding="utf-8")
-    assert ("No example was written for these architectures, whose default configurations do not validate: "
-            "needs_width (plugin extra): config.width: required key missing") in " ".join(readme.split())
+    assert (
+        "No example was written for these architectures, whose default configurations do not validate: "
+        "needs_width (plugin extra): config.width: required key missing"
+    ) in " ".join(readme.split())
     assert not (directory / "registry" / "needs_width").exists()
     assert load_registry([directory / "registry"], host).problems == []
 
@@ -249,18 +273,29 @@ def test_no_architecture_at_all_is_refused_and_leaves_nothing(tmp_path):
         init_zoo(tmp_path / "zoo", host)
     assert str(info.value) == (
         f"{tmp_path / 'zoo'}: no installed architecture gives a valid example entry (no plugin registers one "
-        "(`archzoo plugins` lists what is loaded)); a zoo needs at least one architecture to describe its models with")
+        "(`archzoo plugins` lists what is loaded)); a zoo needs at least one architecture to describe its models with"
+    )
     assert os.listdir(tmp_path) == []
 
 
 # ---- hostile titles -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("title", [
-    "Acme: models # of 2024 'best' \"ever\"\nsecond line",
-    "yes", "123", "- dash", "[not, a, list]", "{not: a map}", "@at & *star !bang %pct `tick` | pipe > gt",
-    "Ünïcödé 模型 zoo 🦒", "next\u2028line\u2029para", "tab\there",
-])
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Acme: models # of 2024 'best' \"ever\"\nsecond line",
+        "yes",
+        "123",
+        "- dash",
+        "[not, a, list]",
+        "{not: a map}",
+        "@at & *star !bang %pct `tick` | pipe > gt",
+        "Ünïcödé 模型 zoo 🦒",
+        "next\u2028line\u2029para",
+        "tab\there",
+    ],
+)
 def test_any_title_and_description_round_trip(tmp_path, host, title):
     directory = tmp_path / "zoo"
     init_zoo(directory, host, title=title, description=f"About {title}")
@@ -281,8 +316,11 @@ def _shown(text: str) -> bool:
 def test_any_text_round_trips_or_is_refused_naming_the_character(tmp_path_factory, host, title, description):
     directory = tmp_path_factory.mktemp("zoo") / "zoo"
     if not (_shown(title) and _shown(description)):
-        with pytest.raises(ArchzooError, match=r"^--(title|description): character \d+ is (not text|the control "
-                                               r"character U\+[0-9A-F]{4})"):
+        with pytest.raises(
+            ArchzooError,
+            match=r"^--(title|description): character \d+ is (not text|the control "
+            r"character U\+[0-9A-F]{4})",
+        ):
             init_zoo(directory, host, title=title, description=description)
         assert not directory.exists()
         return
@@ -292,10 +330,13 @@ def test_any_text_round_trips_or_is_refused_naming_the_character(tmp_path_factor
     assert (directory / "README.md").read_text(encoding="utf-8").splitlines()[0] == "# " + " ".join(title.split())
 
 
-@pytest.mark.parametrize("title, message", [
-    ("Acme\x1b[31m zoo", "--title: character 5 is the control character U+001B, which no page can show; remove it"),
-    ("zoo\udcff", "--title: character 4 is not text (the command line held bytes that are not UTF-8); retype it"),
-])
+@pytest.mark.parametrize(
+    "title, message",
+    [
+        ("Acme\x1b[31m zoo", "--title: character 5 is the control character U+001B, which no page can show; remove it"),
+        ("zoo\udcff", "--title: character 4 is not text (the command line held bytes that are not UTF-8); retype it"),
+    ],
+)
 def test_text_no_page_can_show_is_refused(tmp_path, host, title, message):
     with pytest.raises(ArchzooError) as info:
         init_zoo(tmp_path / "zoo", host, title=title)
@@ -310,8 +351,11 @@ def test_an_empty_title_is_refused(tmp_path, host):
 
 
 def test_a_site_url_must_be_an_address(tmp_path, host):
-    with pytest.raises(ArchzooError, match=r"^--site-url 'acme.github.io/zoo': expected the address the site will "
-                                           r"be published at, starting with https://"):
+    with pytest.raises(
+        ArchzooError,
+        match=r"^--site-url 'acme.github.io/zoo': expected the address the site will "
+        r"be published at, starting with https://",
+    ):
         init_zoo(tmp_path / "zoo", host, site_url="acme.github.io/zoo")
     assert os.listdir(tmp_path) == []
 
@@ -325,8 +369,10 @@ def test_a_non_empty_folder_is_refused_and_left_as_it_was(tmp_path, host):
     (directory / "notes.txt").write_text("mine", encoding="utf-8")
     with pytest.raises(ArchzooError) as info:
         init_zoo(directory, host)
-    assert str(info.value) == (f"{directory}: the folder is not empty (it holds notes.txt); give a new or empty "
-                               "folder (archzoo init never overwrites or deletes anything)")
+    assert str(info.value) == (
+        f"{directory}: the folder is not empty (it holds notes.txt); give a new or empty "
+        "folder (archzoo init never overwrites or deletes anything)"
+    )
     assert _on_disk(tmp_path) == {"zoo/notes.txt"}
     assert (directory / "notes.txt").read_text(encoding="utf-8") == "mine"
 
@@ -344,8 +390,9 @@ def test_a_file_in_place_of_the_folder_is_refused(tmp_path, host):
     path.write_text("a file", encoding="utf-8")
     with pytest.raises(ArchzooError) as info:
         init_zoo(path, host)
-    assert str(info.value) == (f"{path}: is a file, not a folder; give a new or empty folder's name "
-                               "(archzoo init never overwrites anything)")
+    assert str(info.value) == (
+        f"{path}: is a file, not a folder; give a new or empty folder's name (archzoo init never overwrites anything)"
+    )
     assert os.listdir(tmp_path) == ["zoo"] and path.read_text(encoding="utf-8") == "a file"
 
 
@@ -421,8 +468,20 @@ def test_the_scaffold_builds_a_site_with_a_page_per_example(tmp_path, host, monk
     directory = tmp_path / "zoo"
     init_zoo(directory, host)
     monkeypatch.chdir(directory)
-    assert main(["build", "--out", "site", "--site-url", "https://acme.github.io/zoo/",
-                 "--repo-url", "https://github.com/acme/zoo"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                "--out",
+                "site",
+                "--site-url",
+                "https://acme.github.io/zoo/",
+                "--repo-url",
+                "https://github.com/acme/zoo",
+            ]
+        )
+        == 0
+    )
     site = directory / "site"
     for name, model_id in _example_ids(host).items():
         page = site / "models" / model_id / "index.html"
@@ -434,4 +493,5 @@ def test_the_scaffold_builds_a_site_with_a_page_per_example(tmp_path, host, monk
     assert (site / "schema" / "registry-entry.json").is_file()  # where the entries' schema line points
     assert not (site / "writing-plugins" / "index.html").exists()  # only the pages mkdocs.yml asks for
     assert sorted(p.name for p in directory.iterdir()) == sorted(
-        [".github", ".gitignore", "README.md", "docs", "mkdocs.yml", "registry", "site"])
+        [".github", ".gitignore", "README.md", "docs", "mkdocs.yml", "registry", "site"]
+    )

@@ -33,8 +33,10 @@ FAMILY = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "gemma": "Ge
 def host():
     host = get_host()
     if "llama" not in host.architectures:
-        pytest.skip("the llama plugin is not installed: add `llama = \"archzoo_llama\"` to pyproject.toml's "
-                    "[project.entry-points.archzoo] and run `pip install -e .`")
+        pytest.skip(
+            'the llama plugin is not installed: add `llama = "archzoo_llama"` to pyproject.toml\'s '
+            "[project.entry-points.archzoo] and run `pip install -e .`"
+        )
     return host
 
 
@@ -79,23 +81,38 @@ def forward_flops(model, seq_len: int) -> int:
 #: (archzoo config, LlamaConfig kwargs, parameters of LlamaForCausalLM: transformers 5.23 on the meta device)
 PUBLISHED = {
     # Touvron et al. 2023, Llama 2, arXiv:2307.09288, Table 1; shapes from meta-llama/Llama-2-*-hf config.json
-    "llama-2-7b": (dict(d_model=4096, d_ff=11008, n_layers=32, n_heads=32, n_kv_heads=32, max_positions=4096),
-                   6_738_415_616),
-    "llama-2-13b": (dict(d_model=5120, d_ff=13824, n_layers=40, n_heads=40, n_kv_heads=40, max_positions=4096),
-                    13_015_864_320),
-    "llama-2-70b": (dict(d_model=8192, d_ff=28672, n_layers=80, n_heads=64, n_kv_heads=8, max_positions=4096),
-                    68_976_648_192),
+    "llama-2-7b": (
+        dict(d_model=4096, d_ff=11008, n_layers=32, n_heads=32, n_kv_heads=32, max_positions=4096),
+        6_738_415_616,
+    ),
+    "llama-2-13b": (
+        dict(d_model=5120, d_ff=13824, n_layers=40, n_heads=40, n_kv_heads=40, max_positions=4096),
+        13_015_864_320,
+    ),
+    "llama-2-70b": (
+        dict(d_model=8192, d_ff=28672, n_layers=80, n_heads=64, n_kv_heads=8, max_positions=4096),
+        68_976_648_192,
+    ),
     # Zhang et al. 2024, TinyLlama, arXiv:2401.02385: the plugin's defaults
     "tinyllama-1.1b": (dict(), 1_100_048_384),
 }
 
 
 def _llama_kwargs(config: dict) -> dict:
-    c = dict(d_model=2048, d_ff=5632, n_layers=22, n_heads=32, n_kv_heads=4, max_positions=2048, **config) \
-        if not config else config
-    return dict(vocab_size=32000, hidden_size=c["d_model"], intermediate_size=c["d_ff"],
-                num_hidden_layers=c["n_layers"], num_attention_heads=c["n_heads"],
-                num_key_value_heads=c["n_kv_heads"], max_position_embeddings=c["max_positions"])
+    c = (
+        dict(d_model=2048, d_ff=5632, n_layers=22, n_heads=32, n_kv_heads=4, max_positions=2048, **config)
+        if not config
+        else config
+    )
+    return dict(
+        vocab_size=32000,
+        hidden_size=c["d_model"],
+        intermediate_size=c["d_ff"],
+        num_hidden_layers=c["n_layers"],
+        num_attention_heads=c["n_heads"],
+        num_key_value_heads=c["n_kv_heads"],
+        max_position_embeddings=c["max_positions"],
+    )
 
 
 @pytest.mark.parametrize("model_id", PUBLISHED)
@@ -115,23 +132,71 @@ def test_published_llama_figures_are_transformers_own(T, model_id):
 #: config.json written by the Config class's to_dict(), against the class built from the same Config
 FAMILIES = {
     # Jiang et al. 2023, Mistral 7B, arXiv:2310.06825, Table 1 (mistralai/Mistral-7B-v0.1)
-    "mistral-7b": ("mistral", dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
-                                   num_attention_heads=32, num_key_value_heads=8, vocab_size=32000,
-                                   max_position_embeddings=32768, sliding_window=4096)),
+    "mistral-7b": (
+        "mistral",
+        dict(
+            hidden_size=4096,
+            intermediate_size=14336,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            vocab_size=32000,
+            max_position_embeddings=32768,
+            sliding_window=4096,
+        ),
+    ),
     # Qwen2 technical report, arXiv:2407.10671, Table 1 (Qwen/Qwen2-0.5B, Qwen/Qwen2-1.5B)
-    "qwen2-0.5b": ("qwen2", dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
-                                 num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True)),
-    "qwen2-1.5b": ("qwen2", dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
-                                 num_attention_heads=12, num_key_value_heads=2, vocab_size=151936,
-                                 tie_word_embeddings=True)),
+    "qwen2-0.5b": (
+        "qwen2",
+        dict(
+            hidden_size=896,
+            intermediate_size=4864,
+            num_hidden_layers=24,
+            num_attention_heads=14,
+            num_key_value_heads=2,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+        ),
+    ),
+    "qwen2-1.5b": (
+        "qwen2",
+        dict(
+            hidden_size=1536,
+            intermediate_size=8960,
+            num_hidden_layers=28,
+            num_attention_heads=12,
+            num_key_value_heads=2,
+            vocab_size=151936,
+            tie_word_embeddings=True,
+        ),
+    ),
     # Gemma Team 2024, arXiv:2403.08295, Table 1 (google/gemma-2b): multi-query attention, 256-wide heads
-    "gemma-2b": ("gemma", dict(hidden_size=2048, intermediate_size=16384, num_hidden_layers=18, num_attention_heads=8,
-                               num_key_value_heads=1, head_dim=256, vocab_size=256000)),
+    "gemma-2b": (
+        "gemma",
+        dict(
+            hidden_size=2048,
+            intermediate_size=16384,
+            num_hidden_layers=18,
+            num_attention_heads=8,
+            num_key_value_heads=1,
+            head_dim=256,
+            vocab_size=256000,
+        ),
+    ),
     # Gemma 7B: 16 heads of 256 are wider than d_model 3072 (GemmaConfig's defaults)
     "gemma-7b": ("gemma", dict()),
     # Groeneveld et al. 2024, OLMo, arXiv:2402.00838, Table 1 (allenai/OLMo-1B-hf)
-    "olmo-1b": ("olmo", dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=16,
-                             vocab_size=50304, tie_word_embeddings=True)),
+    "olmo-1b": (
+        "olmo",
+        dict(
+            hidden_size=2048,
+            intermediate_size=8192,
+            num_hidden_layers=16,
+            num_attention_heads=16,
+            vocab_size=50304,
+            tie_word_embeddings=True,
+        ),
+    ),
     # Abdin et al. 2024, Phi-3, arXiv:2404.14219 (microsoft/Phi-3-mini-4k-instruct: Phi3Config's defaults)
     "phi-3-mini": ("phi3", dict()),
 }
@@ -161,15 +226,22 @@ def test_published_family_shapes_via_hf_config(T, host, tmp_path, capsys, model_
 
 def _random_config(rng: random.Random) -> dict:
     n_heads = rng.choice([1, 2, 3, 4, 6])
-    config = dict(vocab_size=rng.randint(50, 300), n_layers=rng.randint(1, 3), n_heads=n_heads,
-                  n_kv_heads=rng.choice([k for k in range(1, n_heads + 1) if n_heads % k == 0]),
-                  d_ff=rng.randint(8, 120), max_positions=rng.randint(16, 64),
-                  tie_embeddings=rng.random() < 0.5, activation=rng.choice(["silu", "gelu_pytorch_tanh", "relu"]),
-                  head=rng.choice(["lm", "lm", "none"]))
+    config = dict(
+        vocab_size=rng.randint(50, 300),
+        n_layers=rng.randint(1, 3),
+        n_heads=n_heads,
+        n_kv_heads=rng.choice([k for k in range(1, n_heads + 1) if n_heads % k == 0]),
+        d_ff=rng.randint(8, 120),
+        max_positions=rng.randint(16, 64),
+        tie_embeddings=rng.random() < 0.5,
+        activation=rng.choice(["silu", "gelu_pytorch_tanh", "relu"]),
+        head=rng.choice(["lm", "lm", "none"]),
+    )
     family = rng.choice(["llama", "llama-head-dim", "qwen2", "olmo"])
     if family == "llama-head-dim":
-        config.update(d_model=rng.randint(8, 40), d_head=2 * rng.randint(1, 12), qkv_bias=(b := rng.random() < 0.5),
-                      out_bias=b)
+        config.update(
+            d_model=rng.randint(8, 40), d_head=2 * rng.randint(1, 12), qkv_bias=(b := rng.random() < 0.5), out_bias=b
+        )
         # Llama's class (mlp_bias) needs heads dividing d_model; Gemma's (no mlp_bias) builds any head layout
         config["mlp_bias"] = config["d_model"] % n_heads == 0 and rng.random() < 0.5
     else:
@@ -210,10 +282,17 @@ def test_each_model_type_on_the_cpu_with_random_files(T, host, tmp_path, model_t
     rng = random.Random(model_type)
     for i in range(3):
         heads = rng.choice([2, 4])
-        kwargs = dict(vocab_size=rng.randint(40, 120), hidden_size=heads * 2 * rng.randint(2, 4), num_attention_heads=heads,
-                      num_key_value_heads=rng.choice([1, heads]), intermediate_size=rng.randint(8, 40),
-                      num_hidden_layers=rng.randint(1, 2), tie_word_embeddings=rng.random() < 0.5,
-                      pad_token_id=None, max_position_embeddings=32)
+        kwargs = dict(
+            vocab_size=rng.randint(40, 120),
+            hidden_size=heads * 2 * rng.randint(2, 4),
+            num_attention_heads=heads,
+            num_key_value_heads=rng.choice([1, heads]),
+            intermediate_size=rng.randint(8, 40),
+            num_hidden_layers=rng.randint(1, 2),
+            tie_word_embeddings=rng.random() < 0.5,
+            pad_token_id=None,
+            max_position_embeddings=32,
+        )
         if model_type in ("llama", "gemma", "olmo"):
             kwargs["attention_bias"] = rng.random() < 0.5
         if model_type in ("llama", "mistral", "gemma") and i == 2:
@@ -228,7 +307,10 @@ def test_each_model_type_on_the_cpu_with_random_files(T, host, tmp_path, model_t
                 model = getattr(T, model_class)(config).eval()
             model.config._attn_implementation = "eager"
             with torch.no_grad():
-                assert (report.params, report.flops) == (n_params(model), forward_flops(model, 9)), (kwargs, model_class)
+                assert (report.params, report.flops) == (n_params(model), forward_flops(model, 9)), (
+                    kwargs,
+                    model_class,
+                )
 
 
 # ---- Hugging Face config.json: every key accounted for -----------------------------------------------------
@@ -247,29 +329,53 @@ def _write(tmp_path: Path, data: dict) -> Path:
     return path
 
 
-@pytest.mark.parametrize("data, hf_class, message", [
-    ({"model_type": "llama", "zzz": 8}, None,
-     "{path}: zzz: unknown key for model type 'llama'; transformers 5.23's LlamaConfig has no such field "
-     "and archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it "
-     "does not"),
-    ({"model_type": "llama"}, "LlamaForSequenceClassification",
-     "--hf-class: LlamaForSequenceClassification is not counted by archzoo: the llama plugin counts the base model "
-     "and the causal LM only; count one of those; supported llama classes: LlamaModel, LlamaForCausalLM"),
-    ({"model_type": "phi3", "vocab_size": 1000}, None,
-     "{path}: pad_token_id: 32000 is outside the vocabulary of 1,000 tokens, and transformers' token embedding "
-     "refuses such a padding index; set pad_token_id to null or to a token id"),
-    ({"model_type": "qwen2", "hidden_size": 8, "num_attention_heads": 16, "num_key_value_heads": 16}, None,
-     "{path}: num_attention_heads: 16 heads of a 8-wide model leave each head 0 wide; choose at most 8 heads"),
-    ({"model_type": "llama", "hidden_size": 100, "num_attention_heads": 8, "head_dim": 16}, None,
-     "{path}: num_attention_heads: 8 heads do not divide hidden_size 100, which transformers' LlamaConfig refuses "
-     "even when head_dim is given; choose a divisor of hidden_size"),
-    ({"model_type": "phi3", "pad_token_id": None, "rope_parameters": {"rope_type": "linear", "factor": 2.0}}, None,
-     "{path}: rope_parameters: rope_type \"linear\" is not one transformers' Phi3Config accepts; expected one of "
-     "default, longrope"),
-    ({"model_type": "mistral", "num_attention_heads": 32, "num_key_value_heads": 5}, None,
-     "{path}: num_key_value_heads, read as n_kv_heads: n_heads 32 is not divisible by n_kv_heads 5; choose a "
-     "divisor of n_heads (1 for multi-query attention)"),
-])
+@pytest.mark.parametrize(
+    "data, hf_class, message",
+    [
+        (
+            {"model_type": "llama", "zzz": 8},
+            None,
+            "{path}: zzz: unknown key for model type 'llama'; transformers 5.23's LlamaConfig has no such field "
+            "and archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it "
+            "does not",
+        ),
+        (
+            {"model_type": "llama"},
+            "LlamaForSequenceClassification",
+            "--hf-class: LlamaForSequenceClassification is not counted by archzoo: the llama plugin counts the base model "
+            "and the causal LM only; count one of those; supported llama classes: LlamaModel, LlamaForCausalLM",
+        ),
+        (
+            {"model_type": "phi3", "vocab_size": 1000},
+            None,
+            "{path}: pad_token_id: 32000 is outside the vocabulary of 1,000 tokens, and transformers' token embedding "
+            "refuses such a padding index; set pad_token_id to null or to a token id",
+        ),
+        (
+            {"model_type": "qwen2", "hidden_size": 8, "num_attention_heads": 16, "num_key_value_heads": 16},
+            None,
+            "{path}: num_attention_heads: 16 heads of a 8-wide model leave each head 0 wide; choose at most 8 heads",
+        ),
+        (
+            {"model_type": "llama", "hidden_size": 100, "num_attention_heads": 8, "head_dim": 16},
+            None,
+            "{path}: num_attention_heads: 8 heads do not divide hidden_size 100, which transformers' LlamaConfig refuses "
+            "even when head_dim is given; choose a divisor of hidden_size",
+        ),
+        (
+            {"model_type": "phi3", "pad_token_id": None, "rope_parameters": {"rope_type": "linear", "factor": 2.0}},
+            None,
+            '{path}: rope_parameters: rope_type "linear" is not one transformers\' Phi3Config accepts; expected one of '
+            "default, longrope",
+        ),
+        (
+            {"model_type": "mistral", "num_attention_heads": 32, "num_key_value_heads": 5},
+            None,
+            "{path}: num_key_value_heads, read as n_kv_heads: n_heads 32 is not divisible by n_kv_heads 5; choose a "
+            "divisor of n_heads (1 for multi-query attention)",
+        ),
+    ],
+)
 def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
     path = _write(tmp_path, data)
     with pytest.raises(HFConfigError) as info:
@@ -278,9 +384,16 @@ def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
 
 
 def test_count_neutral_keys_are_ignored_with_a_reason(host, tmp_path):
-    data = {"model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
-            "use_sliding_window": True, "sliding_window": 16, "max_window_layers": 1,
-            "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 1e6}}
+    data = {
+        "model_type": "qwen2",
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "use_sliding_window": True,
+        "sliding_window": 16,
+        "max_window_layers": 1,
+        "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 1e6},
+    }
     reading = load_hf_config(_write(tmp_path, data), host)
     assert reading.config.family == "qwen2"
     keys = {k.key: k for k in reading.keys}
@@ -299,20 +412,47 @@ def test_heads_that_do_not_divide_the_width_round_down_like_transformers(host, t
 
 VERIFY_CASES = {
     "llama": dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=80),
-    "llama-base-biases": dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=80, head="none",
-                              qkv_bias=True, out_bias=True, mlp_bias=True, d_head=20),
-    "qwen2-tied": dict(vocab_size=97, d_model=48, n_layers=1, n_heads=4, n_kv_heads=1, d_ff=80, qkv_bias=True,
-                       tie_embeddings=True),
-    "olmo": dict(vocab_size=97, d_model=48, n_layers=2, n_heads=6, n_kv_heads=3, d_ff=80,
-                 norm="layer_norm_no_affine"),
+    "llama-base-biases": dict(
+        vocab_size=97,
+        d_model=48,
+        n_layers=2,
+        n_heads=4,
+        n_kv_heads=2,
+        d_ff=80,
+        head="none",
+        qkv_bias=True,
+        out_bias=True,
+        mlp_bias=True,
+        d_head=20,
+    ),
+    "qwen2-tied": dict(
+        vocab_size=97, d_model=48, n_layers=1, n_heads=4, n_kv_heads=1, d_ff=80, qkv_bias=True, tie_embeddings=True
+    ),
+    "olmo": dict(vocab_size=97, d_model=48, n_layers=2, n_heads=6, n_kv_heads=3, d_ff=80, norm="layer_norm_no_affine"),
     "phi3-fused": dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=80, family="phi3"),
-    "gemma-wide-heads": dict(vocab_size=97, d_model=48, n_layers=1, n_heads=4, n_kv_heads=1, d_ff=80, d_head=16,
-                             tie_embeddings=True, activation="gelu_pytorch_tanh", family="gemma"),
+    "gemma-wide-heads": dict(
+        vocab_size=97,
+        d_model=48,
+        n_layers=1,
+        n_heads=4,
+        n_kv_heads=1,
+        d_ff=80,
+        d_head=16,
+        tie_embeddings=True,
+        activation="gelu_pytorch_tanh",
+        family="gemma",
+    ),
     "mistral": dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=80, family="mistral"),
 }
-VERIFY_CLASSES = {"llama": "LlamaForCausalLM", "llama-base-biases": "LlamaModel", "qwen2-tied": "Qwen2ForCausalLM",
-                  "olmo": "OlmoForCausalLM", "phi3-fused": "Phi3ForCausalLM", "gemma-wide-heads": "GemmaForCausalLM",
-                  "mistral": "MistralForCausalLM"}
+VERIFY_CLASSES = {
+    "llama": "LlamaForCausalLM",
+    "llama-base-biases": "LlamaModel",
+    "qwen2-tied": "Qwen2ForCausalLM",
+    "olmo": "OlmoForCausalLM",
+    "phi3-fused": "Phi3ForCausalLM",
+    "gemma-wide-heads": "GemmaForCausalLM",
+    "mistral": "MistralForCausalLM",
+}
 
 
 @pytest.mark.reference
@@ -321,14 +461,28 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
     from archzoo.verify import verify_target
 
     path = tmp_path / "small.yaml"
-    path.write_text(yaml.safe_dump(dict(architecture="llama", title="A test entry", year=2024,
-                                        summary="A configuration written by the test suite.",
-                                        config=VERIFY_CASES[case]), sort_keys=False))
+    path.write_text(
+        yaml.safe_dump(
+            dict(
+                architecture="llama",
+                title="A test entry",
+                year=2024,
+                summary="A configuration written by the test suite.",
+                config=VERIFY_CASES[case],
+            ),
+            sort_keys=False,
+        )
+    )
     verification = verify_target(str(path), host=host)
     assert verification.target == f"transformers.{VERIFY_CLASSES[case]}"
     assert verification.ok, verification.render()
     mapped = {row.path for row in verification.blocks}
-    assert {"llama.token", "llama.layers.layer.attention", "llama.layers.layer.mlp.fc_out", "llama.final_norm"} <= mapped
+    assert {
+        "llama.token",
+        "llama.layers.layer.attention",
+        "llama.layers.layer.mlp.fc_out",
+        "llama.final_norm",
+    } <= mapped
     fused = case.startswith("phi3")  # qkv_proj and gate_up_proj: the parts are checked through their block
     assert ("llama.layers.layer.attention.q_proj" in mapped) is not fused
     assert all(within for _, within in verification.unmapped), verification.unmapped  # only parts of mapped blocks
@@ -336,6 +490,10 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
 
 def test_reference_is_none_where_no_class_builds_the_configuration(host):
     arch = host.architecture("llama")
-    for config in (dict(out_bias=True), dict(norm="layer_norm_no_affine", mlp_bias=True),
-                   dict(qkv_bias=True, d_head=40), dict(d_model=2050, d_head=64, mlp_bias=True)):
+    for config in (
+        dict(out_bias=True),
+        dict(norm="layer_norm_no_affine", mlp_bias=True),
+        dict(qkv_bias=True, d_head=40),
+        dict(d_model=2050, d_head=64, mlp_bias=True),
+    ):
         assert arch.reference(count(host, **config).config) is None, config

@@ -68,50 +68,99 @@ COUNT_BERT = ("count", "bert", "--json")
 PLUGINS = ("plugins", "--json")
 
 CASES = [
-    Case("exit-at-import", "exit_at_import", COUNT_BERT,
-         problem="plugin 'exit_at_import': importing 'archzoo_exit_at_import' raised SystemExit: 3"),
-    Case("exit-in-hook", "exit_in_hook", COUNT_BERT,
-         problem="plugin 'exit_in_hook': register_architectures raised SystemExit: 4"),
-    Case("raise-systemexit-in-hook", "raise_systemexit", PLUGINS,
-         problem="plugin 'raise_systemexit': register_registry_dirs raised SystemExit: registry folder missing, "
-                 "giving up"),
-    Case("raise-base-exception-in-hook", "raise_base_exception", COUNT_BERT,
-         problem="plugin 'raise_base_exception': register_architectures raised Bail: stop everything"),
+    Case(
+        "exit-at-import",
+        "exit_at_import",
+        COUNT_BERT,
+        problem="plugin 'exit_at_import': importing 'archzoo_exit_at_import' raised SystemExit: 3",
+    ),
+    Case(
+        "exit-in-hook",
+        "exit_in_hook",
+        COUNT_BERT,
+        problem="plugin 'exit_in_hook': register_architectures raised SystemExit: 4",
+    ),
+    Case(
+        "raise-systemexit-in-hook",
+        "raise_systemexit",
+        PLUGINS,
+        problem="plugin 'raise_systemexit': register_registry_dirs raised SystemExit: registry folder missing, "
+        "giving up",
+    ),
+    Case(
+        "raise-base-exception-in-hook",
+        "raise_base_exception",
+        COUNT_BERT,
+        problem="plugin 'raise_base_exception': register_architectures raised Bail: stop everything",
+    ),
     Case("print-at-import-count", "print_at_import", COUNT_BERT, output=("print_at_import: loaded",)),
     Case("print-at-import-plugins", "print_at_import", PLUGINS, output=("print_at_import: loaded",)),
     Case("print-in-hook-count", "print_in_hook", COUNT_BERT, output=("print_in_hook: registering chatty",)),
     Case("print-in-hook-plugins", "print_in_hook", PLUGINS, output=("print_in_hook: registering chatty",)),
     Case("print-in-build", "print_in_build", ("count", "printbuild", "--json"), output=("print_in_build: building",)),
     Case("stdout-replaced-at-import", "stdout_swap", COUNT_BERT),
-    Case("aaa-registers-bert", "aaa", COUNT_BERT,
-         problem="plugin 'aaa': registers architecture 'bert', which archzoo's built-in plugin 'bert' provides; "
-                 "a plugin cannot replace a built-in architecture: register yours under another name"),
-    Case("third-party-entry-point-named-bert", "fakebert", COUNT_BERT, entry_point="bert",
-         problem="plugin 'bert': the entry point archzoo:bert in archzoo-fakebert 0.1 was not loaded: archzoo's "
-                 "built-in plugin already has this name; rename that entry point"),
-    Case("build-returns-list", "build_list", ("count", "buildlist"),
-         error="plugin 'build_list': build returned list, expected an archzoo.Block"),
-    Case("build-returns-none", "build_none", ("count", "buildnone", "--json"),
-         error="plugin 'build_none': build returned None, expected an archzoo.Block"),
-    Case("build-returns-str-params", "build_str_params", ("count", "buildstr"),
-         error="plugin 'build_str_params': build returned a bad block 'buildstr': params is str, expected an "
-               "archzoo.Poly formula"),
-    Case("build-exits", "build_exit", ("count", "buildexit"),
-         error="plugin 'build_exit': build raised SystemExit: 5"),
-    *[Case(f"{plugin.replace('_', '-')}-bert-still-counts", plugin, COUNT_BERT)
-      for plugin in ("build_list", "build_none", "build_str_params", "build_exit")],
-    Case("register-then-raise", "register_then_raise", ("count", "halfway"),
-         problem="plugin 'register_then_raise': register_architectures raised RuntimeError: second architecture "
-                 "failed",
-         error=f"unknown architecture 'halfway' (loaded: {LOADED}; `archzoo plugins` lists them)"),
-    Case("error-blaming-another-plugin", "liar", COUNT_BERT,
-         problem="plugin 'liar': register_architectures raised PluginError: plugin 'bert': is broken"),
+    Case(
+        "aaa-registers-bert",
+        "aaa",
+        COUNT_BERT,
+        problem="plugin 'aaa': registers architecture 'bert', which archzoo's built-in plugin 'bert' provides; "
+        "a plugin cannot replace a built-in architecture: register yours under another name",
+    ),
+    Case(
+        "third-party-entry-point-named-bert",
+        "fakebert",
+        COUNT_BERT,
+        entry_point="bert",
+        problem="plugin 'bert': the entry point archzoo:bert in archzoo-fakebert 0.1 was not loaded: archzoo's "
+        "built-in plugin already has this name; rename that entry point",
+    ),
+    Case(
+        "build-returns-list",
+        "build_list",
+        ("count", "buildlist"),
+        error="plugin 'build_list': build returned list, expected an archzoo.Block",
+    ),
+    Case(
+        "build-returns-none",
+        "build_none",
+        ("count", "buildnone", "--json"),
+        error="plugin 'build_none': build returned None, expected an archzoo.Block",
+    ),
+    Case(
+        "build-returns-str-params",
+        "build_str_params",
+        ("count", "buildstr"),
+        error="plugin 'build_str_params': build returned a bad block 'buildstr': params is str, expected an "
+        "archzoo.Poly formula",
+    ),
+    Case("build-exits", "build_exit", ("count", "buildexit"), error="plugin 'build_exit': build raised SystemExit: 5"),
+    *[
+        Case(f"{plugin.replace('_', '-')}-bert-still-counts", plugin, COUNT_BERT)
+        for plugin in ("build_list", "build_none", "build_str_params", "build_exit")
+    ],
+    Case(
+        "register-then-raise",
+        "register_then_raise",
+        ("count", "halfway"),
+        problem="plugin 'register_then_raise': register_architectures raised RuntimeError: second architecture failed",
+        error=f"unknown architecture 'halfway' (loaded: {LOADED}; `archzoo plugins` lists them)",
+    ),
+    Case(
+        "error-blaming-another-plugin",
+        "liar",
+        COUNT_BERT,
+        problem="plugin 'liar': register_architectures raised PluginError: plugin 'bert': is broken",
+    ),
 ]
 
 #: Whether pluggy reads a module's attributes through ``__getattr__`` while it looks for hooks depends on
 #: its version (1.6 does, 1.7 does not), so this plugin's exit may never be triggered; see its own test.
-EXIT_WHILE_INSPECTED = Case("exit-while-inspected", "getattr_exit", COUNT_BERT,
-                            problem="plugin 'getattr_exit': registering its hooks raised SystemExit: 6")
+EXIT_WHILE_INSPECTED = Case(
+    "exit-while-inspected",
+    "getattr_exit",
+    COUNT_BERT,
+    problem="plugin 'getattr_exit': registering its hooks raised SystemExit: 6",
+)
 
 STRICT_CASES = [case for case in CASES if case.problem]
 
@@ -132,8 +181,14 @@ def run_archzoo(args: list[str], pythonpath: Path) -> subprocess.CompletedProces
     env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *filter(None, [os.environ.get("PYTHONPATH")])])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["COLUMNS"] = "200"
-    return subprocess.run([sys.executable, "-m", "archzoo.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=pythonpath, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "archzoo.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=pythonpath,
+        timeout=60,
+    )
 
 
 def check_stdout(case: Case, stdout: str) -> None:

@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -39,10 +40,12 @@ pytestmark = pytest.mark.hostile
 HOST = PluginHost().load()
 ARCHITECTURES = list(HOST.architectures)
 
-PROPERTY_SETTINGS = settings(max_examples=300, deadline=None,
-                             suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-REGISTRY_SETTINGS = settings(max_examples=60, deadline=None,
-                             suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+PROPERTY_SETTINGS = settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+REGISTRY_SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 ERROR = "archzoo: error: "
 
@@ -92,7 +95,7 @@ def check_report(data: dict[str, Any], architecture: str) -> None:
     assert params["total"] == data["blocks"]["params"] and params["approx"] == data["blocks"]["approx"]
     assert 0 <= params["embedding"] <= params["total"]
     assert params["embedding"] + params["non_embedding"] == params["total"]
-    assert type(flops["seq_len"]) is int and 1 <= flops["seq_len"]
+    assert type(flops["seq_len"]) is int and flops["seq_len"] >= 1
     assert flops["forward"] == data["blocks"]["flops"]
     assert 0 <= flops["attention"] <= flops["forward"]
     assert flops["attention"] + flops["other"] == flops["forward"]
@@ -107,7 +110,7 @@ def check_one_error(code: int, out: str, err: str, source: str) -> None:
     assert out == "", f"stdout on error: {out!r}"
     assert "Traceback" not in err
     assert err.startswith(ERROR) and err.endswith("\n"), repr(err)
-    lines = err[len(ERROR):].rstrip("\n").split("\n")
+    lines = err[len(ERROR) :].rstrip("\n").split("\n")
     for line in lines:
         assert line.startswith(source), f"an error line that does not name {source!r}: {line!r} in {err!r}"
     assert " raised " not in err, f"plugin code crashed instead of refusing the value: {err!r}"
@@ -115,7 +118,9 @@ def check_one_error(code: int, out: str, err: str, source: str) -> None:
 
 #: Every escape YAML 1.2 defines in a double-quoted value.
 _YAML_ESCAPE = re.compile(r'\\(?:[0abt\tnvfre "/\\N_LP]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})')
-_NAMED_ESCAPE = re.compile(r"the escape (\S+) in a double-quoted value (is half of a surrogate pair|is not a YAML escape)")
+_NAMED_ESCAPE = re.compile(
+    r"the escape (\S+) in a double-quoted value (is half of a surrogate pair|is not a YAML escape)"
+)
 
 
 def check_escape_named(message: str) -> None:
@@ -176,7 +181,7 @@ def test_any_set_value_counts_or_is_refused_on_one_line(architecture: str, data,
 @PROPERTY_SETTINGS
 @given(index=st.integers(0, 63), value=hostile_value())
 @example(index=0, value=Raw("\udce9"))  # a byte that is not UTF-8 (Latin-1 'é') arrives as U+DCE9
-@example(index=0, value="\U0001F600")  # written as JSON writes it, a surrogate pair: "\ud83d\ude00"
+@example(index=0, value="\U0001f600")  # written as JSON writes it, a surrogate pair: "\ud83d\ude00"
 @example(index=0, value=Raw("\x01"))  # a control character typed into the value
 @example(index=0, value=Raw("2019-13-01"))  # a date YAML cannot construct
 @example(index=0, value=Raw('"\\b\\ud800"'))  # a valid escape before a lone surrogate
@@ -218,7 +223,9 @@ def test_flops_never_shrink_as_n_grows(architecture: str, data):
         assert type(total) is int and type(attention) is int and 0 <= attention <= total, (n, total, attention)
     for (n1, (total1, attention1)), (n2, (total2, attention2)) in pairwise(zip(lengths, figures)):
         assert total1 <= total2, f"FLOPs fell from {total1:,} at N={n1} to {total2:,} at N={n2}"
-        assert attention1 <= attention2, f"attention FLOPs fell from {attention1:,} at N={n1} to {attention2:,} at N={n2}"
+        assert attention1 <= attention2, (
+            f"attention FLOPs fell from {attention1:,} at N={n1} to {attention2:,} at N={n2}"
+        )
 
 
 #: The parameters of `archzoo.count` itself, which a configuration key cannot take.
@@ -233,8 +240,12 @@ COUNT_PARAMETERS = ("architecture", "seq_len")
 def test_any_python_config_counts_or_is_a_config_error(architecture: str, data):
     """`archzoo.count` runs the same checks as the command line: any keyword values count, or raise a
     `ConfigError` of one line per problem, each naming the source ``config``."""
-    overrides = data.draw(config_overrides(HOST.architecture(architecture).config_model).map(
-        lambda values: {k: v for k, v in values.items() if k not in COUNT_PARAMETERS}), label="config")
+    overrides = data.draw(
+        config_overrides(HOST.architecture(architecture).config_model).map(
+            lambda values: {k: v for k, v in values.items() if k not in COUNT_PARAMETERS}
+        ),
+        label="config",
+    )
     try:
         report = archzoo.count(architecture, **overrides)
     except ConfigError as exc:
@@ -281,8 +292,12 @@ def _value_spans(text: str) -> dict[tuple, tuple[int, int, int, bool]]:
     spans: dict[tuple, tuple[int, int, int, bool]] = {}
 
     def walk(node: yaml.Node, key: tuple) -> None:
-        spans[key] = (node.start_mark.index, node.end_mark.index, node.start_mark.line + 1,
-                      isinstance(node, yaml.ScalarNode))
+        spans[key] = (
+            node.start_mark.index,
+            node.end_mark.index,
+            node.start_mark.line + 1,
+            isinstance(node, yaml.ScalarNode),
+        )
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 walk(v, key + (k.value,))
@@ -299,8 +314,9 @@ SPANS = _value_spans(BASE_TEXT)
 
 def _is_text_field(key: tuple) -> bool:
     """title, summary, tags and every published.source field but the year."""
-    return key[:1] in (("title",), ("summary",), ("tags",)) or (key[:2] == ("published", "source")
-                                                                 and len(key) > 2 and key[2] != "year")
+    return key[:1] in (("title",), ("summary",), ("tags",)) or (
+        key[:2] == ("published", "source") and len(key) > 2 and key[2] != "year"
+    )
 
 
 def _last_item(key: tuple) -> bool:
@@ -365,9 +381,10 @@ def check_validate(capsys, folder: Path, path: Path, data: bytes) -> tuple[bool,
     for line in lines:
         head = f"{path}:"
         assert line.startswith(head), f"a line that is not 'path:line: ...': {line!r} in {err!r}"
-        number, sep, rest = line[len(head):].partition(": ")
-        assert sep and number.isdigit() and 1 <= int(number) <= _lines_in(data), \
+        number, sep, rest = line[len(head) :].partition(": ")
+        assert sep and number.isdigit() and 1 <= int(number) <= _lines_in(data), (
             f"line {number!r} is not a line of the file ({_lines_in(data)} lines): {line!r}"
+        )
         if not rest.endswith(" (warning)"):
             problems.append((int(number), rest))
     if code == 0:
@@ -403,7 +420,7 @@ def value_at(data: Any, key: tuple) -> Any:
 @example(text="")
 @example(text="\x85")
 @example(text="\u2028")
-@example(text="\U0001F600")
+@example(text="\U0001f600")
 @example(text="\ufeff")
 @example(text="1810.04805")
 def test_quoted_text_in_a_field_reads_back_or_is_refused_at_its_line(field: tuple, text: str, capsys):
@@ -420,8 +437,9 @@ def test_quoted_text_in_a_field_reads_back_or_is_refused_at_its_line(field: tupl
             return
     line = SPANS[field][2]
     for number, rest in problems:
-        assert number == line and rest.startswith(dotted(field) + ": "), \
+        assert number == line and rest.startswith(dotted(field) + ": "), (
             f"{dotted(field)} (line {line}) reported as line {number}: {rest!r}"
+        )
 
 
 @pytest.mark.parametrize("field", TEXT_VALUES + TEXT_LISTS, ids=dotted)
@@ -448,9 +466,13 @@ def test_raw_text_in_a_field_loads_or_is_reported_by_line(field: tuple, value: b
 
 
 MUTATIONS = st.lists(
-    st.tuples(st.sampled_from(["insert", "delete", "replace"]), st.integers(0, len(BASE_TEXT.encode("utf-8"))),
-              st.binary(min_size=1, max_size=6) | YAML_TEXT.filter(bool).map(lambda t: t.encode("utf-8"))),
-    min_size=1, max_size=6,
+    st.tuples(
+        st.sampled_from(["insert", "delete", "replace"]),
+        st.integers(0, len(BASE_TEXT.encode("utf-8"))),
+        st.binary(min_size=1, max_size=6) | YAML_TEXT.filter(bool).map(lambda t: t.encode("utf-8")),
+    ),
+    min_size=1,
+    max_size=6,
 )
 
 
@@ -460,14 +482,15 @@ def mutate(data: bytes, mutations: list[tuple[str, int, bytes]]) -> bytes:
         if op == "insert":
             data = data[:at] + chunk + data[at:]
         elif op == "delete":
-            data = data[:at] + data[at + len(chunk):]
+            data = data[:at] + data[at + len(chunk) :]
         else:
-            data = data[:at] + chunk + data[at + len(chunk):]
+            data = data[:at] + chunk + data[at + len(chunk) :]
     return data
 
 
-@settings(max_examples=600, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(mutations=MUTATIONS)
 def test_byte_mutations_of_an_entry_load_or_are_reported_by_line(mutations, capsys):
     """Any few inserted, deleted or replaced bytes anywhere in a valid entry."""

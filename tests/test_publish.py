@@ -19,7 +19,9 @@ REPO = Path(__file__).resolve().parents[1]
 BERT_BASE_PARAMS = "109,482,240"
 
 
-def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+def _run(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 600
+) -> subprocess.CompletedProcess:
     env = {**os.environ, "DISABLE_MKDOCS_2_WARNING": "true", **(env or {})}
     env.pop("ARCHZOO_REGISTRY", None)
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -43,10 +45,25 @@ def test_no_path_of_the_build_machine_in_any_output_file(tmp_path):
     shutil.copy(REPO / "registry" / "bert" / "bert-base-uncased.yaml", outside / "bert-base-uncased.yaml")
     made = _archzoo("init", str(zoo), "--title", "Acme zoo", cwd=work)
     assert made.returncode == 0, made.stderr
-    built = _archzoo("build", "--out", str(work / "public"), "--registry", "registry", "--registry", str(outside),
-                     "--description", "Every model Acme serves.", "--site-url", "https://acme.example.org/zoo/",
-                     "--repo-url", "https://git.example.org/acme/zoo", "--pages", "writing-entries",
-                     cwd=zoo, env={"TMPDIR": str(tmp_path)})
+    built = _archzoo(
+        "build",
+        "--out",
+        str(work / "public"),
+        "--registry",
+        "registry",
+        "--registry",
+        str(outside),
+        "--description",
+        "Every model Acme serves.",
+        "--site-url",
+        "https://acme.example.org/zoo/",
+        "--repo-url",
+        "https://git.example.org/acme/zoo",
+        "--pages",
+        "writing-entries",
+        cwd=zoo,
+        env={"TMPDIR": str(tmp_path)},
+    )
     assert built.returncode == 0, built.stderr
     site = work / "public"
     files = _every_file(site)
@@ -68,7 +85,9 @@ def test_no_path_of_the_build_machine_in_any_output_file(tmp_path):
     assert 'href="https://git.example.org/acme/zoo/edit/main/registry/' in (example / "index.html").read_text("utf-8")
     assert (site / "writing-entries" / "index.html").is_file() and (site / "schema" / "registry-entry.json").is_file()
     assert not (site / "methodology").exists() and not (site / "performance").exists()
-    assert "<loc>https://acme.example.org/zoo/models/bert-base-uncased/</loc>" in (site / "sitemap.xml").read_text("utf-8")
+    assert "<loc>https://acme.example.org/zoo/models/bert-base-uncased/</loc>" in (site / "sitemap.xml").read_text(
+        "utf-8"
+    )
     records = json.loads((site / "models.json").read_text(encoding="utf-8"))["models"]
     assert {r["source"] for r in records if r["id"] == "bert-base-uncased"} == {"models/bert-base-uncased.yaml"}
 
@@ -80,7 +99,8 @@ def test_a_configuration_without_the_archzoo_plugin_or_the_material_theme_is_ref
     result = _archzoo("build", cwd=tmp_path)
     assert result.returncode == 1 and result.stderr == (
         f"archzoo: error: {tmp_path / 'mkdocs.yml'}: plugins: the archzoo plugin is not configured; add "
-        "`- archzoo` under `plugins:` (with `- search` before it)\n")
+        "`- archzoo` under `plugins:` (with `- search` before it)\n"
+    )
     (tmp_path / "mkdocs.yml").write_text("site_name: x\ntheme:\n  name: mkdocs\nplugins:\n  - archzoo\n")
     result = _archzoo("build", cwd=tmp_path)
     assert result.returncode == 1
@@ -90,8 +110,12 @@ def test_a_configuration_without_the_archzoo_plugin_or_the_material_theme_is_ref
 
 def test_unknown_pages_and_plugin_registries_are_clear_errors(tmp_path):
     result = _archzoo("build", "--registry", str(REPO / "registry"), "--pages", "methodology,faq", cwd=tmp_path)
-    assert result.returncode == 2 and "--pages: unknown page 'faq'; expected some of methodology, writing-entries, " \
-        "writing-plugins, performance (or 'none')" in result.stderr
+    assert (
+        result.returncode == 2
+        and "--pages: unknown page 'faq'; expected some of methodology, writing-entries, "
+        "writing-plugins, performance (or 'none')"
+        in result.stderr
+    )
     result = _archzoo("build", "--registry", str(REPO / "registry"), "--plugin-registry", "nosuch", cwd=tmp_path)
     assert result.returncode == 1
     assert "plugin registry 'nosuch': no installed plugin of that name ships a registry folder" in result.stderr
@@ -101,11 +125,21 @@ def test_unknown_pages_and_plugin_registries_are_clear_errors(tmp_path):
 def test_an_error_in_the_default_site_names_no_file_of_the_build(tmp_path):
     """Without a mkdocs.yml the build writes a default configuration of its own: an error in what the
     command line set names that default site, never the temporary file the user cannot open."""
-    result = _archzoo("build", "--registry", str(REPO / "registry" / "gpt"), "--repo-url", "https://x.org/r",
-                      "--edit-pattern", "javascript:alert(1)/{path}", cwd=tmp_path)
+    result = _archzoo(
+        "build",
+        "--registry",
+        str(REPO / "registry" / "gpt"),
+        "--repo-url",
+        "https://x.org/r",
+        "--edit-pattern",
+        "javascript:alert(1)/{path}",
+        cwd=tmp_path,
+    )
     assert result.returncode == 1
-    assert result.stderr.startswith("archzoo: error: site build failed: the default site (no mkdocs.yml here; the "
-                                    "command-line options set it): plugins: archzoo: edit_pattern: ")
+    assert result.stderr.startswith(
+        "archzoo: error: site build failed: the default site (no mkdocs.yml here; the "
+        "command-line options set it): plugins: archzoo: edit_pattern: "
+    )
     assert ".building-" not in result.stderr and list(tmp_path.iterdir()) == []
 
 
@@ -125,20 +159,29 @@ def test_a_wheel_installed_with_the_site_extra_inits_builds_and_serves_a_zoo(tmp
     """Build archzoo's wheel, install it with the `site` extra into a fresh virtual environment outside the
     checkout, and run `archzoo init`, `archzoo validate`, `archzoo build` and `archzoo serve` there."""
     dist = tmp_path / "dist"
-    wheel = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(REPO)],
-                 cwd=tmp_path, timeout=900)
+    wheel = _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(REPO)],
+        cwd=tmp_path,
+        timeout=900,
+    )
     assert wheel.returncode == 0, wheel.stderr[-3000:]
     [built] = dist.glob("archzoo-*.whl")
     venv = tmp_path / "venv"
     made = _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     python, archzoo = venv / "bin" / "python", venv / "bin" / "archzoo"
-    installed = _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                      f"{built}[site]"], cwd=tmp_path, timeout=900)
+    installed = _run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{built}[site]"],
+        cwd=tmp_path,
+        timeout=900,
+    )
     assert installed.returncode == 0, installed.stderr[-3000:]
     # nothing of the checkout on the path: the package, its pages and templates all come from the wheel
-    where = _run([str(python), "-c", "import archzoo.site.plugin as p; print(p.PACKAGE_DOCS)"], cwd=tmp_path,
-                 env={"PYTHONPATH": ""})
+    where = _run(
+        [str(python), "-c", "import archzoo.site.plugin as p; print(p.PACKAGE_DOCS)"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": ""},
+    )
     assert where.returncode == 0 and where.stdout.startswith(str(venv)), where.stdout + where.stderr
     env = {"PYTHONPATH": "", "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     result = _run([str(archzoo), "init", "zoo", "--title", "Wheel zoo"], cwd=tmp_path, env=env)
@@ -159,13 +202,20 @@ def test_a_wheel_installed_with_the_site_extra_inits_builds_and_serves_a_zoo(tmp
     for path in _every_file(site):
         assert str(tmp_path).encode() not in path.read_bytes(), path
     # plain `mkdocs build` of the same zoo is the same plugin on the same configuration
-    result = _run([str(venv / "bin" / "mkdocs"), "build", "--strict", "-q", "-d", str(tmp_path / "plain")], cwd=zoo,
-                  env=env)
+    result = _run(
+        [str(venv / "bin" / "mkdocs"), "build", "--strict", "-q", "-d", str(tmp_path / "plain")], cwd=zoo, env=env
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "plain" / "models" / "gpt-example" / "index.html").is_file()
     port = _free_port()
-    server = subprocess.Popen([str(archzoo), "serve", "--port", str(port)], cwd=zoo, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+    server = subprocess.Popen(
+        [str(archzoo), "serve", "--port", str(port)],
+        cwd=zoo,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    )
     try:
         deadline, page = time.monotonic() + 120, ""
         while time.monotonic() < deadline and "Wheel zoo" not in page:

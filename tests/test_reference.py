@@ -16,8 +16,9 @@ import pytest
 from archzoo import Reference
 from archzoo.host import PluginHost
 
-_TRANSFORMER = dict(d_model=24, nhead=3, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=40,
-                    activation="relu", bias=True)
+_TRANSFORMER = dict(
+    d_model=24, nhead=3, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=40, activation="relu", bias=True
+)
 
 
 def _torch_parts(vocab_size: int, share_embeddings: bool, tie_output: bool) -> int:
@@ -26,8 +27,9 @@ def _torch_parts(vocab_size: int, share_embeddings: bool, tie_output: bool) -> i
     from torch import nn
 
     with torch.device("meta"):
-        parts = nn.ModuleDict({"transformer": nn.Transformer(**_TRANSFORMER),
-                               "source": nn.Embedding(vocab_size, _TRANSFORMER["d_model"])})
+        parts = nn.ModuleDict(
+            {"transformer": nn.Transformer(**_TRANSFORMER), "source": nn.Embedding(vocab_size, _TRANSFORMER["d_model"])}
+        )
         parts["target"] = parts["source"] if share_embeddings else nn.Embedding(vocab_size, _TRANSFORMER["d_model"])
         parts["projection"] = nn.Linear(_TRANSFORMER["d_model"], vocab_size, bias=False)
         if tie_output:
@@ -41,9 +43,12 @@ def _torch_parts(vocab_size: int, share_embeddings: bool, tie_output: bool) -> i
 def test_a_class_a_plugin_defines_is_built_from_its_dotted_target(share_embeddings, tie_output):
     from archzoo.reference import build_reference, reference_params
 
-    ref = Reference(library="archzoo", target="archzoo_transformer.Seq2SeqTransformer",
-                    kwargs={**_TRANSFORMER, "vocab_size": 50, "share_embeddings": share_embeddings,
-                            "tie_output": tie_output}, inputs="seq2seq_token_ids")
+    ref = Reference(
+        library="archzoo",
+        target="archzoo_transformer.Seq2SeqTransformer",
+        kwargs={**_TRANSFORMER, "vocab_size": 50, "share_embeddings": share_embeddings, "tie_output": tie_output},
+        inputs="seq2seq_token_ids",
+    )
     model = build_reference(ref)
     assert type(model).__name__ == "Seq2SeqTransformer" and type(model).__module__ == "archzoo_transformer"
     assert next(model.parameters()).device.type == "meta" and not model.training
@@ -76,9 +81,14 @@ def test_importing_the_plugin_and_describing_its_reference_needs_no_torch():
 def test_the_code_shown_for_the_reference_runs_and_prints_its_count():
     pytest.importorskip("torch")
     arch = PluginHost(only=["transformer"]).load().architecture("transformer")
-    config = arch.config_model(d_model=24, n_heads=3, d_ff=40, n_encoder_layers=2, n_decoder_layers=1, vocab_size=50,
-                               share_embeddings=False)
-    result = subprocess.run([sys.executable, "-W", "ignore", "-c", arch.reference(config).code()],
-                            capture_output=True, text=True, timeout=120)
+    config = arch.config_model(
+        d_model=24, n_heads=3, d_ff=40, n_encoder_layers=2, n_decoder_layers=1, vocab_size=50, share_embeddings=False
+    )
+    result = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", arch.reference(config).code()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert int(result.stdout) == _torch_parts(50, share_embeddings=False, tie_output=True)

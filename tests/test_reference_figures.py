@@ -139,10 +139,12 @@ TORCH_TRANSFORMERS = [
     # torch 2.13 torch.nn.Transformer(bias=False), meta device
     pytest.param({"bias": False}, 44_056_576, {"bias": False}, id="Transformer(bias=False)"),
     # torch 2.13 torch.nn.Transformer(1024, 16, 6, 6, 4096), meta device (the paper's "big" model)
-    pytest.param({"d_model": 1024, "n_heads": 16, "d_ff": 4096}, 176_361_472,
-                 {"d_model": 1024, "nhead": 16, "num_encoder_layers": 6, "num_decoder_layers": 6,
-                  "dim_feedforward": 4096},
-                 id="Transformer(1024,16,6,6,4096)"),
+    pytest.param(
+        {"d_model": 1024, "n_heads": 16, "d_ff": 4096},
+        176_361_472,
+        {"d_model": 1024, "nhead": 16, "num_encoder_layers": 6, "num_decoder_layers": 6, "dim_feedforward": 4096},
+        id="Transformer(1024,16,6,6,4096)",
+    ),
 ]
 
 
@@ -170,52 +172,154 @@ HF_PARAMS = [
     # transformers 5.23 BertModel(BertConfig()) (= bert-base-uncased), meta device
     pytest.param("bert", {}, 109_482_240, "BertModel", "BertConfig", {}, {}, id="bert-base"),
     # transformers 5.23 BertModel(BertConfig(), add_pooling_layer=False), meta device
-    pytest.param("bert", {"pooler": False}, 108_891_648, "BertModel", "BertConfig", {},
-                 {"add_pooling_layer": False}, id="bert-base-no-pooler"),
+    pytest.param(
+        "bert",
+        {"pooler": False},
+        108_891_648,
+        "BertModel",
+        "BertConfig",
+        {},
+        {"add_pooling_layer": False},
+        id="bert-base-no-pooler",
+    ),
     # transformers 5.23 BertModel(BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
     # intermediate_size=4096)) (= bert-large-uncased), meta device
-    pytest.param("bert", {"d_model": 1024, "n_layers": 24, "n_heads": 16, "d_ff": 4096}, 335_141_888,
-                 "BertModel", "BertConfig", BERT_LARGE, {}, id="bert-large"),
+    pytest.param(
+        "bert",
+        {"d_model": 1024, "n_layers": 24, "n_heads": 16, "d_ff": 4096},
+        335_141_888,
+        "BertModel",
+        "BertConfig",
+        BERT_LARGE,
+        {},
+        id="bert-large",
+    ),
     # transformers 5.23 BertForMaskedLM(BertConfig()), meta device (decoder weight and bias tied)
-    pytest.param("bert", {"head": "mlm", "pooler": False}, 109_514_298, "BertForMaskedLM", "BertConfig", {}, {},
-                 id="bert-base-mlm"),
+    pytest.param(
+        "bert",
+        {"head": "mlm", "pooler": False},
+        109_514_298,
+        "BertForMaskedLM",
+        "BertConfig",
+        {},
+        {},
+        id="bert-base-mlm",
+    ),
     # transformers 5.23 BertForPreTraining(BertConfig()), meta device
-    pytest.param("bert", {"head": "pretraining"}, 110_106_428, "BertForPreTraining", "BertConfig", {}, {},
-                 id="bert-base-pretraining"),
+    pytest.param(
+        "bert",
+        {"head": "pretraining"},
+        110_106_428,
+        "BertForPreTraining",
+        "BertConfig",
+        {},
+        {},
+        id="bert-base-pretraining",
+    ),
     # transformers 5.23 RobertaModel(RobertaConfig(vocab_size=50265, max_position_embeddings=514,
     # type_vocab_size=1)) (= roberta-base), meta device
-    pytest.param("bert", {"vocab_size": 50265, "max_positions": 514, "type_vocab_size": 1}, 124_645_632,
-                 "RobertaModel", "RobertaConfig",
-                 {"vocab_size": 50265, "max_position_embeddings": 514, "type_vocab_size": 1}, {}, id="roberta-base"),
+    pytest.param(
+        "bert",
+        {"vocab_size": 50265, "max_positions": 514, "type_vocab_size": 1},
+        124_645_632,
+        "RobertaModel",
+        "RobertaConfig",
+        {"vocab_size": 50265, "max_position_embeddings": 514, "type_vocab_size": 1},
+        {},
+        id="roberta-base",
+    ),
     # transformers 5.23 DistilBertModel(DistilBertConfig()) (= distilbert-base-uncased), meta device
-    pytest.param("bert", {"type_vocab_size": 0, "pooler": False, "n_layers": 6}, 66_362_880,
-                 "DistilBertModel", "DistilBertConfig", {}, {}, id="distilbert-base"),
+    pytest.param(
+        "bert",
+        {"type_vocab_size": 0, "pooler": False, "n_layers": 6},
+        66_362_880,
+        "DistilBertModel",
+        "DistilBertConfig",
+        {},
+        {},
+        id="distilbert-base",
+    ),
     # transformers 5.23 GPT2Model(GPT2Config()) (= gpt2), meta device
     pytest.param("gpt", {"head": "none"}, 124_439_808, "GPT2Model", "GPT2Config", {}, {}, id="gpt2"),
     # transformers 5.23 GPT2Model(GPT2Config(n_embd=1024, n_layer=24, n_head=16)) (= gpt2-medium), meta device
-    pytest.param("gpt", {"head": "none", "d_model": 1024, "n_layers": 24, "n_heads": 16}, 354_823_168,
-                 "GPT2Model", "GPT2Config", {"n_embd": 1024, "n_layer": 24, "n_head": 16}, {}, id="gpt2-medium"),
+    pytest.param(
+        "gpt",
+        {"head": "none", "d_model": 1024, "n_layers": 24, "n_heads": 16},
+        354_823_168,
+        "GPT2Model",
+        "GPT2Config",
+        {"n_embd": 1024, "n_layer": 24, "n_head": 16},
+        {},
+        id="gpt2-medium",
+    ),
     # transformers 5.23 GPT2Model(GPT2Config(n_embd=1280, n_layer=36, n_head=20)) (= gpt2-large), meta device
-    pytest.param("gpt", {"head": "none", "d_model": 1280, "n_layers": 36, "n_heads": 20}, 774_030_080,
-                 "GPT2Model", "GPT2Config", {"n_embd": 1280, "n_layer": 36, "n_head": 20}, {}, id="gpt2-large"),
+    pytest.param(
+        "gpt",
+        {"head": "none", "d_model": 1280, "n_layers": 36, "n_heads": 20},
+        774_030_080,
+        "GPT2Model",
+        "GPT2Config",
+        {"n_embd": 1280, "n_layer": 36, "n_head": 20},
+        {},
+        id="gpt2-large",
+    ),
     # transformers 5.23 GPT2Model(GPT2Config(n_embd=1600, n_layer=48, n_head=25)) (= gpt2-xl), meta device
-    pytest.param("gpt", {"head": "none", "d_model": 1600, "n_layers": 48, "n_heads": 25}, 1_557_611_200,
-                 "GPT2Model", "GPT2Config", {"n_embd": 1600, "n_layer": 48, "n_head": 25}, {}, id="gpt2-xl"),
+    pytest.param(
+        "gpt",
+        {"head": "none", "d_model": 1600, "n_layers": 48, "n_heads": 25},
+        1_557_611_200,
+        "GPT2Model",
+        "GPT2Config",
+        {"n_embd": 1600, "n_layer": 48, "n_head": 25},
+        {},
+        id="gpt2-xl",
+    ),
     # transformers 5.23 GPT2LMHeadModel(GPT2Config()), meta device: the LM head is tied, so the same count as gpt2
     pytest.param("gpt", {"head": "lm"}, 124_439_808, "GPT2LMHeadModel", "GPT2Config", {}, {}, id="gpt2-lm-head"),
     # transformers 5.23 GPT2LMHeadModel(GPT2Config(n_embd=1600, n_layer=48, n_head=25)), meta device
-    pytest.param("gpt", {"head": "lm", "d_model": 1600, "n_layers": 48, "n_heads": 25}, 1_557_611_200,
-                 "GPT2LMHeadModel", "GPT2Config", {"n_embd": 1600, "n_layer": 48, "n_head": 25}, {},
-                 id="gpt2-xl-lm-head"),
+    pytest.param(
+        "gpt",
+        {"head": "lm", "d_model": 1600, "n_layers": 48, "n_heads": 25},
+        1_557_611_200,
+        "GPT2LMHeadModel",
+        "GPT2Config",
+        {"n_embd": 1600, "n_layer": 48, "n_head": 25},
+        {},
+        id="gpt2-xl-lm-head",
+    ),
     # transformers 5.23 OpenAIGPTModel(OpenAIGPTConfig()) (= openai-gpt), meta device
-    pytest.param("gpt", {"vocab_size": 40478, "max_positions": 512, "final_norm": False, "activation": "gelu",
-                         "head": "none"}, 116_534_784, "OpenAIGPTModel", "OpenAIGPTConfig", {}, {}, id="openai-gpt"),
+    pytest.param(
+        "gpt",
+        {"vocab_size": 40478, "max_positions": 512, "final_norm": False, "activation": "gelu", "head": "none"},
+        116_534_784,
+        "OpenAIGPTModel",
+        "OpenAIGPTConfig",
+        {},
+        {},
+        id="openai-gpt",
+    ),
     # transformers 5.23 ViTModel(ViTConfig()) (= google/vit-base-patch16-224 with its pooler), meta device
-    pytest.param("vit", {"num_classes": 0, "pooler": True}, 86_389_248, "ViTModel", "ViTConfig", {}, {},
-                 id="vit-base-patch16-224"),
+    pytest.param(
+        "vit",
+        {"num_classes": 0, "pooler": True},
+        86_389_248,
+        "ViTModel",
+        "ViTConfig",
+        {},
+        {},
+        id="vit-base-patch16-224",
+    ),
     # transformers 5.23 ViTForImageClassification(ViTConfig(num_labels=1000)), meta device
-    pytest.param("vit", {"num_classes": 1000}, 86_567_656, "ViTForImageClassification", "ViTConfig",
-                 {"num_labels": 1000}, {}, id="vit-base-patch16-224-classifier"),
+    pytest.param(
+        "vit",
+        {"num_classes": 1000},
+        86_567_656,
+        "ViTForImageClassification",
+        "ViTConfig",
+        {"num_labels": 1000},
+        {},
+        id="vit-base-patch16-224-classifier",
+    ),
 ]
 
 
@@ -233,8 +337,12 @@ def test_transformers_params_reference(arch, config, expected, model_class, conf
 
 def test_gpt2_lm_head_is_free_when_tied():
     """With tied embeddings the LM head adds no parameters, only FLOPs."""
-    for size in ({}, {"d_model": 1024, "n_layers": 24, "n_heads": 16}, {"d_model": 1280, "n_layers": 36, "n_heads": 20},
-                 {"d_model": 1600, "n_layers": 48, "n_heads": 25}):
+    for size in (
+        {},
+        {"d_model": 1024, "n_layers": 24, "n_heads": 16},
+        {"d_model": 1280, "n_layers": 36, "n_heads": 20},
+        {"d_model": 1600, "n_layers": 48, "n_heads": 25},
+    ):
         assert archzoo.count("gpt", head="lm", **size).params == archzoo.count("gpt", head="none", **size).params
 
 
@@ -248,8 +356,11 @@ TIMM = [
     # measured with timm 1.0: timm.create_model("vit_base_patch16_224", num_classes=1000), meta device
     pytest.param({"num_classes": 1000}, 86_567_656, id="vit_base_patch16_224-1000"),
     # measured with timm 1.0: timm.create_model("vit_huge_patch14_224", num_classes=5), meta device
-    pytest.param({"num_classes": 5, "patch_size": 14, "d_model": 1280, "n_layers": 32, "n_heads": 16, "d_ff": 5120},
-                 630_771_205, id="vit_huge_patch14_224-5"),
+    pytest.param(
+        {"num_classes": 5, "patch_size": 14, "d_model": 1280, "n_layers": 32, "n_heads": 16, "d_ff": 5120},
+        630_771_205,
+        id="vit_huge_patch14_224-5",
+    ),
     # measured with timm 1.0: timm.create_model("deit_base_distilled_patch16_224"), meta device
     pytest.param({"distillation_token": True}, 87_338_192, id="deit_base_distilled_patch16_224"),
 ]
@@ -325,8 +436,9 @@ HF_FLOPS = [
     # transformers 5.23 GPT2Model(GPT2Config()), eager attention, input_ids (1, 1024), FlopCounterMode, meta device
     pytest.param("gpt", {"head": "none"}, 1024, 212_600_881_152, "GPT2Model", "GPT2Config", id="gpt2-N1024"),
     # transformers 5.23 GPT2LMHeadModel(GPT2Config()), eager attention, input_ids (1, 1024), FlopCounterMode, meta
-    pytest.param("gpt", {"head": "lm"}, 1024, 291_648_307_200, "GPT2LMHeadModel", "GPT2Config",
-                 id="gpt2-lm-head-N1024"),
+    pytest.param(
+        "gpt", {"head": "lm"}, 1024, 291_648_307_200, "GPT2LMHeadModel", "GPT2Config", id="gpt2-lm-head-N1024"
+    ),
 ]
 
 

@@ -18,9 +18,8 @@ import sys
 
 import pytest
 
-from archzoo.host import get_host
-
 import archzoo
+from archzoo.host import get_host
 
 #: sequence lengths the FLOPs are checked at (token models; a ViT's length is fixed by its image)
 SEQ_LENS = (7, 16)
@@ -46,15 +45,20 @@ CASES = [
     pytest.param("bert", dict(BERT, head="mlm", pooler=False), id="bert-mlm"),
     pytest.param("bert", dict(BERT, head="mlm", pooler=False, type_vocab_size=3), id="bert-mlm-type-vocab-3"),
     pytest.param("bert", dict(BERT, head="pretraining"), id="bert-pretraining"),
-    pytest.param("bert", dict(BERT, head="pretraining", type_vocab_size=1, activation="silu"),
-                 id="bert-pretraining-type-vocab-1-silu"),
+    pytest.param(
+        "bert",
+        dict(BERT, head="pretraining", type_vocab_size=1, activation="silu"),
+        id="bert-pretraining-type-vocab-1-silu",
+    ),
     pytest.param("bert", dict(BERT, type_vocab_size=0, pooler=False), id="distilbert"),
-    pytest.param("bert", dict(BERT, type_vocab_size=0, pooler=False, n_layers=1, activation="relu"),
-                 id="distilbert-1-layer-relu"),
+    pytest.param(
+        "bert", dict(BERT, type_vocab_size=0, pooler=False, n_layers=1, activation="relu"), id="distilbert-1-layer-relu"
+    ),
     pytest.param("bert", dict(BERT, type_vocab_size=0, pooler=False, head="mlm"), id="distilbert-mlm"),
     pytest.param("bert", dict(ALBERT), id="albert"),
-    pytest.param("bert", dict(ALBERT, n_layers=1, type_vocab_size=1, activation="gelu_new"),
-                 id="albert-1-layer-type-vocab-1"),
+    pytest.param(
+        "bert", dict(ALBERT, n_layers=1, type_vocab_size=1, activation="gelu_new"), id="albert-1-layer-type-vocab-1"
+    ),
     pytest.param("bert", dict(ALBERT, type_vocab_size=3, embedding_size=128), id="albert-wide-embeddings"),
     pytest.param("bert", dict(ALBERT, head="mlm", pooler=False), id="albert-mlm"),
     pytest.param("bert", dict(ALBERT, head="pretraining"), id="albert-pretraining"),
@@ -64,48 +68,94 @@ CASES = [
     pytest.param("gpt", dict(GPT, head="none"), id="gpt2-no-head"),
     pytest.param("gpt", dict(GPT, n_layers=1, d_ff=200), id="gpt2-1-layer-d_ff"),
     pytest.param("gpt", dict(GPT, tie_embeddings=False), id="gpt2-untied"),
-    pytest.param("gpt", dict(GPT, tie_embeddings=False, head="none", activation="gelu_pytorch_tanh"),
-                 id="gpt2-untied-no-head-gelu-tanh"),
+    pytest.param(
+        "gpt",
+        dict(GPT, tie_embeddings=False, head="none", activation="gelu_pytorch_tanh"),
+        id="gpt2-untied-no-head-gelu-tanh",
+    ),
     pytest.param("gpt", dict(GPT, d_head=32), id="gpt2-explicit-d_head"),
     pytest.param("gpt", dict(GPT, n_layers=3, head="none", activation="relu"), id="gpt2-3-layers-relu"),
     pytest.param("gpt", dict(GPT, activation="quick_gelu", n_heads=1), id="gpt2-quick-gelu-1-head"),
     pytest.param("gpt", dict(GPT, n_layers=3, d_ff=64, activation="tanh"), id="gpt2-narrow-mlp-tanh"),
     pytest.param("gpt", dict(GPT, final_norm=False, activation="gelu", head="none"), id="openai-gpt-no-head"),
     pytest.param("gpt", dict(GPT, final_norm=False, activation="gelu"), id="openai-gpt-lm"),
-    pytest.param("gpt", dict(GPT, final_norm=False, activation="relu", tie_embeddings=False), id="openai-gpt-untied-relu"),
-    pytest.param("gpt", dict(GPT, final_norm=False, activation="silu", head="none", d_ff=384),
-                 id="openai-gpt-silu-d_ff-4d"),
+    pytest.param(
+        "gpt", dict(GPT, final_norm=False, activation="relu", tie_embeddings=False), id="openai-gpt-untied-relu"
+    ),
+    pytest.param(
+        "gpt", dict(GPT, final_norm=False, activation="silu", head="none", d_ff=384), id="openai-gpt-silu-d_ff-4d"
+    ),
     # ---- vit: ViTModel / ViTForImageClassification / DeiTModel / DeiTForImageClassificationWithTeacher --
     pytest.param("vit", dict(VIT, num_classes=10), id="vit-10-classes"),
     pytest.param("vit", dict(VIT, num_classes=0, patch_size=4, n_layers=1), id="vit-patch4-no-head"),
     pytest.param("vit", dict(VIT, num_classes=0, patch_size=16, pooler=True), id="vit-patch16-pooler"),
     pytest.param("vit", dict(VIT, num_classes=10, patch_size=32, n_layers=1), id="vit-one-patch"),
-    pytest.param("vit", dict(VIT, num_classes=10, image_size=30, patch_size=10, activation="gelu_new"),
-                 id="vit-30px-patch10"),
+    pytest.param(
+        "vit", dict(VIT, num_classes=10, image_size=30, patch_size=10, activation="gelu_new"), id="vit-30px-patch10"
+    ),
     pytest.param("vit", dict(VIT, num_classes=10, qkv_bias=False), id="vit-no-qkv-bias"),
     pytest.param("vit", dict(VIT, num_classes=10, distillation_token=True), id="deit-10-classes"),
     pytest.param("vit", dict(VIT, num_classes=0, distillation_token=True), id="deit-no-head"),
     pytest.param("vit", dict(VIT, num_classes=0, distillation_token=True, pooler=True), id="deit-pooler"),
-    pytest.param("vit", dict(VIT, num_classes=10, channels=1, distillation_token=True, qkv_bias=False, n_layers=1),
-                 id="deit-1-channel-no-qkv-bias"),
-    pytest.param("vit", dict(image_size=28, patch_size=7, channels=1, d_model=64, n_heads=4, n_layers=3, d_ff=128,
-                             num_classes=10, activation="relu"), id="vit-mnist-like"),
+    pytest.param(
+        "vit",
+        dict(VIT, num_classes=10, channels=1, distillation_token=True, qkv_bias=False, n_layers=1),
+        id="deit-1-channel-no-qkv-bias",
+    ),
+    pytest.param(
+        "vit",
+        dict(
+            image_size=28,
+            patch_size=7,
+            channels=1,
+            d_model=64,
+            n_heads=4,
+            n_layers=3,
+            d_ff=128,
+            num_classes=10,
+            activation="relu",
+        ),
+        id="vit-mnist-like",
+    ),
     # ---- transformer: torch.nn.Transformer, and archzoo's Seq2SeqTransformer wrapper with embeddings ---
     pytest.param("transformer", dict(TRANSFORMER, n_decoder_layers=1), id="transformer-2-1"),
-    pytest.param("transformer", dict(TRANSFORMER, n_encoder_layers=1, n_decoder_layers=3, bias=False),
-                 id="transformer-1-3-no-bias"),
-    pytest.param("transformer", dict(TRANSFORMER, n_encoder_layers=1, n_decoder_layers=1, activation="gelu"),
-                 id="transformer-gelu"),
+    pytest.param(
+        "transformer",
+        dict(TRANSFORMER, n_encoder_layers=1, n_decoder_layers=3, bias=False),
+        id="transformer-1-3-no-bias",
+    ),
+    pytest.param(
+        "transformer",
+        dict(TRANSFORMER, n_encoder_layers=1, n_decoder_layers=1, activation="gelu"),
+        id="transformer-gelu",
+    ),
     pytest.param("transformer", dict(TRANSFORMER, vocab_size=101), id="transformer-vocab-shared-tied"),
-    pytest.param("transformer", dict(TRANSFORMER, vocab_size=101, share_embeddings=False),
-                 id="transformer-vocab-separate-tied"),
-    pytest.param("transformer", dict(TRANSFORMER, vocab_size=101, tie_output=False),
-                 id="transformer-vocab-shared-untied"),
-    pytest.param("transformer", dict(TRANSFORMER, vocab_size=101, share_embeddings=False, tie_output=False, bias=False),
-                 id="transformer-vocab-separate-untied-no-bias"),
-    pytest.param("transformer", dict(TRANSFORMER, n_heads=1, d_ff=64, n_encoder_layers=3, n_decoder_layers=1,
-                                     vocab_size=50, bias=False, activation="gelu", share_embeddings=False),
-                 id="transformer-3-1-1-head-vocab-gelu"),
+    pytest.param(
+        "transformer", dict(TRANSFORMER, vocab_size=101, share_embeddings=False), id="transformer-vocab-separate-tied"
+    ),
+    pytest.param(
+        "transformer", dict(TRANSFORMER, vocab_size=101, tie_output=False), id="transformer-vocab-shared-untied"
+    ),
+    pytest.param(
+        "transformer",
+        dict(TRANSFORMER, vocab_size=101, share_embeddings=False, tie_output=False, bias=False),
+        id="transformer-vocab-separate-untied-no-bias",
+    ),
+    pytest.param(
+        "transformer",
+        dict(
+            TRANSFORMER,
+            n_heads=1,
+            d_ff=64,
+            n_encoder_layers=3,
+            n_decoder_layers=1,
+            vocab_size=50,
+            bias=False,
+            activation="gelu",
+            share_embeddings=False,
+        ),
+        id="transformer-3-1-1-head-vocab-gelu",
+    ),
 ]
 
 
@@ -195,6 +245,8 @@ def test_count_bert_imports_no_torch_as_documented():
     """The exact one-liner from the documentation."""
     result = subprocess.run(
         [sys.executable, "-c", "import archzoo,sys; archzoo.count('bert'); assert 'torch' not in sys.modules"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr

@@ -20,7 +20,9 @@ REGISTRY = load_registry([ROOT / "registry"])
 ENTRIES = list(REGISTRY)
 
 ALL_IDS = [e.id for e in ENTRIES]
-BUILDABLE_IDS = [e.id for e in ENTRIES if e.spec.reference is not None and e.spec.reference.library in ("torch", "transformers")]
+BUILDABLE_IDS = [
+    e.id for e in ENTRIES if e.spec.reference is not None and e.spec.reference.library in ("torch", "transformers")
+]
 TIMM_IDS = [e.id for e in ENTRIES if e.spec.reference is not None and e.spec.reference.library == "timm"]
 PUBLISHED_IDS = [e.id for e in ENTRIES if e.spec.published is not None]
 
@@ -63,7 +65,7 @@ def test_registry_loads_without_warnings():
 def test_registry_covers_every_built_in_architecture():
     assert len(REGISTRY) >= MIN_ENTRIES, f"{len(REGISTRY)} entries; the registry should hold at least {MIN_ENTRIES}"
     present = {e.spec.architecture for e in ENTRIES}
-    assert BUILT_IN_ARCHITECTURES <= present, f"no entry for {sorted(BUILT_IN_ARCHITECTURES - present)}"
+    assert present >= BUILT_IN_ARCHITECTURES, f"no entry for {sorted(BUILT_IN_ARCHITECTURES - present)}"
 
 
 # ---- each entry -----------------------------------------------------------------------------------
@@ -77,8 +79,11 @@ def test_entry_is_valid(model_id):
     )
     assert entry.params > 0
     fields = entry.architecture.config_model.model_fields
-    restated = [k for k, v in entry.spec.config.items()
-                if not fields[k].is_required() and fields[k].get_default(call_default_factory=True) == v]
+    restated = [
+        k
+        for k, v in entry.spec.config.items()
+        if not fields[k].is_required() and fields[k].get_default(call_default_factory=True) == v
+    ]
     assert not restated, f"{entry.path}: config restates defaults {restated}; list only the keys that differ"
     if entry.spec.reconciliation is not None:
         assert entry.spec.published is not None, f"{entry.path}: a reconciliation needs a published figure to explain"

@@ -19,12 +19,16 @@ from archzoo.registry import REASONS, load_registry, parse_published
 CORPUS = Path(__file__).parent / "registry_errors"
 VALID = Path(__file__).parent.parent / "registry" / "bert" / "bert-base-uncased.yaml"
 
-BERT_KEYS = ("vocab_size, d_model, n_layers, n_heads, d_ff, max_positions, type_vocab_size, pooler, head, "
-             "num_labels, classifier_dense, tie_embeddings, activation, embedding_size, shared_layers")
+BERT_KEYS = (
+    "vocab_size, d_model, n_layers, n_heads, d_ff, max_positions, type_vocab_size, pooler, head, "
+    "num_labels, classifier_dense, tie_embeddings, activation, embedding_size, shared_layers"
+)
 ENTRY_KEYS = "architecture, config, title, summary, tags, year, published, reference, reconciliation"
 SOURCE_KEYS = "title, authors, year, venue, arxiv, url, locator"
-REASON_CODES = ("rounded, excludes-embeddings, includes-pooler, excludes-pooler, head-differs, tied-weights, "
-                "vocab-differs, retracted-by-authors, typo-in-source, tool-omits-parameters")
+REASON_CODES = (
+    "rounded, excludes-embeddings, includes-pooler, excludes-pooler, head-differs, tied-weights, "
+    "vocab-differs, retracted-by-authors, typo-in-source, tool-omits-parameters"
+)
 SLUG_RULE = "is not a safe slug: use lowercase letters and digits separated by single '-' or '.'"
 EMPTY = "empty file; an entry is a mapping with at least 'architecture', 'title', 'summary' and 'year'"
 TAG = "is not allowed (registry files hold plain YAML and nothing is constructed from tags); remove the tag and write a plain value"
@@ -35,60 +39,76 @@ EXPECTED: dict[str, list[str]] = {
     # YAML syntax
     "yaml-bad-indentation.yaml": [
         "3: YAML syntax error: unexpected ':' (mapping values are not allowed here); indent this key like the keys "
-        "beside it, or quote a value that contains ': '"],
+        "beside it, or quote a value that contains ': '"
+    ],
     "yaml-bad-dedent.yaml": [
         "11: YAML syntax error: this line is indented less than the key above it but more than its parent; indent "
-        "it like the keys beside it"],
+        "it like the keys beside it"
+    ],
     "yaml-unclosed-quote.yaml": [  # YAML reads on to the next '"' (line 12) and fails there
         "2: YAML syntax error: the quoted value that starts on this line is not closed on it and runs on to the "
-        "next quote, on line 12; add the closing quote"],
+        "next quote, on line 12; add the closing quote"
+    ],
     "yaml-unclosed-quote-at-end.yaml": [
-        "23: YAML syntax error: the quoted value that starts on this line is never closed; add the closing quote"],
+        "23: YAML syntax error: the quoted value that starts on this line is never closed; add the closing quote"
+    ],
     "yaml-tab-indent.yaml": [
-        "8: YAML syntax error: a tab character where YAML expects indentation; indent with spaces only"],
+        "8: YAML syntax error: a tab character where YAML expects indentation; indent with spaces only"
+    ],
     "yaml-unclosed-bracket.yaml": [  # the flow list reads on into line 5 and fails at 'year:'
         "4: YAML syntax error: the '[' that starts on this line is not closed (found ':' on line 5); add the "
-        "missing ',' or ']'"],
+        "missing ',' or ']'"
+    ],
     "yaml-text-after-quote.yaml": [
         "2: YAML syntax error: text after a quoted value; a value that starts with a quote ends at the closing "
-        "quote, so quote the whole value"],
+        "quote, so quote the whole value"
+    ],
     "yaml-two-documents.yaml": [
         "9: YAML syntax error: a second document ('---'); a registry file holds one entry, so split it into one "
-        "file per entry"],
+        "file per entry"
+    ],
     # tags that would construct objects, and aliases that never end
     "yaml-python-tag.yaml": [f"4: tags: YAML tag '!!python/object/apply:os.system' {TAG}"],
     "yaml-custom-tag.yaml": [f"3: summary: YAML tag '!include' {TAG}"],
     "recursive-alias.yaml": [
-        "4: tags[1]: an alias that contains itself; registry files hold plain, finite data, so write the value out"],
+        "4: tags[1]: an alias that contains itself; registry files hold plain, finite data, so write the value out"
+    ],
     # duplicate keys
     "duplicate-top-level-key.yaml": ["6: year: duplicate key (first given on line 5); keep one of the two"],
     "duplicate-config-key.yaml": ["9: config.n_layers: duplicate key (first given on line 7); keep one of the two"],
     # ids that are not safe slugs
     "Bert-Base-Uncased.yaml": [
-        f"1: id 'Bert-Base-Uncased' (the file name) {SLUG_RULE}; rename the file to 'bert-base-uncased.yaml'"],
+        f"1: id 'Bert-Base-Uncased' (the file name) {SLUG_RULE}; rename the file to 'bert-base-uncased.yaml'"
+    ],
     "bert base uncased.yaml": [
-        f"1: id 'bert base uncased' (the file name) {SLUG_RULE}; rename the file to 'bert-base-uncased.yaml'"],
+        f"1: id 'bert base uncased' (the file name) {SLUG_RULE}; rename the file to 'bert-base-uncased.yaml'"
+    ],
     "bert..base.yaml": [f"1: id 'bert..base' (the file name) {SLUG_RULE}; rename the file to 'bert.base.yaml'"],
     # not a mapping
     "empty-file.yaml": [f"1: {EMPTY}"],
     "comments-only.yaml": [f"1: {EMPTY}"],
     "list-not-mapping.yaml": ["1: expected a mapping of keys (architecture: ..., title: ...), got a list"],
     "scalar-not-mapping.yaml": [
-        "2: expected a mapping of keys (architecture: ..., title: ...), got a single value 'bert-base-uncased'"],
+        "2: expected a mapping of keys (architecture: ..., title: ...), got a single value 'bert-base-uncased'"
+    ],
     # architecture and its configuration
     "unknown-architecture.yaml": [
         "1: architecture: unknown architecture 'brt'; did you mean 'bert'? loaded: bert, gpt, transformer, vit "
-        "(install the plugin that provides it, or correct the name)"],
+        "(install the plugin that provides it, or correct the name)"
+    ],
     "unknown-config-key.yaml": [
         f"7: config.n_layer: unknown key; did you mean 'n_layers' or 'shared_layers' or 'num_labels'? valid keys: "
-        f"{BERT_KEYS}"],
+        f"{BERT_KEYS}"
+    ],
     "config-string-for-int.yaml": [
-        "9: config.d_model: expected an integer, got the string '768'; write the number without quotes"],
+        "9: config.d_model: expected an integer, got the string '768'; write the number without quotes"
+    ],
     "config-word-for-int.yaml": ["7: config.n_layers: expected an integer, got the string 'twelve'"],
     "config-zero-size.yaml": ["9: config.d_model: must be greater than 0, got 0"],
     "config-negative-size.yaml": ["7: config.n_layers: must be greater than 0, got -2"],
     "config-indivisible-heads.yaml": [
-        "8: config.n_heads: d_model 768 is not divisible by n_heads 10; choose a divisor of d_model"],
+        "8: config.n_heads: d_model 768 is not divisible by n_heads 10; choose a divisor of d_model"
+    ],
     "config-not-a-mapping.yaml": ["6: config: expected a mapping (key: value lines), got a list"],
     # keys of the entry
     "unknown-top-level-key.yaml": [f"4: tag: unknown key; did you mean 'tags'? valid keys: {ENTRY_KEYS}"],
@@ -98,47 +118,60 @@ EXPECTED: dict[str, list[str]] = {
     "missing-architecture.yaml": ["1: architecture: required key missing; add 'architecture:' at the top level"],
     "missing-source-locator.yaml": [
         "11: published.source.locator: required key missing; add 'locator:' under 'published.source' "
-        "(table, section or README heading that prints the figure)"],
+        "(table, section or README heading that prints the figure)"
+    ],
     "non-text-key.yaml": ["6: a key must be text, got the number 2019; quote the key"],
     # values of the entry
     "tags-not-a-list.yaml": ["4: tags: expected a list, got the string 'encoder'; write a list, e.g. [encoder]"],
     "tags-item-not-text.yaml": ['4: tags[1]: expected text, got the number 2019; put it in quotes: "2019"'],
     "year-as-string.yaml": ["5: year: expected an integer, got the string '2019'; write the number without quotes"],
     "year-as-date.yaml": [
-        "14: published.source.year: expected an integer, got the date 2019-06-02; write the year alone: 2019"],
+        "14: published.source.year: expected an integer, got the date 2019-06-02; write the year alone: 2019"
+    ],
     "year-impossible-date.yaml": [
         "5: year: '2019-13-01' reads as a date but is not a valid one (month must be in 1..12); write a valid "
-        "date, or quote it to keep it as text"],
+        "date, or quote it to keep it as text"
+    ],
     "year-out-of-range.yaml": ["5: year: must be at least 1950, got 19"],
     "arxiv-bad-format.yaml": [
         "16: published.source.arxiv: expected a bare arXiv id such as '1810.04805' (no 'arXiv:' prefix, version "
-        "or URL), got the string 'arXiv:1810.04805v2'"],
+        "or URL), got the string 'arXiv:1810.04805v2'"
+    ],
     "arxiv-unquoted.yaml": [  # YAML reads 1810.04850 as the float 1810.0485: the hint keeps the digits as written
-        '16: published.source.arxiv: expected text, got the number 1810.0485; put it in quotes: "1810.04850"'],
+        '16: published.source.arxiv: expected text, got the number 1810.0485; put it in quotes: "1810.04850"'
+    ],
     "reference-bad-target.yaml": [
         "19: reference.target: expected a dotted name in torch, transformers or timm, such as "
         "'transformers.BertModel', 'torch.nn.Transformer' or 'timm.vit_base_patch16_224', got the string "
-        "'BertModel'"],
+        "'BertModel'"
+    ],
     # the published figure
-    "published-params-about.yaml": [f"10: published.params: cannot read 'about 110' as a parameter count; {PARAMS_FORMAT}"],
+    "published-params-about.yaml": [
+        f"10: published.params: cannot read 'about 110' as a parameter count; {PARAMS_FORMAT}"
+    ],
     "published-params-empty.yaml": [f"10: published.params: cannot read '' as a parameter count; {PARAMS_FORMAT}"],
     "published-params-megabytes.yaml": [
         "10: published.params: '110 MB' reads as a size in bytes ('MB'); write the parameter count as printed "
-        "with K, M, B or T, e.g. '110M'"],
+        "with K, M, B or T, e.g. '110M'"
+    ],
     "published-params-unquoted-number.yaml": [
-        '10: published.params: expected text, got the number 110000000; put it in quotes: "110000000"'],
+        '10: published.params: expected text, got the number 110000000; put it in quotes: "110000000"'
+    ],
     "published-params-zero.yaml": [
         "10: published.params: a published size of '0M' parameters cannot be right; write the figure as printed, "
-        "e.g. '110M'"],
+        "e.g. '110M'"
+    ],
     # reconciliation
     "reconciliation-unknown-reason.yaml": [
-        f"22: reconciliation.reason: unknown value 'rounding'; did you mean 'rounded'? expected one of: {REASON_CODES}"],
+        f"22: reconciliation.reason: unknown value 'rounding'; did you mean 'rounded'? expected one of: {REASON_CODES}"
+    ],
     "reconciliation-short-note.yaml": [
-        "23: reconciliation.note: too short (8 characters, at least 10); expected one sentence: why the figures "
-        "differ"],
+        "23: reconciliation.note: too short (8 characters, at least 10); expected one sentence: why the figures differ"
+    ],
     "gap-without-reason.yaml": [
         "10: published.params: computed 109,482,240 differs from published 200M by -45.3% (over 5%); add "
-        f"'reconciliation:' with a reason ({REASON_CODES}) and a note, or correct the config"],
+        f"'reconciliation:' with a reason ({REASON_CODES}) and a note, or correct the config"
+    ],
 }
 
 
@@ -156,7 +189,7 @@ def test_corpus_and_expectations_match():
     files = sorted(p.name for p in CORPUS.iterdir())
     assert files == sorted(EXPECTED)
     assert len(files) >= 30
-    assert REASON_CODES == ", ".join(REASONS)
+    assert ", ".join(REASONS) == REASON_CODES
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -247,7 +280,9 @@ def test_dot_dot_ids_and_paths(tmp_path: Path, host: PluginHost):
     assert list(registry.entries) == ["bert-base"]
     # a path that does not exist
     missing = tmp_path / "sub" / ".." / "nope.yaml"
-    assert problems([missing], host) == [f"{missing}:1: no such file or folder; check the path (registry folders come from --registry, ARCHZOO_REGISTRY or ./registry)"]
+    assert problems([missing], host) == [
+        f"{missing}:1: no such file or folder; check the path (registry folders come from --registry, ARCHZOO_REGISTRY or ./registry)"
+    ]
 
 
 def test_every_problem_of_one_file_is_reported(tmp_path: Path, host: PluginHost):
@@ -277,13 +312,19 @@ def test_a_missing_configuration_key_is_to_be_added_under_config(tmp_path: Path)
 
     module = types.ModuleType("archzoo_needs_width")
     module.register_architectures = hookimpl(
-        lambda register: register(gpt.model_copy(update={"name": "needs_width", "config_model": NeedsWidth, "hf_model_types": {}})))
+        lambda register: register(
+            gpt.model_copy(update={"name": "needs_width", "config_model": NeedsWidth, "hf_model_types": {}})
+        )
+    )
     host = PluginHost(only=["extra"], extra_plugins={"extra": module}).load()
     entry = tmp_path / "needs.yaml"
-    entry.write_text("architecture: needs_width\ntitle: Needs width\nsummary: A key without a default.\n"
-                     "year: 2020\nconfig:\n  n_layers: 2\n")
+    entry.write_text(
+        "architecture: needs_width\ntitle: Needs width\nsummary: A key without a default.\n"
+        "year: 2020\nconfig:\n  n_layers: 2\n"
+    )
     assert problems([entry], host) == [
-        f"{entry}:5: config.width: required key missing; add 'width:' under 'config' (a key with no default)"]
+        f"{entry}:5: config.width: required key missing; add 'width:' under 'config' (a key with no default)"
+    ]
 
 
 def test_explicit_null_for_a_derived_key_loads_as_leaving_it_out(tmp_path: Path, host: PluginHost):
@@ -298,14 +339,17 @@ def test_explicit_null_for_a_derived_key_loads_as_leaving_it_out(tmp_path: Path,
     assert loaded.config.pooler is True
 
 
-@pytest.mark.parametrize(("text", "value", "rounding"), [
-    ("110M", 110_000_000, 500_000),
-    ("1.3B", 1_300_000_000, 50_000_000),
-    ("1542M", 1_542_000_000, 500_000),
-    ("65 (x10^6)", 65_000_000, 500_000),
-    ("13.0B", 13_000_000_000, 50_000_000),
-    ("85,802,501", 85_802_501, 0),
-])
+@pytest.mark.parametrize(
+    ("text", "value", "rounding"),
+    [
+        ("110M", 110_000_000, 500_000),
+        ("1.3B", 1_300_000_000, 50_000_000),
+        ("1542M", 1_542_000_000, 500_000),
+        ("65 (x10^6)", 65_000_000, 500_000),
+        ("13.0B", 13_000_000_000, 50_000_000),
+        ("85,802,501", 85_802_501, 0),
+    ],
+)
 def test_parse_published(text: str, value: int, rounding: int):
     assert parse_published(text) == (value, rounding)
 

@@ -61,8 +61,11 @@ def test_problems_come_back_from_the_cache(registry, host):
     cold = load_index([registry], host)
     warm = load_index([registry], host)
     assert warm.reused == 4
-    assert [str(p) for p in warm.problems] == [str(p) for p in cold.problems] == [
-        f"{registry}/broken.yaml:6: config.n_layers: expected an integer, got the string 'many'"]
+    assert (
+        [str(p) for p in warm.problems]
+        == [str(p) for p in cold.problems]
+        == [f"{registry}/broken.yaml:6: config.n_layers: expected an integer, got the string 'many'"]
+    )
     assert sorted(warm.rows) == ["gpt-1", "gpt-2", "gpt-3"]
 
 
@@ -185,23 +188,38 @@ def test_a_corrupt_cache_is_ignored_and_rebuilt(registry, host, cache, damage):
     file = _cache_file(cache)
     data = file.read_bytes()
     middle = len(data) // 2
-    file.write_bytes({"truncated": data[:middle], "flipped byte": data[:middle] + bytes([data[middle] ^ 1]) +
-                      data[middle + 1:], "empty": b"", "random bytes": os.urandom(len(data))}[damage])
+    file.write_bytes(
+        {
+            "truncated": data[:middle],
+            "flipped byte": data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1 :],
+            "empty": b"",
+            "random bytes": os.urandom(len(data)),
+        }[damage]
+    )
     index = load_index([registry], host)
     assert (index.loaded, sorted(index.rows)) == (4, ["gpt-1", "gpt-2", "gpt-3"])
     assert load_index([registry], host).reused == 4  # rebuilt
 
 
-@pytest.mark.parametrize("content", [
-    "an older format", "another fingerprint", "a list", "a short item", "a row of the wrong length",
-    "an unhashable id", "a problem of the wrong shape", "a JSON cache",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "an older format",
+        "another fingerprint",
+        "a list",
+        "a short item",
+        "a row of the wrong length",
+        "an unhashable id",
+        "a problem of the wrong shape",
+        "a JSON cache",
+    ],
+)
 def test_a_foreign_cache_is_ignored(registry, host, cache, content):
     load_index([registry], host)
     file = _cache_file(cache)
     data = file.read_bytes()
     header = registry_index._header(registry_index._fingerprint(host))
-    items = marshal.loads(data[len(header) + 9:])
+    items = marshal.loads(data[len(header) + 9 :])
     key = str(registry / "gpt-1.yaml")
     item = items[key]
     written = {
@@ -209,11 +227,13 @@ def test_a_foreign_cache_is_ignored(registry, host, cache, content):
         "another fingerprint": data.replace(header, registry_index._header("0" * 64), 1),
         "a list": _valid_header(host, marshal.dumps(list(items.items()))),
         "a short item": _valid_header(host, marshal.dumps({**items, key: item[:-1]})),
-        "a row of the wrong length": _valid_header(host, marshal.dumps({**items, key: (*item[:4], item[4][:-1],
-                                                                                      *item[5:])})),
+        "a row of the wrong length": _valid_header(
+            host, marshal.dumps({**items, key: (*item[:4], item[4][:-1], *item[5:])})
+        ),
         "an unhashable id": _valid_header(host, marshal.dumps({**items, key: (*item[:3], ["gpt-1"], *item[4:])})),
-        "a problem of the wrong shape": _valid_header(host, marshal.dumps({**items, key: (*item[:5], ((1, "x"),),
-                                                                                        *item[6:])})),
+        "a problem of the wrong shape": _valid_header(
+            host, marshal.dumps({**items, key: (*item[:5], ((1, "x"),), *item[6:])})
+        ),
         "a JSON cache": b'{"format": "archzoo.registry-index/3", "files": {}}',
     }[content]
     file.write_bytes(written)
@@ -246,7 +266,8 @@ def test_rows_problems_and_warnings_equal_a_full_load(tmp_path, host):
         "architecture: gpt\ntitle: GPT-2 Medium\nsummary: The 24-layer GPT-2.\nyear: 2019\n"
         "config: {d_model: 1024, n_layers: 24, n_heads: 16}\npublished:\n  params: 345M\n  source:\n"
         "    title: Language Models are Unsupervised Multitask Learners\n    authors: [Alec Radford]\n"
-        "    year: 2019\n    venue: OpenAI\n    locator: Table 2\n")
+        "    year: 2019\n    venue: OpenAI\n    locator: Table 2\n"
+    )
     full = load_registry([folder], host)
     expected = {model_id: IndexRow.of(entry) for model_id, entry in full.entries.items()}
     for label in ("cold", "warm"):

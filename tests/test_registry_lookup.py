@@ -32,7 +32,10 @@ def test_only_the_named_file_is_read(tmp_path, host):
     """A broken neighbour does not matter: it is never read."""
     (tmp_path / "good.yaml").write_text(ENTRY.format(n=2))
     (tmp_path / "bad.yaml").write_text("title: [unclosed\n")
-    assert find_model("good", [tmp_path], host).params == load_registry([tmp_path / "good.yaml"], host).get_model("good").params
+    assert (
+        find_model("good", [tmp_path], host).params
+        == load_registry([tmp_path / "good.yaml"], host).get_model("good").params
+    )
 
 
 def _messages(tmp_path, host, model_id):
@@ -46,16 +49,21 @@ def _messages(tmp_path, host, model_id):
 def test_an_invalid_entry_gives_the_same_error(tmp_path, host):
     (tmp_path / "bad.yaml").write_text(ENTRY.format(n="many"))
     alone, full = _messages(tmp_path, host, "bad")
-    assert alone == full == (f"registry entry 'bad' is invalid: {tmp_path}/bad.yaml:6: config.n_layers: expected an "
-                             f"integer, got the string 'many' (`archzoo validate {tmp_path}/bad.yaml` lists every "
-                             "problem)")
+    assert (
+        alone
+        == full
+        == (
+            f"registry entry 'bad' is invalid: {tmp_path}/bad.yaml:6: config.n_layers: expected an "
+            f"integer, got the string 'many' (`archzoo validate {tmp_path}/bad.yaml` lists every "
+            "problem)"
+        )
+    )
 
 
 def test_an_unknown_id_names_the_closest(tmp_path, host):
     (tmp_path / "gpt2-medium.yaml").write_text(ENTRY.format(n=24))
     alone, full = _messages(tmp_path, host, "gpt2-mediun")
-    assert alone == full == ("unknown model 'gpt2-mediun'; did you mean 'gpt2-medium'? (`archzoo list` shows every "
-                             "id)")
+    assert alone == full == ("unknown model 'gpt2-mediun'; did you mean 'gpt2-medium'? (`archzoo list` shows every id)")
 
 
 def test_an_id_defined_twice_is_an_error(tmp_path, host):
@@ -68,7 +76,8 @@ def test_an_id_defined_twice_is_an_error(tmp_path, host):
     assert str(caught.value) == (
         f"registry entry 'twin' is invalid: {tmp_path}/b/twin.yaml:1: duplicate id 'twin': also defined by "
         f"{tmp_path}/a/twin.yaml; ids are file names and must be unique across folders, so rename one "
-        f"(`archzoo validate {tmp_path}/b/twin.yaml` lists every problem)")
+        f"(`archzoo validate {tmp_path}/b/twin.yaml` lists every problem)"
+    )
 
 
 @pytest.fixture

@@ -8,8 +8,17 @@ from archzoo.report import human_bytes, human_count
 
 @pytest.mark.parametrize(
     "n, text",
-    [(0, "0"), (999, "999"), (1_000, "1.00K"), (999_999, "1.00M"), (9_996_000, "10.0M"),
-     (109_482_240, "109.5M"), (999_999_999, "1.00B"), (1_557_611_200, "1.56B"), (174_604_259_328, "174.6B")],
+    [
+        (0, "0"),
+        (999, "999"),
+        (1_000, "1.00K"),
+        (999_999, "1.00M"),
+        (9_996_000, "10.0M"),
+        (109_482_240, "109.5M"),
+        (999_999_999, "1.00B"),
+        (1_557_611_200, "1.56B"),
+        (174_604_259_328, "174.6B"),
+    ],
 )
 def test_human_count(n, text):
     assert human_count(n) == text
@@ -89,14 +98,23 @@ def test_cross_attention_kv_cache_per_source_token():
 def test_cross_attention_kv_cache_against_bart():
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    config = transformers.BartConfig(vocab_size=40, d_model=64, encoder_layers=2, decoder_layers=3,
-                                     encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
-                                     decoder_ffn_dim=128, max_position_embeddings=64)
+    config = transformers.BartConfig(
+        vocab_size=40,
+        d_model=64,
+        encoder_layers=2,
+        decoder_layers=3,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=128,
+        decoder_ffn_dim=128,
+        max_position_embeddings=64,
+    )
     torch.manual_seed(0)
     model = transformers.BartForConditionalGeneration(config).eval()
     with torch.no_grad():
-        cache = model(input_ids=torch.randint(3, 40, (1, 11)), decoder_input_ids=torch.randint(3, 40, (1, 5)),
-                      use_cache=True).past_key_values
+        cache = model(
+            input_ids=torch.randint(3, 40, (1, 11)), decoder_input_ids=torch.randint(3, 40, (1, 5)), use_cache=True
+        ).past_key_values
     cross = sum(layer.keys.numel() + layer.values.numel() for layer in cache.cross_attention_cache.layers)
     own = sum(layer.keys.numel() + layer.values.numel() for layer in cache.self_attention_cache.layers)
     report = archzoo.count("transformer", d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2, n_decoder_layers=3)

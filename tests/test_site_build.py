@@ -27,8 +27,11 @@ GPT2_YAML = (Path(__file__).parent / "data" / "gpt2-small-test.yaml").read_text(
 
 def _tree(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` and the hash of its bytes."""
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +58,19 @@ def _page(site: Path, path: str) -> str:
 
 
 def test_build_writes_every_generated_page(built):
-    for path in ("", "models", "models/bert-base-uncased", "models/gpt2-small-test", "architectures/bert",
-                 "architectures/gpt", "architectures/vit", "architectures/transformer", "methodology",
-                 "writing-plugins", "performance"):
+    for path in (
+        "",
+        "models",
+        "models/bert-base-uncased",
+        "models/gpt2-small-test",
+        "architectures/bert",
+        "architectures/gpt",
+        "architectures/vit",
+        "architectures/transformer",
+        "methodology",
+        "writing-plugins",
+        "performance",
+    ):
         assert (built / path / "index.html").is_file(), path
     assert not (built / "SUMMARY").exists()  # the generated navigation file is not a page
     page = _page(built, "models/bert-base-uncased")
@@ -77,11 +90,11 @@ def test_downloads(built):
 
 def test_navigation_groups_models_under_their_architecture(built):
     page = _page(built, "models/bert-base-uncased")
-    nav = page[page.index('<nav class="md-nav md-nav--primary"'):page.index("</nav>", page.index('md-nav--primary'))]
+    nav = page[page.index('<nav class="md-nav md-nav--primary"') : page.index("</nav>", page.index("md-nav--primary"))]
     assert "Architectures" in nav and "BERT" in nav and "bert-base-uncased" in nav
     assert "gpt2-small-test" not in nav  # navigation.prune: another architecture's models are not rendered
     gpt = _page(built, "models/gpt2-small-test")
-    assert 'href="../bert-base-uncased/"' not in gpt[:gpt.index('<div class="md-content"')]
+    assert 'href="../bert-base-uncased/"' not in gpt[: gpt.index('<div class="md-content"')]
 
 
 def test_a_registry_outside_the_project_has_no_edit_link_and_no_local_path(built, outside_registry):
@@ -117,7 +130,9 @@ def test_failed_build_leaves_the_previous_site_untouched(tmp_path, outside_regis
     broken = tmp_path / "broken"
     shutil.copytree(outside_registry, broken)
     (broken / "bad-entry.yaml").write_text("architecture: bert\ntitle: [unclosed\n", encoding="utf-8")
-    with pytest.raises(ArchzooError, match=r"(?s)^site build failed: the registry has problems.*/bad-entry\.yaml:2: YAML syntax error") as info:
+    with pytest.raises(
+        ArchzooError, match=r"(?s)^site build failed: the registry has problems.*/bad-entry\.yaml:2: YAML syntax error"
+    ) as info:
         build_site(out, registry=[broken])
     assert f"the previous site in {out.resolve()} is untouched" in str(info.value)
     assert _tree(out) == before
@@ -228,8 +243,9 @@ def test_installed_plugin_and_outside_registry_show_up(tmp_path, outside_registr
     ids = [m["id"] for m in json.loads((without / "models.json").read_text(encoding="utf-8"))["models"]]
     assert ids == ["bert-base-uncased", "gpt2-small-test"]
     assert "Toy encoder" in _page(without, "architectures/toy")  # the architecture itself is installed
-    listing = subprocess.run([sys.executable, "-m", "archzoo.cli", "plugins"], env=env, capture_output=True,
-                             text=True, timeout=120)
+    listing = subprocess.run(
+        [sys.executable, "-m", "archzoo.cli", "plugins"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert f"ships a registry folder: {package / 'registry'}  (opt in: --plugin-registry toy" in listing.stdout
 
 
@@ -241,11 +257,23 @@ def test_plain_mkdocs_build_and_archzoo_build_are_the_same_build(tmp_path):
     `archzoo build`: the two sites are byte for byte the same (but archzoo's marker file)."""
     env = {**os.environ, "DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}
     env.pop("ARCHZOO_REGISTRY", None)
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "plain")],
-                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "plain")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    result = subprocess.run([sys.executable, "-m", "archzoo.cli", "build", "--out", str(tmp_path / "archzoo")],
-                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "archzoo.cli", "build", "--out", str(tmp_path / "archzoo")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout == f"site written to {tmp_path / 'archzoo'}\n"  # once, on standard output
     ours = _tree(tmp_path / "archzoo")
@@ -260,17 +288,41 @@ def test_edit_links_open_the_file_in_the_repository(tmp_path):
     archzoo's own pages (not files of the repository) have no edit link; --edit-pattern changes the form."""
     env = {**os.environ, "DISABLE_MKDOCS_2_WARNING": "true"}
     out = tmp_path / "site"
-    result = subprocess.run([sys.executable, "-m", "archzoo.cli", "build", "--out", str(out), "--repo-url",
-                             "https://example.org/zoo"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "archzoo.cli", "build", "--out", str(out), "--repo-url", "https://example.org/zoo"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     page = _page(out, "models/bert-base-uncased")
     assert 'href="https://example.org/zoo/edit/main/registry/bert/bert-base-uncased.yaml"' in page
     assert 'href="https://example.org/zoo/edit/main/docs/about.md"' in _page(out, "about")
-    assert 'href="https://example.org/zoo/edit/main/plugins/archzoo_bert/__init__.py"' in _page(out, "architectures/bert")
+    assert 'href="https://example.org/zoo/edit/main/plugins/archzoo_bert/__init__.py"' in _page(
+        out, "architectures/bert"
+    )
     assert "md-content__button" not in _page(out, "methodology")
-    result = subprocess.run([sys.executable, "-m", "archzoo.cli", "build", "--out", str(out), "--repo-url",
-                             "https://example.org/zoo", "--edit-pattern", "https://git.example.org/zoo/-/edit/dev/{path}"],
-                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "archzoo.cli",
+            "build",
+            "--out",
+            str(out),
+            "--repo-url",
+            "https://example.org/zoo",
+            "--edit-pattern",
+            "https://git.example.org/zoo/-/edit/dev/{path}",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     page = _page(out, "models/bert-base-uncased")
     assert 'href="https://git.example.org/zoo/-/edit/dev/registry/bert/bert-base-uncased.yaml"' in page
@@ -281,7 +333,8 @@ def _one_entry_zoo(folder: Path, edit_pattern: str) -> Path:
     (folder / "registry").mkdir(parents=True)
     (folder / "docs").mkdir()
     shutil.copy(BERT_BASE, folder / "registry" / "bert-base-uncased.yaml")
-    (folder / "mkdocs.yml").write_text(textwrap.dedent(f"""\
+    (folder / "mkdocs.yml").write_text(
+        textwrap.dedent(f"""\
         site_name: Edit links
         repo_url: https://example.org/zoo
         theme: {{name: material}}
@@ -289,7 +342,9 @@ def _one_entry_zoo(folder: Path, edit_pattern: str) -> Path:
           - search
           - archzoo:
               edit_pattern: {json.dumps(edit_pattern)}
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     return folder / "mkdocs.yml"
 
 
@@ -297,13 +352,20 @@ def test_edit_pattern_fills_in_repo_url_and_path(tmp_path):
     """{repo_url} and {path} are both filled in, as the scaffold's mkdocs.yml says."""
     config = _one_entry_zoo(tmp_path / "zoo", "{repo_url}/-/edit/dev/{path}?plain=1")
     out = build_site(tmp_path / "site", config_file=config)
-    assert ('href="https://example.org/zoo/-/edit/dev/registry/bert-base-uncased.yaml?plain=1"'
-            in _page(out, "models/bert-base-uncased"))
+    assert 'href="https://example.org/zoo/-/edit/dev/registry/bert-base-uncased.yaml?plain=1"' in _page(
+        out, "models/bert-base-uncased"
+    )
 
 
 @pytest.mark.hostile
-@pytest.mark.parametrize("pattern", ["javascript:alert(document.domain)//{path}", " JavaScript:alert(1)//{path}",
-                                     "data:text/html,<script>alert(1)</script>{path}"])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "javascript:alert(document.domain)//{path}",
+        " JavaScript:alert(1)//{path}",
+        "data:text/html,<script>alert(1)</script>{path}",
+    ],
+)
 def test_edit_pattern_with_a_script_address_is_refused(tmp_path, pattern):
     """The pattern is written into href: only an http(s) (or relative) address is taken."""
     config = _one_entry_zoo(tmp_path / "zoo", pattern)
@@ -369,9 +431,14 @@ def test_serve_prints_its_url_rebuilds_and_shows_a_failed_rebuild(tmp_path):
     entry = registry / "gpt2-small-test.yaml"
     entry.write_text(GPT2_YAML, encoding="utf-8")
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "archzoo.cli", "serve", "--registry", str(registry), "--port",
-                               str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "DISABLE_MKDOCS_2_WARNING": "true"})
+    server = subprocess.Popen(
+        [sys.executable, "-m", "archzoo.cli", "serve", "--registry", str(registry), "--port", str(port)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "DISABLE_MKDOCS_2_WARNING": "true"},
+    )
     said: list[str] = []
     threading.Thread(target=lambda: said.extend(iter(server.stderr.readline, "")), daemon=True).start()
     url = f"http://127.0.0.1:{port}/models/gpt2-small-test/"
@@ -383,7 +450,9 @@ def test_serve_prints_its_url_rebuilds_and_shows_a_failed_rebuild(tmp_path):
         entry.write_text(GPT2_YAML.replace("GPT-2 small", "GPT-2 renamed"), encoding="utf-8")
         _wait_for(lambda: "GPT-2 renamed" in (_get(url) or ""), server=server)
         entry.write_text(GPT2_YAML.replace("config: {}", "config: {n_layers: many}"), encoding="utf-8")
-        page = _wait_for(lambda: (p := _get(f"http://127.0.0.1:{port}/")) and "cannot be read" in p and p, server=server)
+        page = _wait_for(
+            lambda: (p := _get(f"http://127.0.0.1:{port}/")) and "cannot be read" in p and p, server=server
+        )
         assert "registry/gpt2-small-test.yaml:6: config.n_layers: expected an integer" in page, page
         status, other = _get_status(url)  # any other URL answers at once (404), with the same banner
         assert status == 404 and "The registry cannot be read:</strong>" in other

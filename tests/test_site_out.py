@@ -27,14 +27,20 @@ REPO = Path(__file__).resolve().parents[1]
 BERT_BASE = REPO / "registry" / "bert" / "bert-base-uncased.yaml"
 GPT2_YAML = (Path(__file__).parent / "data" / "gpt2-small-test.yaml").read_text(encoding="utf-8")
 
-NOT_A_SITE = ("--out {out}: a folder that holds something other than a built site (no .archzoo-site marker: "
-              "archzoo did not build it); give an empty or new folder such as ./site, or remove this one first "
-              "if it is a site you no longer need")
-BAD_MARKER = ("--out {out}: {marker}:{line}: {problem}; archzoo did not write this marker, so the folder is not "
-              "taken for a site: give an empty or new folder such as ./site, or remove this one first if it is a "
-              "site you no longer need")
-FOREIGN = ("--out {out}: holds {what} that archzoo did not write there ({shown}), which replacing the site would "
-           "delete; move them out, or give another folder for the site")
+NOT_A_SITE = (
+    "--out {out}: a folder that holds something other than a built site (no .archzoo-site marker: "
+    "archzoo did not build it); give an empty or new folder such as ./site, or remove this one first "
+    "if it is a site you no longer need"
+)
+BAD_MARKER = (
+    "--out {out}: {marker}:{line}: {problem}; archzoo did not write this marker, so the folder is not "
+    "taken for a site: give an empty or new folder such as ./site, or remove this one first if it is a "
+    "site you no longer need"
+)
+FOREIGN = (
+    "--out {out}: holds {what} that archzoo did not write there ({shown}), which replacing the site would "
+    "delete; move them out, or give another folder for the site"
+)
 
 
 def _snapshot(folder: Path) -> dict[str, tuple]:
@@ -177,10 +183,24 @@ def _forge_huge(work: Path, built: Path) -> tuple[int, str]:
 
 
 @pytest.mark.hostile
-@pytest.mark.parametrize("forge", [
-    _forge_garbled, _forge_empty, _forge_binary, _forge_cut_short, _forge_short_list, _forge_no_files_line,
-    _forge_prose, _forge_bad_count, _forge_link_to_real_marker, _forge_fifo, _forge_folder, _forge_huge,
-], ids=lambda f: f.__name__.removeprefix("_forge_").replace("_", "-"))
+@pytest.mark.parametrize(
+    "forge",
+    [
+        _forge_garbled,
+        _forge_empty,
+        _forge_binary,
+        _forge_cut_short,
+        _forge_short_list,
+        _forge_no_files_line,
+        _forge_prose,
+        _forge_bad_count,
+        _forge_link_to_real_marker,
+        _forge_fifo,
+        _forge_folder,
+        _forge_huge,
+    ],
+    ids=lambda f: f.__name__.removeprefix("_forge_").replace("_", "-"),
+)
 def test_a_marker_archzoo_did_not_write_is_refused(tmp_path, registry, built, forge):
     work = _user_folder(tmp_path / "work")
     line, problem = forge(work, built)
@@ -211,7 +231,8 @@ def test_a_site_a_user_added_files_to_is_refused(tmp_path, registry, built):
     (site / "link-to-home").symlink_to(tmp_path)
     before = _snapshot(tmp_path)
     assert _refused(site, registry) == FOREIGN.format(
-        out=site, what="4 entries", shown="CNAME, drafts/, link-to-home and 1 more")
+        out=site, what="4 entries", shown="CNAME, drafts/, link-to-home and 1 more"
+    )
     assert _snapshot(tmp_path) == before
 
 
@@ -231,7 +252,8 @@ def test_a_link_loop_is_refused(tmp_path, registry):
     (tmp_path / "b").symlink_to(tmp_path / "a")
     before = _snapshot(tmp_path)
     assert _refused(tmp_path / "a", registry) == (
-        f"--out {tmp_path / 'a'}: a symbolic link that never reaches a folder (a loop); give a folder for the site")
+        f"--out {tmp_path / 'a'}: a symbolic link that never reaches a folder (a loop); give a folder for the site"
+    )
     assert _snapshot(tmp_path) == before
 
 
@@ -245,7 +267,8 @@ def test_the_home_folder_is_refused(tmp_path, registry, monkeypatch):
     before = _snapshot(tmp_path)
     for out in (home, home.parent):  # the home folder, or a folder holding it
         assert _refused(out, registry) == (
-            f"--out {out}: would replace {home}, which is not a built site; give a separate folder such as ./site")
+            f"--out {out}: would replace {home}, which is not a built site; give a separate folder such as ./site"
+        )
     assert _snapshot(tmp_path) == before
 
 
@@ -256,7 +279,8 @@ def test_an_empty_home_folder_is_refused_too(tmp_path, registry, monkeypatch):
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     assert _refused(home, registry) == (
-        f"--out {home}: would replace {home}, which is not a built site; give a separate folder such as ./site")
+        f"--out {home}: would replace {home}, which is not a built site; give a separate folder such as ./site"
+    )
     assert list(tmp_path.iterdir()) == [home] and not any(home.iterdir())
 
 
@@ -267,7 +291,8 @@ def test_out_inside_the_registry_is_refused(tmp_path):
     for out in (zoo / "site", zoo / "bert" / "public"):
         assert _refused(out, zoo) == (
             f"--out {out}: is inside the registry folder {zoo}, where the site would mix with the registry's "
-            "entries; give a folder outside it such as ./site")
+            "entries; give a folder outside it such as ./site"
+        )
     assert _snapshot(tmp_path) == before
 
 
@@ -276,7 +301,8 @@ def test_the_registry_itself_is_refused(tmp_path):
     zoo = _one_entry_registry(tmp_path / "zoo")
     before = _snapshot(tmp_path)
     assert _refused(zoo, zoo) == (
-        f"--out {zoo}: would replace {zoo}, which is not a built site; give a separate folder such as ./site")
+        f"--out {zoo}: would replace {zoo}, which is not a built site; give a separate folder such as ./site"
+    )
     assert _snapshot(tmp_path) == before
 
 
@@ -285,7 +311,8 @@ def test_out_inside_the_documentation_folder_is_refused(registry):
     out = REPO / "docs" / "site"
     assert _refused(out, registry) == (
         f"--out {out}: is inside the documentation folder {REPO / 'docs'}, which MkDocs would publish as pages "
-        "of the next build; give a folder outside it such as ./site")
+        "of the next build; give a folder outside it such as ./site"
+    )
     assert not out.exists() and not _staging_folders(REPO / "docs")
 
 
@@ -295,7 +322,8 @@ def test_the_working_folder_is_refused(tmp_path, registry, monkeypatch):
     monkeypatch.chdir(tmp_path)
     before = _snapshot(tmp_path)
     assert _refused(Path("."), registry) == (
-        f"--out {tmp_path}: would replace {tmp_path}, which is not a built site; give a separate folder such as ./site")
+        f"--out {tmp_path}: would replace {tmp_path}, which is not a built site; give a separate folder such as ./site"
+    )
     assert _snapshot(tmp_path) == before
 
 
@@ -330,7 +358,7 @@ def test_rebuilding_replaces_a_previous_site(tmp_path, registry):
     marker = (out / ".archzoo-site").read_text(encoding="utf-8").split("\n")
     assert marker[0] == "archzoo-site 1" and marker[2] == "built-by: archzoo 0.1.0"
     assert not any(other.as_posix() in line for line in marker)  # no path of the build machine
-    listed = set(marker[marker.index(next(m for m in marker if m.startswith("files: "))) + 1:-1])
+    listed = set(marker[marker.index(next(m for m in marker if m.startswith("files: "))) + 1 : -1])
     on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} - {".archzoo-site"}
     assert listed == on_disk
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other", "site"]  # no staging folder left
@@ -393,7 +421,11 @@ class Paused:
         env = {**os.environ, "TMPDIR": str(temp)}
         self.process = subprocess.Popen(
             [sys.executable, "-c", LAUNCHER, mode, str(go), str(out), "--registry", str(registry)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         watchdog = threading.Timer(60, self.process.kill)  # never hang the test run
         watchdog.start()
         self.lines: list[str] = []
@@ -417,9 +449,13 @@ class Paused:
 
 
 def _cli_build(out: Path, registry: Path, temp: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "archzoo.cli", "build", "--registry", str(registry),
-                           "--out", str(out)], env={**os.environ, "TMPDIR": str(temp)},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "archzoo.cli", "build", "--registry", str(registry), "--out", str(out)],
+        env={**os.environ, "TMPDIR": str(temp)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.hostile

@@ -76,7 +76,9 @@ def test_model_view_summary_figures(bert):
     assert bert.published == "110M" and bert.published_value == 110_000_000
     assert bert.difference == BERT_BASE_PARAMS - 110_000_000
     assert bert.reason == "rounded" and bert.status == "reconciled"
-    assert bert.weights["fp32"] == 4 * BERT_BASE_PARAMS and bert.weights["int4"] == BERT_BASE_PARAMS // 2  # two 4-bit parameters a byte
+    assert (
+        bert.weights["fp32"] == 4 * BERT_BASE_PARAMS and bert.weights["int4"] == BERT_BASE_PARAMS // 2
+    )  # two 4-bit parameters a byte
     assert bert.training_bytes == {"fp32": 16 * BERT_BASE_PARAMS, "mixed_bf16": 16 * BERT_BASE_PARAMS}
     assert bert.kv_elements == 0  # an encoder caches nothing
     assert bert.seq_len == 512
@@ -134,7 +136,9 @@ def test_complexity_latex_keeps_dominant_terms(bert):
 def test_count_command_round_trips_through_the_cli_syntax():
     assert views.count_command("bert", {}) == "archzoo count bert"
     cmd = views.count_command("bert", {"n_layers": 24, "pooler": False, "embedding_size": None, "activation": "gelu"})
-    assert cmd == "archzoo count bert --set n_layers=24 --set pooler=false --set embedding_size=null --set activation=gelu"
+    assert (
+        cmd == "archzoo count bert --set n_layers=24 --set pooler=false --set embedding_size=null --set activation=gelu"
+    )
 
 
 def test_config_yaml_reads_back():
@@ -150,15 +154,31 @@ def test_config_yaml_reads_back():
 def test_model_page_markdown(bert):
     text = pages.model_page(bert)
     assert text.startswith("---\n") and "\n# bert-base-uncased\n" in text
-    for expected in ("109,482,240", "(109.5M)", "<strong>110M</strong>", "arXiv:1810.04805", "<code>rounded</code>",
-                     "-517,760", "fp32 437.9 MB", "N = 512", "## Complexity", "## Blocks", "## Reproduce this",
-                     "archzoo count bert", "transformers.BertModel", "```mermaid\nflowchart TB", "az-flops",
-                     "az-bars", "registry/bert/bert-base-uncased.yaml", "Attention overtakes the rest"):
+    for expected in (
+        "109,482,240",
+        "(109.5M)",
+        "<strong>110M</strong>",
+        "arXiv:1810.04805",
+        "<code>rounded</code>",
+        "-517,760",
+        "fp32 437.9 MB",
+        "N = 512",
+        "## Complexity",
+        "## Blocks",
+        "## Reproduce this",
+        "archzoo count bert",
+        "transformers.BertModel",
+        "```mermaid\nflowchart TB",
+        "az-flops",
+        "az-bars",
+        "registry/bert/bert-base-uncased.yaml",
+        "Attention overtakes the rest",
+    ):
         assert expected in text, expected
     assert "KV cache per token" not in text  # encoders have none
     # formulas are arithmatex's output, symbolic and substituted
     assert '<span class="arithmatex">\\(d^{2} + d\\)</span>' in text
-    assert '\\(= 768^{2} + 768\\)' in text
+    assert "\\(= 768^{2} + 768\\)" in text
     assert '<div class="arithmatex">\\[F(N) = ' in text
     # links are where MkDocs publishes the pages
     assert 'href="../../architectures/bert/"' in text and 'href="../../methodology/#conventions"' in text
@@ -185,7 +205,7 @@ def test_model_page_is_deterministic(registry):
 def test_raw_blocks_render_like_plain_markdown(bert):
     """The mdext fast path changes the cost, not the output."""
     text = pages.model_page(bert).split("---\n", 2)[2]
-    body = text[text.index("## Summary"):text.index("## Blocks")]
+    body = text[text.index("## Summary") : text.index("## Blocks")]
     fast = markdown.Markdown(extensions=["archzoo.site.mdext", "tables"]).convert(body)
     plain = markdown.Markdown(extensions=["tables"]).convert(body)
     strip = lambda html: re.sub(r"<!-- /?archzoo:html -->\s*", "", html).replace("\n", "")  # noqa: E731
@@ -209,8 +229,8 @@ def test_architecture_page(registry, bert):
 
 def test_home_page_lists_largest_and_smallest(bert, gpt2, albert):
     text = pages.home_page([bert, gpt2, albert], [])
-    largest = text[text.index("## Largest models"):text.index("## Smallest models")]
-    smallest = text[text.index("## Smallest models"):]
+    largest = text[text.index("## Largest models") : text.index("## Smallest models")]
+    smallest = text[text.index("## Smallest models") :]
     assert largest.index("gpt2") < largest.index("bert-base-uncased") < largest.index("albert-base-test")
     assert smallest.index("albert-base-test") < smallest.index("bert-base-uncased")
     assert "3 models" in text
@@ -283,20 +303,26 @@ def test_nav_config_sections_and_flat_baseline(bert, gpt2):
     from archzoo.host import get_host
 
     host = get_host()
-    archs = [views.architecture_view(host.architecture("bert"), models=(bert,)),
-             views.architecture_view(host.architecture("gpt"), models=(gpt2,))]
+    archs = [
+        views.architecture_view(host.architecture("bert"), models=(bert,)),
+        views.architecture_view(host.architecture("gpt"), models=(gpt2,)),
+    ]
     nav = pages.nav_config(archs, static_pages=[("Methodology", "methodology.md")])
     assert nav == [
         {"Home": "index.md"},
         {"All models": "models/index.md"},
-        {"Architectures": [
-            {"BERT": ["architectures/bert/index.md", {"bert-base-uncased": "models/bert-base-uncased.md"}]},
-            {"GPT": ["architectures/gpt/index.md", {"gpt2": "models/gpt2.md"}]},
-        ]},
+        {
+            "Architectures": [
+                {"BERT": ["architectures/bert/index.md", {"bert-base-uncased": "models/bert-base-uncased.md"}]},
+                {"GPT": ["architectures/gpt/index.md", {"gpt2": "models/gpt2.md"}]},
+            ]
+        },
         {"Methodology": "methodology.md"},
     ]
     flat = pages.nav_config(archs, flat=True)
-    assert flat[2] == {"Architectures": [{"BERT": "architectures/bert/index.md"}, {"GPT": "architectures/gpt/index.md"}]}
+    assert flat[2] == {
+        "Architectures": [{"BERT": "architectures/bert/index.md"}, {"GPT": "architectures/gpt/index.md"}]
+    }
     assert flat[3:] == [{"bert-base-uncased": "models/bert-base-uncased.md"}, {"gpt2": "models/gpt2.md"}]
 
 

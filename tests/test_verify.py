@@ -23,7 +23,7 @@ from pydantic import PositiveInt
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.blocks import composite, linear, with_modules
-from archzoo.errors import ArchzooError, PluginError, RegistryError, UnknownModelError
+from archzoo.errors import ArchzooError, RegistryError, UnknownModelError
 from archzoo.host import PluginHost, get_host
 from archzoo.registry import load_registry
 from archzoo.symbols import symbol
@@ -130,7 +130,8 @@ def test_shipped_entry_verifies_in_total_and_block_by_block(model_id):
     repeated = [row for row in verification.blocks if row.path.endswith(".layer")]
     assert repeated, "a layer row"
     assert verification.render().splitlines()[-1] == (
-        f"match: the total and {len(verification.blocks)} blocks agree with {verification.target}")
+        f"match: the total and {len(verification.blocks)} blocks agree with {verification.target}"
+    )
 
 
 @pytest.mark.parametrize("model_id", TIMM_IDS)
@@ -142,9 +143,11 @@ def test_timm_entry_compares_its_total_with_the_pinned_count(model_id):
     assert verification.expected_total == pinned["measured"]
     assert verification.ok
     text = verification.render()
-    assert f"timm is not installable here (it needs torchvision), so the count pinned in the entry, " \
-           f"{pinned['measured']:,}, measured with {pinned['measured_with']}, stands in for building " \
-           f"{pinned['target']}" in text
+    assert (
+        f"timm is not installable here (it needs torchvision), so the count pinned in the entry, "
+        f"{pinned['measured']:,}, measured with {pinned['measured_with']}, stands in for building "
+        f"{pinned['target']}" in text
+    )
     assert "blocks: none compared" in text
     assert verification.to_json()["reference"]["measured_with"] == pinned["measured_with"]
 
@@ -152,11 +155,15 @@ def test_timm_entry_compares_its_total_with_the_pinned_count(model_id):
 @pytest.mark.parametrize("model_id", UNBUILDABLE_IDS)
 def test_entry_without_any_reference_says_so(model_id):
     entry = REGISTRY.get_model(model_id)
-    with pytest.raises(ArchzooError, match=(
+    with pytest.raises(
+        ArchzooError,
+        match=(
             rf"^{entry.path}: no reference implementation to verify '{model_id}' against: the entry has no "
             rf"'reference:' and the {entry.spec.architecture} plugin gives none for this configuration; if a "
             r"torch or transformers class builds it, name that class in 'reference:' \(`archzoo schema` shows "
-            rf"the keys\), otherwise check the count against its formula in `archzoo show {model_id}`$")):
+            rf"the keys\), otherwise check the count against its formula in `archzoo show {model_id}`$"
+        ),
+    ):
         verify(entry)
 
 
@@ -188,8 +195,11 @@ CLASSES = [
     ("DistilBertModel", "bert", _DISTILBERT),
     ("DistilBertForMaskedLM", "bert", dict(_DISTILBERT, head="mlm")),
     ("DistilBertForMaskedLM", "bert", dict(_DISTILBERT, head="mlm", tie_embeddings=False)),
-    ("DistilBertForSequenceClassification", "bert",
-     dict(_DISTILBERT, classifier_dense=True, head="sequence_classification")),
+    (
+        "DistilBertForSequenceClassification",
+        "bert",
+        dict(_DISTILBERT, classifier_dense=True, head="sequence_classification"),
+    ),
     ("DistilBertForTokenClassification", "bert", dict(_DISTILBERT, head="token_classification")),
     ("DistilBertForQuestionAnswering", "bert", dict(_DISTILBERT, head="question_answering")),
     ("AlbertModel", "bert", _ALBERT),
@@ -224,22 +234,36 @@ CLASSES = [
 
 def _write_entry(folder: Path, name: str, architecture: str, config: dict, **extra) -> Path:
     path = folder / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(dict(architecture=architecture, title="A test entry",
-                                        summary="A configuration written by the test suite.", year=2020,
-                                        config=config, **extra), sort_keys=False))
+    path.write_text(
+        yaml.safe_dump(
+            dict(
+                architecture=architecture,
+                title="A test entry",
+                summary="A configuration written by the test suite.",
+                year=2020,
+                config=config,
+                **extra,
+            ),
+            sort_keys=False,
+        )
+    )
     return path
 
 
 @pytest.mark.reference
 @pytest.mark.filterwarnings("ignore:enable_nested_tensor:UserWarning")
-@pytest.mark.parametrize(("cls", "architecture", "config"), CLASSES,
-                         ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(CLASSES)])
+@pytest.mark.parametrize(
+    ("cls", "architecture", "config"), CLASSES, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(CLASSES)]
+)
 def test_every_reference_class_of_the_plugins_verifies_block_by_block(tmp_path, cls, architecture, config):
     path = _write_entry(tmp_path, "small", architecture, config)
     verification = verify_target(str(path))
     assert verification.target.rpartition(".")[2] == cls.rpartition(".")[2]
-    ref = get_host().architecture(architecture).reference(
-        get_host().architecture(architecture).config_model.model_validate(config))
+    ref = (
+        get_host()
+        .architecture(architecture)
+        .reference(get_host().architecture(architecture).config_model.model_validate(config))
+    )
     _check_against(_build(ref.target, ref.config_class, ref.kwargs, ref.model_kwargs), verification)
     assert verification.ok, verification.render()
     assert not verification.notes
@@ -250,8 +274,11 @@ def test_every_reference_class_of_the_plugins_verifies_block_by_block(tmp_path, 
 # ---- an entry that disagrees with its reference -----------------------------------------------------
 
 #: BERT-base as archzoo counts it, against a reference whose kwargs say d_ff 2048 and 3 segment types
-WRONG_REFERENCE = dict(target="transformers.BertModel", config_class="transformers.BertConfig",
-                       kwargs={"intermediate_size": 2048, "type_vocab_size": 3})
+WRONG_REFERENCE = dict(
+    target="transformers.BertModel",
+    config_class="transformers.BertConfig",
+    kwargs={"intermediate_size": 2048, "type_vocab_size": 3},
+)
 
 
 @pytest.mark.reference
@@ -270,8 +297,10 @@ def test_a_reference_that_disagrees_is_reported_block_by_block(tmp_path):
     assert row.copies == 12 and row.mismatched_copies == () and not row.ok
 
     segment = rows["bert.embeddings.segment"]
-    assert (segment.expected, segment.got) == (_held(built, ["embeddings.token_type_embeddings"]),
-                                               _held(default, ["embeddings.token_type_embeddings"]))
+    assert (segment.expected, segment.got) == (
+        _held(built, ["embeddings.token_type_embeddings"]),
+        _held(default, ["embeddings.token_type_embeddings"]),
+    )
     for same in ("bert.embeddings.token", "bert.layers.layer.attention", "bert.pooler"):
         assert rows[same].ok
     assert verification.expected_total == sum(p.numel() for p in built.parameters())
@@ -282,7 +311,8 @@ def test_a_reference_that_disagrees_is_reported_block_by_block(tmp_path):
     assert f"{row.expected:,}" in ff_line and f"{row.got:,}" in ff_line and f"{row.difference:+,}" in ff_line
     assert text.splitlines()[-1] == (
         "DIFFERS from transformers.BertModel: the total, bert, bert.embeddings, bert.embeddings.segment, "
-        "bert.layers, bert.layers.layer, bert.layers.layer.feed_forward")
+        "bert.layers, bert.layers.layer, bert.layers.layer.feed_forward"
+    )
     data = json.loads(json.dumps(verification.to_json()))
     assert data["ok"] is False and data["total"]["match"] is False
     ff = next(b for b in data["blocks"] if b["block"] == "bert.layers.layer.feed_forward")
@@ -298,8 +328,10 @@ def test_a_reference_class_without_the_mapped_submodules_is_compared_in_total_on
     built = _build(reference["target"], reference["config_class"], {})
     assert verification.expected_total == sum(p.numel() for p in built.parameters())
     assert verification.blocks == () and not verification.ok
-    assert verification.notes == ("the bert plugin maps its blocks to the submodules of transformers.BertModel; "
-                                  "transformers.DistilBertModel lacks some of them, so only the total is compared",)
+    assert verification.notes == (
+        "the bert plugin maps its blocks to the submodules of transformers.BertModel; "
+        "transformers.DistilBertModel lacks some of them, so only the total is compared",
+    )
     blocks = [block_path for block_path, _, _ in load_registry([path]).get_model(path.stem).report.root.walk()]
     assert [block_path for block_path, _ in verification.unmapped] == blocks
 
@@ -323,11 +355,22 @@ def _square_host(modules) -> PluginHost:
 
     @hookimpl
     def register_architectures(register):
-        register(Architecture(name="square", title="Square", summary="s", citation="c", config_model=_SquareConfig,
-                              build=build, seq_len=lambda cfg: 1,
-                              reference=lambda cfg: Reference(library="torch", target="torch.nn.Linear",
-                                                              kwargs={"in_features": cfg.d_model,
-                                                                      "out_features": cfg.d_model})))
+        register(
+            Architecture(
+                name="square",
+                title="Square",
+                summary="s",
+                citation="c",
+                config_model=_SquareConfig,
+                build=build,
+                seq_len=lambda cfg: 1,
+                reference=lambda cfg: Reference(
+                    library="torch",
+                    target="torch.nn.Linear",
+                    kwargs={"in_features": cfg.d_model, "out_features": cfg.d_model},
+                ),
+            )
+        )
 
     module.register_architectures = register_architectures
     return PluginHost(extra_plugins={"square": module}, entry_points=False, strict=True).load()
@@ -340,7 +383,8 @@ def test_a_parameter_name_maps_a_block(tmp_path):
     linear_module = _build("torch.nn.Linear", None, {"in_features": 5, "out_features": 5})
     assert [(row.path, row.expected) for row in verification.blocks] == [
         ("square", sum(p.numel() for p in linear_module.parameters())),
-        ("square.proj", linear_module.weight.numel() + linear_module.bias.numel())]
+        ("square.proj", linear_module.weight.numel() + linear_module.bias.numel()),
+    ]
     assert verification.ok
 
 
@@ -357,9 +401,12 @@ def test_a_mapped_name_the_reference_lacks_fails_its_row(tmp_path):
 def test_a_mapping_that_is_not_a_tuple_of_names_is_the_plugins_error(tmp_path):
     """The host checks every block a plugin builds: a bad ``modules`` is refused before anything is verified."""
     path = _write_entry(tmp_path, "square", "square", {"d_model": 5})
-    with pytest.raises(RegistryError, match=r"config: cannot count the parameters of this configuration: plugin "
-                                            r"'square': build returned a bad block 'square.proj': modules is tuple, "
-                                            r"expected a tuple of str \(the reference's submodule names\)$"):
+    with pytest.raises(
+        RegistryError,
+        match=r"config: cannot count the parameters of this configuration: plugin "
+        r"'square': build returned a bad block 'square.proj': modules is tuple, "
+        r"expected a tuple of str \(the reference's submodule names\)$",
+    ):
         verify_target(str(path), host=_square_host([3]))
 
 
@@ -400,22 +447,28 @@ def test_an_invalid_file_lists_its_problems(tmp_path):
 def _run_without(module: str, code: str) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter where importing ``module`` fails, as if it were not installed."""
     script = f"import sys\nsys.modules[{module!r}] = None\n" + code
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "plugins"),
-                                                         os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "plugins"), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
 
 
-_VERIFY = ("from archzoo.errors import ArchzooError\nfrom archzoo.verify import verify_target\n"
-           "try:\n    print(verify_target({target!r}, [{registry!r}]).ok)\n"
-           "except ArchzooError as exc:\n    print(exc)\n")
+_VERIFY = (
+    "from archzoo.errors import ArchzooError\nfrom archzoo.verify import verify_target\n"
+    "try:\n    print(verify_target({target!r}, [{registry!r}]).ok)\n"
+    "except ArchzooError as exc:\n    print(exc)\n"
+)
 
 
 def test_without_torch_the_message_says_what_to_install():
     result = _run_without("torch", _VERIFY.format(target="bert-tiny", registry=str(REGISTRY_DIR)))
     assert result.stdout.strip() == (
         "archzoo verify builds transformers.BertModel with PyTorch, which is not installed; install the verify "
-        "extra: `pip install torch==2.13.0` (the CPU build), then `pip install 'archzoo[verify]'`"), result.stderr
+        "extra: `pip install torch==2.13.0` (the CPU build), then `pip install 'archzoo[verify]'`"
+    ), result.stderr
 
 
 def test_without_transformers_the_message_says_what_to_install():
@@ -423,7 +476,8 @@ def test_without_transformers_the_message_says_what_to_install():
     assert result.stdout.strip() == (
         "archzoo verify builds transformers.GPT2LMHeadModel with Hugging Face transformers, which is not "
         "installed; install the verify extra: `pip install torch==2.13.0` (the CPU build), then "
-        "`pip install 'archzoo[verify]'`"), result.stderr
+        "`pip install 'archzoo[verify]'`"
+    ), result.stderr
 
 
 @pytest.mark.reference
@@ -434,6 +488,8 @@ def test_a_torch_reference_needs_no_transformers():
 
 
 def test_importing_verify_does_not_import_torch():
-    result = _run_without("__no_such_module__", "import archzoo.verify, archzoo.registry\n"
-                                                "print('torch' in sys.modules, 'transformers' in sys.modules)")
+    result = _run_without(
+        "__no_such_module__",
+        "import archzoo.verify, archzoo.registry\nprint('torch' in sys.modules, 'transformers' in sys.modules)",
+    )
     assert result.stdout.strip() == "False False", result.stderr

@@ -42,8 +42,15 @@ LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
 
 #: The task heads, as transformers names their classes (BertModel, BertForMaskedLM, ...).
-HEADS = ("none", "mlm", "pretraining", "next_sentence", "sequence_classification", "token_classification",
-         "question_answering")
+HEADS = (
+    "none",
+    "mlm",
+    "pretraining",
+    "next_sentence",
+    "sequence_classification",
+    "token_classification",
+    "question_answering",
+)
 _POOLED_HEADS = ("none", "pretraining", "next_sentence")  # heads whose class keeps the pooler
 
 
@@ -70,11 +77,13 @@ class BertConfig(ArchConfig):
         "(Bert/Roberta/DistilBert/AlbertFor...)",
     )
     num_labels: PositiveInt = Field(
-        2, description="outputs of the sequence_classification and token_classification classifiers and of "
+        2,
+        description="outputs of the sequence_classification and token_classification classifiers and of "
         "ALBERT's sentence-order head (transformers' num_labels); question_answering needs 2",
     )
     classifier_dense: bool = Field(
-        False, description="sequence_classification: a dense + activation layer of its own on the first token "
+        False,
+        description="sequence_classification: a dense + activation layer of its own on the first token "
         "before the classifier, instead of the pooler (RoBERTa, DistilBERT)",
     )
     tie_embeddings: bool = Field(
@@ -96,20 +105,26 @@ class BertConfig(ArchConfig):
         return data
 
     @model_validator(mode="after")
-    def _check(self) -> "BertConfig":
+    def _check(self) -> BertConfig:
         check_heads(self.d_model, self.n_heads)
         check_activation(self.activation)
         if self.head in ("pretraining", "next_sentence") and not self.pooler:
-            raise ValueError(f"head: {self.head!r} needs the pooler (its sentence-pair head reads the pooled "
-                             "output); set pooler: true")
+            raise ValueError(
+                f"head: {self.head!r} needs the pooler (its sentence-pair head reads the pooled "
+                "output); set pooler: true"
+            )
         if self.head == "sequence_classification" and not (self.pooler or self.classifier_dense):
-            raise ValueError("head: 'sequence_classification' reads the pooler's output or a dense layer of its "
-                             "own; set pooler: true or classifier_dense: true")
+            raise ValueError(
+                "head: 'sequence_classification' reads the pooler's output or a dense layer of its "
+                "own; set pooler: true or classifier_dense: true"
+            )
         if self.head == "question_answering" and self.num_labels != 2:
             # transformers builds the layer with num_labels outputs, but its forward pass splits them into
             # exactly two (start, end) and fails on any other number
-            raise ValueError(f"num_labels: head 'question_answering' gives an answer's start and end logits, so it "
-                             f"needs 2 labels, got {self.num_labels}")
+            raise ValueError(
+                f"num_labels: head 'question_answering' gives an answer's start and end logits, so it "
+                f"needs 2 labels, got {self.num_labels}"
+            )
         return self
 
 
@@ -151,16 +166,26 @@ def build(cfg: BertConfig):
     K = LABELS(cfg.num_labels)
     if cfg.head in ("mlm", "pretraining"):
         if cfg.tie_embeddings:
-            decoder = linear("decoder", E, V, tied_to="embeddings.token",
-                             description="vocabulary logits, weight tied to the token embedding")
+            decoder = linear(
+                "decoder",
+                E,
+                V,
+                tied_to="embeddings.token",
+                description="vocabulary logits, weight tied to the token embedding",
+            )
             head_parts = [decoder]
         else:
             head_parts = [linear("decoder", E, V, description="vocabulary logits, a weight of its own")]
             if cfg.type_vocab_size:  # BERT, RoBERTa, ALBERT; DistilBERT's projector has no separate bias
-                head_parts.append(learned_tensor(
-                    "bias", V, leading=False,
-                    description="the head's own bias vector: transformers ties it to the decoder's bias only "
-                    "together with the weight, so an untied head keeps both"))
+                head_parts.append(
+                    learned_tensor(
+                        "bias",
+                        V,
+                        leading=False,
+                        description="the head's own bias vector: transformers ties it to the decoder's bias only "
+                        "together with the weight, so an untied head keeps both",
+                    )
+                )
         children.append(
             composite(
                 "mlm_head",
@@ -176,16 +201,31 @@ def build(cfg: BertConfig):
     if cfg.head in ("pretraining", "next_sentence"):
         # BERT's next-sentence head has 2 outputs; ALBERT's sentence-order head has num_labels
         pairs = K if cfg.shared_layers else const(2)
-        children.append(linear("nsp_head", d, pairs, tokens=const(1),
-                               description="sentence-pair classifier on the pooled output"))
+        children.append(
+            linear("nsp_head", d, pairs, tokens=const(1), description="sentence-pair classifier on the pooled output")
+        )
     if cfg.head == "sequence_classification":
         if cfg.classifier_dense:
-            children.append(linear("classifier_dense", d, d, tokens=const(1),
-                                   description="dense + activation on the first token (RoBERTa's classification "
-                                   "head, DistilBERT's pre_classifier)"))
-        children.append(linear("classifier", d, K, tokens=const(1),
-                               description="classifier on " + ("the dense layer's output" if cfg.classifier_dense
-                                                                else "the pooled output")))
+            children.append(
+                linear(
+                    "classifier_dense",
+                    d,
+                    d,
+                    tokens=const(1),
+                    description="dense + activation on the first token (RoBERTa's classification "
+                    "head, DistilBERT's pre_classifier)",
+                )
+            )
+        children.append(
+            linear(
+                "classifier",
+                d,
+                K,
+                tokens=const(1),
+                description="classifier on "
+                + ("the dense layer's output" if cfg.classifier_dense else "the pooled output"),
+            )
+        )
     if cfg.head == "token_classification":
         children.append(linear("classifier", d, K, description="a label per token"))
     if cfg.head == "question_answering":
@@ -194,9 +234,15 @@ def build(cfg: BertConfig):
 
 
 #: transformers' class suffix for each head, and the families (BERT, RoBERTa, DistilBERT, ALBERT) that have it
-_CLASS_SUFFIX = {"none": "Model", "mlm": "ForMaskedLM", "pretraining": "ForPreTraining",
-                 "next_sentence": "ForNextSentencePrediction", "sequence_classification": "ForSequenceClassification",
-                 "token_classification": "ForTokenClassification", "question_answering": "ForQuestionAnswering"}
+_CLASS_SUFFIX = {
+    "none": "Model",
+    "mlm": "ForMaskedLM",
+    "pretraining": "ForPreTraining",
+    "next_sentence": "ForNextSentencePrediction",
+    "sequence_classification": "ForSequenceClassification",
+    "token_classification": "ForTokenClassification",
+    "question_answering": "ForQuestionAnswering",
+}
 _FAMILY_HEADS = {
     "Bert": set(_CLASS_SUFFIX),
     "Roberta": {"none", "mlm", "sequence_classification", "token_classification", "question_answering"},
@@ -249,36 +295,47 @@ def reference_modules(cfg: BertConfig) -> dict[str, tuple[str, ...]]:
     }
     if family == "DistilBert":
         layers = f"{base}transformer.layer"
-        table.update({
-            "bert.layers.layer.attention": ("attention",),
-            "bert.layers.layer.attention_norm": ("sa_layer_norm",),
-            "bert.layers.layer.feed_forward": ("ffn",),
-            "bert.layers.layer.output_norm": ("output_layer_norm",),
-            "bert.mlm_head": ("vocab_transform", "vocab_layer_norm", "vocab_projector"),
-            "bert.classifier_dense": ("pre_classifier",),
-        })
+        table.update(
+            {
+                "bert.layers.layer.attention": ("attention",),
+                "bert.layers.layer.attention_norm": ("sa_layer_norm",),
+                "bert.layers.layer.feed_forward": ("ffn",),
+                "bert.layers.layer.output_norm": ("output_layer_norm",),
+                "bert.mlm_head": ("vocab_transform", "vocab_layer_norm", "vocab_projector"),
+                "bert.classifier_dense": ("pre_classifier",),
+            }
+        )
         table["bert.layers"] = table["bert.layers.layer"] = (layers,)
     elif family == "Albert":  # one layer, shared: the repeat is the layer group, the layer its one member
-        table.update({
-            "bert.embedding_projection": (f"{base}encoder.embedding_hidden_mapping_in",),
-            "bert.layers": (f"{base}encoder.albert_layer_groups",),
-            "bert.layers.layer": (f"{base}encoder.albert_layer_groups.0.albert_layers.0",),
-            "bert.layers.layer.attention": ("attention.query", "attention.key", "attention.value", "attention.dense"),
-            "bert.layers.layer.attention_norm": ("attention.LayerNorm",),
-            "bert.layers.layer.feed_forward": ("ffn", "ffn_output"),
-            "bert.layers.layer.output_norm": ("full_layer_layer_norm",),
-            "bert.mlm_head": ("predictions",),
-            "bert.nsp_head": ("sop_classifier",),
-        })
+        table.update(
+            {
+                "bert.embedding_projection": (f"{base}encoder.embedding_hidden_mapping_in",),
+                "bert.layers": (f"{base}encoder.albert_layer_groups",),
+                "bert.layers.layer": (f"{base}encoder.albert_layer_groups.0.albert_layers.0",),
+                "bert.layers.layer.attention": (
+                    "attention.query",
+                    "attention.key",
+                    "attention.value",
+                    "attention.dense",
+                ),
+                "bert.layers.layer.attention_norm": ("attention.LayerNorm",),
+                "bert.layers.layer.feed_forward": ("ffn", "ffn_output"),
+                "bert.layers.layer.output_norm": ("full_layer_layer_norm",),
+                "bert.mlm_head": ("predictions",),
+                "bert.nsp_head": ("sop_classifier",),
+            }
+        )
     else:
-        table.update({
-            "bert.layers": (f"{base}encoder.layer",),
-            "bert.layers.layer": (f"{base}encoder.layer",),
-            "bert.layers.layer.attention": ("attention.self", "attention.output.dense"),
-            "bert.layers.layer.attention_norm": ("attention.output.LayerNorm",),
-            "bert.layers.layer.feed_forward": ("intermediate", "output.dense"),
-            "bert.layers.layer.output_norm": ("output.LayerNorm",),
-        })
+        table.update(
+            {
+                "bert.layers": (f"{base}encoder.layer",),
+                "bert.layers.layer": (f"{base}encoder.layer",),
+                "bert.layers.layer.attention": ("attention.self", "attention.output.dense"),
+                "bert.layers.layer.attention_norm": ("attention.output.LayerNorm",),
+                "bert.layers.layer.feed_forward": ("intermediate", "output.dense"),
+                "bert.layers.layer.output_norm": ("output.LayerNorm",),
+            }
+        )
         if family == "Roberta":
             table.update({"bert.mlm_head": ("lm_head",), "bert.classifier_dense": ("classifier.dense",)})
             if cfg.head == "sequence_classification":
@@ -293,51 +350,89 @@ def reference(cfg: BertConfig) -> Reference | None:
     if family is None or cfg.head not in _FAMILY_HEADS[family] or not _class_builds_this_pooler(family, cfg):
         return None
     if family == "DistilBert":
-        kwargs: dict[str, Any] = dict(vocab_size=cfg.vocab_size, dim=cfg.d_model, n_layers=cfg.n_layers,
-                                      n_heads=cfg.n_heads, hidden_dim=cfg.d_ff, max_position_embeddings=cfg.max_positions,
-                                      activation=cfg.activation)
+        kwargs: dict[str, Any] = dict(
+            vocab_size=cfg.vocab_size,
+            dim=cfg.d_model,
+            n_layers=cfg.n_layers,
+            n_heads=cfg.n_heads,
+            hidden_dim=cfg.d_ff,
+            max_position_embeddings=cfg.max_positions,
+            activation=cfg.activation,
+        )
     else:
-        kwargs = dict(vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers,
-                      num_attention_heads=cfg.n_heads, intermediate_size=cfg.d_ff,
-                      max_position_embeddings=cfg.max_positions, hidden_act=cfg.activation)
+        kwargs = dict(
+            vocab_size=cfg.vocab_size,
+            hidden_size=cfg.d_model,
+            num_hidden_layers=cfg.n_layers,
+            num_attention_heads=cfg.n_heads,
+            intermediate_size=cfg.d_ff,
+            max_position_embeddings=cfg.max_positions,
+            hidden_act=cfg.activation,
+        )
         if family == "Albert":
-            kwargs = dict(vocab_size=cfg.vocab_size, embedding_size=cfg.embedding_size, **{
-                k: v for k, v in kwargs.items() if k != "vocab_size"})
+            kwargs = dict(
+                vocab_size=cfg.vocab_size,
+                embedding_size=cfg.embedding_size,
+                **{k: v for k, v in kwargs.items() if k != "vocab_size"},
+            )
         kwargs["type_vocab_size"] = cfg.type_vocab_size
     if not cfg.tie_embeddings:
         kwargs["tie_word_embeddings"] = False
     labelled = cfg.head in ("sequence_classification", "token_classification", "question_answering") or (
-        family == "Albert" and cfg.head == "pretraining")
+        family == "Albert" and cfg.head == "pretraining"
+    )
     if labelled and cfg.num_labels != 2:
         kwargs["num_labels"] = cfg.num_labels
     model_kwargs = {"add_pooling_layer": cfg.pooler} if cfg.head == "none" and family != "DistilBert" else {}
-    return Reference(library="transformers", target=f"transformers.{family}{_CLASS_SUFFIX[cfg.head]}",
-                     config_class=f"transformers.{family}Config", kwargs=kwargs, model_kwargs=model_kwargs)
+    return Reference(
+        library="transformers",
+        target=f"transformers.{family}{_CLASS_SUFFIX[cfg.head]}",
+        config_class=f"transformers.{family}Config",
+        kwargs=kwargs,
+        model_kwargs=model_kwargs,
+    )
 
 
 # ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
 
-_LEGACY_POSITIONS = (f"{NOT_READ}; transformers {TRANSFORMERS_VERSION} builds absolute position embeddings only, "
-                     "whatever this says")
+_LEGACY_POSITIONS = (
+    f"{NOT_READ}; transformers {TRANSFORMERS_VERSION} builds absolute position embeddings only, whatever this says"
+)
 _BERT_IGNORED = {
-    "hidden_dropout_prob": DROPOUT, "attention_probs_dropout_prob": DROPOUT, "classifier_dropout": DROPOUT,
-    "initializer_range": INITIALISATION, "layer_norm_eps": NORM_EPSILON, "pad_token_id": TOKEN_ID,
-    "bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID, "use_cache": USE_CACHE,
+    "hidden_dropout_prob": DROPOUT,
+    "attention_probs_dropout_prob": DROPOUT,
+    "classifier_dropout": DROPOUT,
+    "initializer_range": INITIALISATION,
+    "layer_norm_eps": NORM_EPSILON,
+    "pad_token_id": TOKEN_ID,
+    "bos_token_id": TOKEN_ID,
+    "eos_token_id": TOKEN_ID,
+    "use_cache": USE_CACHE,
     "position_embedding_type": _LEGACY_POSITIONS,
 }
 _BERT_REFUSED = {
     "is_decoder": ((False,), "a decoder (causal attention, with a KV cache) is not what the bert plugin models"),
-    "add_cross_attention": ((False,), "cross-attention layers for an encoder-decoder are not modelled by the bert "
-                                      "plugin"),
+    "add_cross_attention": (
+        (False,),
+        "cross-attention layers for an encoder-decoder are not modelled by the bert plugin",
+    ),
 }
 _BERT_READ = {
-    "vocab_size": "vocab_size", "hidden_size": "d_model", "num_hidden_layers": "n_layers",
-    "num_attention_heads": "n_heads", "intermediate_size": "d_ff", "max_position_embeddings": "max_positions",
-    "type_vocab_size": "type_vocab_size", "hidden_act": "activation", "tie_word_embeddings": "tie_embeddings",
+    "vocab_size": "vocab_size",
+    "hidden_size": "d_model",
+    "num_hidden_layers": "n_layers",
+    "num_attention_heads": "n_heads",
+    "intermediate_size": "d_ff",
+    "max_position_embeddings": "max_positions",
+    "type_vocab_size": "type_vocab_size",
+    "hidden_act": "activation",
+    "tie_word_embeddings": "tie_embeddings",
     "num_labels": "num_labels",
 }
-_MULTIPLE_CHOICE = ("its input holds one sequence per answer choice, so its FLOPs depend on a number of choices "
-                    "that config.json does not give")
+_MULTIPLE_CHOICE = (
+    "its input holds one sequence per answer choice, so its FLOPs depend on a number of choices "
+    "that config.json does not give"
+)
 
 
 def _heads(prefix: str, *suffixes: str) -> dict[str, dict[str, Any]]:
@@ -348,26 +443,60 @@ def _heads(prefix: str, *suffixes: str) -> dict[str, dict[str, Any]]:
 HF_BERT = HFTable(
     model_type="bert",
     config_class="BertConfig",
-    defaults=dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                  intermediate_size=3072, hidden_act="gelu", hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
-                  max_position_embeddings=512, type_vocab_size=2, initializer_range=0.02, layer_norm_eps=1e-12,
-                  pad_token_id=0, use_cache=True, classifier_dropout=None, is_decoder=False,
-                  add_cross_attention=False, bos_token_id=None, eos_token_id=None, tie_word_embeddings=True),
+    defaults=dict(
+        vocab_size=30522,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        hidden_act="gelu",
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
+        max_position_embeddings=512,
+        type_vocab_size=2,
+        initializer_range=0.02,
+        layer_norm_eps=1e-12,
+        pad_token_id=0,
+        use_cache=True,
+        classifier_dropout=None,
+        is_decoder=False,
+        add_cross_attention=False,
+        bos_token_id=None,
+        eos_token_id=None,
+        tie_word_embeddings=True,
+    ),
     aliases={},
     read=_BERT_READ,
     ignored={
         **_BERT_IGNORED,
-        **{key: f"{NOT_READ}; transformers' pooler is always one dense + "
-                "tanh layer on the first token" for key in ("directionality", "pooler_fc_size",
-                                                            "pooler_num_attention_heads", "pooler_num_fc_layers",
-                                                            "pooler_size_per_head", "pooler_type")},
+        **{
+            key: f"{NOT_READ}; transformers' pooler is always one dense + tanh layer on the first token"
+            for key in (
+                "directionality",
+                "pooler_fc_size",
+                "pooler_num_attention_heads",
+                "pooler_num_fc_layers",
+                "pooler_size_per_head",
+                "pooler_type",
+            )
+        },
     },
     refused=_BERT_REFUSED,
     base_class="BertModel",
-    classes=_heads("Bert", "Model", "ForPreTraining", "ForMaskedLM", "ForNextSentencePrediction",
-                   "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering"),
-    unsupported_classes={"BertForMultipleChoice": _MULTIPLE_CHOICE,
-                         "BertLMHeadModel": "a causal language model needs is_decoder: true, which archzoo refuses"},
+    classes=_heads(
+        "Bert",
+        "Model",
+        "ForPreTraining",
+        "ForMaskedLM",
+        "ForNextSentencePrediction",
+        "ForSequenceClassification",
+        "ForTokenClassification",
+        "ForQuestionAnswering",
+    ),
+    unsupported_classes={
+        "BertForMultipleChoice": _MULTIPLE_CHOICE,
+        "BertLMHeadModel": "a causal language model needs is_decoder: true, which archzoo refuses",
+    },
 )
 
 HF_ROBERTA = HFTable(
@@ -379,63 +508,136 @@ HF_ROBERTA = HFTable(
     ignored=_BERT_IGNORED,
     refused=_BERT_REFUSED,
     base_class="RobertaModel",
-    classes=_heads("Roberta", "Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
-                   "ForQuestionAnswering"),
-    unsupported_classes={"RobertaForMultipleChoice": _MULTIPLE_CHOICE,
-                         "RobertaForCausalLM": "a causal language model needs is_decoder: true, which archzoo refuses"},
+    classes=_heads(
+        "Roberta", "Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering"
+    ),
+    unsupported_classes={
+        "RobertaForMultipleChoice": _MULTIPLE_CHOICE,
+        "RobertaForCausalLM": "a causal language model needs is_decoder: true, which archzoo refuses",
+    },
 )
 
 HF_DISTILBERT = HFTable(
     model_type="distilbert",
     config_class="DistilBertConfig",
-    defaults=dict(vocab_size=30522, max_position_embeddings=512, sinusoidal_pos_embds=False, n_layers=6, n_heads=12,
-                  dim=768, hidden_dim=3072, dropout=0.1, attention_dropout=0.1, activation="gelu",
-                  initializer_range=0.02, qa_dropout=0.1, seq_classif_dropout=0.2, pad_token_id=0, eos_token_id=None,
-                  bos_token_id=None, tie_word_embeddings=True),
+    defaults=dict(
+        vocab_size=30522,
+        max_position_embeddings=512,
+        sinusoidal_pos_embds=False,
+        n_layers=6,
+        n_heads=12,
+        dim=768,
+        hidden_dim=3072,
+        dropout=0.1,
+        attention_dropout=0.1,
+        activation="gelu",
+        initializer_range=0.02,
+        qa_dropout=0.1,
+        seq_classif_dropout=0.2,
+        pad_token_id=0,
+        eos_token_id=None,
+        bos_token_id=None,
+        tie_word_embeddings=True,
+    ),
     aliases={"hidden_size": "dim", "num_attention_heads": "n_heads", "num_hidden_layers": "n_layers"},
-    read={"vocab_size": "vocab_size", "max_position_embeddings": "max_positions", "n_layers": "n_layers",
-          "n_heads": "n_heads", "dim": "d_model", "hidden_dim": "d_ff", "activation": "activation",
-          "tie_word_embeddings": "tie_embeddings", "num_labels": "num_labels"},
+    read={
+        "vocab_size": "vocab_size",
+        "max_position_embeddings": "max_positions",
+        "n_layers": "n_layers",
+        "n_heads": "n_heads",
+        "dim": "d_model",
+        "hidden_dim": "d_ff",
+        "activation": "activation",
+        "tie_word_embeddings": "tie_embeddings",
+        "num_labels": "num_labels",
+    },
     ignored={
         "sinusoidal_pos_embds": "the position table is an nn.Embedding either way (sinusoids only initialise it), "
-                                "so its parameters count the same",
-        "dropout": DROPOUT, "attention_dropout": DROPOUT, "qa_dropout": DROPOUT, "seq_classif_dropout": DROPOUT,
-        "initializer_range": INITIALISATION, "pad_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID,
-        "bos_token_id": TOKEN_ID, "tie_weights_": NOT_READ,
+        "so its parameters count the same",
+        "dropout": DROPOUT,
+        "attention_dropout": DROPOUT,
+        "qa_dropout": DROPOUT,
+        "seq_classif_dropout": DROPOUT,
+        "initializer_range": INITIALISATION,
+        "pad_token_id": TOKEN_ID,
+        "eos_token_id": TOKEN_ID,
+        "bos_token_id": TOKEN_ID,
+        "tie_weights_": NOT_READ,
     },
     refused={},
     base_class="DistilBertModel",
-    classes=_heads("DistilBert", "Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
-                   "ForQuestionAnswering"),
+    classes=_heads(
+        "DistilBert",
+        "Model",
+        "ForMaskedLM",
+        "ForSequenceClassification",
+        "ForTokenClassification",
+        "ForQuestionAnswering",
+    ),
     unsupported_classes={"DistilBertForMultipleChoice": _MULTIPLE_CHOICE},
 )
 
 HF_ALBERT = HFTable(
     model_type="albert",
     config_class="AlbertConfig",
-    defaults=dict(vocab_size=30000, embedding_size=128, hidden_size=4096, num_hidden_layers=12, num_hidden_groups=1,
-                  num_attention_heads=64, intermediate_size=16384, inner_group_num=1, hidden_act="gelu_new",
-                  hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=512,
-                  type_vocab_size=2, initializer_range=0.02, layer_norm_eps=1e-12, classifier_dropout_prob=0.1,
-                  pad_token_id=0, bos_token_id=2, eos_token_id=3, tie_word_embeddings=True),
+    defaults=dict(
+        vocab_size=30000,
+        embedding_size=128,
+        hidden_size=4096,
+        num_hidden_layers=12,
+        num_hidden_groups=1,
+        num_attention_heads=64,
+        intermediate_size=16384,
+        inner_group_num=1,
+        hidden_act="gelu_new",
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        max_position_embeddings=512,
+        type_vocab_size=2,
+        initializer_range=0.02,
+        layer_norm_eps=1e-12,
+        classifier_dropout_prob=0.1,
+        pad_token_id=0,
+        bos_token_id=2,
+        eos_token_id=3,
+        tie_word_embeddings=True,
+    ),
     aliases={},
     read={**_BERT_READ, "embedding_size": "embedding_size"},
     ignored={
-        "hidden_dropout_prob": DROPOUT, "attention_probs_dropout_prob": DROPOUT, "classifier_dropout_prob": DROPOUT,
-        "initializer_range": INITIALISATION, "layer_norm_eps": NORM_EPSILON, "pad_token_id": TOKEN_ID,
-        "bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID, "position_embedding_type": _LEGACY_POSITIONS,
-        **{key: NOT_READ
-           for key in ("down_scale_factor", "gap_size", "net_structure_type", "num_memory_blocks")},
+        "hidden_dropout_prob": DROPOUT,
+        "attention_probs_dropout_prob": DROPOUT,
+        "classifier_dropout_prob": DROPOUT,
+        "initializer_range": INITIALISATION,
+        "layer_norm_eps": NORM_EPSILON,
+        "pad_token_id": TOKEN_ID,
+        "bos_token_id": TOKEN_ID,
+        "eos_token_id": TOKEN_ID,
+        "position_embedding_type": _LEGACY_POSITIONS,
+        **{key: NOT_READ for key in ("down_scale_factor", "gap_size", "net_structure_type", "num_memory_blocks")},
     },
     refused={
-        "num_hidden_groups": ((1,), "more than one group of shared layers is not modelled by the bert plugin "
-                                    "(its ALBERT shares one set of weights across all layers)"),
-        "inner_group_num": ((1,), "several distinct layers inside a shared group are not modelled by the bert "
-                                  "plugin (its ALBERT shares one layer)"),
+        "num_hidden_groups": (
+            (1,),
+            "more than one group of shared layers is not modelled by the bert plugin "
+            "(its ALBERT shares one set of weights across all layers)",
+        ),
+        "inner_group_num": (
+            (1,),
+            "several distinct layers inside a shared group are not modelled by the bert "
+            "plugin (its ALBERT shares one layer)",
+        ),
     },
     base_class="AlbertModel",
-    classes=_heads("Albert", "Model", "ForPreTraining", "ForMaskedLM", "ForSequenceClassification",
-                   "ForTokenClassification", "ForQuestionAnswering"),
+    classes=_heads(
+        "Albert",
+        "Model",
+        "ForPreTraining",
+        "ForMaskedLM",
+        "ForSequenceClassification",
+        "ForTokenClassification",
+        "ForQuestionAnswering",
+    ),
     unsupported_classes={"AlbertForMultipleChoice": _MULTIPLE_CHOICE},
 )
 
@@ -443,17 +645,25 @@ HF_ALBERT = HFTable(
 def _segments(hf: dict[str, Any]) -> int:
     value = hf["type_vocab_size"]
     if type(value) is int and value == 0:
-        raise ValueError("type_vocab_size: 0 builds an empty segment table that the forward pass cannot index "
-                         "(transformers looks up segment 0); give at least 1")
+        raise ValueError(
+            "type_vocab_size: 0 builds an empty segment table that the forward pass cannot index "
+            "(transformers looks up segment 0); give at least 1"
+        )
     return value
 
 
 @hf_reader(HF_BERT)
 def _from_bert(hf: dict[str, Any], model_class: str = "BertModel") -> dict[str, Any]:
     return dict(
-        vocab_size=hf["vocab_size"], d_model=hf["hidden_size"], n_layers=hf["num_hidden_layers"],
-        n_heads=hf["num_attention_heads"], d_ff=hf["intermediate_size"], max_positions=hf["max_position_embeddings"],
-        type_vocab_size=_segments(hf), activation=hf["hidden_act"], tie_embeddings=hf["tie_word_embeddings"],
+        vocab_size=hf["vocab_size"],
+        d_model=hf["hidden_size"],
+        n_layers=hf["num_hidden_layers"],
+        n_heads=hf["num_attention_heads"],
+        d_ff=hf["intermediate_size"],
+        max_positions=hf["max_position_embeddings"],
+        type_vocab_size=_segments(hf),
+        activation=hf["hidden_act"],
+        tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
     )
 
@@ -466,9 +676,16 @@ def _from_roberta(hf: dict[str, Any], model_class: str = "RobertaModel") -> dict
 @hf_reader(HF_DISTILBERT)
 def _from_distilbert(hf: dict[str, Any], model_class: str = "DistilBertModel") -> dict[str, Any]:
     return dict(
-        vocab_size=hf["vocab_size"], d_model=hf["dim"], n_layers=hf["n_layers"], n_heads=hf["n_heads"],
-        d_ff=hf["hidden_dim"], max_positions=hf["max_position_embeddings"], type_vocab_size=0,
-        activation=hf["activation"], tie_embeddings=hf["tie_word_embeddings"], num_labels=hf["num_labels"],
+        vocab_size=hf["vocab_size"],
+        d_model=hf["dim"],
+        n_layers=hf["n_layers"],
+        n_heads=hf["n_heads"],
+        d_ff=hf["hidden_dim"],
+        max_positions=hf["max_position_embeddings"],
+        type_vocab_size=0,
+        activation=hf["activation"],
+        tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
         classifier_dense=True,
     )
 

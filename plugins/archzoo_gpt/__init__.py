@@ -32,16 +32,19 @@ class GptConfig(ArchConfig):
     tie_embeddings: bool = Field(True, description="LM head shares the token embedding matrix")
     bias: bool = Field(True, description="biases in the linear layers")
     head: Literal["lm", "none", "sequence_classification", "token_classification", "question_answering"] = Field(
-        "lm", description="lm (GPT2LMHeadModel), none (GPT2Model), sequence_classification (a bias-free score layer "
+        "lm",
+        description="lm (GPT2LMHeadModel), none (GPT2Model), sequence_classification (a bias-free score layer "
         "on every token), token_classification or question_answering (GPT2For...)",
     )
-    num_labels: PositiveInt = Field(2, description="outputs of the sequence_classification and token_classification "
-                                                   "heads (transformers' num_labels)")
+    num_labels: PositiveInt = Field(
+        2,
+        description="outputs of the sequence_classification and token_classification heads (transformers' num_labels)",
+    )
     final_norm: bool = Field(True, description="LayerNorm after the last layer (GPT-2); GPT-1 has none")
     activation: str = Field("gelu_new", description="feed-forward activation")
 
     @model_validator(mode="after")
-    def _check(self) -> "GptConfig":
+    def _check(self) -> GptConfig:
         if self.d_head is None:
             check_heads(self.d_model, self.n_heads, ", or give d_head explicitly (GPT-3 XL: n_heads 24, d_head 128)")
         check_activation(self.activation)
@@ -78,8 +81,15 @@ def build(cfg: GptConfig):
         children.append(layer_norm("final_norm", d))
     if cfg.head == "lm":
         children.append(
-            linear("lm_head", d, V, bias=False, tied_to="token" if cfg.tie_embeddings else "",
-                   description="next-token logits" + (", weight tied to the token embedding" if cfg.tie_embeddings else ""))
+            linear(
+                "lm_head",
+                d,
+                V,
+                bias=False,
+                tied_to="token" if cfg.tie_embeddings else "",
+                description="next-token logits"
+                + (", weight tied to the token embedding" if cfg.tie_embeddings else ""),
+            )
         )
     K = LABELS(cfg.num_labels)
     if cfg.head == "sequence_classification":  # scores every token; the last non-padding one is kept
@@ -91,10 +101,18 @@ def build(cfg: GptConfig):
     return with_modules(composite("gpt", "model", children, "GPT decoder"), reference_modules(cfg))
 
 
-_GPT2_CLASSES = {"lm": "GPT2LMHeadModel", "none": "GPT2Model", "sequence_classification": "GPT2ForSequenceClassification",
-                 "token_classification": "GPT2ForTokenClassification", "question_answering": "GPT2ForQuestionAnswering"}
-_OPENAI_GPT_CLASSES = {"lm": "OpenAIGPTLMHeadModel", "none": "OpenAIGPTModel",
-                       "sequence_classification": "OpenAIGPTForSequenceClassification"}
+_GPT2_CLASSES = {
+    "lm": "GPT2LMHeadModel",
+    "none": "GPT2Model",
+    "sequence_classification": "GPT2ForSequenceClassification",
+    "token_classification": "GPT2ForTokenClassification",
+    "question_answering": "GPT2ForQuestionAnswering",
+}
+_OPENAI_GPT_CLASSES = {
+    "lm": "OpenAIGPTLMHeadModel",
+    "none": "OpenAIGPTModel",
+    "sequence_classification": "OpenAIGPTForSequenceClassification",
+}
 
 
 def reference_modules(cfg: GptConfig) -> dict[str, tuple[str, ...]]:
@@ -125,25 +143,46 @@ def reference(cfg: GptConfig) -> Reference | None:
         return None  # transformers' GPT-2 ties the head width to d_model / n_heads
     if not cfg.bias:
         return None
-    labels = {"num_labels": cfg.num_labels} if cfg.head in ("sequence_classification", "token_classification") \
-        and cfg.num_labels != 2 else {}
+    labels = (
+        {"num_labels": cfg.num_labels}
+        if cfg.head in ("sequence_classification", "token_classification") and cfg.num_labels != 2
+        else {}
+    )
     if not cfg.final_norm:
         if cfg.d_ff is not None and cfg.d_ff != 4 * cfg.d_model:
             return None
         if cfg.activation not in OPENAI_GPT_ACTIVATIONS or cfg.head not in _OPENAI_GPT_CLASSES:
             return None
         return Reference(
-            library="transformers", target=f"transformers.{_OPENAI_GPT_CLASSES[cfg.head]}",
+            library="transformers",
+            target=f"transformers.{_OPENAI_GPT_CLASSES[cfg.head]}",
             config_class="transformers.OpenAIGPTConfig",
-            kwargs=dict(vocab_size=cfg.vocab_size, n_positions=cfg.max_positions, n_embd=cfg.d_model,
-                        n_layer=cfg.n_layers, n_head=cfg.n_heads, afn=cfg.activation,
-                        tie_word_embeddings=cfg.tie_embeddings, **labels),
+            kwargs=dict(
+                vocab_size=cfg.vocab_size,
+                n_positions=cfg.max_positions,
+                n_embd=cfg.d_model,
+                n_layer=cfg.n_layers,
+                n_head=cfg.n_heads,
+                afn=cfg.activation,
+                tie_word_embeddings=cfg.tie_embeddings,
+                **labels,
+            ),
         )
     return Reference(
-        library="transformers", target=f"transformers.{_GPT2_CLASSES[cfg.head]}", config_class="transformers.GPT2Config",
-        kwargs=dict(vocab_size=cfg.vocab_size, n_positions=cfg.max_positions, n_embd=cfg.d_model,
-                    n_layer=cfg.n_layers, n_head=cfg.n_heads, n_inner=cfg.d_ff,
-                    activation_function=cfg.activation, tie_word_embeddings=cfg.tie_embeddings, **labels),
+        library="transformers",
+        target=f"transformers.{_GPT2_CLASSES[cfg.head]}",
+        config_class="transformers.GPT2Config",
+        kwargs=dict(
+            vocab_size=cfg.vocab_size,
+            n_positions=cfg.max_positions,
+            n_embd=cfg.d_model,
+            n_layer=cfg.n_layers,
+            n_head=cfg.n_heads,
+            n_inner=cfg.d_ff,
+            activation_function=cfg.activation,
+            tie_word_embeddings=cfg.tie_embeddings,
+            **labels,
+        ),
     )
 
 
@@ -152,68 +191,147 @@ OPENAI_GPT_ACTIVATIONS = ("relu", "silu", "gelu", "swish")
 
 # ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
 
-_GPT_ALIASES = {"hidden_size": "n_embd", "max_position_embeddings": "n_positions", "num_attention_heads": "n_head",
-                "num_hidden_layers": "n_layer"}
+_GPT_ALIASES = {
+    "hidden_size": "n_embd",
+    "max_position_embeddings": "n_positions",
+    "num_attention_heads": "n_head",
+    "num_hidden_layers": "n_layer",
+}
 _SUMMARY = "used only by the DoubleHeads model's multiple-choice summary, which archzoo does not count"
 _GPT_IGNORED = {
-    "resid_pdrop": DROPOUT, "embd_pdrop": DROPOUT, "attn_pdrop": DROPOUT, "layer_norm_epsilon": NORM_EPSILON,
-    "initializer_range": INITIALISATION, "summary_type": _SUMMARY, "summary_use_proj": _SUMMARY,
-    "summary_activation": _SUMMARY, "summary_proj_to_labels": _SUMMARY, "summary_first_dropout": _SUMMARY,
-    "summary_last_dropout": _SUMMARY, "bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID, "pad_token_id": TOKEN_ID,
+    "resid_pdrop": DROPOUT,
+    "embd_pdrop": DROPOUT,
+    "attn_pdrop": DROPOUT,
+    "layer_norm_epsilon": NORM_EPSILON,
+    "initializer_range": INITIALISATION,
+    "summary_type": _SUMMARY,
+    "summary_use_proj": _SUMMARY,
+    "summary_activation": _SUMMARY,
+    "summary_proj_to_labels": _SUMMARY,
+    "summary_first_dropout": _SUMMARY,
+    "summary_last_dropout": _SUMMARY,
+    "bos_token_id": TOKEN_ID,
+    "eos_token_id": TOKEN_ID,
+    "pad_token_id": TOKEN_ID,
     "n_ctx": f"{NOT_READ}; transformers reads the context length from n_positions",
 }
-_DOUBLE_HEADS = ("its multiple-choice head reads one sequence per answer choice, so its FLOPs depend on a number "
-                 "of choices that config.json does not give")
+_DOUBLE_HEADS = (
+    "its multiple-choice head reads one sequence per answer choice, so its FLOPs depend on a number "
+    "of choices that config.json does not give"
+)
 
 HF_GPT2 = HFTable(
     model_type="gpt2",
     config_class="GPT2Config",
-    defaults=dict(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12, n_inner=None,
-                  activation_function="gelu_new", resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1,
-                  layer_norm_epsilon=1e-05, initializer_range=0.02, summary_type="cls_index", summary_use_proj=True,
-                  summary_activation=None, summary_proj_to_labels=True, summary_first_dropout=0.1,
-                  scale_attn_weights=True, use_cache=True, bos_token_id=50256, eos_token_id=50256, pad_token_id=None,
-                  scale_attn_by_inverse_layer_idx=False, reorder_and_upcast_attn=False, add_cross_attention=False,
-                  tie_word_embeddings=True),
+    defaults=dict(
+        vocab_size=50257,
+        n_positions=1024,
+        n_embd=768,
+        n_layer=12,
+        n_head=12,
+        n_inner=None,
+        activation_function="gelu_new",
+        resid_pdrop=0.1,
+        embd_pdrop=0.1,
+        attn_pdrop=0.1,
+        layer_norm_epsilon=1e-05,
+        initializer_range=0.02,
+        summary_type="cls_index",
+        summary_use_proj=True,
+        summary_activation=None,
+        summary_proj_to_labels=True,
+        summary_first_dropout=0.1,
+        scale_attn_weights=True,
+        use_cache=True,
+        bos_token_id=50256,
+        eos_token_id=50256,
+        pad_token_id=None,
+        scale_attn_by_inverse_layer_idx=False,
+        reorder_and_upcast_attn=False,
+        add_cross_attention=False,
+        tie_word_embeddings=True,
+    ),
     aliases=_GPT_ALIASES,
-    read={"vocab_size": "vocab_size", "n_positions": "max_positions", "n_embd": "d_model", "n_layer": "n_layers",
-          "n_head": "n_heads", "n_inner": "d_ff", "activation_function": "activation",
-          "tie_word_embeddings": "tie_embeddings", "num_labels": "num_labels"},
+    read={
+        "vocab_size": "vocab_size",
+        "n_positions": "max_positions",
+        "n_embd": "d_model",
+        "n_layer": "n_layers",
+        "n_head": "n_heads",
+        "n_inner": "d_ff",
+        "activation_function": "activation",
+        "tie_word_embeddings": "tie_embeddings",
+        "num_labels": "num_labels",
+    },
     ignored={
         **_GPT_IGNORED,
         "scale_attn_weights": "scales the attention scores by a constant: no parameters, and no matmul FLOPs",
         "scale_attn_by_inverse_layer_idx": "scales the attention scores by a constant: no parameters, and no "
-                                           "matmul FLOPs",
+        "matmul FLOPs",
         "reorder_and_upcast_attn": "computes the same score product in float32 (with baddbmm): the same FLOPs",
         "use_cache": USE_CACHE,
     },
-    refused={"add_cross_attention": ((False,), "cross-attention layers for an encoder-decoder are not modelled by "
-                                               "the gpt plugin")},
+    refused={
+        "add_cross_attention": (
+            (False,),
+            "cross-attention layers for an encoder-decoder are not modelled by the gpt plugin",
+        )
+    },
     base_class="GPT2Model",
-    classes={"GPT2Model": {"head": "none"}, "GPT2LMHeadModel": {"head": "lm"},
-             "GPT2ForSequenceClassification": {"head": "sequence_classification"},
-             "GPT2ForTokenClassification": {"head": "token_classification"},
-             "GPT2ForQuestionAnswering": {"head": "question_answering"}},
+    classes={
+        "GPT2Model": {"head": "none"},
+        "GPT2LMHeadModel": {"head": "lm"},
+        "GPT2ForSequenceClassification": {"head": "sequence_classification"},
+        "GPT2ForTokenClassification": {"head": "token_classification"},
+        "GPT2ForQuestionAnswering": {"head": "question_answering"},
+    },
     unsupported_classes={"GPT2DoubleHeadsModel": _DOUBLE_HEADS},
 )
 
 HF_OPENAI_GPT = HFTable(
     model_type="openai-gpt",
     config_class="OpenAIGPTConfig",
-    defaults=dict(vocab_size=40478, n_positions=512, n_embd=768, n_layer=12, n_head=12, afn="gelu", resid_pdrop=0.1,
-                  embd_pdrop=0.1, attn_pdrop=0.1, layer_norm_epsilon=1e-05, initializer_range=0.02,
-                  summary_type="cls_index", summary_use_proj=True, summary_activation=None,
-                  summary_proj_to_labels=True, summary_first_dropout=0.1, pad_token_id=None, bos_token_id=None,
-                  eos_token_id=None, tie_word_embeddings=True),
+    defaults=dict(
+        vocab_size=40478,
+        n_positions=512,
+        n_embd=768,
+        n_layer=12,
+        n_head=12,
+        afn="gelu",
+        resid_pdrop=0.1,
+        embd_pdrop=0.1,
+        attn_pdrop=0.1,
+        layer_norm_epsilon=1e-05,
+        initializer_range=0.02,
+        summary_type="cls_index",
+        summary_use_proj=True,
+        summary_activation=None,
+        summary_proj_to_labels=True,
+        summary_first_dropout=0.1,
+        pad_token_id=None,
+        bos_token_id=None,
+        eos_token_id=None,
+        tie_word_embeddings=True,
+    ),
     aliases=_GPT_ALIASES,
-    read={"vocab_size": "vocab_size", "n_positions": "max_positions", "n_embd": "d_model", "n_layer": "n_layers",
-          "n_head": "n_heads", "afn": "activation", "tie_word_embeddings": "tie_embeddings",
-          "num_labels": "num_labels"},
+    read={
+        "vocab_size": "vocab_size",
+        "n_positions": "max_positions",
+        "n_embd": "d_model",
+        "n_layer": "n_layers",
+        "n_head": "n_heads",
+        "afn": "activation",
+        "tie_word_embeddings": "tie_embeddings",
+        "num_labels": "num_labels",
+    },
     ignored={**_GPT_IGNORED, "n_special": NOT_READ, "predict_special_tokens": NOT_READ},
     refused={},
     base_class="OpenAIGPTModel",
-    classes={"OpenAIGPTModel": {"head": "none"}, "OpenAIGPTLMHeadModel": {"head": "lm"},
-             "OpenAIGPTForSequenceClassification": {"head": "sequence_classification"}},
+    classes={
+        "OpenAIGPTModel": {"head": "none"},
+        "OpenAIGPTLMHeadModel": {"head": "lm"},
+        "OpenAIGPTForSequenceClassification": {"head": "sequence_classification"},
+    },
     unsupported_classes={"OpenAIGPTDoubleHeadsModel": _DOUBLE_HEADS},
 )
 
@@ -221,20 +339,34 @@ HF_OPENAI_GPT = HFTable(
 @hf_reader(HF_GPT2)
 def _from_gpt2(hf: dict[str, Any], model_class: str = "GPT2Model") -> dict[str, Any]:
     return dict(
-        vocab_size=hf["vocab_size"], max_positions=hf["n_positions"], d_model=hf["n_embd"], n_layers=hf["n_layer"],
-        n_heads=hf["n_head"], d_ff=hf["n_inner"], activation=hf["activation_function"],
-        tie_embeddings=hf["tie_word_embeddings"], num_labels=hf["num_labels"],
+        vocab_size=hf["vocab_size"],
+        max_positions=hf["n_positions"],
+        d_model=hf["n_embd"],
+        n_layers=hf["n_layer"],
+        n_heads=hf["n_head"],
+        d_ff=hf["n_inner"],
+        activation=hf["activation_function"],
+        tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
     )
 
 
 @hf_reader(HF_OPENAI_GPT)
 def _from_openai_gpt(hf: dict[str, Any], model_class: str = "OpenAIGPTModel") -> dict[str, Any]:
     if isinstance(hf["afn"], str) and hf["afn"] not in OPENAI_GPT_ACTIVATIONS:
-        raise ValueError(f"afn: transformers' OpenAI GPT builds only {', '.join(OPENAI_GPT_ACTIVATIONS[:-1])} or "
-                         f"{OPENAI_GPT_ACTIVATIONS[-1]}, got {hf['afn']!r}; choose one of them")
+        raise ValueError(
+            f"afn: transformers' OpenAI GPT builds only {', '.join(OPENAI_GPT_ACTIVATIONS[:-1])} or "
+            f"{OPENAI_GPT_ACTIVATIONS[-1]}, got {hf['afn']!r}; choose one of them"
+        )
     return dict(
-        vocab_size=hf["vocab_size"], max_positions=hf["n_positions"], d_model=hf["n_embd"], n_layers=hf["n_layer"],
-        n_heads=hf["n_head"], activation=hf["afn"], final_norm=False, tie_embeddings=hf["tie_word_embeddings"],
+        vocab_size=hf["vocab_size"],
+        max_positions=hf["n_positions"],
+        d_model=hf["n_embd"],
+        n_layers=hf["n_layer"],
+        n_heads=hf["n_head"],
+        activation=hf["afn"],
+        final_norm=False,
+        tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
     )
 

@@ -29,12 +29,14 @@ class TransformerConfig(ArchConfig):
     n_decoder_layers: PositiveInt = Field(6, description="decoder layers")
     bias: bool = Field(True, description="biases in linear layers and LayerNorms (torch's bias=)")
     activation: Literal["relu", "gelu"] = Field("relu", description="feed-forward activation")
-    vocab_size: NonNegativeInt = Field(0, description="token embeddings and output projection; 0 = none, as torch.nn.Transformer")
+    vocab_size: NonNegativeInt = Field(
+        0, description="token embeddings and output projection; 0 = none, as torch.nn.Transformer"
+    )
     share_embeddings: bool = Field(True, description="source and target share one embedding matrix (Sec. 3.4)")
     tie_output: bool = Field(True, description="the pre-softmax projection reuses the target embedding (Sec. 3.4)")
 
     @model_validator(mode="after")
-    def _check(self) -> "TransformerConfig":
+    def _check(self) -> TransformerConfig:
         check_heads(self.d_model, self.n_heads)
         return self
 
@@ -76,19 +78,34 @@ def build(cfg: TransformerConfig):
             children.append(embedding("source_embedding", V, d, role="token"))
             children.append(embedding("target_embedding", V, d, role="token"))
     children += [
-        composite("encoder", "stack",
-                  [repeat(encoder_layer, symbol("L_e", cfg.n_encoder_layers), name="layers"), layer_norm("norm", d, bias=b)],
-                  "encoder stack and its final LayerNorm"),
-        composite("decoder", "stack",
-                  [repeat(decoder_layer, symbol("L_d", cfg.n_decoder_layers), name="layers"), layer_norm("norm", d, bias=b)],
-                  "decoder stack and its final LayerNorm"),
+        composite(
+            "encoder",
+            "stack",
+            [repeat(encoder_layer, symbol("L_e", cfg.n_encoder_layers), name="layers"), layer_norm("norm", d, bias=b)],
+            "encoder stack and its final LayerNorm",
+        ),
+        composite(
+            "decoder",
+            "stack",
+            [repeat(decoder_layer, symbol("L_d", cfg.n_decoder_layers), name="layers"), layer_norm("norm", d, bias=b)],
+            "decoder stack and its final LayerNorm",
+        ),
     ]
     if cfg.vocab_size:
         tied = ("embedding" if cfg.share_embeddings else "target_embedding") if cfg.tie_output else ""
-        children.append(linear("output_projection", d, symbol("V", cfg.vocab_size), bias=False, tied_to=tied,
-                               description="pre-softmax projection" + (f", weight tied to {tied}" if tied else "")))
-    return with_modules(composite("transformer", "model", children, "encoder-decoder Transformer"),
-                        reference_modules(cfg))
+        children.append(
+            linear(
+                "output_projection",
+                d,
+                symbol("V", cfg.vocab_size),
+                bias=False,
+                tied_to=tied,
+                description="pre-softmax projection" + (f", weight tied to {tied}" if tied else ""),
+            )
+        )
+    return with_modules(
+        composite("transformer", "model", children, "encoder-decoder Transformer"), reference_modules(cfg)
+    )
 
 
 def reference_modules(cfg: TransformerConfig) -> dict[str, tuple[str, ...]]:
@@ -105,31 +122,44 @@ def reference_modules(cfg: TransformerConfig) -> dict[str, tuple[str, ...]]:
     }
     for stack, cross in (("encoder", False), ("decoder", True)):
         layer = f"transformer.{stack}.layers.layer"
-        table.update({
-            f"transformer.{stack}": (f"{base}{stack}",),
-            f"transformer.{stack}.layers": (f"{base}{stack}.layers",),
-            layer: (f"{base}{stack}.layers",),
-            f"{layer}.self_attention": ("self_attn",),
-            f"{layer}.feed_forward": ("linear1", "linear2"),
-            f"{layer}.norm1": ("norm1",),
-            f"{layer}.norm2": ("norm2",),
-            f"transformer.{stack}.norm": (f"{base}{stack}.norm",),
-        })
+        table.update(
+            {
+                f"transformer.{stack}": (f"{base}{stack}",),
+                f"transformer.{stack}.layers": (f"{base}{stack}.layers",),
+                layer: (f"{base}{stack}.layers",),
+                f"{layer}.self_attention": ("self_attn",),
+                f"{layer}.feed_forward": ("linear1", "linear2"),
+                f"{layer}.norm1": ("norm1",),
+                f"{layer}.norm2": ("norm2",),
+                f"transformer.{stack}.norm": (f"{base}{stack}.norm",),
+            }
+        )
         if cross:
             table.update({f"{layer}.cross_attention": ("multihead_attn",), f"{layer}.norm3": ("norm3",)})
     return table
 
 
 def reference(cfg: TransformerConfig) -> Reference:
-    kwargs = dict(d_model=cfg.d_model, nhead=cfg.n_heads, num_encoder_layers=cfg.n_encoder_layers,
-                  num_decoder_layers=cfg.n_decoder_layers, dim_feedforward=cfg.d_ff, activation=cfg.activation,
-                  bias=cfg.bias)
+    kwargs = dict(
+        d_model=cfg.d_model,
+        nhead=cfg.n_heads,
+        num_encoder_layers=cfg.n_encoder_layers,
+        num_decoder_layers=cfg.n_decoder_layers,
+        dim_feedforward=cfg.d_ff,
+        activation=cfg.activation,
+        bias=cfg.bias,
+    )
     if not cfg.vocab_size:
         return Reference(library="torch", target="torch.nn.Transformer", kwargs=kwargs, inputs="seq2seq_embeddings")
     return Reference(
-        library="archzoo", target=f"{__name__}.Seq2SeqTransformer",
-        kwargs={**kwargs, "vocab_size": cfg.vocab_size, "share_embeddings": cfg.share_embeddings,
-                "tie_output": cfg.tie_output},
+        library="archzoo",
+        target=f"{__name__}.Seq2SeqTransformer",
+        kwargs={
+            **kwargs,
+            "vocab_size": cfg.vocab_size,
+            "share_embeddings": cfg.share_embeddings,
+            "tie_output": cfg.tie_output,
+        },
         inputs="seq2seq_token_ids",
         note="torch.nn.Transformer with nn.Embedding in front and an nn.Linear projection behind",
     )

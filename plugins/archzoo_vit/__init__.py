@@ -8,8 +8,17 @@ from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
-from archzoo.blocks import (attention, composite, feed_forward, layer_norm, learned_tensor, linear, patch_embedding,
-                            repeat, with_modules)
+from archzoo.blocks import (
+    attention,
+    composite,
+    feed_forward,
+    layer_norm,
+    learned_tensor,
+    linear,
+    patch_embedding,
+    repeat,
+    with_modules,
+)
 from archzoo.formula import const
 from archzoo.hf_config import ACTIVATION_ONLY, DROPOUT, INITIALISATION, NORM_EPSILON, HFTable, hf_reader
 from archzoo.symbols import declare_symbol, symbol
@@ -22,8 +31,9 @@ PATCH = declare_symbol("p", latex="p", meaning="patch side in pixels (patch_size
 PATCHES = declare_symbol("n_p", latex="n_{p}", meaning="patches per image, (image_size / patch_size)²", order=32)
 CLASSES = declare_symbol("K", latex="K", meaning="classes (num_classes)", order=33)
 PRE_LOGITS = declare_symbol("r", latex="r", meaning="pre-logits width (representation_size)", order=34)
-POOLER_WIDTH = declare_symbol("d_pool", latex="d_{\\mathrm{pool}}", meaning="pooler output width (pooler_size)",
-                              order=35)
+POOLER_WIDTH = declare_symbol(
+    "d_pool", latex="d_{\\mathrm{pool}}", meaning="pooler output width (pooler_size)", order=35
+)
 
 
 class VitConfig(ArchConfig):
@@ -41,14 +51,16 @@ class VitConfig(ArchConfig):
     distillation_token: bool = Field(False, description="DeiT's distillation token, with its own head")
     qkv_bias: bool = Field(True, description="biases in the Q, K, V projections")
     pooler: bool | None = Field(
-        False, description="Hugging Face ViTModel's dense + tanh pooler on the [CLS] token; null = as transformers "
+        False,
+        description="Hugging Face ViTModel's dense + tanh pooler on the [CLS] token; null = as transformers "
         "builds it: yes without a classifier (ViTModel), no with one (ViTForImageClassification)",
     )
     pooler_size: PositiveInt | None = Field(
         None, description="width of the pooler's output (transformers' pooler_output_size); null = d_model"
     )
     distillation_head: bool | None = Field(
-        None, description="a second classifier on the distillation token; null = with the distillation token "
+        None,
+        description="a second classifier on the distillation token; null = with the distillation token "
         "(DeiTForImageClassificationWithTeacher); false: one classifier (DeiTForImageClassification)",
     )
     representation_size: PositiveInt | None = Field(None, description="pre-logits dense + tanh width (null = none)")
@@ -65,7 +77,7 @@ class VitConfig(ArchConfig):
         return data
 
     @model_validator(mode="after")
-    def _check(self) -> "VitConfig":
+    def _check(self) -> VitConfig:
         if self.image_size % self.patch_size:
             raise ValueError(
                 f"patch_size: image_size {self.image_size} is not divisible by patch_size {self.patch_size}; "
@@ -76,8 +88,9 @@ class VitConfig(ArchConfig):
         if self.distillation_token and not self.class_token:
             raise ValueError("distillation_token: DeiT's distillation token needs class_token: true")
         if self.distillation_head and not self.distillation_token:
-            raise ValueError("distillation_head: the distillation head reads the distillation token; "
-                             "set distillation_token: true")
+            raise ValueError(
+                "distillation_head: the distillation head reads the distillation token; set distillation_token: true"
+            )
         return self
 
     @property
@@ -101,8 +114,15 @@ def build(cfg: VitConfig):
         parts.append(learned_tensor("class_token", d, leading=False, description="learned [CLS] token"))
     if cfg.distillation_token:
         parts.append(learned_tensor("distillation_token", d, leading=False, description="DeiT distillation token"))
-    parts.append(learned_tensor("position", (n_p + extra) * d, leading=True, role="position",
-                                description="learned position table, one row per token"))
+    parts.append(
+        learned_tensor(
+            "position",
+            (n_p + extra) * d,
+            leading=True,
+            role="position",
+            description="learned position table, one row per token",
+        )
+    )
     children = [composite("embeddings", "embeddings", parts, "patches, special tokens and positions")]
     layer = composite(
         "layer",
@@ -128,8 +148,11 @@ def build(cfg: VitConfig):
         K = CLASSES(cfg.num_classes)
         children.append(linear("head", width, K, tokens=const(1), description="classifier on the pooled token"))
         if cfg.distillation_head:
-            children.append(linear("distillation_head", width, K, tokens=const(1),
-                                   description="classifier on the distillation token"))
+            children.append(
+                linear(
+                    "distillation_head", width, K, tokens=const(1), description="classifier on the distillation token"
+                )
+            )
     return with_modules(composite("vit", "model", children, "Vision Transformer"), reference_modules(cfg))
 
 
@@ -162,17 +185,28 @@ def reference(cfg: VitConfig) -> Reference | None:
     if not cfg.class_token or cfg.representation_size is not None:
         return None
     kwargs: dict[str, Any] = dict(
-        image_size=cfg.image_size, patch_size=cfg.patch_size, num_channels=cfg.channels,
-        hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers, num_attention_heads=cfg.n_heads,
-        intermediate_size=cfg.d_ff, qkv_bias=cfg.qkv_bias, hidden_act=cfg.activation,
+        image_size=cfg.image_size,
+        patch_size=cfg.patch_size,
+        num_channels=cfg.channels,
+        hidden_size=cfg.d_model,
+        num_hidden_layers=cfg.n_layers,
+        num_attention_heads=cfg.n_heads,
+        intermediate_size=cfg.d_ff,
+        qkv_bias=cfg.qkv_bias,
+        hidden_act=cfg.activation,
     )
     if cfg.pooler_size is not None:
         kwargs["pooler_output_size"] = cfg.pooler_size
     family = "DeiT" if cfg.distillation_token else "ViT"
     if cfg.num_classes == 0:
-        return Reference(library="transformers", target=f"transformers.{family}Model",
-                         config_class=f"transformers.{family}Config", kwargs=kwargs,
-                         model_kwargs={"add_pooling_layer": cfg.pooler}, inputs="image")
+        return Reference(
+            library="transformers",
+            target=f"transformers.{family}Model",
+            config_class=f"transformers.{family}Config",
+            kwargs=kwargs,
+            model_kwargs={"add_pooling_layer": cfg.pooler},
+            inputs="image",
+        )
     if cfg.pooler:
         return None  # the classification models drop the pooler
     kwargs["num_labels"] = cfg.num_classes
@@ -180,8 +214,13 @@ def reference(cfg: VitConfig) -> Reference | None:
         target = "ViTForImageClassification"
     else:
         target = "DeiTForImageClassificationWithTeacher" if cfg.distillation_head else "DeiTForImageClassification"
-    return Reference(library="transformers", target=f"transformers.{target}",
-                     config_class=f"transformers.{family}Config", kwargs=kwargs, inputs="image")
+    return Reference(
+        library="transformers",
+        target=f"transformers.{target}",
+        config_class=f"transformers.{family}Config",
+        kwargs=kwargs,
+        inputs="image",
+    )
 
 
 # ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
@@ -190,29 +229,65 @@ _MASKED_IMAGE = "used only by the masked-image-modeling decoder, which archzoo d
 
 
 def _head_dim_refused(family: str) -> dict[str, tuple[tuple[Any, ...], str]]:
-    return {"head_dim": ((), f"{family}'s attention reads an explicit head_dim, but the vit plugin's heads are "
-                             "hidden_size / num_attention_heads wide; remove the key if it says the same")}
+    return {
+        "head_dim": (
+            (),
+            f"{family}'s attention reads an explicit head_dim, but the vit plugin's heads are "
+            "hidden_size / num_attention_heads wide; remove the key if it says the same",
+        )
+    }
+
 
 HF_VIT = HFTable(
     model_type="vit",
     config_class="ViTConfig",
-    defaults=dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
-                  hidden_act="gelu", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, initializer_range=0.02,
-                  layer_norm_eps=1e-12, image_size=224, patch_size=16, num_channels=3, qkv_bias=True,
-                  encoder_stride=16, pooler_output_size=None, pooler_act="tanh"),
+    defaults=dict(
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        hidden_act="gelu",
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        initializer_range=0.02,
+        layer_norm_eps=1e-12,
+        image_size=224,
+        patch_size=16,
+        num_channels=3,
+        qkv_bias=True,
+        encoder_stride=16,
+        pooler_output_size=None,
+        pooler_act="tanh",
+    ),
     aliases={},
-    read={"hidden_size": "d_model", "num_hidden_layers": "n_layers", "num_attention_heads": "n_heads",
-          "intermediate_size": "d_ff", "hidden_act": "activation", "image_size": "image_size",
-          "patch_size": "patch_size", "num_channels": "channels", "qkv_bias": "qkv_bias",
-          "pooler_output_size": "pooler_size", "num_labels": "num_classes"},
-    ignored={"hidden_dropout_prob": DROPOUT, "attention_probs_dropout_prob": DROPOUT,
-             "initializer_range": INITIALISATION, "layer_norm_eps": NORM_EPSILON, "encoder_stride": _MASKED_IMAGE,
-             "pooler_act": ACTIVATION_ONLY},
+    read={
+        "hidden_size": "d_model",
+        "num_hidden_layers": "n_layers",
+        "num_attention_heads": "n_heads",
+        "intermediate_size": "d_ff",
+        "hidden_act": "activation",
+        "image_size": "image_size",
+        "patch_size": "patch_size",
+        "num_channels": "channels",
+        "qkv_bias": "qkv_bias",
+        "pooler_output_size": "pooler_size",
+        "num_labels": "num_classes",
+    },
+    ignored={
+        "hidden_dropout_prob": DROPOUT,
+        "attention_probs_dropout_prob": DROPOUT,
+        "initializer_range": INITIALISATION,
+        "layer_norm_eps": NORM_EPSILON,
+        "encoder_stride": _MASKED_IMAGE,
+        "pooler_act": ACTIVATION_ONLY,
+    },
     refused=_head_dim_refused("ViT"),
     base_class="ViTModel",
     classes={"ViTModel": {"num_classes": 0, "pooler": None}, "ViTForImageClassification": {"pooler": False}},
-    unsupported_classes={"ViTForMaskedImageModeling": "its pixel decoder (a convolution and a pixel shuffle) is "
-                                                      "not modelled by the vit plugin"},
+    unsupported_classes={
+        "ViTForMaskedImageModeling": "its pixel decoder (a convolution and a pixel shuffle) is "
+        "not modelled by the vit plugin"
+    },
 )
 
 HF_DEIT = HFTable(
@@ -224,11 +299,15 @@ HF_DEIT = HFTable(
     ignored=HF_VIT.ignored,
     refused=_head_dim_refused("DeiT"),
     base_class="DeiTModel",
-    classes={"DeiTModel": {"num_classes": 0, "pooler": None},
-             "DeiTForImageClassification": {"pooler": False, "distillation_head": False},
-             "DeiTForImageClassificationWithTeacher": {"pooler": False}},
-    unsupported_classes={"DeiTForMaskedImageModeling": "its pixel decoder (a convolution and a pixel shuffle) is "
-                                                       "not modelled by the vit plugin"},
+    classes={
+        "DeiTModel": {"num_classes": 0, "pooler": None},
+        "DeiTForImageClassification": {"pooler": False, "distillation_head": False},
+        "DeiTForImageClassificationWithTeacher": {"pooler": False},
+    },
+    unsupported_classes={
+        "DeiTForMaskedImageModeling": "its pixel decoder (a convolution and a pixel shuffle) is "
+        "not modelled by the vit plugin"
+    },
 )
 
 
@@ -237,8 +316,10 @@ def _square(hf: dict[str, Any], key: str) -> Any:
     value = hf[key]
     if isinstance(value, list):
         if len(value) != 2 or value[0] != value[1]:
-            raise ValueError(f"{key}: {value} is not square; the vit plugin counts square images and patches, "
-                             f"so give one side, e.g. {key}: {value[0] if value else 224}")
+            raise ValueError(
+                f"{key}: {value} is not square; the vit plugin counts square images and patches, "
+                f"so give one side, e.g. {key}: {value[0] if value else 224}"
+            )
         return value[0]
     return value
 
@@ -246,10 +327,17 @@ def _square(hf: dict[str, Any], key: str) -> Any:
 @hf_reader(HF_VIT)
 def _from_vit(hf: dict[str, Any], model_class: str = "ViTModel") -> dict[str, Any]:
     return dict(
-        image_size=_square(hf, "image_size"), patch_size=_square(hf, "patch_size"), channels=hf["num_channels"],
-        d_model=hf["hidden_size"], n_layers=hf["num_hidden_layers"], n_heads=hf["num_attention_heads"],
-        d_ff=hf["intermediate_size"], qkv_bias=hf["qkv_bias"], activation=hf["hidden_act"],
-        pooler_size=hf["pooler_output_size"], num_classes=hf["num_labels"],
+        image_size=_square(hf, "image_size"),
+        patch_size=_square(hf, "patch_size"),
+        channels=hf["num_channels"],
+        d_model=hf["hidden_size"],
+        n_layers=hf["num_hidden_layers"],
+        n_heads=hf["num_attention_heads"],
+        d_ff=hf["intermediate_size"],
+        qkv_bias=hf["qkv_bias"],
+        activation=hf["hidden_act"],
+        pooler_size=hf["pooler_output_size"],
+        num_classes=hf["num_labels"],
     )
 
 
@@ -269,8 +357,10 @@ ARCHITECTURE = Architecture(
     build=build,
     seq_len=lambda cfg: cfg.n_tokens,
     seq_len_fixed=True,
-    seq_len_note=lambda cfg: f"{cfg.n_patches} patches of {cfg.patch_size}x{cfg.patch_size} pixels plus "
-    f"{cfg.n_tokens - cfg.n_patches} special token(s)",
+    seq_len_note=lambda cfg: (
+        f"{cfg.n_patches} patches of {cfg.patch_size}x{cfg.patch_size} pixels plus "
+        f"{cfg.n_tokens - cfg.n_patches} special token(s)"
+    ),
     reference=reference,
 )
 

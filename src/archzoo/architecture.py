@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -51,8 +52,10 @@ class ArchConfig(BaseModel):
     def _bounded(cls, value: Any) -> Any:
         # every field of every plugin's configuration, each reported under its own key with the others
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
-            raise ValueError(f"{size_text(value)} is larger than archzoo's limit for a size, {MAX_SIZE:,} "
-                             "(2^31 - 1); no model comes near it, so correct the value")
+            raise ValueError(
+                f"{size_text(value)} is larger than archzoo's limit for a size, {MAX_SIZE:,} "
+                "(2^31 - 1); no model comes near it, so correct the value"
+            )
         return value
 
 
@@ -72,8 +75,7 @@ def check_heads(d_model: int, n_heads: int, hint: str = "") -> None:
     """Raise the shared, key-naming error when ``n_heads`` does not divide ``d_model``."""
     if d_model % n_heads:
         raise ValueError(
-            f"n_heads: d_model {d_model} is not divisible by n_heads {n_heads}; "
-            f"choose a divisor of d_model{hint}"
+            f"n_heads: d_model {d_model} is not divisible by n_heads {n_heads}; choose a divisor of d_model{hint}"
         )
 
 
@@ -94,7 +96,10 @@ class Reference(BaseModel):
     access, through the module's ``__getattr__``, so that importing the plugin stays torch-free). For
     transformers, ``kwargs`` go to ``config_class`` and the model is built with
     ``target(config, **model_kwargs)``; otherwise they are passed to ``target`` directly.
-    ``inputs`` says what one forward pass of batch 1 takes.
+    ``inputs`` says what one forward pass of batch 1 takes: ``token_ids`` (``input_ids`` of N tokens),
+    ``image``, ``seq2seq_embeddings`` / ``seq2seq_token_ids`` (torch.nn.Transformer's positional
+    ``(source, target)``, sequence first) or ``encoder_decoder_token_ids`` (a transformers encoder-decoder:
+    ``input_ids`` and ``decoder_input_ids``, N tokens each).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -104,7 +109,9 @@ class Reference(BaseModel):
     config_class: str | None = None
     kwargs: dict[str, Any] = {}
     model_kwargs: dict[str, Any] = {}
-    inputs: Literal["token_ids", "image", "seq2seq_embeddings", "seq2seq_token_ids"] = "token_ids"
+    inputs: Literal["token_ids", "image", "seq2seq_embeddings", "seq2seq_token_ids", "encoder_decoder_token_ids"] = (
+        "token_ids"
+    )
     note: str = ""
 
     def code(self) -> str:
@@ -113,8 +120,7 @@ class Reference(BaseModel):
         lines = ["import torch"]
         if self.library == "timm":
             args = "".join(f", {k}={v!r}" for k, v in self.kwargs.items())
-            lines += ["import timm", "", 'with torch.device("meta"):',
-                      f"    model = timm.create_model({name!r}{args})"]
+            lines += ["import timm", "", 'with torch.device("meta"):', f"    model = timm.create_model({name!r}{args})"]
         elif self.config_class:
             cmod, _, cname = self.config_class.rpartition(".")
             lines += [f"from {module} import {name}" + (f", {cname}" if cmod == module else ""), ""]
@@ -181,8 +187,9 @@ class Architecture(BaseModel):
         for name, info in self.config_model.model_fields.items():
             annotation = _type_name(info.annotation)
             default = None if info.is_required() else info.default
-            rows.append((name, annotation + (" (required)" if info.is_required() else ""), default,
-                         info.description or ""))
+            rows.append(
+                (name, annotation + (" (required)" if info.is_required() else ""), default, info.description or "")
+            )
         return rows
 
 
@@ -202,8 +209,9 @@ def parse_config(arch: Architecture, data: dict[str, Any], source: str = "config
     from .host import call_plugin
 
     try:
-        return call_plugin(arch.plugin, "its configuration model", arch.config_model.model_validate, data,
-                           expected=(ValidationError,))
+        return call_plugin(
+            arch.plugin, "its configuration model", arch.config_model.model_validate, data, expected=(ValidationError,)
+        )
     except ValidationError as exc:
         lines = describe_validation_error(exc, source, arch.config_model)
         raise ConfigError("\n".join(lines)) from None

@@ -22,28 +22,28 @@ Conventions, the same as ``torch.utils.flop_counter.FlopCounterMode`` on an eage
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Iterator
 
 from .formula import N, Poly, const, total
 
 __all__ = [
+    "ACTIVATIONS",
     "Block",
     "BlockVisit",
-    "linear",
-    "embedding",
-    "learned_tensor",
-    "layer_norm",
-    "rms_norm",
-    "attention",
-    "feed_forward",
-    "patch_embedding",
-    "composite",
-    "repeat",
-    "experts",
-    "with_modules",
     "active_params",
-    "ACTIVATIONS",
+    "attention",
+    "composite",
+    "embedding",
+    "experts",
+    "feed_forward",
+    "layer_norm",
+    "learned_tensor",
+    "linear",
+    "patch_embedding",
+    "repeat",
+    "rms_norm",
+    "with_modules",
 ]
 
 ZERO = const(0)
@@ -97,7 +97,7 @@ class Block:
     attention_flops: Poly = ZERO
     kv_cache: Poly = ZERO
     embedding_params: Poly = ZERO
-    children: tuple["Block", ...] = ()
+    children: tuple[Block, ...] = ()
     description: str = ""
     repeat: Poly | None = None  # how many times the only child runs in one forward pass (per token: experts)
     shared: bool = False  # the runs share one set of weights
@@ -120,7 +120,7 @@ class Block:
         """The sets of its child's weights one token uses: one per run, or the one shared set."""
         return ONE if self.repeat is None or self.shared else self.repeat
 
-    def visits(self) -> Iterator["BlockVisit"]:
+    def visits(self) -> Iterator[BlockVisit]:
         """This block and every block below it, depth first, each with its copies multiplied out."""
         stack: list[BlockVisit] = [BlockVisit(self.name, 0, self, ONE, ONE, ONE)]
         while stack:
@@ -133,7 +133,7 @@ class Block:
             for child in reversed(block.children):
                 stack.append(BlockVisit(f"{visit.path}.{child.name}", visit.depth + 1, child, stored, executed, active))
 
-    def walk(self) -> Iterator[tuple[str, int, "Block"]]:
+    def walk(self) -> Iterator[tuple[str, int, Block]]:
         """`visits` as ``(path, depth, block)``, for readers that need only where each block is."""
         for visit in self.visits():
             yield visit.path, visit.depth, visit.block
@@ -241,9 +241,7 @@ def embedding(name: str, num: Poly, dim: Poly, *, role: str = "", description: s
     )
 
 
-def learned_tensor(
-    name: str, numel: Poly, *, leading: bool, role: str = "", description: str = ""
-) -> Block:
+def learned_tensor(name: str, numel: Poly, *, leading: bool, role: str = "", description: str = "") -> Block:
     """A bare learned tensor (class token, position table); ``leading`` puts it in the approximation."""
     return _leaf(
         name,
@@ -372,8 +370,17 @@ def patch_embedding(
     )
 
 
-def _copies(block: Block, *, name: str, kind: str, runs: Poly, stored: Poly, shared: bool = False,
-            copies: Poly | None = None, description: str) -> Block:
+def _copies(
+    block: Block,
+    *,
+    name: str,
+    kind: str,
+    runs: Poly,
+    stored: Poly,
+    shared: bool = False,
+    copies: Poly | None = None,
+    description: str,
+) -> Block:
     """A block holding copies of ``block``: ``stored`` sets of its weights, run ``runs`` times."""
     return Block(
         name=name,
@@ -396,7 +403,12 @@ def _copies(block: Block, *, name: str, kind: str, runs: Poly, stored: Poly, sha
 def repeat(block: Block, n: Poly, *, name: str = "", shared: bool = False, description: str = "") -> Block:
     """``n`` copies of ``block`` in sequence; ``shared`` copies hold one set of weights (ALBERT)."""
     return _copies(
-        block, name=name or block.name, kind="repeat", runs=n, stored=ONE if shared else n, shared=shared,
+        block,
+        name=name or block.name,
+        kind="repeat",
+        runs=n,
+        stored=ONE if shared else n,
+        shared=shared,
         description=description or (f"{n} layers sharing one set of weights" if shared else f"{n} × {block.name}"),
     )
 
@@ -424,8 +436,15 @@ def experts(
     k, e = top_k.evaluate(), n_experts.evaluate()
     if not 1 <= k <= e:
         raise ValueError(f"experts {name!r}: top_k {k} must be between 1 and n_experts ({e})")
-    pool = _copies(expert, name="experts", kind="experts", runs=top_k, stored=n_experts, copies=n_experts,
-                   description=f"{n_experts} experts, {top_k} per token")
+    pool = _copies(
+        expert,
+        name="experts",
+        kind="experts",
+        runs=top_k,
+        stored=n_experts,
+        copies=n_experts,
+        description=f"{n_experts} experts, {top_k} per token",
+    )
     children = [router, pool] + ([shared_experts] if shared_experts is not None else [])
     shown = f"mixture of {n_experts} experts, top-{top_k}" + (", with shared experts" if shared_experts else "")
     return composite(name, "mixture_of_experts", children, description or shown)

@@ -13,7 +13,7 @@ from .architecture import parse_config
 from .errors import ArchzooError, ConfigError
 from .host import ENV_PLUGINS, ENV_STRICT, ENV_TRACE, PluginHost, get_host, reset_host
 
-__all__ = ["main", "cli"]
+__all__ = ["cli", "main"]
 
 EPILOG_COUNT = """\b
 Examples:
@@ -118,18 +118,37 @@ def cli(ctx: click.Context, strict: bool) -> None:
 
 @cli.command(epilog=EPILOG_COUNT)
 @click.argument("architecture", required=False)
-@click.option("--config", "config_file", type=click.Path(path_type=Path), help="YAML or JSON file of configuration keys.")
+@click.option(
+    "--config", "config_file", type=click.Path(path_type=Path), help="YAML or JSON file of configuration keys."
+)
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set one configuration key (repeatable).")
 @click.option("--hf-config", type=click.Path(path_type=Path), help="A Hugging Face config.json; counts the base model.")
-@click.option("--hf-class", metavar="NAME|auto",
-              help="With --hf-config: count the transformers class NAME (e.g. BertForMaskedLM), or with 'auto' the "
-                   "first class in the file's architectures list (default: the base model AutoModel builds).")
-@click.option("--explain", is_flag=True,
-              help="With --hf-config: list every key of the file, and what archzoo did with it (read as which key, "
-                   "ignored and why, or defaulted).")
-@click.option("--seq-len", type=int, help="Sequence length N for FLOPs (default: the model's context; for images, patches plus special tokens).")
-@click.option("--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schema archzoo.report/1; with --hf-config, an hf_config section lists every key).")
+@click.option(
+    "--hf-class",
+    metavar="NAME|auto",
+    help="With --hf-config: count the transformers class NAME (e.g. BertForMaskedLM), or with 'auto' the "
+    "first class in the file's architectures list (default: the base model AutoModel builds).",
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="With --hf-config: list every key of the file, and what archzoo did with it (read as which key, "
+    "ignored and why, or defaulted).",
+)
+@click.option(
+    "--seq-len",
+    type=int,
+    help="Sequence length N for FLOPs (default: the model's context; for images, patches plus special tokens).",
+)
+@click.option(
+    "--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show."
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the report as JSON (schema archzoo.report/1; with --hf-config, an hf_config section lists every key).",
+)
 @click.pass_context
 def count(ctx, architecture, config_file, sets, hf_config, hf_class, explain, seq_len, depth, as_json):
     """Count one configuration of an architecture: parameters, FLOPs, memory, per block.
@@ -150,12 +169,12 @@ def count(ctx, architecture, config_file, sets, hf_config, hf_class, explain, se
         arch, config = reading.architecture, reading.config
     else:
         if hf_class is not None or explain:
-            raise click.UsageError(f"{'--hf-class' if hf_class is not None else '--explain'} goes with --hf-config: "
-                                   "it is about a Hugging Face config.json")
-        if not architecture:
             raise click.UsageError(
-                f"name an architecture ({', '.join(host.architectures)}) or give --hf-config"
+                f"{'--hf-class' if hf_class is not None else '--explain'} goes with --hf-config: "
+                "it is about a Hugging Face config.json"
             )
+        if not architecture:
+            raise click.UsageError(f"name an architecture ({', '.join(host.architectures)}) or give --hf-config")
         arch = host.architecture(architecture)
         values = _read_config_file(config_file) if config_file else {}
         source = str(config_file) if config_file else "--set"
@@ -181,13 +200,18 @@ def _print_hf_reading(reading) -> None:
     """What ``--explain`` adds: the class counted, then every key of the file and what became of it."""
     from .terminal import print_table
 
-    source = {"AutoModel": "the base model AutoModel builds", "--hf-class": "named by --hf-class",
-              "architectures": "the first entry of architectures"}.get(reading.class_source, "")
+    source = {
+        "AutoModel": "the base model AutoModel builds",
+        "--hf-class": "named by --hf-class",
+        "architectures": "the first entry of architectures",
+    }.get(reading.class_source, "")
     click.echo()
     if reading.model_class:
         sets = ", ".join(f"{k}={json.dumps(v)}" for k, v in reading.class_values.items())
-        click.echo(f"{reading.path}: model type {reading.model_type} ({reading.config_class}), counted as "
-                   f"{reading.model_class} ({source}{'; it sets ' + sets if sets else ''})")
+        click.echo(
+            f"{reading.path}: model type {reading.model_type} ({reading.config_class}), counted as "
+            f"{reading.model_class} ({source}{'; it sets ' + sets if sets else ''})"
+        )
     else:
         click.echo(f"{reading.path}: model type {reading.model_type}")
 
@@ -204,12 +228,14 @@ def _print_hf_reading(reading) -> None:
     print_table(["key", "value", "disposition", "why"], rows)
 
 
-@cli.command(epilog="""\b
+@cli.command(
+    epilog="""\b
 Examples:
   archzoo plugins                       plugins, architectures, every key with its default, shipped registries
   ARCHZOO_PLUGINS=gpt archzoo plugins   load only the gpt plugin
   archzoo --strict plugins              fail if any plugin cannot be loaded
-""")
+"""
+)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
 def plugins(ctx, as_json):
@@ -220,15 +246,27 @@ def plugins(ctx, as_json):
         archs = []
         for name in info.architectures:
             arch = host.architectures[name]
-            archs.append({
-                "name": name,
-                "title": arch.title,
-                "hf_model_types": sorted(arch.hf_model_types),
-                "config": [{"key": k, "type": t, "default": d, "description": desc}
-                           for k, t, d, desc in arch.config_fields()],
-            })
-        data.append({"name": info.name, "version": info.version, "source": info.source, "module": info.module,
-                     "architectures": archs, "registry_dirs": [str(p) for p in info.registry_dirs]})
+            archs.append(
+                {
+                    "name": name,
+                    "title": arch.title,
+                    "hf_model_types": sorted(arch.hf_model_types),
+                    "config": [
+                        {"key": k, "type": t, "default": d, "description": desc}
+                        for k, t, d, desc in arch.config_fields()
+                    ],
+                }
+            )
+        data.append(
+            {
+                "name": info.name,
+                "version": info.version,
+                "source": info.source,
+                "module": info.module,
+                "architectures": archs,
+                "registry_dirs": [str(p) for p in info.registry_dirs],
+            }
+        )
     problems = [{"plugin": p.plugin, "reason": p.reason} for p in host.problems]
     if as_json:
         _emit_json({"plugins": data, "problems": problems})
@@ -243,8 +281,10 @@ def plugins(ctx, as_json):
             for f in arch["config"]:
                 click.echo(f"    {f['key']:<{width}}  = {json.dumps(f['default']):<8} {f['description']}")
         for folder in plugin["registry_dirs"]:
-            click.echo(f"  ships a registry folder: {folder}  (opt in: --plugin-registry {plugin['name']}, or "
-                       f"plugin_registries: [{plugin['name']}] in the site's mkdocs.yml)")
+            click.echo(
+                f"  ships a registry folder: {folder}  (opt in: --plugin-registry {plugin['name']}, or "
+                f"plugin_registries: [{plugin['name']}] in the site's mkdocs.yml)"
+            )
     for p in problems:
         click.secho(f"not loaded: {p['plugin']}: {p['reason']}", fg="red")
 
@@ -252,13 +292,19 @@ def plugins(ctx, as_json):
 # ---- the registry ---------------------------------------------------------------------------------
 
 registry_option = click.option(
-    "--registry", "registry_dirs", multiple=True, type=click.Path(path_type=Path, exists=True, file_okay=False),
+    "--registry",
+    "registry_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
     help="Registry folder (repeatable; default: $ARCHZOO_REGISTRY, else ./registry).",
 )
 plugin_registry_option = click.option(
-    "--plugin-registry", "plugin_registries", multiple=True, metavar="PLUGIN|all",
+    "--plugin-registry",
+    "plugin_registries",
+    multiple=True,
+    metavar="PLUGIN|all",
     help="Also read the registry folder this installed plugin ships (repeatable; 'all' for every plugin's; "
-         "`archzoo plugins` lists them). Plugins' entries are never included unasked.",
+    "`archzoo plugins` lists them). Plugins' entries are never included unasked.",
 )
 
 
@@ -269,9 +315,11 @@ def _warn_plugin_entries(registry) -> None:
         by_plugin.setdefault(problem.plugin, []).append(problem)
     for plugin, problems in by_plugin.items():
         first = problems[0]
-        click.echo(f"archzoo: warning: plugin {plugin!r} ships {len(problems)} registry problem(s), skipped; the "
-                   f"first: {first.path}:{first.line}: {first.key + ': ' if first.key else ''}{first.message}",
-                   err=True)
+        click.echo(
+            f"archzoo: warning: plugin {plugin!r} ships {len(problems)} registry problem(s), skipped; the "
+            f"first: {first.path}:{first.line}: {first.key + ': ' if first.key else ''}{first.message}",
+            err=True,
+        )
 
 
 def _index(ctx: click.Context, dirs: tuple[Path, ...], plugin_registries: tuple[str, ...] = ()):
@@ -281,8 +329,11 @@ def _index(ctx: click.Context, dirs: tuple[Path, ...], plugin_registries: tuple[
     index = load_index(list(dirs) or None, _host(ctx), plugin_registries=plugin_registries)
     if index.problems:
         where = " ".join(str(d) for d in dirs)
-        click.echo(f"archzoo: warning: {len(index.problems)} registry problem(s) skipped; "
-                   f"`archzoo validate{' ' + where if where else ''}` lists them", err=True)
+        click.echo(
+            f"archzoo: warning: {len(index.problems)} registry problem(s) skipped; "
+            f"`archzoo validate{' ' + where if where else ''}` lists them",
+            err=True,
+        )
     _warn_plugin_entries(index)
     if not len(index) and not index.problems:
         from .registry import default_registry_dirs
@@ -316,12 +367,15 @@ def _entry_row(row) -> dict[str, Any]:
     }
 
 
-@cli.command("list", epilog="""\b
+@cli.command(
+    "list",
+    epilog="""\b
 Examples:
   archzoo list                       every model, by name
   archzoo list 'gpt2*' --sort params
   archzoo list --arch vit --json
-""")
+""",
+)
 @click.argument("pattern", default="*", metavar="[PATTERN]")
 @click.option("--arch", "architecture", help="Only models of this architecture.")
 @click.option("--sort", "sort_key", type=click.Choice(["name", "params", "year"]), default="name", show_default=True)
@@ -339,9 +393,12 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
 
     index = _index(ctx, registry_dirs, plugin_registries)
     glob = any(c in pattern for c in "*?[")
-    found = [r for r in index.rows.values()
-             if (fnmatch.fnmatchcase(r.id, pattern) if glob else pattern in r.id)
-             and (architecture is None or r.architecture == architecture)]
+    found = [
+        r
+        for r in index.rows.values()
+        if (fnmatch.fnmatchcase(r.id, pattern) if glob else pattern in r.id)
+        and (architecture is None or r.architecture == architecture)
+    ]
     key = {"name": lambda r: r.id, "params": lambda r: (r.params, r.id), "year": lambda r: (r.year, r.id)}[sort_key]
     rows = [_entry_row(r) for r in sorted(found, key=key)]
     if as_json:
@@ -358,15 +415,27 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
         from .errors import closest
 
         hint = closest(pattern, [r.id for r in index.rows.values()])
-        raise ArchzooError(f"no model matches {pattern!r}" + (f" in architecture {architecture!r}" if architecture else "")
-                           + (f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""))
+        raise ArchzooError(
+            f"no model matches {pattern!r}"
+            + (f" in architecture {architecture!r}" if architecture else "")
+            + (f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else "")
+        )
     from .terminal import print_table
 
     print_table(
         ["id", "arch", "params", "exact", "published", "difference", "status"],
-        ([r["id"], r["architecture"], r["params_human"], f"{r['params']:,}", r["published"] or "-",
-          f"{r['difference_pct']:+.2f}%" if r["difference_pct"] is not None else "-",
-          r["status"] + (f" ({r['reason']})" if r["reason"] else "")] for r in rows),
+        (
+            [
+                r["id"],
+                r["architecture"],
+                r["params_human"],
+                f"{r['params']:,}",
+                r["published"] or "-",
+                f"{r['difference_pct']:+.2f}%" if r["difference_pct"] is not None else "-",
+                r["status"] + (f" ({r['reason']})" if r["reason"] else ""),
+            ]
+            for r in rows
+        ),
         right={2, 3, 4, 5},
     )
 
@@ -383,23 +452,31 @@ def _entry_report(entry, seq_len: int | None):
 def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
     report = _entry_report(entry, seq_len)
     spec = entry.spec
-    data = {"id": entry.id, "path": str(entry.path), **spec.model_dump(mode="json", exclude={"config"}),
-            "status": entry.status}
+    data = {
+        "id": entry.id,
+        "path": str(entry.path),
+        **spec.model_dump(mode="json", exclude={"config"}),
+        "status": entry.status,
+    }
     data["published_value"] = spec.published.value if spec.published else None
     data["gap"] = entry.gap
     data["report"] = report.to_dict()
     return data
 
 
-@cli.command(epilog="""\b
+@cli.command(
+    epilog="""\b
 Examples:
   archzoo show bert-base-uncased
   archzoo show gpt2 --seq-len 256 --depth 2
   archzoo show vit-base-patch16-224 --json
-""")
+"""
+)
 @click.argument("model_id")
 @click.option("--seq-len", type=int, help="Sequence length N for FLOPs (default: the model's context).")
-@click.option("--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show.")
+@click.option(
+    "--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON: the entry, plus its report (archzoo.report/1).")
 @registry_option
 @plugin_registry_option
@@ -419,10 +496,14 @@ def show(ctx, model_id, seq_len, depth, as_json, registry_dirs, plugin_registrie
     if spec.published:
         src = spec.published.source
         where = f"arXiv:{src.arxiv}" if src.arxiv else (src.url or "")
-        click.echo(f"published: {spec.published.params} ({spec.published.value:,}); computed {entry.params:,}, "
-                   f"difference {entry.params - spec.published.value:+,} ({entry.gap:+.2%}): {entry.status}")
-        click.echo(f"  source: {', '.join(src.authors[:3])}{' et al.' if len(src.authors) > 3 else ''}, "
-                   f"{src.title}, {src.venue} {where}; {src.locator}")
+        click.echo(
+            f"published: {spec.published.params} ({spec.published.value:,}); computed {entry.params:,}, "
+            f"difference {entry.params - spec.published.value:+,} ({entry.gap:+.2%}): {entry.status}"
+        )
+        click.echo(
+            f"  source: {', '.join(src.authors[:3])}{' et al.' if len(src.authors) > 3 else ''}, "
+            f"{src.title}, {src.venue} {where}; {src.locator}"
+        )
     else:
         click.echo("published: no figure printed by the authors")
     if spec.reconciliation:
@@ -431,10 +512,12 @@ def show(ctx, model_id, seq_len, depth, as_json, registry_dirs, plugin_registrie
     print_report(_entry_report(entry, seq_len), max_depth=depth)
 
 
-@cli.command(epilog="""\b
+@cli.command(
+    epilog="""\b
 Example:
   archzoo compare bert-base-uncased roberta-base distilbert-base-uncased
-""")
+"""
+)
 @click.argument("model_ids", nargs=-1, required=True)
 @click.option("--depth", type=click.IntRange(min=1), default=2, show_default=True, help="Block levels to compare.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
@@ -466,9 +549,14 @@ def compare(ctx, model_ids, depth, as_json, registry_dirs, plugin_registries):
         row["delta_vs_first"] = {e.id: (values[e.id].get(path) or 0) - (base or 0) for e in entries[1:]}
         rows.append(row)
     if as_json:
-        _emit_json({"models": [e.id for e in entries], "blocks": rows,
-                    "active_params": {e.id: e.report.active_params for e in entries},
-                    "flops": {e.id: {"seq_len": e.report.seq_len, "forward": e.report.flops} for e in entries}})
+        _emit_json(
+            {
+                "models": [e.id for e in entries],
+                "blocks": rows,
+                "active_params": {e.id: e.report.active_params for e in entries},
+                "flops": {e.id: {"seq_len": e.report.seq_len, "forward": e.report.flops} for e in entries},
+            }
+        )
         return
     from .terminal import print_table
 
@@ -483,16 +571,19 @@ def compare(ctx, model_ids, depth, as_json, registry_dirs, plugin_registries):
     if any(e.report.active_params != e.report.params for e in entries):  # a mixture of experts among them
         table_rows.append(["active parameters"] + [f"{e.report.active_params:,}" for e in entries] + [""])
     table_rows.append(["forward FLOPs"] + [f"{e.report.flops:,} (N={e.report.seq_len})" for e in entries] + [""])
-    print_table(["block"] + [e.id for e in entries] + [f"Δ vs {first}"], table_rows,
-                right=set(range(1, len(entries) + 2)))
+    print_table(
+        ["block"] + [e.id for e in entries] + [f"Δ vs {first}"], table_rows, right=set(range(1, len(entries) + 2))
+    )
 
 
-@cli.command(epilog="""\b
+@cli.command(
+    epilog="""\b
 Examples:
   archzoo validate                        the whole registry
   archzoo validate registry/gpt my-model.yaml
   archzoo validate --plugin-registry all  your registry and every plugin's shipped entries
-""")
+"""
+)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @plugin_registry_option
 @click.pass_context
@@ -519,11 +610,13 @@ def validate(ctx, paths, plugin_registries):
     click.echo(f"{len(registry)} entr{'y' if len(registry) == 1 else 'ies'} valid")
 
 
-@cli.command(epilog="""\b
+@cli.command(
+    epilog="""\b
 Examples:
   archzoo schema > registry-entry.json
   archzoo schema --out src/archzoo/site/docs/schema/registry-entry.json
-""")
+"""
+)
 @click.option("--out", type=click.Path(path_type=Path), help="Write to this file instead of standard output.")
 def schema(out):
     """Print the JSON Schema of a registry entry (editors use it through the yaml-language-server line)."""
@@ -547,15 +640,19 @@ def schema(out):
     click.echo(f"wrote {out}", err=True)
 
 
-@cli.command("verify", epilog="""\b
+@cli.command(
+    "verify",
+    epilog="""\b
 Examples:
   archzoo verify bert-base-uncased
   archzoo verify registry/gpt/gpt2.yaml --json
   archzoo verify my-model.yaml            a file that is not in any registry folder
-""")
+""",
+)
 @click.argument("target", metavar="ID|FILE")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print as JSON: the reference, both totals and one record per mapped block.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print as JSON: the reference, both totals and one record per mapped block."
+)
 @registry_option
 @plugin_registry_option
 @click.pass_context
@@ -576,55 +673,94 @@ def verify_command(ctx, target, as_json, registry_dirs, plugin_registries):
 # ---- the site -------------------------------------------------------------------------------------
 
 
-@cli.command(epilog="""\b
+@cli.command(
+    epilog="""\b
 Examples:
   archzoo init acme-zoo
   archzoo init . --title "Acme model zoo" --site-url https://acme.github.io/zoo/
-""")
+"""
+)
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option("--title", help="The site's name (default: '<folder name> model zoo').")
 @click.option("--description", help="One line about the zoo: the site's description, under the README's title.")
-@click.option("--site-url", metavar="URL",
-              help="Where the site will be published, e.g. https://acme.github.io/zoo/ (the example entries' "
-                   "$schema line then points at URL/schema/registry-entry.json; default: this installation's "
-                   "schema file).")
+@click.option(
+    "--site-url",
+    metavar="URL",
+    help="Where the site will be published, e.g. https://acme.github.io/zoo/ (the example entries' "
+    "$schema line then points at URL/schema/registry-entry.json; default: this installation's "
+    "schema file).",
+)
 @click.pass_context
 def init(ctx, directory, title, description, site_url):
     """Scaffold a model-zoo repository in DIRECTORY (new or empty): mkdocs.yml, one example entry per
     architecture, an About page, a README and a GitHub Pages workflow. Nothing is ever overwritten."""
     from .init import init_zoo
 
-    files = init_zoo(directory, _host(ctx), title=title, description=description, site_url=site_url,
-                     progress=lambda line: click.echo(f"archzoo: warning: {line}", err=True))
+    files = init_zoo(
+        directory,
+        _host(ctx),
+        title=title,
+        description=description,
+        site_url=site_url,
+        progress=lambda line: click.echo(f"archzoo: warning: {line}", err=True),
+    )
     for path in files:
         click.echo(directory / path)
-    click.echo(f"zoo written to {directory}: next, cd there and run `archzoo serve` "
-               "(pip install 'archzoo[site]' first)", err=True)
+    click.echo(
+        f"zoo written to {directory}: next, cd there and run `archzoo serve` (pip install 'archzoo[site]' first)",
+        err=True,
+    )
 
 
 def site_options(func):
     """The options that override a site's configuration (its mkdocs.yml), shared by build and serve."""
     options = [
-        click.option("--config-file", type=click.Path(path_type=Path), metavar="MKDOCS_YML",
-                     help="The zoo's MkDocs configuration (default: ./mkdocs.yml; without one, a default site "
-                          "of --registry)."),
-        click.option("--registry", "registry_dirs", multiple=True, type=click.Path(path_type=Path, exists=True),
-                     help="Registry folder (repeatable); replaces the `registry` the configuration lists "
-                          "(without a mkdocs.yml: default $ARCHZOO_REGISTRY, else ./registry)."),
-        click.option("--plugin-registry", "plugin_registries", multiple=True, metavar="PLUGIN|all",
-                     help="Also publish the entries this installed plugin ships (repeatable; 'all' for every one)."),
+        click.option(
+            "--config-file",
+            type=click.Path(path_type=Path),
+            metavar="MKDOCS_YML",
+            help="The zoo's MkDocs configuration (default: ./mkdocs.yml; without one, a default site of --registry).",
+        ),
+        click.option(
+            "--registry",
+            "registry_dirs",
+            multiple=True,
+            type=click.Path(path_type=Path, exists=True),
+            help="Registry folder (repeatable); replaces the `registry` the configuration lists "
+            "(without a mkdocs.yml: default $ARCHZOO_REGISTRY, else ./registry).",
+        ),
+        click.option(
+            "--plugin-registry",
+            "plugin_registries",
+            multiple=True,
+            metavar="PLUGIN|all",
+            help="Also publish the entries this installed plugin ships (repeatable; 'all' for every one).",
+        ),
         click.option("--title", help="The site's title (mkdocs.yml: site_name)."),
         click.option("--description", help="One line under the title (mkdocs.yml: site_description)."),
-        click.option("--site-url", metavar="URL", help="Where the site is published (mkdocs.yml: site_url); "
-                     "entries' $schema can then point at URL/schema/registry-entry.json."),
-        click.option("--repo-url", metavar="URL", help="The zoo's repository (mkdocs.yml: repo_url); edit "
-                     "links open files there."),
-        click.option("--edit-pattern", metavar="PATTERN",
-                     help="Edit link of a file; {repo_url} and {path} (its path in the repository) are filled "
-                          "in (default: REPO_URL/edit/main/{path}; an http(s) address)."),
-        click.option("--pages", metavar="NAME,...",
-                     help="archzoo's own pages to publish, comma-separated, from: methodology, writing-entries, "
-                          "writing-plugins, performance ('none' for none)."),
+        click.option(
+            "--site-url",
+            metavar="URL",
+            help="Where the site is published (mkdocs.yml: site_url); "
+            "entries' $schema can then point at URL/schema/registry-entry.json.",
+        ),
+        click.option(
+            "--repo-url",
+            metavar="URL",
+            help="The zoo's repository (mkdocs.yml: repo_url); edit links open files there.",
+        ),
+        click.option(
+            "--edit-pattern",
+            metavar="PATTERN",
+            help="Edit link of a file; {repo_url} and {path} (its path in the repository) are filled "
+            "in (default: REPO_URL/edit/main/{path}; an http(s) address).",
+        ),
+        click.option(
+            "--pages",
+            metavar="NAME,...",
+            help="archzoo's own pages to publish, comma-separated, from: methodology, writing-entries, "
+            "writing-plugins, performance ('none' for none).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -641,30 +777,45 @@ def _site_options(registry_dirs, plugin_registries, title, description, site_url
         chosen = tuple(p.strip() for p in pages.split(",") if p.strip() and p.strip() != "none")
         unknown = [p for p in chosen if p not in PAGES]
         if unknown:
-            raise click.BadParameter(f"unknown page {unknown[0]!r}; expected some of {', '.join(PAGES)} "
-                                     "(or 'none')", param_hint="--pages")
-    return SiteOptions(title=title, description=description, site_url=site_url, repo_url=repo_url,
-                       edit_pattern=edit_pattern, pages=chosen, registry=tuple(registry_dirs) or None,
-                       plugin_registries=tuple(plugin_registries) or None)
+            raise click.BadParameter(
+                f"unknown page {unknown[0]!r}; expected some of {', '.join(PAGES)} (or 'none')", param_hint="--pages"
+            )
+    return SiteOptions(
+        title=title,
+        description=description,
+        site_url=site_url,
+        repo_url=repo_url,
+        edit_pattern=edit_pattern,
+        pages=chosen,
+        registry=tuple(registry_dirs) or None,
+        plugin_registries=tuple(plugin_registries) or None,
+    )
 
 
 def _say(line: str) -> None:
     click.echo(line, err=True)
 
 
-@cli.command(epilog="""\b
+@cli.command(
+    epilog="""\b
 Examples:
   archzoo build                                  the zoo of ./mkdocs.yml into ./site
   archzoo build --out public --site-url https://acme.github.io/zoo/ --repo-url https://github.com/acme/zoo
   archzoo build --registry ~/models --title "Acme models"   a registry folder, no mkdocs.yml needed
   mkdocs build --strict                          the same build, by MkDocs itself
-""")
+"""
+)
 @site_options
-@click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
-              help="Output folder; replaced only when the build succeeds, and only if it is empty or a site "
-                   "archzoo built.")
-def build(config_file, registry_dirs, plugin_registries, title, description, site_url, repo_url, edit_pattern,
-          pages, out):
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("site"),
+    show_default=True,
+    help="Output folder; replaced only when the build succeeds, and only if it is empty or a site archzoo built.",
+)
+def build(
+    config_file, registry_dirs, plugin_registries, title, description, site_url, repo_url, edit_pattern, pages, out
+):
     """Build the zoo's site: a page per model and architecture, the all-models table, archzoo's guides.
 
     The site is configured in the zoo's mkdocs.yml (`archzoo init DIR` makes one); the options here
@@ -672,22 +823,36 @@ def build(config_file, registry_dirs, plugin_registries, title, description, sit
     """
     from .site import build_site
 
-    options = _site_options(registry_dirs, plugin_registries, title, description, site_url, repo_url,
-                            edit_pattern, pages)
+    options = _site_options(
+        registry_dirs, plugin_registries, title, description, site_url, repo_url, edit_pattern, pages
+    )
     path = build_site(out, config_file=config_file, options=options, progress=_say)
     click.echo(f"site written to {path}")
 
 
-@cli.command(epilog="""\b
+@cli.command(
+    epilog="""\b
 Examples:
   archzoo serve                       the zoo of ./mkdocs.yml on http://127.0.0.1:8000/
   archzoo serve --registry ~/models --port 8080
-""")
+"""
+)
 @site_options
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @click.option("--host", "address", default="127.0.0.1", show_default=True)
-def serve(config_file, registry_dirs, plugin_registries, title, description, site_url, repo_url, edit_pattern,
-          pages, port, address):
+def serve(
+    config_file,
+    registry_dirs,
+    plugin_registries,
+    title,
+    description,
+    site_url,
+    repo_url,
+    edit_pattern,
+    pages,
+    port,
+    address,
+):
     """Preview the site with live reload: it rebuilds when a registry file, docs/ or mkdocs.yml changes.
 
     A rebuild that fails shows its error (file:line) in the browser instead of the site, until the
@@ -695,8 +860,9 @@ def serve(config_file, registry_dirs, plugin_registries, title, description, sit
     """
     from .site import serve_site
 
-    options = _site_options(registry_dirs, plugin_registries, title, description, site_url, repo_url,
-                            edit_pattern, pages)
+    options = _site_options(
+        registry_dirs, plugin_registries, title, description, site_url, repo_url, edit_pattern, pages
+    )
     serve_site(config_file=config_file, options=options, host=address, port=port, say=_say)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = [
     "ArchzooError",
@@ -93,7 +93,5 @@ class UnknownModelError(ArchzooError, KeyError):
 
     def __init__(self, model_id: str, known: Iterable[str]):
         known = sorted(known)
-        super().__init__(
-            f"unknown model {model_id!r}{_did_you_mean(model_id, known)} (`archzoo list` shows every id)"
-        )
+        super().__init__(f"unknown model {model_id!r}{_did_you_mean(model_id, known)} (`archzoo list` shows every id)")
         self.model_id = model_id

@@ -14,30 +14,31 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
 from .errors import ArchzooError, InputError
 
 __all__ = [
-    "MAX_FILE_BYTES",
     "MAX_DEPTH",
-    "MAX_NODES",
+    "MAX_FILE_BYTES",
     "MAX_INT_DIGITS",
+    "MAX_NODES",
     "PLAIN_TAGS",
     "YAML12Loader",
-    "read_user_bytes",
-    "read_user_text",
-    "decode_utf8",
     "check_nodes",
     "check_yaml_events",
     "construct_plain",
+    "decode_utf8",
     "find_bad_scalars",
-    "load_yaml",
-    "load_json",
     "key_path",
+    "load_json",
+    "load_yaml",
+    "read_user_bytes",
+    "read_user_text",
 ]
 
 #: The largest file archzoo reads: a registry entry or a config.json is a few kilobytes.
@@ -96,8 +97,10 @@ def _read_bounded(path: Path, limit: int) -> bytes:
     if kind:
         raise error(f"{path}: is {kind}, not a regular file; give the path of a file")
     if info.st_size > limit:
-        raise error(f"{path}: the file is {info.st_size:,} bytes, more than the {limit:,} archzoo reads; "
-                    "give the configuration file itself")
+        raise error(
+            f"{path}: the file is {info.st_size:,} bytes, more than the {limit:,} archzoo reads; "
+            "give the configuration file itself"
+        )
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
@@ -119,8 +122,9 @@ def _read_bounded(path: Path, limit: int) -> bytes:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > limit:
-        raise error(f"{path}: the file is more than the {limit:,} bytes archzoo reads; give the configuration "
-                    "file itself")
+        raise error(
+            f"{path}: the file is more than the {limit:,} bytes archzoo reads; give the configuration file itself"
+        )
     return data
 
 
@@ -147,8 +151,11 @@ def decode_utf8(data: bytes, source: str, error: type[ArchzooError] = InputError
         start = exc.start
         line = data.count(b"\n", 0, start) + 1
         column = start - (data.rfind(b"\n", 0, start) + 1) + 1
-        problem = InputError(f"byte 0x{data[start]:02x} at column {column} is not UTF-8 text; save the file as "
-                             "UTF-8", source=source, line=line)
+        problem = InputError(
+            f"byte 0x{data[start]:02x} at column {column} is not UTF-8 text; save the file as UTF-8",
+            source=source,
+            line=line,
+        )
         raise (problem if error is InputError else error(str(problem))) from None
 
 
@@ -175,13 +182,18 @@ YAML12Loader.yaml_implicit_resolvers = {}
 _RESOLVERS = [
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
     ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
-    ("tag:yaml.org,2002:float",
-     r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-     "-+0123456789."),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-    ("tag:yaml.org,2002:timestamp",
-     r"^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9]"
-     r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)?)$", "0123456789"),
+    (
+        "tag:yaml.org,2002:timestamp",
+        r"^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9]"
+        r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)?)$",
+        "0123456789",
+    ),
 ]
 for _tag, _pattern, _first in _RESOLVERS:
     YAML12Loader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
@@ -207,7 +219,7 @@ PLAIN_TAGS = frozenset(_CORE + t for t in ("null", "bool", "int", "float", "str"
 
 def show_tag(tag: str) -> str:
     """``tag:yaml.org,2002:python/object`` -> ``!!python/object``."""
-    return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+    return "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
 
 
 def yaml_character_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str] | None:
@@ -220,28 +232,41 @@ def yaml_character_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str] | 
     if isinstance(exc, yaml.reader.ReaderError):
         line = text.count("\n", 0, exc.position) + 1
         code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
-        return line, (f"the file holds the control character U+{code:04X}, which is not printable; remove it "
-                      "(write plain text)")
+        return line, (
+            f"the file holds the control character U+{code:04X}, which is not printable; remove it (write plain text)"
+        )
     problem = str(getattr(exc, "problem", "") or "")
     mark = getattr(exc, "problem_mark", None)
     if mark is None or "escape" not in problem:
         return None
     lines = text.split("\n")
     row = lines[mark.line] if mark.line < len(lines) else ""
-    escapes = [m for m in re.finditer(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|.)", row)
-               if m.start() <= mark.column]  # the mark sits on, or just inside, the escape that failed
+    escapes = [
+        m
+        for m in re.finditer(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|.)", row)
+        if m.start() <= mark.column
+    ]  # the mark sits on, or just inside, the escape that failed
     shown = escapes[-1].group() if escapes else "\\"
     if "Unicode" in problem:
         fix = "write the character itself"
-        pair = re.match(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})", row[escapes[-1].start():]) \
-            if escapes else None
+        pair = (
+            re.match(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})", row[escapes[-1].start() :])
+            if escapes
+            else None
+        )
         if pair:  # JSON writes a character beyond U+FFFF as two escapes; YAML wants one
             code = 0x10000 + ((int(pair[1], 16) - 0xD800) << 10) + (int(pair[2], 16) - 0xDC00)
             fix = f"write the character itself, or \\U{code:08X} for the pair {pair[0]}"
         else:
             fix += ", or its \\U00XXXXXX escape"
-        return mark.line + 1, f"the escape {shown} in a double-quoted value is half of a surrogate pair, not a character; {fix}"
-    return mark.line + 1, f"the escape {shown} in a double-quoted value is not a YAML escape; write \\\\ for a backslash"
+        return (
+            mark.line + 1,
+            f"the escape {shown} in a double-quoted value is half of a surrogate pair, not a character; {fix}",
+        )
+    return (
+        mark.line + 1,
+        f"the escape {shown} in a double-quoted value is not a YAML escape; write \\\\ for a backslash",
+    )
 
 
 _INT = re.compile(r"[-+]?(?:0o|0x)?([0-9a-fA-F]+)")
@@ -305,15 +330,22 @@ def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int =
                     size = anchors.get(event.anchor, 1)
                     total += size
                     if total > max_nodes:
-                        raise InputError(f"the aliases expand to more than {max_nodes:,} values; archzoo reads "
-                                         "plain, small data, so write the values out instead of repeating "
-                                         "aliases", line=event.start_mark.line + 1, key=key_path(key))
+                        raise InputError(
+                            f"the aliases expand to more than {max_nodes:,} values; archzoo reads "
+                            "plain, small data, so write the values out instead of repeating "
+                            "aliases",
+                            line=event.start_mark.line + 1,
+                            key=key_path(key),
+                        )
                     finish(size, None)
                 else:
                     if len(frames) >= max_depth:
-                        raise InputError(f"nested more than {max_depth} levels deep; archzoo reads flat "
-                                         "configurations, so remove the extra nesting",
-                                         line=event.start_mark.line + 1, key=key_path(key[:1]))
+                        raise InputError(
+                            f"nested more than {max_depth} levels deep; archzoo reads flat "
+                            "configurations, so remove the extra nesting",
+                            line=event.start_mark.line + 1,
+                            key=key_path(key[:1]),
+                        )
                     total += 1
                     frames.append([isinstance(event, yaml.MappingStartEvent), key, True, None, 0, 1])
                     open_anchors.append((event.anchor, event.start_mark.line))
@@ -322,14 +354,18 @@ def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int =
                 anchor, _ = open_anchors.pop()
                 finish(frame[5], anchor)
             if total > max_nodes:
-                raise InputError(f"holds more than {max_nodes:,} values; archzoo reads plain, small data",
-                                 line=event.start_mark.line + 1, key="")
+                raise InputError(
+                    f"holds more than {max_nodes:,} values; archzoo reads plain, small data",
+                    line=event.start_mark.line + 1,
+                    key="",
+                )
     except yaml.YAMLError:
         return
 
 
-def find_bad_scalars(node: yaml.Node, report: Callable[[yaml.Node, tuple, str], None],
-                     key: tuple = (), seen: set[int] | None = None) -> None:
+def find_bad_scalars(
+    node: yaml.Node, report: Callable[[yaml.Node, tuple, str], None], key: tuple = (), seen: set[int] | None = None
+) -> None:
     """Call ``report(node, key, message)`` for every scalar that is an integer with more than
     `MAX_INT_DIGITS` digits, or text holding a character that is not printable."""
     seen = set() if seen is None else seen
@@ -338,13 +374,21 @@ def find_bad_scalars(node: yaml.Node, report: Callable[[yaml.Node, tuple, str], 
     seen.add(id(node))
     if isinstance(node, yaml.ScalarNode):
         if node.tag == "tag:yaml.org,2002:int" and _digits(node.value) > MAX_INT_DIGITS:
-            report(node, key, f"an integer of {_digits(node.value):,} digits; archzoo reads integers of at most "
-                              f"{MAX_INT_DIGITS} digits (no size comes close), so correct the value")
+            report(
+                node,
+                key,
+                f"an integer of {_digits(node.value):,} digits; archzoo reads integers of at most "
+                f"{MAX_INT_DIGITS} digits (no size comes close), so correct the value",
+            )
         else:
             bad = _unprintable(node.value)
             if bad:
-                report(node, key, f"the text holds the control character {bad}, which is not printable; "
-                                  "remove it (YAML escapes such as \\x80 or \\u0080 write one)")
+                report(
+                    node,
+                    key,
+                    f"the text holds the control character {bad}, which is not printable; "
+                    "remove it (YAML escapes such as \\x80 or \\u0080 write one)",
+                )
     elif isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             if isinstance(k, yaml.ScalarNode):
@@ -355,8 +399,14 @@ def find_bad_scalars(node: yaml.Node, report: Callable[[yaml.Node, tuple, str], 
             find_bad_scalars(item, report, key + (i,), seen)
 
 
-def check_nodes(root: yaml.Node, refuse: Callable[[yaml.Node, tuple, str], None], *, holder: str,
-                lines: dict[tuple, int] | None = None, texts: dict[tuple, str] | None = None) -> None:
+def check_nodes(
+    root: yaml.Node,
+    refuse: Callable[[yaml.Node, tuple, str], None],
+    *,
+    holder: str,
+    lines: dict[tuple, int] | None = None,
+    texts: dict[tuple, str] | None = None,
+) -> None:
     """Call ``refuse(node, key, message)`` for everything in a composed document that is not plain, finite
     data: an alias that contains itself, a tag beyond the core schema's (``!!python/object``,
     ``!include``), a key that is not plain text, a duplicate key, a date that does not exist, and the
@@ -375,8 +425,12 @@ def check_nodes(root: yaml.Node, refuse: Callable[[yaml.Node, tuple, str], None]
             refuse(n, key, f"an alias that contains itself; {holder} hold plain, finite data, so write the value out")
             return
         if n.tag not in PLAIN_TAGS:
-            refuse(n, key, f"YAML tag {show_tag(n.tag)!r} is not allowed ({holder} hold plain YAML and nothing is "
-                           "constructed from tags); remove the tag and write a plain value")
+            refuse(
+                n,
+                key,
+                f"YAML tag {show_tag(n.tag)!r} is not allowed ({holder} hold plain YAML and nothing is "
+                "constructed from tags); remove the tag and write a plain value",
+            )
             return
         if id(n) in visited:  # an alias of a node already checked
             return
@@ -384,8 +438,12 @@ def check_nodes(root: yaml.Node, refuse: Callable[[yaml.Node, tuple, str], None]
             try:
                 dates.construct_yaml_timestamp(n)
             except (ValueError, OverflowError) as exc:
-                refuse(n, key, f"{n.value!r} reads as a date but is not a valid one ({exc}); write a valid date, "
-                               "or quote it to keep it as text")
+                refuse(
+                    n,
+                    key,
+                    f"{n.value!r} reads as a date but is not a valid one ({exc}); write a valid date, "
+                    "or quote it to keep it as text",
+                )
                 return
         visited.add(id(n))
         ancestors = ancestors | {id(n)}
@@ -423,6 +481,7 @@ def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) ->
     Plain YAML only (no tags beyond the core schema's), one document, no duplicate keys, within the
     depth, size and digit limits above.
     """
+
     def fail(line: int, key: str, message: str) -> ArchzooError:
         if error is InputError:
             return InputError(message, source=source, line=line, key=key)
@@ -432,8 +491,9 @@ def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) ->
     if surrogate:  # a byte that is not UTF-8, kept by Python as half a surrogate (sys.argv, os.environ)
         byte = ord(surrogate.group()) - 0xDC00 if ord(surrogate.group()) >= 0xDC80 else None
         what = f"byte 0x{byte:02x}" if byte is not None and byte >= 0x80 else f"U+{ord(surrogate.group()):04X}"
-        raise fail(text.count("\n", 0, surrogate.start()) + 1, "", f"the {what} is not UTF-8 text; type the "
-                                                                     "value as UTF-8")
+        raise fail(
+            text.count("\n", 0, surrogate.start()) + 1, "", f"the {what} is not UTF-8 text; type the value as UTF-8"
+        )
     try:
         check_yaml_events(text)
     except InputError as exc:
@@ -448,13 +508,15 @@ def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) ->
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         context = getattr(exc, "context", None)
         what = f"{context}, {problem}" if context else problem
-        raise fail(mark.line + 1 if mark else 1, "", f"not valid YAML: {what}; check indentation and "
-                                                    "quoting") from None
+        raise fail(mark.line + 1 if mark else 1, "", f"not valid YAML: {what}; check indentation and quoting") from None
     if node is None:
         return None
     problems: list[tuple[int, str, str]] = []
-    check_nodes(node, lambda n, key, message: problems.append((n.start_mark.line + 1, key_path(key), message)),
-                holder="configuration files")
+    check_nodes(
+        node,
+        lambda n, key, message: problems.append((n.start_mark.line + 1, key_path(key), message)),
+        holder="configuration files",
+    )
     if problems:
         line, key, message = min(problems)
         raise fail(line, key, message)
@@ -472,8 +534,10 @@ def construct_plain(node: yaml.Node) -> Any:
         return loader.construct_document(node)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:  # e.g. a date such as 2019-13-01
         mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"cannot read a value ({getattr(exc, 'problem', None) or exc}); quote it to keep it as text",
-                         line=mark.line + 1 if mark else 1) from None
+        raise InputError(
+            f"cannot read a value ({getattr(exc, 'problem', None) or exc}); quote it to keep it as text",
+            line=mark.line + 1 if mark else 1,
+        ) from None
     finally:
         loader.dispose()
 
@@ -500,6 +564,7 @@ def _line_of(text: str, needle: str, occurrence: int = 1) -> int:
 def load_json(text: str, source: str, error: type[ArchzooError] = InputError) -> Any:
     """JSON as Python data, or ``error`` as ``source:line: key: message``: no duplicate keys, no integer of
     more than `MAX_INT_DIGITS` digits, no text that is not printable, nesting within `MAX_DEPTH`."""
+
     def fail(line: int, key: str, message: str) -> ArchzooError:
         return error(f"{source}:{line}: {key + ': ' if key else ''}{message}")
 
@@ -509,8 +574,12 @@ def load_json(text: str, source: str, error: type[ArchzooError] = InputError) ->
         if depth > MAX_DEPTH:
             stripped = _JSON_STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', text)
             line = stripped.count("\n", 0, match.start()) + 1
-            raise fail(line, "", f"nested more than {MAX_DEPTH} levels deep; archzoo reads flat configurations, "
-                                 "so remove the extra nesting")
+            raise fail(
+                line,
+                "",
+                f"nested more than {MAX_DEPTH} levels deep; archzoo reads flat configurations, "
+                "so remove the extra nesting",
+            )
     duplicates: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -537,14 +606,20 @@ def load_json(text: str, source: str, error: type[ArchzooError] = InputError) ->
 
     def walk(value: Any, key: tuple) -> None:
         if isinstance(value, _HugeInt):
-            raise fail(_line_of(text, str(value)), key_path(key),
-                       f"an integer of {len(value.lstrip('-')):,} digits; archzoo reads integers of at most "
-                       f"{MAX_INT_DIGITS} digits (no size comes close), so correct the value")
+            raise fail(
+                _line_of(text, str(value)),
+                key_path(key),
+                f"an integer of {len(value.lstrip('-')):,} digits; archzoo reads integers of at most "
+                f"{MAX_INT_DIGITS} digits (no size comes close), so correct the value",
+            )
         if isinstance(value, str):
             bad = _unprintable(value)
             if bad:
-                raise fail(_line_of(text, json.dumps(key[-1]) if key else "\n"), key_path(key),
-                           f"the text holds the control character {bad}, which is not printable; remove it")
+                raise fail(
+                    _line_of(text, json.dumps(key[-1]) if key else "\n"),
+                    key_path(key),
+                    f"the text holds the control character {bad}, which is not printable; remove it",
+                )
         elif isinstance(value, dict):
             for k, v in value.items():
                 walk(v, key + (k,))

@@ -11,10 +11,10 @@ written out rather than taken from sympy, whose import alone costs more than a w
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
-__all__ = ["Symbol", "Poly", "sym", "const", "N"]
+__all__ = ["N", "Poly", "Symbol", "const", "sym"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Symbol:
     definition: str = ""  # for derived symbols, e.g. "d / h"
     order: int = 50  # position among factors when a monomial is printed
 
-    def poly(self) -> "Poly":
+    def poly(self) -> Poly:
         return Poly({((self.name, 1),): 1}, {self.name: self})
 
     def tex(self) -> str:
@@ -49,7 +49,7 @@ class Poly:
 
     # ---- algebra -------------------------------------------------------------------------------
     @staticmethod
-    def _lift(other: "Poly | Symbol | int") -> "Poly":
+    def _lift(other: Poly | Symbol | int) -> Poly:
         if isinstance(other, Poly):
             return other
         if isinstance(other, Symbol):
@@ -58,18 +58,16 @@ class Poly:
             return const(other)
         raise TypeError(f"cannot combine a formula with {type(other).__name__}")
 
-    def _merged_symbols(self, other: "Poly") -> dict[str, Symbol]:
+    def _merged_symbols(self, other: Poly) -> dict[str, Symbol]:
         merged = dict(self.symbols)
         for name, symbol in other.symbols.items():
             known = merged.get(name)
             if known is not None and known.value != symbol.value:
-                raise ValueError(
-                    f"symbol {name!r} has two values in one formula: {known.value} and {symbol.value}"
-                )
+                raise ValueError(f"symbol {name!r} has two values in one formula: {known.value} and {symbol.value}")
             merged[name] = symbol
         return merged
 
-    def __add__(self, other: "Poly | Symbol | int") -> "Poly":
+    def __add__(self, other: Poly | Symbol | int) -> Poly:
         other = self._lift(other)
         terms = dict(self.terms)
         for mono, coef in other.terms.items():
@@ -78,13 +76,13 @@ class Poly:
 
     __radd__ = __add__
 
-    def __neg__(self) -> "Poly":
+    def __neg__(self) -> Poly:
         return Poly({m: -c for m, c in self.terms.items()}, self.symbols)
 
-    def __sub__(self, other: "Poly | Symbol | int") -> "Poly":
+    def __sub__(self, other: Poly | Symbol | int) -> Poly:
         return self + (-self._lift(other))
 
-    def __mul__(self, other: "Poly | Symbol | int") -> "Poly":
+    def __mul__(self, other: Poly | Symbol | int) -> Poly:
         other = self._lift(other)
         terms: dict[Monomial, int] = {}
         for m1, c1 in self.terms.items():
@@ -98,7 +96,7 @@ class Poly:
 
     __rmul__ = __mul__
 
-    def __pow__(self, exponent: int) -> "Poly":
+    def __pow__(self, exponent: int) -> Poly:
         result = const(1)
         for _ in range(exponent):
             result = result * self
@@ -111,7 +109,7 @@ class Poly:
     def degree_in(self, name: str) -> int:
         return max((dict(m).get(name, 0) for m in self.terms), default=0)
 
-    def part(self, name: str, power: int) -> "Poly":
+    def part(self, name: str, power: int) -> Poly:
         """The terms in which symbol ``name`` appears exactly to ``power``."""
         return Poly({m: c for m, c in self.terms.items() if dict(m).get(name, 0) == power}, self.symbols)
 
@@ -192,7 +190,7 @@ class Poly:
 
         return self._render(factor, " \\cdot " if substitute else " \\, ")
 
-    def dominant_terms(self) -> "Poly":
+    def dominant_terms(self) -> Poly:
         """The monomials no other monomial dominates (divides), with coefficient 1: the big-O body."""
         monos = [dict(m) for m in self.terms if m]
         kept: list[dict[str, int]] = []
@@ -213,7 +211,9 @@ class Poly:
         return self.text()
 
 
-def sym(name: str, value: int | None, *, latex: str = "", meaning: str = "", definition: str = "", order: int = 50) -> Poly:
+def sym(
+    name: str, value: int | None, *, latex: str = "", meaning: str = "", definition: str = "", order: int = 50
+) -> Poly:
     """A polynomial made of one symbol."""
     return Symbol(name, value, latex, meaning, definition, order).poly()
 

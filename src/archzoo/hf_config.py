@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -115,20 +116,52 @@ def hf_table(reader: Callable) -> HFTable | None:
 
 #: ``PretrainedConfig``'s own fields and their defaults in transformers 5.23 (a test checks them).
 COMMON_DEFAULTS: dict[str, Any] = {
-    "transformers_version": None, "architectures": None, "output_hidden_states": False, "return_dict": True,
-    "dtype": None, "chunk_size_feed_forward": 0, "is_encoder_decoder": False, "id2label": None,
-    "label2id": None, "problem_type": None,
+    "transformers_version": None,
+    "architectures": None,
+    "output_hidden_states": False,
+    "return_dict": True,
+    "dtype": None,
+    "chunk_size_feed_forward": 0,
+    "is_encoder_decoder": False,
+    "id2label": None,
+    "label2id": None,
+    "problem_type": None,
 }
 
 _GENERATION = "a generation setting: transformers moves it to GenerationConfig; it changes no module"
 _GENERATION_KEYS = (
-    "assistant_confidence_threshold", "assistant_lookbehind", "bad_words_ids", "begin_suppress_tokens",
-    "diversity_penalty", "do_sample", "early_stopping", "encoder_no_repeat_ngram_size",
-    "encoder_repetition_penalty", "epsilon_cutoff", "eta_cutoff", "exponential_decay_length_penalty",
-    "forced_bos_token_id", "forced_eos_token_id", "length_penalty", "max_length", "min_length",
-    "no_repeat_ngram_size", "num_assistant_tokens", "num_assistant_tokens_schedule", "num_beam_groups",
-    "num_beams", "num_return_sequences", "output_scores", "remove_invalid_values", "repetition_penalty",
-    "return_dict_in_generate", "suppress_tokens", "target_lookbehind", "temperature", "top_k", "top_p",
+    "assistant_confidence_threshold",
+    "assistant_lookbehind",
+    "bad_words_ids",
+    "begin_suppress_tokens",
+    "diversity_penalty",
+    "do_sample",
+    "early_stopping",
+    "encoder_no_repeat_ngram_size",
+    "encoder_repetition_penalty",
+    "epsilon_cutoff",
+    "eta_cutoff",
+    "exponential_decay_length_penalty",
+    "forced_bos_token_id",
+    "forced_eos_token_id",
+    "length_penalty",
+    "max_length",
+    "min_length",
+    "no_repeat_ngram_size",
+    "num_assistant_tokens",
+    "num_assistant_tokens_schedule",
+    "num_beam_groups",
+    "num_beams",
+    "num_return_sequences",
+    "output_scores",
+    "remove_invalid_values",
+    "repetition_penalty",
+    "return_dict_in_generate",
+    "suppress_tokens",
+    "target_lookbehind",
+    "temperature",
+    "top_k",
+    "top_p",
     "typical_p",
 )
 
@@ -139,12 +172,18 @@ Disposition = Literal["read", "ignored", "refused"]
 COMMON_KEYS: dict[str, tuple[Disposition, str]] = {
     "model_type": ("read", "selects the model type, and with it the table of keys below"),
     "architectures": ("read", "--hf-class auto counts its first class; otherwise only a note of the classes saved"),
-    "num_labels": ("read", "the number of labels of a classifier head; wins over id2label's length, as in transformers"),
+    "num_labels": (
+        "read",
+        "the number of labels of a classifier head; wins over id2label's length, as in transformers",
+    ),
     "id2label": ("read", "its length is the number of labels of a classifier head (unless num_labels is given)"),
     "label2id": ("ignored", "the reverse of id2label; transformers takes the label count from id2label or num_labels"),
     "_num_labels": ("ignored", "transformers 2.x's label count; transformers 5.23 reads id2label or num_labels"),
     "problem_type": ("ignored", "chooses the loss of a classifier head, not its size"),
-    "transformers_version": ("ignored", "the release that wrote the file; archzoo counts what transformers 5.23 builds"),
+    "transformers_version": (
+        "ignored",
+        "the release that wrote the file; archzoo counts what transformers 5.23 builds",
+    ),
     "_name_or_path": ("ignored", "where the file was loaded from"),
     "name_or_path": ("ignored", "where the file was loaded from"),
     "_commit_hash": ("ignored", "where the file was loaded from"),
@@ -153,13 +192,25 @@ COMMON_KEYS: dict[str, tuple[Disposition, str]] = {
     "return_dict": ("ignored", "what the forward pass returns, not what it computes"),
     "torchscript": ("ignored", "an export flag of older releases"),
     "dtype": ("ignored", "the precision the weights are stored in; archzoo reports the memory at every precision"),
-    "torch_dtype": ("ignored", "the precision the weights are stored in; archzoo reports the memory at every precision"),
-    "use_bfloat16": ("ignored", "the precision the weights are stored in; archzoo reports the memory at every precision"),
+    "torch_dtype": (
+        "ignored",
+        "the precision the weights are stored in; archzoo reports the memory at every precision",
+    ),
+    "use_bfloat16": (
+        "ignored",
+        "the precision the weights are stored in; archzoo reports the memory at every precision",
+    ),
     "tf_legacy_loss": ("ignored", "a TensorFlow loss flag of older releases"),
     "xla_device": ("ignored", "a device flag of older releases"),
     "chunk_size_feed_forward": ("ignored", "runs the feed-forward on chunks of tokens: the same weights and FLOPs"),
-    "is_encoder_decoder": ("ignored", "marks encoder-decoder composites; these classes build the same modules either way"),
-    "cross_attention_hidden_size": ("ignored", "used only when the model is the decoder of an encoder-decoder composite"),
+    "is_encoder_decoder": (
+        "ignored",
+        "marks encoder-decoder composites; these classes build the same modules either way",
+    ),
+    "cross_attention_hidden_size": (
+        "ignored",
+        "used only when the model is the decoder of an encoder-decoder composite",
+    ),
     "tie_encoder_decoder": ("ignored", "used only by encoder-decoder composites"),
     "is_decoder": ("ignored", "not read by this model type's classes"),
     "add_cross_attention": ("ignored", "not read by this model type's classes"),
@@ -178,19 +229,40 @@ COMMON_KEYS: dict[str, tuple[Disposition, str]] = {
     "use_cache": ("ignored", USE_CACHE),
     "output_past": ("ignored", "transformers 2.x's name for use_cache: " + USE_CACHE),
     "gradient_checkpointing": ("ignored", "recomputes activations during training: the same weights and forward FLOPs"),
-    "attn_implementation": ("ignored", "the attention kernel: archzoo counts the eager arithmetic, which a fused kernel also does"),
-    "_attn_implementation": ("ignored", "the attention kernel: archzoo counts the eager arithmetic, which a fused kernel also does"),
-    "_attn_implementation_internal": ("ignored", "the attention kernel: archzoo counts the eager arithmetic, which a fused kernel also does"),
+    "attn_implementation": (
+        "ignored",
+        "the attention kernel: archzoo counts the eager arithmetic, which a fused kernel also does",
+    ),
+    "_attn_implementation": (
+        "ignored",
+        "the attention kernel: archzoo counts the eager arithmetic, which a fused kernel also does",
+    ),
+    "_attn_implementation_internal": (
+        "ignored",
+        "the attention kernel: archzoo counts the eager arithmetic, which a fused kernel also does",
+    ),
     "experts_implementation": ("ignored", "the mixture-of-experts kernel; these model types have no experts"),
     "tie_last_hidden_states": ("ignored", "which hidden state the forward pass returns"),
-    "pruned_heads": ("refused", "a pruned checkpoint holds fewer attention weights than the class transformers 5.23 "
-                                "builds from this file (it no longer prunes heads)"),
-    "per_layer_config": ("refused", "per-layer overrides make the layers differ, which archzoo's layer stacks do not "
-                                    "model (and transformers' classes of these types cannot build)"),
-    "auto_map": ("refused", "names custom model code (trust_remote_code), which may build anything; archzoo counts "
-                            "transformers' own classes only; remove the key to count the built-in class"),
-    "quantization_config": ("refused", "quantized weights are packed into other tensors; archzoo counts the "
-                                       "unquantized model; remove the key to count it"),
+    "pruned_heads": (
+        "refused",
+        "a pruned checkpoint holds fewer attention weights than the class transformers 5.23 "
+        "builds from this file (it no longer prunes heads)",
+    ),
+    "per_layer_config": (
+        "refused",
+        "per-layer overrides make the layers differ, which archzoo's layer stacks do not "
+        "model (and transformers' classes of these types cannot build)",
+    ),
+    "auto_map": (
+        "refused",
+        "names custom model code (trust_remote_code), which may build anything; archzoo counts "
+        "transformers' own classes only; remove the key to count the built-in class",
+    ),
+    "quantization_config": (
+        "refused",
+        "quantized weights are packed into other tensors; archzoo counts the "
+        "unquantized model; remove the key to count it",
+    ),
     **{key: ("ignored", _GENERATION) for key in _GENERATION_KEYS},
 }
 
@@ -212,8 +284,13 @@ class KeyReading:
     detail: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "value": _shown(self.value), "disposition": self.disposition,
-                "archzoo_key": self.archzoo_key or None, "detail": self.detail}
+        return {
+            "key": self.key,
+            "value": _shown(self.value),
+            "disposition": self.disposition,
+            "archzoo_key": self.archzoo_key or None,
+            "detail": self.detail,
+        }
 
 
 @dataclass(frozen=True)
@@ -281,7 +358,10 @@ def _text(value: Any) -> str:
 
 
 def read_hf_config(
-    path: str | Path, host: PluginHost, overrides: dict[str, Any] | None = None, hf_class: str | None = None,
+    path: str | Path,
+    host: PluginHost,
+    overrides: dict[str, Any] | None = None,
+    hf_class: str | None = None,
 ) -> tuple[Architecture, ArchConfig]:
     """The architecture and configuration a ``config.json`` describes, or an `HFConfigError` saying why not.
 
@@ -294,7 +374,10 @@ def read_hf_config(
 
 
 def load_hf_config(
-    path: str | Path, host: PluginHost, overrides: dict[str, Any] | None = None, hf_class: str | None = None,
+    path: str | Path,
+    host: PluginHost,
+    overrides: dict[str, Any] | None = None,
+    hf_class: str | None = None,
 ) -> HFReading:
     """Like `read_hf_config`, with the disposition of every key (``archzoo count --explain``)."""
     path = Path(path)
@@ -304,7 +387,7 @@ def load_hf_config(
     model_type = data.get("model_type")
     readers = host.hf_readers()
     if model_type is not None and not isinstance(model_type, str):
-        raise HFConfigError(f"{path}: model_type: expected text such as \"bert\", got {_text(model_type)}")
+        raise HFConfigError(f'{path}: model_type: expected text such as "bert", got {_text(model_type)}')
     if model_type is None:
         raise HFConfigError(
             f"{path}: model_type: missing; a Hugging Face config.json names its model type "
@@ -325,21 +408,44 @@ def load_hf_config(
     keys, resolved, origin = _resolve(path, data, table)
     model_class, class_source = _model_class(path, data, table, hf_class)
     try:
-        values = call_plugin(found.plugin, f"its reader of model type {model_type!r}", reader, dict(resolved),
-                             model_class, expected=(ValueError, TypeError))
+        values = call_plugin(
+            found.plugin,
+            f"its reader of model type {model_type!r}",
+            reader,
+            dict(resolved),
+            model_class,
+            expected=(ValueError, TypeError),
+        )
     except (ValueError, TypeError) as exc:
         raise HFConfigError(f"{path}: {exc}") from None
     class_values = dict(table.classes[model_class])
     values = {**values, **class_values, **overrides}
     config = _validate(path, arch, values, origin, overrides, model_class)
-    return HFReading(str(path), model_type, arch, config, tuple(keys), table.config_class, model_class, class_source,
-                     class_values, overrides)
+    return HFReading(
+        str(path),
+        model_type,
+        arch,
+        config,
+        tuple(keys),
+        table.config_class,
+        model_class,
+        class_source,
+        class_values,
+        overrides,
+    )
 
 
 def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> None:
     """Raise for the first unknown key, or the first key whose value archzoo refuses."""
-    unknown = [k for k in data if k not in table.aliases and k not in table.read and k not in table.ignored
-               and k not in table.refused and k not in COMMON_KEYS]
+    unknown = [
+        k
+        for k in data
+        if k not in table.aliases
+        and k not in table.read
+        and k not in table.ignored
+        and k not in table.refused
+        and k not in COMMON_KEYS
+    ]
     if unknown:
         first = unknown[0]
         known = sorted(set(table.defaults) | set(table.aliases) | set(table.read) | set(COMMON_KEYS))
@@ -365,7 +471,9 @@ def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> None:
             raise HFConfigError(f"{path}: {key}: {_text(value)} is not supported: {why}{allowed}")
 
 
-def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[KeyReading], dict[str, Any], dict[str, str]]:
+def _resolve(
+    path: Path, data: dict[str, Any], table: HFTable
+) -> tuple[list[KeyReading], dict[str, Any], dict[str, str]]:
     """Every key's disposition, the values transformers would resolve, and the file key behind each archzoo key."""
     _refuse(path, data, table)
     keys: list[KeyReading] = []
@@ -378,14 +486,23 @@ def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[Key
         if native in table.read and not (key == "id2label" or key == "num_labels"):
             target = table.read[native]
             if overridden_by:
-                keys.append(KeyReading(key, value, "ignored", "", f"overridden by its alias {overridden_by}, which "
-                                                                  "transformers applies last"))
+                keys.append(
+                    KeyReading(
+                        key,
+                        value,
+                        "ignored",
+                        "",
+                        f"overridden by its alias {overridden_by}, which transformers applies last",
+                    )
+                )
                 continue
             given[native] = value
             origin[target] = key
             keys.append(KeyReading(key, value, "read", target, f"alias of {native}" if alias else ""))
         elif native in table.ignored:
-            keys.append(KeyReading(key, value, "ignored", "", (f"alias of {native}: " if alias else "") + table.ignored[native]))
+            keys.append(
+                KeyReading(key, value, "ignored", "", (f"alias of {native}: " if alias else "") + table.ignored[native])
+            )
         elif native in table.refused:
             keys.append(KeyReading(key, value, "read", "", _checked(table.refused[native])))
         elif key in ("id2label", "num_labels"):
@@ -393,20 +510,31 @@ def _resolve(path: Path, data: dict[str, Any], table: HFTable) -> tuple[list[Key
         else:
             disposition, why = COMMON_KEYS[key]
             if disposition == "refused":
-                keys.append(KeyReading(key, value, "ignored", "", f"empty, so nothing to count; a non-empty value is "
-                                                                  f"refused: {why}"))
+                keys.append(
+                    KeyReading(
+                        key, value, "ignored", "", f"empty, so nothing to count; a non-empty value is refused: {why}"
+                    )
+                )
             else:
                 keys.append(KeyReading(key, value, disposition, "", why))
 
     num_labels = _labels(path, data, table, keys, origin)
     for native, target in table.read.items():
         if native in table.defaults and native not in given:
-            keys.append(KeyReading(native, table.defaults[native], "defaulted", target,
-                                   f"{table.config_class}'s default"))
+            keys.append(
+                KeyReading(native, table.defaults[native], "defaulted", target, f"{table.config_class}'s default")
+            )
     for native, refusal in table.refused.items():
         if native in table.defaults and native not in data and not any(table.aliases.get(k) == native for k in data):
-            keys.append(KeyReading(native, table.defaults[native], "defaulted", "",
-                                   f"{table.config_class}'s default; {_checked(refusal)}"))
+            keys.append(
+                KeyReading(
+                    native,
+                    table.defaults[native],
+                    "defaulted",
+                    "",
+                    f"{table.config_class}'s default; {_checked(refusal)}",
+                )
+            )
     resolved = {**table.defaults, **given, "num_labels": num_labels}
     return keys, resolved, origin
 
@@ -422,12 +550,26 @@ def _labels(path: Path, data: dict[str, Any], table: HFTable, keys: list[KeyRead
         keys.append(KeyReading("num_labels", num_labels, "read", labels_target, COMMON_KEYS["num_labels"][1]))
         origin[labels_target] = "num_labels"
         if id2label is not None:
-            keys.append(KeyReading("id2label", id2label, "ignored", "", "num_labels is given and wins: transformers "
-                                                                        "rebuilds id2label from it"))
+            keys.append(
+                KeyReading(
+                    "id2label",
+                    id2label,
+                    "ignored",
+                    "",
+                    "num_labels is given and wins: transformers rebuilds id2label from it",
+                )
+            )
     elif id2label is not None:
         num_labels = len(id2label)
-        keys.append(KeyReading("id2label", id2label, "read", labels_target,
-                               f"its length: {num_labels:,} label{'' if num_labels == 1 else 's'}"))
+        keys.append(
+            KeyReading(
+                "id2label",
+                id2label,
+                "read",
+                labels_target,
+                f"its length: {num_labels:,} label{'' if num_labels == 1 else 's'}",
+            )
+        )
         origin[labels_target] = "id2label"
     else:
         num_labels = 2
@@ -458,20 +600,34 @@ def _model_class(path: Path, data: dict[str, Any], table: HFTable, hf_class: str
         return name, "architectures" if hf_class == "auto" else "--hf-class"
     supported = ", ".join(table.classes)
     if name in table.unsupported_classes:
-        raise HFConfigError(f"{where}: {name} is not counted by archzoo: {table.unsupported_classes[name]}; "
-                            f"supported {table.model_type} classes: {supported}")
+        raise HFConfigError(
+            f"{where}: {name} is not counted by archzoo: {table.unsupported_classes[name]}; "
+            f"supported {table.model_type} classes: {supported}"
+        )
     near = closest(name, table.classes, n=1)
     hint = f"did you mean {near[0]!r}? " if near else ""
-    raise HFConfigError(f"{where}: {name!r} is not a {table.model_type} model class archzoo counts; {hint}"
-                        f"supported: {supported}")
+    raise HFConfigError(
+        f"{where}: {name!r} is not a {table.model_type} model class archzoo counts; {hint}supported: {supported}"
+    )
 
 
-def _validate(path: Path, arch: Architecture, values: dict[str, Any], origin: Mapping[str, str],
-              overrides: Mapping[str, Any], model_class: str) -> ArchConfig:
+def _validate(
+    path: Path,
+    arch: Architecture,
+    values: dict[str, Any],
+    origin: Mapping[str, str],
+    overrides: Mapping[str, Any],
+    model_class: str,
+) -> ArchConfig:
     """The archzoo configuration; each problem names the file key (or ``--set`` key) it came from."""
     try:
-        return call_plugin(arch.plugin, "its configuration model", arch.config_model.model_validate, values,
-                           expected=(ValidationError,))
+        return call_plugin(
+            arch.plugin,
+            "its configuration model",
+            arch.config_model.model_validate,
+            values,
+            expected=(ValidationError,),
+        )
     except ValidationError as exc:
         from .validation import describe_error
 
@@ -488,21 +644,34 @@ def _validate(path: Path, arch: Architecture, values: dict[str, Any], origin: Ma
         raise HFConfigError("\n".join(lines)) from None
 
 
-def _read_untabled(path: Path, data: dict[str, Any], arch: Architecture, plugin: str, model_type: str,
-                   reader: Callable, overrides: dict[str, Any], hf_class: str | None) -> HFReading:
+def _read_untabled(
+    path: Path,
+    data: dict[str, Any],
+    arch: Architecture,
+    plugin: str,
+    model_type: str,
+    reader: Callable,
+    overrides: dict[str, Any],
+    hf_class: str | None,
+) -> HFReading:
     """A plugin reader that declares no `HFTable`: its own function decides, key by key."""
     if hf_class is not None:
-        raise HFConfigError(f"--hf-class: the reader of model type {model_type!r} (plugin {plugin!r}) declares "
-                            "no model classes; count the base model (leave out --hf-class)")
+        raise HFConfigError(
+            f"--hf-class: the reader of model type {model_type!r} (plugin {plugin!r}) declares "
+            "no model classes; count the base model (leave out --hf-class)"
+        )
     try:
-        values = call_plugin(plugin, f"its reader of model type {model_type!r}", reader, data,
-                             expected=(ValueError, TypeError))
+        values = call_plugin(
+            plugin, f"its reader of model type {model_type!r}", reader, data, expected=(ValueError, TypeError)
+        )
     except (ValueError, TypeError) as exc:
         raise HFConfigError(f"{path}: {exc}") from None
     values = {k: v for k, v in values.items() if v is not None}
     values.update(overrides)
-    keys = tuple(KeyReading(k, v, "read", "", f"passed to plugin {plugin!r}'s reader, which declares no key table")
-                 for k, v in data.items())
+    keys = tuple(
+        KeyReading(k, v, "read", "", f"passed to plugin {plugin!r}'s reader, which declares no key table")
+        for k, v in data.items()
+    )
     config = _validate(path, arch, values, {}, overrides, "")
     return HFReading(str(path), model_type, arch, config, keys, overrides=overrides)
 
@@ -526,12 +695,16 @@ def methodology_section(host: PluginHost) -> str:
             lines += [f"### `{model_type}`", "", f"Read by plugin `{found.plugin}`'s own function (no key table).", ""]
             continue
         lines += [f"### `{model_type}` ({table.config_class}, plugin `{found.plugin}`)", ""]
-        classes = ", ".join(f"`{c}`" + (" (the default: what `AutoModel` builds)" if c == table.base_class else "")
-                            for c in table.classes)
+        classes = ", ".join(
+            f"`{c}`" + (" (the default: what `AutoModel` builds)" if c == table.base_class else "")
+            for c in table.classes
+        )
         lines += [f"Classes counted (`--hf-class`): {classes}.", ""]
         if table.unsupported_classes:
-            lines += ["Classes refused: " + "; ".join(f"`{c}`: {why}" for c, why in table.unsupported_classes.items())
-                      + ".", ""]
+            lines += [
+                "Classes refused: " + "; ".join(f"`{c}`: {why}" for c, why in table.unsupported_classes.items()) + ".",
+                "",
+            ]
         lines += ["| key | read as | transformers' default |", "| :-- | :-- | :-- |"]
         reverse_alias: dict[str, list[str]] = {}
         for alias, native in table.aliases.items():
@@ -546,9 +719,16 @@ def methodology_section(host: PluginHost) -> str:
         lines.append("")
         refused = {k: v for k, v in table.refused.items()}
         if refused:
-            lines.append("Refused: " + "; ".join(
-                f"`{k}` other than {' or '.join(f'`{json.dumps(a)}`' for a in ok)}: {_cell(why)}" if ok
-                else f"`{k}`: {_cell(why)}" for k, (ok, why) in refused.items()) + ".")
+            lines.append(
+                "Refused: "
+                + "; ".join(
+                    f"`{k}` other than {' or '.join(f'`{json.dumps(a)}`' for a in ok)}: {_cell(why)}"
+                    if ok
+                    else f"`{k}`: {_cell(why)}"
+                    for k, (ok, why) in refused.items()
+                )
+                + "."
+            )
             lines.append("")
         lines.append("Ignored, changing no parameter or FLOP: " + ", ".join(f"`{k}`" for k in table.ignored) + ".")
         lines.append("")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import pluggy
 
@@ -20,7 +21,7 @@ hookimpl = pluggy.HookimplMarker("archzoo")
 
 
 @hookspec
-def register_architectures(register: Callable[["Architecture"], None]) -> None:
+def register_architectures(register: Callable[[Architecture], None]) -> None:
     """Register the architectures this plugin provides.
 
     register: call it once per `archzoo.Architecture`; the host validates each one, rejects a name

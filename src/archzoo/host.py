@@ -24,11 +24,12 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pluggy
 from pydantic import ValidationError
@@ -167,7 +168,13 @@ def call_plugin(
 
 # ---- checking what build returns ----------------------------------------------------------------------
 
-_STATIC_FORMULAS = ("params", "approx", "embedding_params", "kv_cache", "cross_kv_cache")  # numbers of the configuration
+_STATIC_FORMULAS = (
+    "params",
+    "approx",
+    "embedding_params",
+    "kv_cache",
+    "cross_kv_cache",
+)  # numbers of the configuration
 _FLOP_FORMULAS = ("flops", "attention_flops")  # may also depend on the sequence length N
 _TEXT_FIELDS = ("name", "kind", "description", "tied_to")
 
@@ -190,8 +197,12 @@ def _formula_problem(poly: object, *, free: frozenset[str]) -> str | None:
         if not _is_int(coefficient):
             return f"has a coefficient of type {_kind(coefficient)}, expected int"
         if type(mono) is not tuple or not all(
-            type(factor) is tuple and len(factor) == 2 and type(factor[0]) is str
-            and _is_int(factor[1]) and factor[1] >= 1 for factor in mono
+            type(factor) is tuple
+            and len(factor) == 2
+            and type(factor[0]) is str
+            and _is_int(factor[1])
+            and factor[1] >= 1
+            for factor in mono
         ):
             return "has a malformed term; build formulas with archzoo.formula"
         for name, _ in mono:
@@ -242,8 +253,10 @@ def _node_problem(node: Block) -> str | None:
         if problem:
             return f"copies {problem}"
         if not 0 <= node.repeat.evaluate() <= node.copies.evaluate():
-            return (f"copies evaluates to {node.copies.evaluate():,} with repeat {node.repeat.evaluate():,}, "
-                    "expected at least as many stored copies as run ones")
+            return (
+                f"copies evaluates to {node.copies.evaluate():,} with repeat {node.repeat.evaluate():,}, "
+                "expected at least as many stored copies as run ones"
+            )
     return None
 
 
@@ -386,8 +399,9 @@ class PluginHost:
             if _canonical(dist_name) in seen_dists:
                 continue  # another copy further down sys.path, hidden as importlib.metadata hides it
             seen_dists.add(_canonical(dist_name))
-            found.extend(_Candidate(ep, dist_name, version)
-                         for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP)
+            found.extend(
+                _Candidate(ep, dist_name, version) for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP
+            )
         found.sort(key=lambda c: (not c.builtin, c.entry_point.name, _canonical(c.dist_name)))
         unique: dict[str, _Candidate] = {}
         for candidate in found:
@@ -398,27 +412,41 @@ class PluginHost:
                 continue
             if self.only is None or name in self.only:
                 owner = "archzoo's built-in plugin" if first.builtin else f"the {first.source}"
-                self._problem(name, f"the {candidate.source} was not loaded: {owner} already has this name; "
-                                    "rename that entry point")
+                self._problem(
+                    name,
+                    f"the {candidate.source} was not loaded: {owner} already has this name; rename that entry point",
+                )
         return list(unique.values())
 
     # ---- loading -------------------------------------------------------------------------------
     def _register_hooks(self, name: str, plugin: Any) -> None:
         self.pm.register(plugin, name=name)
-        unknown = [hook.name for hook in vars(self.pm.hook).values()
-                   if isinstance(hook, pluggy.HookCaller) and not hook.has_spec()
-                   and any(impl.plugin is plugin and not impl.optionalhook for impl in hook.get_hookimpls())]
+        unknown = [
+            hook.name
+            for hook in vars(self.pm.hook).values()
+            if isinstance(hook, pluggy.HookCaller)
+            and not hook.has_spec()
+            and any(impl.plugin is plugin and not impl.optionalhook for impl in hook.get_hookimpls())
+        ]
         if unknown:
             hooks = sorted(n for n in dir(hookspecs) if n.startswith("register_"))
             near = closest(unknown[0], hooks)
             hint = f"did you mean {near[0]!r}? " if near else ""
-            raise _HookError(f"implements hook {unknown[0]!r}, which archzoo does not define; {hint}"
-                             f"archzoo's hooks: {', '.join(hooks)}")
+            raise _HookError(
+                f"implements hook {unknown[0]!r}, which archzoo does not define; {hint}"
+                f"archzoo's hooks: {', '.join(hooks)}"
+            )
 
     def _register_module(self, name: str, plugin: Any, info: PluginInfo) -> None:
         try:
-            call_plugin(name, "registering its hooks", self._register_hooks, name, plugin,
-                        expected=(_HookError, pluggy.PluginValidationError))
+            call_plugin(
+                name,
+                "registering its hooks",
+                self._register_hooks,
+                name,
+                plugin,
+                expected=(_HookError, pluggy.PluginValidationError),
+            )
         except (_HookError, pluggy.PluginValidationError, PluginError) as exc:
             if self.pm.is_registered(plugin):
                 self.pm.unregister(plugin)
@@ -431,7 +459,7 @@ class PluginHost:
         if info.builtin:
             self._reserved.setdefault(name, name)
 
-    def load(self) -> "PluginHost":
+    def load(self) -> PluginHost:
         """Import and register every plugin, then collect registrations; does nothing the second time."""
         if self._loaded:
             return self
@@ -468,8 +496,11 @@ class PluginHost:
         for name in sorted((self.only or set()) - available):
             near = closest(name, available)
             hint = f"did you mean {near[0]!r}? " if near else ""
-            self._problem(name, f"named in {ENV_PLUGINS}, but no installed plugin has that name; {hint}"
-                                f"installed: {', '.join(sorted(available)) or 'none'}")
+            self._problem(
+                name,
+                f"named in {ENV_PLUGINS}, but no installed plugin has that name; {hint}"
+                f"installed: {', '.join(sorted(available)) or 'none'}",
+            )
         self._collect()
         return self
 
@@ -514,8 +545,9 @@ class PluginHost:
 
         def register(*args: Any, **kwargs: Any) -> None:
             if not open_[0]:
-                raise PluginError(f"plugin {name!r}: called register after {hook_name} returned; "
-                                  f"register only while {hook_name} runs")
+                raise PluginError(
+                    f"plugin {name!r}: called register after {hook_name} returned; register only while {hook_name} runs"
+                )
             accept(*args, **kwargs)
 
         return register
@@ -524,8 +556,11 @@ class PluginHost:
         """Record one model type's reader, or note why it is refused; ``architecture`` None means the plugin's only one."""
         what = f"registers a Hugging Face reader for model type {model_type!r}"
         if type(model_type) is not str or not model_type or not model_type.isprintable() or " " in model_type:
-            self._note(plugin, f"registered a Hugging Face reader for model type {model_type!r} ({_kind(model_type)}), "
-                               "expected the model_type text of a config.json, such as 'bert'")
+            self._note(
+                plugin,
+                f"registered a Hugging Face reader for model type {model_type!r} ({_kind(model_type)}), "
+                "expected the model_type text of a config.json, such as 'bert'",
+            )
             return
         if not callable(reader):
             self._note(plugin, f"{what} that is {_kind(reader)}, expected a function of the config.json's values")
@@ -533,30 +568,45 @@ class PluginHost:
         own = self.plugins[plugin].architectures
         if architecture is None:
             if len(own) != 1:
-                which = (f"without saying which of its architectures ({', '.join(own)}) it reads into; pass "
-                         "architecture=NAME" if own else "but registers no architecture for it to read into; "
-                         "register one with register_architectures")
+                which = (
+                    f"without saying which of its architectures ({', '.join(own)}) it reads into; pass "
+                    "architecture=NAME"
+                    if own
+                    else "but registers no architecture for it to read into; register one with register_architectures"
+                )
                 self._note(plugin, f"{what} {which}")
                 return
             architecture = own[0]
         if architecture not in own:
-            self._note(plugin, f"{what} into architecture {architecture!r}, which it does not register (its "
-                               f"architectures: {', '.join(own) or 'none'}); a plugin reads configurations into its "
-                               "own architectures")
+            self._note(
+                plugin,
+                f"{what} into architecture {architecture!r}, which it does not register (its "
+                f"architectures: {', '.join(own) or 'none'}); a plugin reads configurations into its "
+                "own architectures",
+            )
             return
         from .hf_config import hf_table  # hf_config imports this module
 
         table = hf_table(reader)
         if table is not None and table.model_type != model_type:
-            self._note(plugin, f"{what}, but the reader's HFTable describes model type {table.model_type!r}; "
-                               "register it under that type")
+            self._note(
+                plugin,
+                f"{what}, but the reader's HFTable describes model type {table.model_type!r}; "
+                "register it under that type",
+            )
             return
         owner = self._hf_readers.get(model_type)
         if owner is not None:
-            already = ("already registered by this plugin" if owner.plugin == plugin
-                       else f"already read by plugin {owner.plugin!r}")
-            self._note(plugin, f"{what}, {already} (architecture {owner.architecture!r}); a model type has one "
-                               f"reader: drop one, or restrict plugins with {ENV_PLUGINS}")
+            already = (
+                "already registered by this plugin"
+                if owner.plugin == plugin
+                else f"already read by plugin {owner.plugin!r}"
+            )
+            self._note(
+                plugin,
+                f"{what}, {already} (architecture {owner.architecture!r}); a model type has one "
+                f"reader: drop one, or restrict plugins with {ENV_PLUGINS}",
+            )
             return
         self._hf_readers[model_type] = HFReader(model_type, architecture, reader, plugin)
 
@@ -566,13 +616,20 @@ class PluginHost:
         for name, info in list(self.plugins.items()):
             # a copy of an architecture the host returned carries the readers filled in for the original: the
             # very reader already registered for that type is a copy, not a second claim
-            declared = [(t, reader, arch) for arch in info.architectures
-                        for t, reader in self._architectures[arch].hf_model_types.items()
-                        if t not in self._hf_readers or self._hf_readers[t].reader is not reader]
+            declared = [
+                (t, reader, arch)
+                for arch in info.architectures
+                for t, reader in self._architectures[arch].hf_model_types.items()
+                if t not in self._hf_readers or self._hf_readers[t].reader is not reader
+            ]
             if not declared:
                 continue
-            warnings.warn(f"plugin {name!r}: Architecture.hf_model_types is deprecated; register Hugging Face "
-                          "readers with the register_hf_readers hook", DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                f"plugin {name!r}: Architecture.hf_model_types is deprecated; register Hugging Face "
+                "readers with the register_hf_readers hook",
+                DeprecationWarning,
+                stacklevel=2,
+            )
             before = len(self.problems)
             for model_type, reader, arch in declared:
                 self._accept_hf_reader(name, model_type, reader, arch)
@@ -639,7 +696,9 @@ class PluginHost:
             return register
 
         def hf_reader_register(plugin: str):
-            def register(model_type: str, reader: Callable[..., dict[str, Any]], architecture: str | None = None) -> None:
+            def register(
+                model_type: str, reader: Callable[..., dict[str, Any]], architecture: str | None = None
+            ) -> None:
                 self._accept_hf_reader(plugin, model_type, reader, architecture)
 
             return register

@@ -21,9 +21,10 @@ import string
 import tempfile
 import textwrap
 import unicodedata
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 from pydantic_core import to_jsonable_python
@@ -85,8 +86,7 @@ def _one_line(text: str) -> str:
 
 def _yaml_printable(char: str) -> bool:
     code = ord(char)
-    return (code == 0x09 or 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD
-            or code >= 0x10000)
+    return code == 0x09 or 0x20 <= code <= 0x7E or 0xA0 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or code >= 0x10000
 
 
 def schema_url(site_url: str | None) -> str:
@@ -131,8 +131,10 @@ def _example_entry(arch: Architecture, schema: str, year: int, commented: frozen
         schema_line=SCHEMA_COMMENT + schema,
         architecture=_yaml_value(arch.name),
         title=_yaml_value(f"{_one_line(arch.title)} (example)"),
-        summary=_yaml_value(f"An example {_one_line(arch.title)} entry, at the architecture's default "
-                            f"configuration: {_one_line(arch.summary)}"),
+        summary=_yaml_value(
+            f"An example {_one_line(arch.title)} entry, at the architecture's default "
+            f"configuration: {_one_line(arch.summary)}"
+        ),
         year=str(year),
         plugin=_one_line(arch.plugin) or "unknown",
         config=_config_block(arch, commented),
@@ -155,21 +157,29 @@ def _check_text(option: str, text: str) -> None:
     for position, char in enumerate(text, 1):
         category = unicodedata.category(char)
         if category == "Cs":
-            raise ArchzooError(f"{option}: character {position} is not text (the command line held bytes that are "
-                               "not UTF-8); retype it")
+            raise ArchzooError(
+                f"{option}: character {position} is not text (the command line held bytes that are "
+                "not UTF-8); retype it"
+            )
         if category == "Cc" and char not in "\n\t":
-            raise ArchzooError(f"{option}: character {position} is the control character U+{ord(char):04X}, which "
-                               "no page can show; remove it")
+            raise ArchzooError(
+                f"{option}: character {position} is the control character U+{ord(char):04X}, which "
+                "no page can show; remove it"
+            )
 
 
 def _check_target(directory: Path) -> bool:
     """Whether ``directory`` exists (and is empty); an `ArchzooError` for anything init must not touch."""
     if directory.is_symlink() and not directory.exists():
-        raise ArchzooError(f"{directory}: is a broken symbolic link, not a folder; give a new folder name "
-                           "(archzoo init never overwrites anything)")
+        raise ArchzooError(
+            f"{directory}: is a broken symbolic link, not a folder; give a new folder name "
+            "(archzoo init never overwrites anything)"
+        )
     if directory.exists() and not directory.is_dir():
-        raise ArchzooError(f"{directory}: is a file, not a folder; give a new or empty folder's name "
-                           "(archzoo init never overwrites anything)")
+        raise ArchzooError(
+            f"{directory}: is a file, not a folder; give a new or empty folder's name "
+            "(archzoo init never overwrites anything)"
+        )
     if not directory.exists():
         parent = directory.absolute().parent
         if not parent.is_dir():
@@ -181,8 +191,10 @@ def _check_target(directory: Path) -> bool:
         raise ArchzooError(f"{directory}: cannot list this folder ({exc.strerror or exc})") from None
     if names:
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        raise ArchzooError(f"{directory}: the folder is not empty (it holds {shown}); give a new or empty folder "
-                           "(archzoo init never overwrites or deletes anything)")
+        raise ArchzooError(
+            f"{directory}: the folder is not empty (it holds {shown}); give a new or empty folder "
+            "(archzoo init never overwrites or deletes anything)"
+        )
     return True
 
 
@@ -194,8 +206,9 @@ def _write(root: Path, relative: str, text: str) -> Path:
     return Path(relative)
 
 
-def _write_examples(staging: Path, host: PluginHost, site_url: str,
-                    progress: Callable[[str], None]) -> tuple[dict[str, tuple[Architecture, Path]], list[str]]:
+def _write_examples(
+    staging: Path, host: PluginHost, site_url: str, progress: Callable[[str], None]
+) -> tuple[dict[str, tuple[Architecture, Path]], list[str]]:
     """One example entry per architecture, each checked by the registry's own loader: ``({id: (architecture,
     file)}, [why each architecture left out has no example])``.
 
@@ -224,8 +237,9 @@ def _write_examples(staging: Path, host: PluginHost, site_url: str,
                 continue
             arch, relative, commented = examples[model_id]
             keys = {_config_key(p.key) for p in problems}
-            written = {info.alias or name for name, info in arch.config_model.model_fields.items()
-                       if not info.is_required()} - commented
+            written = {
+                info.alias or name for name, info in arch.config_model.model_fields.items() if not info.is_required()
+            } - commented
             (staging / relative).unlink()
             if attempt == 0 and keys <= written:
                 commented = commented | frozenset(keys)
@@ -238,8 +252,10 @@ def _write_examples(staging: Path, host: PluginHost, site_url: str,
             first = problems[0]
             message = f"{first.key}: {first.message}" if first.key else first.message
             skipped.append(f"{arch.name} (plugin {arch.plugin}): {message}")
-            progress(f"no example entry for architecture {arch.name!r} (plugin {arch.plugin!r}): its default "
-                     f"configuration does not validate: {message}")
+            progress(
+                f"no example entry for architecture {arch.name!r} (plugin {arch.plugin!r}): its default "
+                f"configuration does not validate: {message}"
+            )
         if not by_id:
             break
     return {model_id: (arch, relative) for model_id, (arch, relative, _) in examples.items()}, skipped
@@ -250,40 +266,79 @@ def _config_key(key: str) -> str | None:
     return key.removeprefix("config.").split(".")[0] if key.startswith("config.") else None
 
 
-def _scaffold(staging: Path, directory: Path, host: PluginHost, *, title: str, description: str,
-              site_url: str, progress: Callable[[str], None]) -> list[Path]:
+def _scaffold(
+    staging: Path,
+    directory: Path,
+    host: PluginHost,
+    *,
+    title: str,
+    description: str,
+    site_url: str,
+    progress: Callable[[str], None],
+) -> list[Path]:
     """Write every file into ``staging``; the examples that fail validation are removed and reported."""
     examples, skipped = _write_examples(staging, host, site_url, progress)
     if not examples:
         why = "; ".join(skipped) or "no plugin registers one (`archzoo plugins` lists what is loaded)"
-        raise ArchzooError(f"{directory}: no installed architecture gives a valid example entry ({why}); a zoo "
-                           "needs at least one architecture to describe its models with")
+        raise ArchzooError(
+            f"{directory}: no installed architecture gives a valid example entry ({why}); a zoo "
+            "needs at least one architecture to describe its models with"
+        )
 
     names = ", ".join(f"`{arch.name}`" for arch, _ in examples.values())
     skipped_note = ""
     if skipped:
-        skipped_note = ("\n\nNo example was written for these architectures, whose default configurations do "
-                        "not validate: " + "; ".join(skipped) + ".")
-    writing_entries = f"{site_url.rstrip('/')}/writing-entries/" if site_url else \
-        "`writing-entries/` on the site, in its navigation"
+        skipped_note = (
+            "\n\nNo example was written for these architectures, whose default configurations do "
+            "not validate: " + "; ".join(skipped) + "."
+        )
+    writing_entries = (
+        f"{site_url.rstrip('/')}/writing-entries/" if site_url else "`writing-entries/` on the site, in its navigation"
+    )
     files = [
-        _write(staging, "mkdocs.yml", _render(
-            _FILES["mkdocs.yml"], site_name=_yaml_value(title), site_description=_yaml_value(description),
-            site_url=_yaml_value(site_url) if site_url else '""')),
-        _write(staging, "README.md", _render(
-            _FILES["README.md"], title=_one_line(title), description=_one_line(description),
-            architectures=names, skipped=skipped_note, writing_entries=writing_entries,
-            archzoo_version=__version__)),
+        _write(
+            staging,
+            "mkdocs.yml",
+            _render(
+                _FILES["mkdocs.yml"],
+                site_name=_yaml_value(title),
+                site_description=_yaml_value(description),
+                site_url=_yaml_value(site_url) if site_url else '""',
+            ),
+        ),
+        _write(
+            staging,
+            "README.md",
+            _render(
+                _FILES["README.md"],
+                title=_one_line(title),
+                description=_one_line(description),
+                architectures=names,
+                skipped=skipped_note,
+                writing_entries=writing_entries,
+                archzoo_version=__version__,
+            ),
+        ),
         _write(staging, "docs/about.md", _render(_FILES["docs/about.md"], description=_one_line(description))),
-        _write(staging, ".github/workflows/site.yml", _render(
-            _FILES[".github/workflows/site.yml"], archzoo_version=__version__)),
+        _write(
+            staging,
+            ".github/workflows/site.yml",
+            _render(_FILES[".github/workflows/site.yml"], archzoo_version=__version__),
+        ),
         _write(staging, ".gitignore", _render(_FILES[".gitignore"])),
     ]
     return files + sorted(relative for _, relative in examples.values())
 
 
-def init_zoo(directory: Path, host: PluginHost, *, title: str | None = None, description: str | None = None,
-             site_url: str | None = None, progress: Callable[[str], None] | None = None) -> list[Path]:
+def init_zoo(
+    directory: Path,
+    host: PluginHost,
+    *,
+    title: str | None = None,
+    description: str | None = None,
+    site_url: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[Path]:
     """Scaffold a model zoo in ``directory`` (missing or empty) and return the files written, relative to it.
 
     ``title`` defaults to "<folder name> model zoo"; ``site_url`` (``https://...``) is where the site will
@@ -293,8 +348,10 @@ def init_zoo(directory: Path, host: PluginHost, *, title: str | None = None, des
     """
     directory = Path(directory)
     if site_url and not site_url.startswith(("https://", "http://")):
-        raise ArchzooError(f"--site-url {site_url!r}: expected the address the site will be published at, "
-                           "starting with https:// (e.g. https://acme.github.io/zoo/)")
+        raise ArchzooError(
+            f"--site-url {site_url!r}: expected the address the site will be published at, "
+            "starting with https:// (e.g. https://acme.github.io/zoo/)"
+        )
     if site_url and not site_url.endswith("/"):
         site_url += "/"
     exists = _check_target(directory)
@@ -316,16 +373,25 @@ def init_zoo(directory: Path, host: PluginHost, *, title: str | None = None, des
         raise ArchzooError(f"{directory}: cannot write in {base} ({exc.strerror or exc})") from None
     moved: list[Path] = []
     try:
-        files = _scaffold(staging, directory, host, title=title, description=description, site_url=site_url or "",
-                          progress=progress or (lambda line: None))
+        files = _scaffold(
+            staging,
+            directory,
+            host,
+            title=title,
+            description=description,
+            site_url=site_url or "",
+            progress=progress or (lambda line: None),
+        )
         if not exists:
             staging.rename(directory)  # fails, rather than merging, if the folder appeared meanwhile
         else:
             for item in sorted(staging.iterdir()):
                 target = directory / item.name
                 if target.exists() or target.is_symlink():
-                    raise ArchzooError(f"{directory}: {item.name} appeared in the folder while the zoo was being "
-                                       "written; nothing was changed")
+                    raise ArchzooError(
+                        f"{directory}: {item.name} appeared in the folder while the zoo was being "
+                        "written; nothing was changed"
+                    )
                 item.rename(target)
                 moved.append(target)
             staging.rmdir()

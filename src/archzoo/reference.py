@@ -18,7 +18,7 @@ from typing import Any
 
 from .architecture import Reference
 
-__all__ = ["build_reference", "reference_params", "reference_flops"]
+__all__ = ["build_reference", "reference_flops", "reference_params"]
 
 
 def _import(dotted: str) -> Any:
@@ -55,6 +55,9 @@ def _inputs(ref: Reference, model, seq_len: int):
 
     if ref.inputs == "token_ids":
         return (), {"input_ids": torch.zeros(1, seq_len, dtype=torch.long, device="meta")}
+    if ref.inputs == "encoder_decoder_token_ids":  # the same N on both sides
+        ids = torch.zeros(1, seq_len, dtype=torch.long, device="meta")
+        return (), {"input_ids": ids, "decoder_input_ids": ids}
     if ref.inputs == "image":
         size, channels = ref.kwargs.get("image_size", 224), ref.kwargs.get("num_channels", 3)
         return (torch.zeros(1, channels, size, size, device="meta"),), {}

@@ -14,36 +14,45 @@ import dataclasses
 import fnmatch
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .architecture import ArchConfig, Architecture
 from .errors import ArchzooError, InputError, RegistryError, UnknownModelError, closest
-from .files import (YAML12Loader, check_nodes, check_yaml_events, construct_plain, decode_utf8, key_path,
-                    read_user_bytes, yaml_character_problem)
+from .files import (
+    YAML12Loader,
+    check_nodes,
+    check_yaml_events,
+    construct_plain,
+    decode_utf8,
+    key_path,
+    read_user_bytes,
+    yaml_character_problem,
+)
 from .host import PluginHost, call_plugin
 from .report import Report, make_report
 from .validation import _describe, _got
 
 __all__ = [
+    "GAP_LIMIT",
+    "REASONS",
+    "SCHEMA_COMMENT",
     "Entry",
     "EntrySpec",
     "Published",
     "Registry",
     "RegistryProblem",
-    "REASONS",
-    "GAP_LIMIT",
+    "default_registry_dirs",
     "find_model",
     "load_registry",
     "parse_published",
-    "default_registry_dirs",
-    "SCHEMA_COMMENT",
 ]
 
 #: Reason codes for a computed count that differs from the published figure by more than rounding.
@@ -67,11 +76,26 @@ SLUG = re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)*")  # matched with fullmatch: "$"
 SCHEMA_COMMENT = "# yaml-language-server: $schema="
 
 _UNITS = {
-    "": 1, "k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12,
-    "thousand": 10**3, "million": 10**6, "millions": 10**6, "billion": 10**9, "billions": 10**9,
-    "(x10^6)": 10**6, "x10^6": 10**6, "(x10^9)": 10**9, "x10^9": 10**9,
+    "": 1,
+    "k": 10**3,
+    "K": 10**3,
+    "M": 10**6,
+    "B": 10**9,
+    "G": 10**9,
+    "T": 10**12,
+    "thousand": 10**3,
+    "million": 10**6,
+    "millions": 10**6,
+    "billion": 10**9,
+    "billions": 10**9,
+    "(x10^6)": 10**6,
+    "x10^6": 10**6,
+    "(x10^9)": 10**9,
+    "x10^9": 10**9,
 }
-_PUBLISHED = re.compile(r"^\s*(?P<number>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*|\(?x10\^[69]\)?|\(millions\))\s*$")
+_PUBLISHED = re.compile(
+    r"^\s*(?P<number>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*|\(?x10\^[69]\)?|\(millions\))\s*$"
+)
 
 
 def parse_published(text: str) -> tuple[int, int]:
@@ -88,8 +112,10 @@ def parse_published(text: str) -> tuple[int, int]:
     number, unit = match["number"], match["unit"].strip("()") if match["unit"] == "(millions)" else match["unit"]
     if unit not in _UNITS:
         if unit[-1:] in ("B", "b") and unit[:-1] in _UNITS and unit[:-1]:  # MB, GB: bytes, not parameters
-            raise ValueError(f"{text!r} reads as a size in bytes ({unit!r}); write the parameter count as printed "
-                             f"with K, M, B or T, e.g. '{number}{unit[:-1]}'")
+            raise ValueError(
+                f"{text!r} reads as a size in bytes ({unit!r}); write the parameter count as printed "
+                f"with K, M, B or T, e.g. '{number}{unit[:-1]}'"
+            )
         raise ValueError(f"unknown unit {unit!r} in {text!r}; use K, M, B or T (e.g. '110M')")
     scale = _UNITS[unit]
     digits = Decimal(number.replace(",", ""))
@@ -127,8 +153,9 @@ class Published(_Model):
     @classmethod
     def _parses(cls, value: str) -> str:
         if parse_published(value)[0] <= 0:
-            raise ValueError(f"a published size of {value!r} parameters cannot be right; write the figure as printed, "
-                             "e.g. '110M'")
+            raise ValueError(
+                f"a published size of {value!r} parameters cannot be right; write the figure as printed, e.g. '110M'"
+            )
         return value
 
     @property
@@ -143,8 +170,10 @@ class Published(_Model):
 class EntryReference(_Model):
     """The implementation a user would load, and the arguments that build it."""
 
-    target: str = Field(pattern=r"^(torch|transformers|timm)\.[A-Za-z0-9_.]+$",
-                        description="transformers.BertModel, torch.nn.Transformer or timm.vit_base_patch16_224")
+    target: str = Field(
+        pattern=r"^(torch|transformers|timm)\.[A-Za-z0-9_.]+$",
+        description="transformers.BertModel, torch.nn.Transformer or timm.vit_base_patch16_224",
+    )
     config_class: str | None = Field(None, pattern=r"^transformers\.[A-Za-z0-9_]+Config$")
     kwargs: dict[str, Any] = {}
     model_kwargs: dict[str, Any] = {}
@@ -254,29 +283,59 @@ def _syntax_error(path: Path, text: str, exc: yaml.YAMLError) -> RegistryProblem
     mark, context_mark = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark else 1
     if "quoted scalar" in context and context_mark is not None:
-        return RegistryProblem(path, context_mark.line + 1, "", "YAML syntax error: the quoted value that starts on "
-                                                                "this line is never closed; add the closing quote")
+        return RegistryProblem(
+            path,
+            context_mark.line + 1,
+            "",
+            "YAML syntax error: the quoted value that starts on this line is never closed; add the closing quote",
+        )
     run_on = _run_on_quote(text, line)
     if run_on is not None:  # an unclosed quote ends at the next quote in the file, where reading then fails
-        return RegistryProblem(path, run_on, "", f"YAML syntax error: the quoted value that starts on this line is "
-                                                 f"not closed on it and runs on to the next quote, on line {line}; "
-                                                 "add the closing quote")
+        return RegistryProblem(
+            path,
+            run_on,
+            "",
+            f"YAML syntax error: the quoted value that starts on this line is "
+            f"not closed on it and runs on to the next quote, on line {line}; "
+            "add the closing quote",
+        )
     if "'\\t'" in problem or "\t" in problem:
-        return RegistryProblem(path, line, "", "YAML syntax error: a tab character where YAML expects indentation; "
-                                               "indent with spaces only")
+        return RegistryProblem(
+            path, line, "", "YAML syntax error: a tab character where YAML expects indentation; indent with spaces only"
+        )
     if problem.startswith("mapping values are not allowed"):
-        return RegistryProblem(path, line, "", "YAML syntax error: unexpected ':' (mapping values are not allowed "
-                                               "here); indent this key like the keys beside it, or quote a value "
-                                               "that contains ': '")
+        return RegistryProblem(
+            path,
+            line,
+            "",
+            "YAML syntax error: unexpected ':' (mapping values are not allowed "
+            "here); indent this key like the keys beside it, or quote a value "
+            "that contains ': '",
+        )
     if "single document" in context:
-        return RegistryProblem(path, line, "", "YAML syntax error: a second document ('---'); a registry file "
-                                               "holds one entry, so split it into one file per entry")
+        return RegistryProblem(
+            path,
+            line,
+            "",
+            "YAML syntax error: a second document ('---'); a registry file "
+            "holds one entry, so split it into one file per entry",
+        )
     if "block mapping" in context and "found '<block mapping start>'" in problem:
-        return RegistryProblem(path, line, "", "YAML syntax error: this line is indented less than the key above "
-                                               "it but more than its parent; indent it like the keys beside it")
+        return RegistryProblem(
+            path,
+            line,
+            "",
+            "YAML syntax error: this line is indented less than the key above "
+            "it but more than its parent; indent it like the keys beside it",
+        )
     if "block mapping" in context and "found '<scalar>'" in problem:
-        return RegistryProblem(path, line, "", "YAML syntax error: text after a quoted value; a value that starts "
-                                               "with a quote ends at the closing quote, so quote the whole value")
+        return RegistryProblem(
+            path,
+            line,
+            "",
+            "YAML syntax error: text after a quoted value; a value that starts "
+            "with a quote ends at the closing quote, so quote the whole value",
+        )
     if context.startswith("while parsing a flow") and context_mark is not None:
         lines_ = text.splitlines()
         row_index = min(context_mark.line, len(lines_) - 1)
@@ -286,9 +345,14 @@ def _syntax_error(path: Path, text: str, exc: yaml.YAMLError) -> RegistryProblem
         at = max(("[", "{"), key=row.rfind) if ("[" in row or "{" in row) else ("[" if "sequence" in context else "{")
         opening, closing = (at, "]" if at == "[" else "}")
         got = problem.split("got ")[-1].replace("'<stream end>'", "the end of the file")
-        return RegistryProblem(path, row_index + 1, "", f"YAML syntax error: the '{opening}' that starts on "
-                                                                f"this line is not closed (found {got} "
-                                                                f"on line {line}); add the missing ',' or '{closing}'")
+        return RegistryProblem(
+            path,
+            row_index + 1,
+            "",
+            f"YAML syntax error: the '{opening}' that starts on "
+            f"this line is not closed (found {got} "
+            f"on line {line}); add the missing ',' or '{closing}'",
+        )
     what = f"{context}, {problem}" if context else problem
     return RegistryProblem(path, line, "", f"YAML syntax error: {what}; check indentation and quoting")
 
@@ -299,16 +363,21 @@ def _run_on_quote(text: str, error_line: int) -> int | None:
         for token in yaml.scan(text, Loader=yaml.SafeLoader):
             if token.start_mark.line + 1 > error_line:
                 break
-            if (isinstance(token, yaml.ScalarToken) and token.style in ('"', "'")
-                    and token.start_mark.line < token.end_mark.line and token.end_mark.line + 1 == error_line):
+            if (
+                isinstance(token, yaml.ScalarToken)
+                and token.style in ('"', "'")
+                and token.start_mark.line < token.end_mark.line
+                and token.end_mark.line + 1 == error_line
+            ):
                 return token.start_mark.line + 1
     except yaml.YAMLError:
         pass
     return None
 
 
-def _read_yaml(path: Path, problems: list[RegistryProblem],
-               texts: dict[tuple, str] | None = None) -> tuple[Any, dict[tuple, int]] | None:
+def _read_yaml(
+    path: Path, problems: list[RegistryProblem], texts: dict[tuple, str] | None = None
+) -> tuple[Any, dict[tuple, int]] | None:
     """The file's data and the line of every key path, or None after adding the problems that prevent reading it.
 
     ``texts`` receives every scalar as written (``2010.11930``, which YAML reads as the float 2010.1193).
@@ -328,14 +397,26 @@ def _read_yaml(path: Path, problems: list[RegistryProblem],
         problems.append(_syntax_error(path, text, exc))
         return None
     if node is None:
-        problems.append(RegistryProblem(path, 1, "", "empty file; an entry is a mapping with at least "
-                                                     "'architecture', 'title', 'summary' and 'year'"))
+        problems.append(
+            RegistryProblem(
+                path,
+                1,
+                "",
+                "empty file; an entry is a mapping with at least 'architecture', 'title', 'summary' and 'year'",
+            )
+        )
         return None
     if not isinstance(node, yaml.MappingNode):
         value = node.value if len(node.value) <= 40 else node.value[:37] + "..."
         kind = "list" if isinstance(node, yaml.SequenceNode) else f"single value {value!r}"
-        problems.append(RegistryProblem(path, node.start_mark.line + 1, "",
-                                        f"expected a mapping of keys (architecture: ..., title: ...), got a {kind}"))
+        problems.append(
+            RegistryProblem(
+                path,
+                node.start_mark.line + 1,
+                "",
+                f"expected a mapping of keys (architecture: ..., title: ...), got a {kind}",
+            )
+        )
         return None
     lines: dict[tuple, int] = {}
     before = len(problems)
@@ -371,8 +452,13 @@ def default_registry_dirs() -> list[Path]:
 class Registry:
     """Every entry found in some folders, and every problem found on the way."""
 
-    def __init__(self, entries: list[Entry], problems: list[RegistryProblem], warnings: list[RegistryProblem],
-                 plugin_problems: list[RegistryProblem] | None = None):
+    def __init__(
+        self,
+        entries: list[Entry],
+        problems: list[RegistryProblem],
+        warnings: list[RegistryProblem],
+        plugin_problems: list[RegistryProblem] | None = None,
+    ):
         self.entries = {e.id: e for e in entries}
         self.problems = problems
         self.warnings = warnings
@@ -386,8 +472,11 @@ class Registry:
 
     def list_models(self, pattern: str = "*", architecture: str | None = None) -> list[Entry]:
         """Entries whose id matches a glob pattern, optionally of one architecture."""
-        return [e for e in self.entries.values()
-                if fnmatch.fnmatchcase(e.id, pattern) and (architecture is None or e.spec.architecture == architecture)]
+        return [
+            e
+            for e in self.entries.values()
+            if fnmatch.fnmatchcase(e.id, pattern) and (architecture is None or e.spec.architecture == architecture)
+        ]
 
     def get_model(self, model_id: str) -> Entry:
         """The entry with this id; an invalid file of that name, or the closest ids, in the error."""
@@ -396,8 +485,10 @@ class Registry:
         except KeyError:
             broken = [p for p in self.problems + self.plugin_problems if p.path.stem == model_id]
             if broken:
-                raise RegistryError(f"registry entry {model_id!r} is invalid: {broken[0]} "
-                                    f"(`archzoo validate {broken[0].path}` lists every problem)") from None
+                raise RegistryError(
+                    f"registry entry {model_id!r} is invalid: {broken[0]} "
+                    f"(`archzoo validate {broken[0].path}` lists every problem)"
+                ) from None
             raise UnknownModelError(model_id, self.entries) from None
 
     def is_model(self, model_id: str) -> bool:
@@ -453,9 +544,15 @@ def yaml_files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: 
                 with os.scandir(folder) as listing:
                     items = list(listing)
             except OSError as exc:
-                problems.append(RegistryProblem(Path(exc.filename or folder), 1, "",
-                                                f"cannot list this folder ({exc.strerror or exc}); its entries "
-                                                "would be missing from the zoo, so fix its permissions or remove it"))
+                problems.append(
+                    RegistryProblem(
+                        Path(exc.filename or folder),
+                        1,
+                        "",
+                        f"cannot list this folder ({exc.strerror or exc}); its entries "
+                        "would be missing from the zoo, so fix its permissions or remove it",
+                    )
+                )
                 continue
             for item in items:
                 child = prefix + item.name
@@ -463,10 +560,19 @@ def yaml_files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: 
                 if link and not _inside(Path(child).resolve(), root):
                     kind = "folder" if os.path.isdir(child) else "file"
                     if kind == "folder" or wanted(item.name):
-                        fix = ("move the entries in, or give that folder with --registry" if kind == "folder" else
-                               "copy the entry in, or give its folder with --registry")
-                        problems.append(RegistryProblem(Path(child), 1, "", f"a symbolic link to a {kind} outside "
-                                                                            f"the registry folder {path}; {fix}"))
+                        fix = (
+                            "move the entries in, or give that folder with --registry"
+                            if kind == "folder"
+                            else "copy the entry in, or give its folder with --registry"
+                        )
+                        problems.append(
+                            RegistryProblem(
+                                Path(child),
+                                1,
+                                "",
+                                f"a symbolic link to a {kind} outside the registry folder {path}; {fix}",
+                            )
+                        )
                     continue
                 if item.is_dir(follow_symlinks=False):
                     pending.append((child, parts + item.name + "\0"))
@@ -486,9 +592,13 @@ def yaml_files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: 
 
 #: The schema model at each key path of an entry, for required keys, valid keys and descriptions.
 _SPEC_MODELS: dict[tuple, type[BaseModel]] = {
-    (): EntrySpec, ("published",): Published, ("published", "source"): Source,
-    ("reference",): EntryReference, ("reconciliation",): Reconciliation,
+    (): EntrySpec,
+    ("published",): Published,
+    ("published", "source"): Source,
+    ("reference",): EntryReference,
+    ("reconciliation",): Reconciliation,
 }
+
 
 def _coerced(raw: Any, value: Any, loc: tuple, seen: set[int]) -> Iterable[tuple[tuple, str]]:
     """Values pydantic converted silently (the string "12" to an integer, 1 to true): YAML typed them already.
@@ -526,8 +636,13 @@ def _safe_slug(model_id: str) -> str:
     return re.sub(r"([-.])[-.]+", r"\1", text).strip("-.")
 
 
-def _load_entry(path: Path, host: PluginHost, problems: list[RegistryProblem],
-                warnings: list[RegistryProblem], duplicate_of: Path | None = None) -> Entry | None:
+def _load_entry(
+    path: Path,
+    host: PluginHost,
+    problems: list[RegistryProblem],
+    warnings: list[RegistryProblem],
+    duplicate_of: Path | None = None,
+) -> Entry | None:
     """Validate one file; its problems are added sorted by line, and the entry is returned only if there are none."""
     found: list[RegistryProblem] = []
     entry = _check_entry(path, host, found, warnings, duplicate_of)
@@ -536,21 +651,50 @@ def _load_entry(path: Path, host: PluginHost, problems: list[RegistryProblem],
     return None if found else entry
 
 
-def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], warnings: list[RegistryProblem],
-                 duplicate_of: Path | None) -> Entry | None:
+def _check_entry(
+    path: Path,
+    host: PluginHost,
+    found: list[RegistryProblem],
+    warnings: list[RegistryProblem],
+    duplicate_of: Path | None,
+) -> Entry | None:
     model_id = path.stem
     if not SLUG.fullmatch(model_id):
         suggestion = _safe_slug(model_id)
-        fix = f"rename the file to '{suggestion}{path.suffix}'" if suggestion else \
-            "rename the file, e.g. 'bert-base-uncased.yaml'"
-        found.append(RegistryProblem(path, 1, "", f"id {model_id!r} (the file name) is not a safe slug: use "
-                                                  f"lowercase letters and digits separated by single '-' or '.'; {fix}"))
+        fix = (
+            f"rename the file to '{suggestion}{path.suffix}'"
+            if suggestion
+            else "rename the file, e.g. 'bert-base-uncased.yaml'"
+        )
+        found.append(
+            RegistryProblem(
+                path,
+                1,
+                "",
+                f"id {model_id!r} (the file name) is not a safe slug: use "
+                f"lowercase letters and digits separated by single '-' or '.'; {fix}",
+            )
+        )
     if duplicate_of is not None:
-        found.append(RegistryProblem(path, 1, "", f"duplicate id {model_id!r}: also defined by {duplicate_of}; ids "
-                                                  "are file names and must be unique across folders, so rename one"))
+        found.append(
+            RegistryProblem(
+                path,
+                1,
+                "",
+                f"duplicate id {model_id!r}: also defined by {duplicate_of}; ids "
+                "are file names and must be unique across folders, so rename one",
+            )
+        )
     if not path.exists():
-        found.append(RegistryProblem(path, 1, "", "no such file or folder; check the path (registry folders come "
-                                                  "from --registry, ARCHZOO_REGISTRY or ./registry)"))
+        found.append(
+            RegistryProblem(
+                path,
+                1,
+                "",
+                "no such file or folder; check the path (registry folders come "
+                "from --registry, ARCHZOO_REGISTRY or ./registry)",
+            )
+        )
         return None
     texts: dict[tuple, str] = {}
     read = _read_yaml(path, found, texts)
@@ -590,13 +734,21 @@ def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], war
         known = sorted(host.architectures)
         near = closest(name, known)
         hint = f"did you mean {near[0]!r}? " if near else ""
-        add(("architecture",), ("architecture",),
+        add(
+            ("architecture",),
+            ("architecture",),
             f"unknown architecture {name!r}; {hint}loaded: {', '.join(known) or 'none'} (install the plugin that "
-            "provides it, or correct the name)")
+            "provides it, or correct the name)",
+        )
         return None
     try:
-        config = call_plugin(arch.plugin, "its configuration model", arch.config_model.model_validate, config_data,
-                             expected=(ValidationError,))
+        config = call_plugin(
+            arch.plugin,
+            "its configuration model",
+            arch.config_model.model_validate,
+            config_data,
+            expected=(ValidationError,),
+        )
     except ArchzooError as exc:
         add(("config",), ("config",), str(exc))
         return None
@@ -621,22 +773,30 @@ def _check_entry(path: Path, host: PluginHost, found: list[RegistryProblem], war
         return entry
     gap = entry.gap or 0.0
     if abs(gap) > GAP_LIMIT and spec.reconciliation is None:
-        add(("published", "params"), ("published", "params"),
+        add(
+            ("published", "params"),
+            ("published", "params"),
             f"computed {params:,} differs from published {spec.published.params} by {gap:+.1%} "
             f"(over {GAP_LIMIT:.0%}); add 'reconciliation:' with a reason ({', '.join(REASONS)}) and a note, "
-            "or correct the config")
+            "or correct the config",
+        )
         return None
     if entry.status == "unexplained":
-        warnings.append(RegistryProblem(
-            path, entry.line_of("published", "params"), "published.params",
-            f"computed {params:,} differs from published {spec.published.params} by {gap:+.2%}, more "
-            "than its rounding; consider a 'reconciliation:' reason",
-        ))
+        warnings.append(
+            RegistryProblem(
+                path,
+                entry.line_of("published", "params"),
+                "published.params",
+                f"computed {params:,} differs from published {spec.published.params} by {gap:+.2%}, more "
+                "than its rounding; consider a 'reconciliation:' reason",
+            )
+        )
     return entry
 
 
-def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | None = None,
-                  *, plugin_registries: Iterable[str] = ()) -> Registry:
+def load_registry(
+    paths: Iterable[Path | str] | None = None, host: PluginHost | None = None, *, plugin_registries: Iterable[str] = ()
+) -> Registry:
     """Load and validate every entry under ``paths`` (default: `default_registry_dirs`) and the folders
     of the plugins named in ``plugin_registries`` (see `registry_folders`).
 
@@ -662,8 +822,13 @@ def load_registry(paths: Iterable[Path | str] | None = None, host: PluginHost | 
     return Registry(entries, problems, warnings, plugin_problems)
 
 
-def find_model(model_id: str, paths: Iterable[Path | str] | None = None, host: PluginHost | None = None,
-               *, plugin_registries: Iterable[str] = ()) -> Entry:
+def find_model(
+    model_id: str,
+    paths: Iterable[Path | str] | None = None,
+    host: PluginHost | None = None,
+    *,
+    plugin_registries: Iterable[str] = (),
+) -> Entry:
     """The entry with this id, loading that one file only (the folders are listed, nothing else is read).
 
     The same answers as ``load_registry(...).get_model(model_id)``: the entry; an error naming its first
@@ -686,13 +851,15 @@ def find_model(model_id: str, paths: Iterable[Path | str] | None = None, host: P
         first = problems[0]
         owner = split_plugin_problems([first], owners)[1]
         shown = owner[0] if owner else first
-        raise RegistryError(f"registry entry {model_id!r} is invalid: {shown} "
-                            f"(`archzoo validate {first.path}` lists every problem)")
+        raise RegistryError(
+            f"registry entry {model_id!r} is invalid: {shown} (`archzoo validate {first.path}` lists every problem)"
+        )
     return entry
 
 
-def registry_folders(paths: Iterable[Path | str] | None, host: PluginHost,
-                     plugin_registries: Iterable[str] = ()) -> tuple[list[Path], dict[Path, str]]:
+def registry_folders(
+    paths: Iterable[Path | str] | None, host: PluginHost, plugin_registries: Iterable[str] = ()
+) -> tuple[list[Path], dict[Path, str]]:
     """The folders to load (``paths``, else `default_registry_dirs`, then the folders the plugins named in
     ``plugin_registries`` ship) and, for each plugin folder, the plugin that ships it.
 
@@ -708,16 +875,19 @@ def registry_folders(paths: Iterable[Path | str] | None, host: PluginHost,
     for name in wanted:
         if name not in shipping:
             have = ", ".join(sorted(shipping)) or "none of the installed plugins ships one"
-            raise RegistryError(f"plugin registry {name!r}: no installed plugin of that name ships a registry "
-                                f"folder (those that do: {have}; `archzoo plugins` lists them)")
+            raise RegistryError(
+                f"plugin registry {name!r}: no installed plugin of that name ships a registry "
+                f"folder (those that do: {have}; `archzoo plugins` lists them)"
+            )
         for folder in shipping[name]:
             owners[folder.resolve()] = name
             dirs.append(folder)
     return dirs, owners
 
 
-def split_plugin_problems(problems: list[RegistryProblem], owners: dict[Path, str]
-                          ) -> tuple[list[RegistryProblem], list[RegistryProblem]]:
+def split_plugin_problems(
+    problems: list[RegistryProblem], owners: dict[Path, str]
+) -> tuple[list[RegistryProblem], list[RegistryProblem]]:
     """``(the user's problems, the plugins' problems)``: a problem in a folder a plugin ships names it."""
     mine: list[RegistryProblem] = []
     theirs: list[RegistryProblem] = []

@@ -30,17 +30,18 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple
+from typing import NamedTuple
 
 from .errors import InputError
 from .files import read_user_bytes
 from .host import PluginHost
 from .registry import Entry, RegistryProblem, _load_entry, registry_folders, split_plugin_problems, yaml_files
 
-__all__ = ["IndexRow", "RegistryIndex", "load_index", "cache_dir", "FORMAT"]
+__all__ = ["FORMAT", "IndexRow", "RegistryIndex", "cache_dir", "load_index"]
 
 #: Bumped whenever the layout of the cache file or of a cached row changes.
 FORMAT = "archzoo.registry-index/4"
@@ -86,14 +87,25 @@ class IndexRow(NamedTuple):
     reason: str | None
 
     @classmethod
-    def of(cls, entry: Entry) -> "IndexRow":
+    def of(cls, entry: Entry) -> IndexRow:
         spec = entry.spec
         from .report import human_count
 
-        return cls(entry.id, str(entry.path), spec.architecture, spec.title, spec.year, tuple(spec.tags),
-                   entry.params, human_count(entry.params), spec.published.params if spec.published else None,
-                   spec.published.value if spec.published else None, entry.gap, entry.status,
-                   spec.reconciliation.reason if spec.reconciliation else None)
+        return cls(
+            entry.id,
+            str(entry.path),
+            spec.architecture,
+            spec.title,
+            spec.year,
+            tuple(spec.tags),
+            entry.params,
+            human_count(entry.params),
+            spec.published.params if spec.published else None,
+            spec.published.value if spec.published else None,
+            entry.gap,
+            entry.status,
+            spec.reconciliation.reason if spec.reconciliation else None,
+        )
 
 
 _ROW_LENGTH = len(IndexRow._fields)
@@ -154,23 +166,31 @@ def _read_cache(path: Path, fingerprint: str) -> dict[str, tuple]:
     except InputError:
         return {}
     header = _header(fingerprint)
-    checksum = data[len(header):len(header) + 9]
-    payload = memoryview(data)[len(header) + 9:]
+    checksum = data[len(header) : len(header) + 9]
+    payload = memoryview(data)[len(header) + 9 :]
     if not data.startswith(header) or checksum != b"%08x\n" % zlib.crc32(payload):
         return {}
     try:
         files = marshal.loads(payload)
-    except Exception:  # noqa: BLE001 - undecodable bytes of any kind mean "no cache", never a failure
+    except Exception:
         return {}
     if type(files) is not dict:
         return {}
     for key, item in files.items():  # the shape every use below relies on, checked once
-        if (type(key) is not str or type(item) is not tuple or len(item) != _ITEM_LENGTH
-                or type(item[_STAMP]) is not tuple or type(item[_STEM]) is not str
-                or type(item[_PROBLEMS]) is not tuple or type(item[_WARNINGS]) is not tuple
-                or not (item[_ROW] is None or type(item[_ROW]) is tuple and len(item[_ROW]) == _ROW_LENGTH)
-                or (item[_PROBLEMS] or item[_WARNINGS])
-                and any(type(p) is not tuple or len(p) != 3 for p in item[_PROBLEMS] + item[_WARNINGS])):
+        if (
+            type(key) is not str
+            or type(item) is not tuple
+            or len(item) != _ITEM_LENGTH
+            or type(item[_STAMP]) is not tuple
+            or type(item[_STEM]) is not str
+            or type(item[_PROBLEMS]) is not tuple
+            or type(item[_WARNINGS]) is not tuple
+            or not (item[_ROW] is None or (type(item[_ROW]) is tuple and len(item[_ROW]) == _ROW_LENGTH))
+            or (
+                (item[_PROBLEMS] or item[_WARNINGS])
+                and any(type(p) is not tuple or len(p) != 3 for p in item[_PROBLEMS] + item[_WARNINGS])
+            )
+        ):
             return {}
     return files
 
@@ -182,9 +202,17 @@ def _shared(key: str, item: tuple) -> tuple:
     if row is None:
         return item
     intern = sys.intern
-    row = (intern(row[0]), key if row[1] == key else row[1], intern(row[2]), *row[3:5],
-           tuple(map(intern, row[5])), *row[6:11], intern(row[11]), row[12] and intern(row[12]))
-    return (*item[:_STEM], row[0] if item[_STEM] == row[0] else item[_STEM], row, *item[_ROW + 1:])
+    row = (
+        intern(row[0]),
+        key if row[1] == key else row[1],
+        intern(row[2]),
+        *row[3:5],
+        tuple(map(intern, row[5])),
+        *row[6:11],
+        intern(row[11]),
+        row[12] and intern(row[12]),
+    )
+    return (*item[:_STEM], row[0] if item[_STEM] == row[0] else item[_STEM], row, *item[_ROW + 1 :])
 
 
 def _write_cache(path: Path, fingerprint: str, files: dict[str, tuple]) -> None:
@@ -242,21 +270,33 @@ def _problems(path: str, found: tuple) -> list[RegistryProblem]:
     return [RegistryProblem(where, line, key, message) for line, key, message in found]
 
 
-def _load(key: str, stamp: tuple | None, stem: str, host: PluginHost, settled_before: int,
-          digest: bytes | None) -> tuple:
+def _load(
+    key: str, stamp: tuple | None, stem: str, host: PluginHost, settled_before: int, digest: bytes | None
+) -> tuple:
     """Validate and count one file, as a cache item; ``digest`` is its content's, taken before this reads it."""
     found: list[RegistryProblem] = []
     noted: list[RegistryProblem] = []
     entry = _load_entry(Path(key), host, found, noted, None)
     if stamp is not None and _stamp(key) != stamp:
         stamp = None  # written to while it was read: never cached, read again next time
-    return (stamp, digest, stamp is not None and _settled(stamp, settled_before), stem,
-            tuple(IndexRow.of(entry)) if entry else None,
-            tuple((p.line, p.key, p.message) for p in found), tuple((p.line, p.key, p.message) for p in noted))
+    return (
+        stamp,
+        digest,
+        stamp is not None and _settled(stamp, settled_before),
+        stem,
+        tuple(IndexRow.of(entry)) if entry else None,
+        tuple((p.line, p.key, p.message) for p in found),
+        tuple((p.line, p.key, p.message) for p in noted),
+    )
 
 
-def load_index(paths: Iterable[Path | str] | None = None, host: PluginHost | None = None,
-               *, plugin_registries: Iterable[str] = (), use_cache: bool = True) -> RegistryIndex:
+def load_index(
+    paths: Iterable[Path | str] | None = None,
+    host: PluginHost | None = None,
+    *,
+    plugin_registries: Iterable[str] = (),
+    use_cache: bool = True,
+) -> RegistryIndex:
     """The rows of every entry under ``paths`` (default: `default_registry_dirs`) and plugin folders.
 
     The same entries, problems and warnings as `archzoo.registry.load_registry`, but each unchanged file's
@@ -308,13 +348,20 @@ def load_index(paths: Iterable[Path | str] | None = None, host: PluginHost | Non
                 same = by_content.get((digest, stem)) if digest else None  # the id is the file name: same name too
                 if same is not None:
                     row = same[_ROW]
-                    item = (stamp, digest, _settled(stamp, settled_before), stem, row and (row[0], key, *row[2:]),
-                            same[_PROBLEMS], same[_WARNINGS])
+                    item = (
+                        stamp,
+                        digest,
+                        _settled(stamp, settled_before),
+                        stem,
+                        row and (row[0], key, *row[2:]),
+                        same[_PROBLEMS],
+                        same[_WARNINGS],
+                    )
                     changed = True
             if item is not None:
                 reused += 1
                 if not item[_SETTLED] and _settled(item[_STAMP], settled_before):  # checked by content, now settled
-                    item = (*item[:_SETTLED], True, *item[_SETTLED + 1:])
+                    item = (*item[:_SETTLED], True, *item[_SETTLED + 1 :])
                     changed = True
             else:
                 loaded += 1

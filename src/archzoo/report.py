@@ -17,7 +17,7 @@ from .errors import ConfigError
 from .formula import Poly
 from .host import build_blocks, call_plugin
 
-__all__ = ["Report", "make_report", "check_seq_len", "DTYPE_BITS", "human_count", "human_bytes", "SCHEMA"]
+__all__ = ["DTYPE_BITS", "SCHEMA", "Report", "check_seq_len", "human_bytes", "human_count", "make_report"]
 
 SCHEMA = "archzoo.report/1"
 
@@ -109,13 +109,16 @@ def check_seq_len(arch: Architecture, config: ArchConfig, seq_len: Any, *, name:
         raise ConfigError(f"{name} {size_text(seq_len)}: larger than archzoo's limit for a size, {MAX_SIZE:,}")
     if arch.seq_len_fixed and seq_len != default:
         note = call_plugin(arch.plugin, "seq_len_note", arch.seq_len_note, config)
-        raise ConfigError(f"{name} {seq_len}: {arch.name} always runs at N = {default} ({note}); change the "
-                          "configuration instead")
+        raise ConfigError(
+            f"{name} {seq_len}: {arch.name} always runs at N = {default} ({note}); change the configuration instead"
+        )
     if arch.max_seq_len is not None:
         longest = call_plugin(arch.plugin, "max_seq_len", arch.max_seq_len, config)
         if seq_len > longest:
-            raise ConfigError(f"{name} {seq_len}: longer than the {longest:,} positions this configuration has; "
-                              f"raise max_positions or give a shorter {name}")
+            raise ConfigError(
+                f"{name} {seq_len}: longer than the {longest:,} positions this configuration has; "
+                f"raise max_positions or give a shorter {name}"
+            )
     return seq_len
 
 
@@ -202,8 +205,13 @@ class Report:
             for s in poly.used_symbols():
                 seen.setdefault(s.name, s)
         return [
-            {"name": s.name, "latex": s.tex(), "value": s.value if s.name != "N" else self.seq_len,
-             "meaning": s.meaning, "definition": s.definition}
+            {
+                "name": s.name,
+                "latex": s.tex(),
+                "value": s.value if s.name != "N" else self.seq_len,
+                "meaning": s.meaning,
+                "definition": s.definition,
+            }
             for s in seen.values()
         ]
 
@@ -240,7 +248,7 @@ class Report:
         open_: list[dict[str, Any]] = []  # the blocks above the current one, by depth
         for visit in self.root.visits():
             out = {**self.visit_dict(visit), "children": []}
-            del open_[visit.depth:]
+            del open_[visit.depth :]
             if open_:
                 open_[-1]["children"].append(out)
             open_.append(out)
@@ -277,9 +285,7 @@ class Report:
             },
             "memory": {
                 "weights_bytes": self.weight_bytes(),
-                "kv_cache_bytes_per_token": (
-                    {"fp32": 4 * kv, "fp16": 2 * kv} if kv else None
-                ),
+                "kv_cache_bytes_per_token": ({"fp32": 4 * kv, "fp16": 2 * kv} if kv else None),
                 "kv_cache_formula": _formula(self.root.kv_cache) if kv else None,
                 "kv_cache": {
                     "elements_per_token": kv,
@@ -293,8 +299,9 @@ class Report:
         }
 
 
-def make_report(arch: Architecture, config: ArchConfig, seq_len: int | None = None, *,
-                seq_len_name: str = "seq_len") -> Report:
+def make_report(
+    arch: Architecture, config: ArchConfig, seq_len: int | None = None, *, seq_len_name: str = "seq_len"
+) -> Report:
     """Build the architecture's block tree for ``config`` and evaluate it at ``seq_len`` (checked by
     `check_seq_len`, whose errors call it ``seq_len_name``; None: the configuration's own length)."""
     n = check_seq_len(arch, config, seq_len, name=seq_len_name)

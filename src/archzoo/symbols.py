@@ -58,11 +58,12 @@ def declare_symbol(name: str, *, latex: str, meaning: str, order: int = 50) -> D
         raise ValueError(f"symbol name {name!r} must be an identifier such as 'T' or 'd_pool'")
     if name == "N" or name in SHARED:
         meaning_of = "the sequence length" if name == "N" else SHARED[name].meaning
-        raise ValueError(f"symbol {name!r} is archzoo's shared symbol for {meaning_of}; use "
-                         f"archzoo.symbols.symbol({name!r}, value), or declare yours under another name")
+        raise ValueError(
+            f"symbol {name!r} is archzoo's shared symbol for {meaning_of}; use "
+            f"archzoo.symbols.symbol({name!r}, value), or declare yours under another name"
+        )
     if type(order) is not int:
-        raise ValueError(f"symbol {name!r}: order must be an int (its position among printed factors), "
-                         f"got {order!r}")
+        raise ValueError(f"symbol {name!r}: order must be an int (its position among printed factors), got {order!r}")
     return DeclaredSymbol(name, latex, meaning, order)
 
 
@@ -71,7 +72,9 @@ def symbol(name: str, value: int, *, definition: str = "") -> Poly:
     try:
         shared = SHARED[name]
     except KeyError:
-        raise KeyError(f"symbol {name!r} is not in archzoo's shared vocabulary ({', '.join(SHARED)}); declare it "
-                       f"in your plugin with archzoo.symbols.declare_symbol({name!r}, latex=..., meaning=..., "
-                       "order=...)") from None
+        raise KeyError(
+            f"symbol {name!r} is not in archzoo's shared vocabulary ({', '.join(SHARED)}); declare it "
+            f"in your plugin with archzoo.symbols.declare_symbol({name!r}, latex=..., meaning=..., "
+            "order=...)"
+        ) from None
     return shared(value, definition=definition)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from rich.console import Console
 from rich.table import Table
@@ -10,7 +10,7 @@ from rich.table import Table
 from .blocks import BlockVisit
 from .report import Report, human_bytes, human_count
 
-__all__ = ["print_report", "print_table", "console"]
+__all__ = ["console", "print_report", "print_table"]
 
 import os
 import sys
@@ -29,7 +29,9 @@ def copies_text(visit: BlockVisit) -> str:
         return f"× {stored:,}"
     if stored == 1:
         return f"× {executed:,}, one set of weights"
-    return f"{executed:,} of {stored:,} per token" if executed < stored else f"× {executed:,}, {stored:,} sets of weights"
+    return (
+        f"{executed:,} of {stored:,} per token" if executed < stored else f"× {executed:,}, {stored:,} sets of weights"
+    )
 
 
 def _tree_rows(report: Report):
@@ -45,8 +47,9 @@ def _tree_rows(report: Report):
         indent = "  " * depth + ("└ " if depth else "")
         copies = copies_text(visit) if parent is not None and parent.repeat is not None else ""
         name = block.name + (f" ({copies})" if copies else "")
-        formula = (block.params.text() if not block.params.is_zero()
-                   else ("tied: " + block.tied_to if block.tied_to else "0"))
+        formula = (
+            block.params.text() if not block.params.is_zero() else ("tied: " + block.tied_to if block.tied_to else "0")
+        )
         if block.tied_to and not block.params.is_zero():
             formula += f"  (weight tied to {block.tied_to})"
         yield depth, indent + name, visit.params.evaluate(), visit.flops.evaluate(N=report.seq_len), formula
@@ -66,26 +69,42 @@ def print_report(report: Report, *, max_depth: int = 3, out: Console | None = No
     summary.add_row("parameters", f"{total:,}", f"{human_count(total)}  = {report.root.params.text()}")
     active = report.active_params
     if active != total:
-        summary.add_row("active parameters", f"{active:,}",
-                        f"{human_count(active)}  used by one token  = {report.active_formula.text()}")
-    summary.add_row("leading order", f"{report.approx:,}", f"{human_count(report.approx)}  = {report.root.approx.text()}")
+        summary.add_row(
+            "active parameters",
+            f"{active:,}",
+            f"{human_count(active)}  used by one token  = {report.active_formula.text()}",
+        )
+    summary.add_row(
+        "leading order", f"{report.approx:,}", f"{human_count(report.approx)}  = {report.root.approx.text()}"
+    )
     summary.add_row("non-embedding", f"{report.non_embedding:,}", human_count(report.non_embedding))
     sizes = report.weight_bytes()
-    summary.add_row("weights", human_bytes(sizes["fp32"]) + " fp32",
-                    "  ".join(f"{human_bytes(v)} {k}" for k, v in sizes.items() if k != "fp32"))
-    summary.add_row(f"forward FLOPs (N={n:,})", f"{report.flops:,}",
-                    f"{human_count(report.flops)}, of which attention {human_count(report.attention_flops)}")
+    summary.add_row(
+        "weights",
+        human_bytes(sizes["fp32"]) + " fp32",
+        "  ".join(f"{human_bytes(v)} {k}" for k, v in sizes.items() if k != "fp32"),
+    )
+    summary.add_row(
+        f"forward FLOPs (N={n:,})",
+        f"{report.flops:,}",
+        f"{human_count(report.flops)}, of which attention {human_count(report.attention_flops)}",
+    )
     summary.add_row("FLOPs formula", "", report.root.flops.text())
     summary.add_row("time complexity", "", report.root.flops.complexity())
     overtakes = report.attention_overtakes_at
     summary.add_row("attention > rest from", f"N = {overtakes:,}" if overtakes else "never", "")
     kv = report.kv_cache_elements_per_token
     if kv:
-        summary.add_row("KV cache per token", human_bytes(2 * kv) + " fp16", f"{kv:,} elements = {report.root.kv_cache.text()}")
+        summary.add_row(
+            "KV cache per token", human_bytes(2 * kv) + " fp16", f"{kv:,} elements = {report.root.kv_cache.text()}"
+        )
     cross_kv = report.cross_kv_cache_elements_per_source_token
     if cross_kv:
-        summary.add_row("cross-attention KV cache per source token", human_bytes(2 * cross_kv) + " fp16",
-                        f"{cross_kv:,} elements = {report.root.cross_kv_cache.text()}")
+        summary.add_row(
+            "cross-attention KV cache per source token",
+            human_bytes(2 * cross_kv) + " fp16",
+            f"{cross_kv:,} elements = {report.root.cross_kv_cache.text()}",
+        )
     out.print(summary)
     out.print()
 
@@ -105,8 +124,14 @@ def print_report(report: Report, *, max_depth: int = 3, out: Console | None = No
     out.print(f"[dim]symbols: {symbols}[/dim]")
 
 
-def print_table(headers: list[str], rows: Iterable[list[str]], *, right: Iterable[int] = (), title: str = "",
-                out: Console | None = None) -> None:
+def print_table(
+    headers: list[str],
+    rows: Iterable[list[str]],
+    *,
+    right: Iterable[int] = (),
+    title: str = "",
+    out: Console | None = None,
+) -> None:
     """An aligned table; the columns whose index is in ``right`` are right-justified."""
     right = set(right)
     table = Table(title=title or None, title_justify="left")

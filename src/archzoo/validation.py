@@ -21,18 +21,29 @@ _PATTERNS = {
     "arxiv": "expected a bare arXiv id such as '1810.04805' (no 'arXiv:' prefix, version or URL)",
     "url": "expected a web address starting with 'http://' or 'https://'",
     "target": "expected a dotted name in torch, transformers or timm, such as 'transformers.BertModel', "
-              "'torch.nn.Transformer' or 'timm.vit_base_patch16_224'",
+    "'torch.nn.Transformer' or 'timm.vit_base_patch16_224'",
     "config_class": "expected a transformers configuration class such as 'transformers.BertConfig'",
 }
 
 _EXPECTED = {
-    "int_type": "an integer", "int_parsing": "an integer", "int_from_float": "an integer",
-    "float_type": "a number", "float_parsing": "a number", "string_type": "text", "list_type": "a list",
-    "dict_type": "a mapping (key: value lines)", "bool_type": "true or false", "bool_parsing": "true or false",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "string_type": "text",
+    "list_type": "a list",
+    "dict_type": "a mapping (key: value lines)",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
 }
 
-_RANGES = {"greater_than": "greater than", "greater_than_equal": "at least", "less_than": "less than",
-           "less_than_equal": "at most"}
+_RANGES = {
+    "greater_than": "greater than",
+    "greater_than_equal": "at least",
+    "less_than": "less than",
+    "less_than_equal": "at most",
+}
 
 
 def _got(value: Any) -> str:
@@ -53,8 +64,9 @@ def _got(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: dict[tuple, str],
-              prefix: tuple = ()) -> tuple[tuple, tuple, str]:
+def _describe(
+    err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: dict[tuple, str], prefix: tuple = ()
+) -> tuple[tuple, tuple, str]:
     """One pydantic error as ``(key path, key path of its line, what is wrong and how to fix it)``.
 
     ``models`` maps key paths to the schema model there; ``texts`` holds scalars as written, by ``prefix + path``;
@@ -78,7 +90,7 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
         return loc, loc, f"unknown key; {hint}valid keys: {', '.join(known)}" if known else "unknown key"
     if kind == "string_unicode":  # half a surrogate: a byte that was not UTF-8, kept by Python's decoder
         what = "a key" if not loc else "the value"
-        return loc, loc, f"{what} holds {ascii(value)}, which is not text (a byte that is not UTF-8); type it as UTF-8"
+        return loc, loc, f"{what} holds {value!a}, which is not text (a byte that is not UTF-8); type it as UTF-8"
     if kind == "invalid_key":
         return loc[:-1], loc, f"a key must be text, got {_got(value)}; quote the key"
     if kind == "value_error":
@@ -107,7 +119,7 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
     if kind in _EXPECTED:
         message = f"expected {_EXPECTED[kind]}, got {_got(value)}"
         if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
-            message += f"; put it in quotes: \"{texts.get(prefix + loc, value)}\""
+            message += f'; put it in quotes: "{texts.get(prefix + loc, value)}"'
         elif kind == "list_type" and isinstance(value, (str, int, float)):
             message += f"; write a list, e.g. [{texts.get(prefix + loc, value)}]"
         elif kind.startswith("int") and hasattr(value, "year"):
@@ -116,7 +128,11 @@ def _describe(err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: 
             message += "; write a value after the ':'"
         elif kind.startswith("bool"):
             message += "; write true or false without quotes"
-        elif kind.startswith(("int", "float")) and isinstance(value, str) and re.fullmatch(r"[-+]?\d+(\.\d+)?", value.strip()):
+        elif (
+            kind.startswith(("int", "float"))
+            and isinstance(value, str)
+            and re.fullmatch(r"[-+]?\d+(\.\d+)?", value.strip())
+        ):
             message += "; write the number without quotes"
         elif kind.startswith("int") and isinstance(value, float):
             message += "; write a whole number without a decimal point"

@@ -15,9 +15,10 @@ only, so nothing on archzoo's lookup path pays for it.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .architecture import Reference
 from .blocks import Block
@@ -26,11 +27,12 @@ from .formula import Poly
 from .host import PluginHost, call_plugin
 from .registry import Entry, EntryReference, find_model, load_registry
 
-__all__ = ["BlockCheck", "Verification", "verify", "verify_target", "INSTALL_HINT"]
+__all__ = ["INSTALL_HINT", "BlockCheck", "Verification", "verify", "verify_target"]
 
 #: How to get what `verify` needs; torch first, so that pip does not pull a multi-GB CUDA build.
-INSTALL_HINT = ("install the verify extra: `pip install torch==2.13.0` (the CPU build), then "
-                "`pip install 'archzoo[verify]'`")
+INSTALL_HINT = (
+    "install the verify extra: `pip install torch==2.13.0` (the CPU build), then `pip install 'archzoo[verify]'`"
+)
 
 
 # ---- the result ---------------------------------------------------------------------------------
@@ -106,8 +108,12 @@ class Verification:
             "id": self.model_id,
             "path": self.path,
             "reference": {"target": self.target, "how": self.how, "pinned": self.pinned, **self.reference},
-            "total": {"expected": self.expected_total, "got": self.got_total,
-                      "difference": self.got_total - self.expected_total, "match": self.total_ok},
+            "total": {
+                "expected": self.expected_total,
+                "got": self.got_total,
+                "difference": self.got_total - self.expected_total,
+                "match": self.total_ok,
+            },
             "blocks": [row.to_json() for row in self.blocks],
             "unmapped": [{"block": path, "within": within or None} for path, within in self.unmapped],
             "notes": list(self.notes),
@@ -117,15 +123,19 @@ class Verification:
     def render(self) -> str:
         """Terminal text: the reference, the total, a table of the mapped blocks, what is unmapped, the verdict."""
         lines = [f"{self.model_id}: {self.path}", f"reference: {self.how}"]
-        lines.append(f"total: reference {self.expected_total:,}, archzoo {self.got_total:,}: "
-                     + ("match" if self.total_ok else f"differs by {self.got_total - self.expected_total:+,}"))
+        lines.append(
+            f"total: reference {self.expected_total:,}, archzoo {self.got_total:,}: "
+            + ("match" if self.total_ok else f"differs by {self.got_total - self.expected_total:+,}")
+        )
         lines += [f"note: {note}" for note in self.notes]
         if self.blocks:
             lines += ["", *_table(self.blocks)]
             for row in self.blocks:
                 for module, count in row.mismatched_copies:
-                    lines.append(f"  {row.path}: copy {module} holds {count:,}, not {row.expected:,} like the "
-                                 f"first; archzoo counts {row.got:,} for each ({row.got - count:+,})")
+                    lines.append(
+                        f"  {row.path}: copy {module} holds {count:,}, not {row.expected:,} like the "
+                        f"first; archzoo counts {row.got:,} for each ({row.got - count:+,})"
+                    )
                 if row.missing:
                     lines.append(f"  {row.path}: the reference has no submodule {', '.join(row.missing)}")
         if self.unmapped and not self.blocks:
@@ -134,7 +144,7 @@ class Verification:
             lines += ["", "not mapped to a submodule (checked only inside the block named):"]
             groups: dict[str, list[str]] = {}
             for path, within in self.unmapped:
-                groups.setdefault(within, []).append(path[len(within) + 1:] if within else path)
+                groups.setdefault(within, []).append(path[len(within) + 1 :] if within else path)
             for within, names in groups.items():
                 lines.append(f"  {within or 'not inside any mapped block'}: {', '.join(names)}")
         failed = [row for row in self.blocks if not row.ok]
@@ -143,7 +153,8 @@ class Verification:
             verdict = f"match: {checked} with {self.target}"
         else:
             verdict = f"DIFFERS from {self.target}: " + ", ".join(
-                (["the total"] if not self.total_ok else []) + [row.path for row in failed])
+                (["the total"] if not self.total_ok else []) + [row.path for row in failed]
+            )
         lines += ["", verdict]
         return "\n".join(lines)
 
@@ -185,8 +196,13 @@ def _table(rows: Iterable[BlockCheck]) -> list[str]:
 # ---- verifying ----------------------------------------------------------------------------------
 
 
-def verify_target(target: str, registry_paths: Iterable[Path | str] | None = None,
-                  host: PluginHost | None = None, *, plugin_registries: Iterable[str] = ()) -> Verification:
+def verify_target(
+    target: str,
+    registry_paths: Iterable[Path | str] | None = None,
+    host: PluginHost | None = None,
+    *,
+    plugin_registries: Iterable[str] = (),
+) -> Verification:
     """Verify a model id (looked up in ``registry_paths`` and the folders of the plugins named in
     ``plugin_registries``, as `find_model` does) or a YAML file (a path ending in .yaml/.yml, or any
     existing file)."""
@@ -208,8 +224,11 @@ def _load_file(path: Path, host: PluginHost | None) -> Entry:
 def verify(entry: Entry) -> Verification:
     """Build ``entry``'s reference on the meta device and compare it with archzoo's count, block by block."""
     arch = entry.architecture
-    plugin_ref = (call_plugin(arch.plugin or arch.name, "reference", arch.reference, entry.config)
-                  if arch.reference is not None else None)
+    plugin_ref = (
+        call_plugin(arch.plugin or arch.name, "reference", arch.reference, entry.config)
+        if arch.reference is not None
+        else None
+    )
     own = entry.spec.reference
     if own is not None and own.library == "timm":
         return _verify_timm(entry, own)
@@ -224,7 +243,8 @@ def verify(entry: Entry) -> Verification:
             f"{entry.path}: no reference implementation to verify {entry.id!r} against: the entry has no "
             f"'reference:' and the {arch.name} plugin gives none for this configuration; if a torch or "
             "transformers class builds it, name that class in 'reference:' (`archzoo schema` shows the keys), "
-            f"otherwise check the count against its formula in `archzoo show {entry.id}`")
+            f"otherwise check the count against its formula in `archzoo show {entry.id}`"
+        )
     _require_libraries(ref)
     model = _build(entry, ref)
     counts, names = _parameter_counts(model)
@@ -237,33 +257,56 @@ def verify(entry: Entry) -> Verification:
     if mapped_for != ref.target:
         # The blocks are mapped to the plugin's class; another class may name its submodules the same way
         # (RobertaModel and BertModel do), and is compared block by block only if every name is found.
-        mapping = (f"the {arch.name} plugin maps its blocks to the submodules of {mapped_for}" if mapped_for else
-                   f"the {arch.name} plugin names no reference class for this configuration, and maps its blocks "
-                   "as for the classes it names for others")
+        mapping = (
+            f"the {arch.name} plugin maps its blocks to the submodules of {mapped_for}"
+            if mapped_for
+            else f"the {arch.name} plugin names no reference class for this configuration, and maps its blocks "
+            "as for the classes it names for others"
+        )
         if any(row.missing for row in rows):
             notes.append(f"{mapping}; {ref.target} lacks some of them, so only the total is compared")
             rows, unmapped = [], [(path, "") for path, _, _ in root.walk()]
         else:
             notes.append(f"{mapping}; {ref.target} has every one of them")
     return Verification(
-        model_id=entry.id, path=str(entry.path), target=ref.target,
-        how=f"{_call_text(ref)} built on the meta device, " + (
-            "as the entry's 'reference:' gives it" if source == "entry"
-            else f"as the {arch.name} plugin gives it for this configuration"),
-        expected_total=counts.get("", 0), got_total=entry.params, blocks=tuple(rows), unmapped=tuple(unmapped),
-        notes=tuple(notes), reference=_reference_json(ref, source),
+        model_id=entry.id,
+        path=str(entry.path),
+        target=ref.target,
+        how=f"{_call_text(ref)} built on the meta device, "
+        + (
+            "as the entry's 'reference:' gives it"
+            if source == "entry"
+            else f"as the {arch.name} plugin gives it for this configuration"
+        ),
+        expected_total=counts.get("", 0),
+        got_total=entry.params,
+        blocks=tuple(rows),
+        unmapped=tuple(unmapped),
+        notes=tuple(notes),
+        reference=_reference_json(ref, source),
     )
 
 
 def _as_reference(own: EntryReference) -> Reference:
-    return Reference(library=own.library, target=own.target, config_class=own.config_class, kwargs=own.kwargs,
-                     model_kwargs=own.model_kwargs)
+    return Reference(
+        library=own.library,
+        target=own.target,
+        config_class=own.config_class,
+        kwargs=own.kwargs,
+        model_kwargs=own.model_kwargs,
+    )
 
 
 def _reference_json(ref: Reference, source: str) -> dict[str, Any]:
     """The reference as JSON; ``source`` is ``entry`` (its 'reference:') or ``plugin``."""
-    return {"library": ref.library, "config_class": ref.config_class, "kwargs": ref.kwargs,
-            "model_kwargs": ref.model_kwargs, "source": source, "code": ref.code()}
+    return {
+        "library": ref.library,
+        "config_class": ref.config_class,
+        "kwargs": ref.kwargs,
+        "model_kwargs": ref.model_kwargs,
+        "source": source,
+        "code": ref.code(),
+    }
 
 
 def _call_text(ref: Reference) -> str:
@@ -280,31 +323,37 @@ def _verify_timm(entry: Entry, own: EntryReference) -> Verification:
         raise ArchzooError(
             f"{entry.path}:{entry.line_of('reference')}: reference: {own.target} is a timm model, and timm (which "
             "needs torchvision) is not something archzoo verify builds; measure the count once with timm and pin "
-            "it as 'measured:' with 'measured_with:' naming the timm version")
+            "it as 'measured:' with 'measured_with:' naming the timm version"
+        )
     ref = Reference(library="timm", target=own.target, kwargs=own.kwargs)
     with_what = own.measured_with or "an unnamed timm version"
     return Verification(
-        model_id=entry.id, path=str(entry.path), target=own.target,
+        model_id=entry.id,
+        path=str(entry.path),
+        target=own.target,
         how=f"timm is not installable here (it needs torchvision), so the count pinned in the entry, "
-            f"{own.measured:,}, measured with {with_what}, stands in for building {own.target}",
-        expected_total=own.measured, got_total=entry.params, pinned=True,
+        f"{own.measured:,}, measured with {with_what}, stands in for building {own.target}",
+        expected_total=own.measured,
+        got_total=entry.params,
+        pinned=True,
         unmapped=tuple((path, "") for path, _, _ in entry.report.root.walk()),
         notes=("blocks are not compared: a pinned figure is a total only",),
-        reference={**_reference_json(ref, "entry"), "measured": own.measured,
-                   "measured_with": own.measured_with},
+        reference={**_reference_json(ref, "entry"), "measured": own.measured, "measured_with": own.measured_with},
     )
 
 
 def _require_libraries(ref: Reference) -> None:
     """Raise the install message when torch, or transformers for a transformers reference, cannot be imported."""
-    needed = [("torch", "PyTorch")] + ([("transformers", "Hugging Face transformers")]
-                                       if ref.library == "transformers" else [])
+    needed = [("torch", "PyTorch")] + (
+        [("transformers", "Hugging Face transformers")] if ref.library == "transformers" else []
+    )
     for module, name in needed:
         try:
             importlib.import_module(module)
         except ImportError:
-            raise ArchzooError(f"archzoo verify builds {ref.target} with {name}, which is not installed; "
-                               f"{INSTALL_HINT}") from None
+            raise ArchzooError(
+                f"archzoo verify builds {ref.target} with {name}, which is not installed; {INSTALL_HINT}"
+            ) from None
 
 
 def _build(entry: Entry, ref: Reference):
@@ -317,11 +366,15 @@ def _build(entry: Entry, ref: Reference):
             warnings.simplefilter("ignore")
             return build_reference(ref)
     except (ImportError, AttributeError) as exc:
-        raise ArchzooError(f"{entry.path}: reference: cannot import {ref.target} ({exc}); check the name, or "
-                           f"upgrade the library that should provide it") from None
+        raise ArchzooError(
+            f"{entry.path}: reference: cannot import {ref.target} ({exc}); check the name, or "
+            f"upgrade the library that should provide it"
+        ) from None
     except Exception as exc:  # a reference's arguments are the user's (or a plugin's) to fix
-        raise ArchzooError(f"{entry.path}: reference: building {_call_text(ref)} failed: "
-                           f"{type(exc).__name__}: {exc}; correct the reference's kwargs") from None
+        raise ArchzooError(
+            f"{entry.path}: reference: building {_call_text(ref)} failed: "
+            f"{type(exc).__name__}: {exc}; correct the reference's kwargs"
+        ) from None
 
 
 def _parameter_counts(model) -> tuple[dict[str, int], set[str]]:
@@ -344,8 +397,14 @@ def _join(*parts: str) -> str:
     return ".".join(p for p in parts if p)
 
 
-def _check_tree(root: Block, counts: dict[str, int], names: set[str], rows: list[BlockCheck],
-                unmapped: list[tuple[str, str]], plugin: str) -> None:
+def _check_tree(
+    root: Block,
+    counts: dict[str, int],
+    names: set[str],
+    rows: list[BlockCheck],
+    unmapped: list[tuple[str, str]],
+    plugin: str,
+) -> None:
     """Check every block of ``root``, in the order of its one walk (`Block.visits`).
 
     Each block's names are relative to the copies of the blocks above it: ``bases``, each a (concrete
@@ -359,7 +418,7 @@ def _check_tree(root: Block, counts: dict[str, int], names: set[str], rows: list
     above: list[tuple[Block, list[tuple[str, str]] | None, str]] = []
     for visit in root.visits():
         block, path = visit.block, visit.path
-        del above[visit.depth:]
+        del above[visit.depth :]
         if above:
             parent, bases, within = above[-1]
         else:
@@ -372,8 +431,10 @@ def _check_tree(root: Block, counts: dict[str, int], names: set[str], rows: list
             got = block.params
             if repeat_of is not None:
                 if len(modules) != 1:
-                    raise PluginError(f"plugin {plugin!r}: repeated block {path!r} maps to {len(modules)} "
-                                      "submodules; a repeated block names the one nn.ModuleList that holds its copies")
+                    raise PluginError(
+                        f"plugin {plugin!r}: repeated block {path!r} maps to {len(modules)} "
+                        "submodules; a repeated block names the one nn.ModuleList that holds its copies"
+                    )
                 stored = repeat_of.stored_factor()  # the sets of weights the ModuleList holds
                 if repeat_of.copies is not None:  # experts: one module holds them all
                     got = stored * block.params
@@ -397,21 +458,35 @@ def _check_tree(root: Block, counts: dict[str, int], names: set[str], rows: list
         above.append((block, child_bases, within))
 
 
-def _check_block(block: Block, params: Poly, path: str, copies: list[tuple[tuple[str, ...], tuple[str, ...]]],
-                 counts: dict[str, int], names: set[str]) -> BlockCheck:
+def _check_block(
+    block: Block,
+    params: Poly,
+    path: str,
+    copies: list[tuple[tuple[str, ...], tuple[str, ...]]],
+    counts: dict[str, int],
+    names: set[str],
+) -> BlockCheck:
     """``block``, whose ``params`` are what each of its ``copies`` of reference modules should hold."""
     got = params.evaluate()
-    formula = (params.text() if not params.is_zero()
-               else (f"0, weight tied to {block.tied_to}" if block.tied_to else "0"))
+    formula = (
+        params.text() if not params.is_zero() else (f"0, weight tied to {block.tied_to}" if block.tied_to else "0")
+    )
     missing = sorted({m for concrete, _ in copies for m in concrete if m and m not in names})
     found = [(concrete, sum(counts.get(m, 0) for m in _outermost(concrete))) for concrete, _ in copies]
     expected = found[0][1] if found and not missing else None
     mismatched = tuple((concrete[0], n) for concrete, n in found[1:] if n != found[0][1]) if not missing else ()
-    return BlockCheck(path=path, modules=copies[0][1] if copies else (), expected=expected, got=got,
-                      formula=formula, copies=len(copies), mismatched_copies=mismatched, missing=tuple(missing))
+    return BlockCheck(
+        path=path,
+        modules=copies[0][1] if copies else (),
+        expected=expected,
+        got=got,
+        formula=formula,
+        copies=len(copies),
+        mismatched_copies=mismatched,
+        missing=tuple(missing),
+    )
 
 
 def _outermost(names: tuple[str, ...]) -> list[str]:
     """The names not inside another of them, so a parameter is summed once however the names overlap."""
-    return [n for n in dict.fromkeys(names)
-            if not any(o != n and (o == "" or n.startswith(o + ".")) for o in names)]
+    return [n for n in dict.fromkeys(names) if not any(o != n and (o == "" or n.startswith(o + ".")) for o in names)]

@@ -8,4 +8,4 @@ diagrams; `build` runs MkDocs atomically into the output folder and serves the s
 
 from .build import SiteOptions, build_site, find_config, serve_site
 
-__all__ = ["build_site", "serve_site", "find_config", "SiteOptions"]
+__all__ = ["SiteOptions", "build_site", "find_config", "serve_site"]

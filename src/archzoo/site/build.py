@@ -38,8 +38,9 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from ..errors import ArchzooError
 
@@ -48,7 +49,7 @@ try:
 except ImportError:  # Windows: no flock, so another build's staging folder is never taken for dead
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["build_site", "serve_site", "find_config", "SiteOptions", "SITE_MARKER", "DEFAULT_CONFIG"]
+__all__ = ["DEFAULT_CONFIG", "SITE_MARKER", "SiteOptions", "build_site", "find_config", "serve_site"]
 
 #: Quiet the banners some MkDocs plugins print about MkDocs 2 on every build.
 _QUIET = {"DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}
@@ -56,8 +57,10 @@ _QUIET = {"DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}
 #: The file at the root of every site archzoo builds; see the module docstring.
 SITE_MARKER = ".archzoo-site"
 _MARKER_FORMAT = "archzoo-site 1"
-_MARKER_NOTE = ("# Written by `archzoo build`: it replaces this folder only while the folder holds nothing "
-                "but the files listed here.")
+_MARKER_NOTE = (
+    "# Written by `archzoo build`: it replaces this folder only while the folder holds nothing "
+    "but the files listed here."
+)
 #: Far above any real marker (a 10,000-page site lists about 0.5 MB); a larger file is not one.
 _MARKER_MAX_BYTES = 64 * 1024 * 1024
 
@@ -101,8 +104,12 @@ class SiteOptions:
     flat_nav: bool | None = None
 
     def mkdocs(self) -> dict[str, str]:
-        values = {"site_name": self.title, "site_description": self.description, "site_url": self.site_url,
-                  "repo_url": self.repo_url}
+        values = {
+            "site_name": self.title,
+            "site_description": self.description,
+            "site_url": self.site_url,
+            "repo_url": self.repo_url,
+        }
         return {k: v for k, v in values.items() if v is not None}
 
     def plugin(self) -> dict[str, Any]:
@@ -122,8 +129,9 @@ def find_config(config_file: Path | str | None = None) -> Path | None:
     if config_file is not None:
         path = Path(config_file)
         if not path.is_file():
-            raise ArchzooError(f"--config-file {path}: no such file; give the zoo's mkdocs.yml "
-                               "(`archzoo init DIR` makes one)")
+            raise ArchzooError(
+                f"--config-file {path}: no such file; give the zoo's mkdocs.yml (`archzoo init DIR` makes one)"
+            )
         return path.resolve()
     here = Path("mkdocs.yml")
     return here.resolve() if here.is_file() else None
@@ -145,8 +153,10 @@ def _default_registry(options: SiteOptions, config_file: Path | None) -> SiteOpt
 
     dirs = default_registry_dirs()
     if not dirs:
-        raise ArchzooError("no mkdocs.yml here and no registry folder found: give --registry DIR, run where "
-                           "./registry or mkdocs.yml is, or make a zoo with `archzoo init DIR`")
+        raise ArchzooError(
+            "no mkdocs.yml here and no registry folder found: give --registry DIR, run where "
+            "./registry or mkdocs.yml is, or make a zoo with `archzoo init DIR`"
+        )
     return dataclasses.replace(options, registry=tuple(dirs))
 
 
@@ -197,8 +207,10 @@ def load_site_config(config_file: Path, options: SiteOptions, **mkdocs: Any):
         raise ArchzooError(f"{config_file}: {str(exc).strip() or 'invalid MkDocs configuration'}") from None
     plugin = config.plugins.get("archzoo")
     if plugin is None:
-        raise ArchzooError(f"{config_file}: plugins: the archzoo plugin is not configured; add `- archzoo` "
-                           "under `plugins:` (with `- search` before it)")
+        raise ArchzooError(
+            f"{config_file}: plugins: the archzoo plugin is not configured; add `- archzoo` "
+            "under `plugins:` (with `- search` before it)"
+        )
     for key, value in options.plugin().items():
         plugin.config[key] = value
     return config
@@ -249,7 +261,9 @@ def build_site(
         _remove_dead_builds(out_dir.parent)
         staging, owner = _start_staging(out_dir)
     except OSError as exc:
-        raise ArchzooError(f"--out {label}: cannot write there ({exc.strerror or exc}); choose another folder") from None
+        raise ArchzooError(
+            f"--out {label}: cannot write there ({exc.strerror or exc}); choose another folder"
+        ) from None
     try:
         site, temp = staging / "site", staging / "tmp"
         default = config is None
@@ -257,34 +271,55 @@ def build_site(
             config = _write_default_config(temp / "zoo")
         env: dict[str, str | None] = {**_QUIET, "TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
         try:
-            _run_mkdocs(config, site, temp, env, progress, options, strict=strict,
-                        kept=f"; the previous site in {out_dir} is untouched" if out_dir.exists() else "")
+            _run_mkdocs(
+                config,
+                site,
+                temp,
+                env,
+                progress,
+                options,
+                strict=strict,
+                kept=f"; the previous site in {out_dir} is untouched" if out_dir.exists() else "",
+            )
         except ArchzooError as exc:
             if not default:
                 raise
             # the default configuration is a file of this build's, gone when the message is read
-            raise ArchzooError(str(exc).replace(str(config), "the default site (no mkdocs.yml here; "
-                                                "the command-line options set it)")) from None
+            raise ArchzooError(
+                str(exc).replace(str(config), "the default site (no mkdocs.yml here; the command-line options set it)")
+            ) from None
         try:
             _write_marker(site)
         except OSError as exc:
-            raise ArchzooError(f"--out {label}: cannot write the site ({exc.strerror or exc}); "
-                               "choose another folder; the previous site, if any, is untouched") from None
+            raise ArchzooError(
+                f"--out {label}: cannot write the site ({exc.strerror or exc}); "
+                "choose another folder; the previous site, if any, is untouched"
+            ) from None
         # Checked again: files may have landed in out_dir while MkDocs ran.
         _check_out_dir(out_dir, project, options.registry, label=label)
         try:
             _swap(staging, out_dir)
         except OSError as exc:
-            raise ArchzooError(f"--out {label}: cannot replace it ({exc.strerror or exc}); "
-                               "the previous site, if any, is untouched") from None
+            raise ArchzooError(
+                f"--out {label}: cannot replace it ({exc.strerror or exc}); the previous site, if any, is untouched"
+            ) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         os.close(owner)  # only now: the lock tells other builds this folder is in use
     return out_dir
 
 
-def _run_mkdocs(config: Path, site: Path, temp: Path, env: dict[str, str | None],
-                progress: Callable[[str], None] | None, options: SiteOptions, *, strict: bool, kept: str) -> None:
+def _run_mkdocs(
+    config: Path,
+    site: Path,
+    temp: Path,
+    env: dict[str, str | None],
+    progress: Callable[[str], None] | None,
+    options: SiteOptions,
+    *,
+    strict: bool,
+    kept: str,
+) -> None:
     """Run MkDocs into ``site`` with every temporary folder in ``temp``; a failure becomes an ArchzooError."""
     collect = _Collect(progress)
     mkdocs_log = logging.getLogger("mkdocs")
@@ -329,14 +364,16 @@ def _resolve_out(out_dir: Path | str) -> tuple[Path, str]:
     try:
         resolved = given.resolve()
     except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python 3.11)
-        raise ArchzooError(f"--out {given}: a symbolic link that never reaches a folder (a loop); "
-                           "give a folder for the site") from None
+        raise ArchzooError(
+            f"--out {given}: a symbolic link that never reaches a folder (a loop); give a folder for the site"
+        ) from None
     label = f"{given} (a link to {resolved})" if given.is_symlink() else str(resolved)
     return resolved, label
 
 
-def _check_out_dir(out_dir: Path, project: Path | None, registry_dirs: Sequence[Path | str] | None, *,
-                   label: str | None = None) -> None:
+def _check_out_dir(
+    out_dir: Path, project: Path | None, registry_dirs: Sequence[Path | str] | None, *, label: str | None = None
+) -> None:
     """Refuse an output place whose replacement would destroy something archzoo did not build."""
     label = label or str(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
@@ -349,15 +386,21 @@ def _check_out_dir(out_dir: Path, project: Path | None, registry_dirs: Sequence[
     protected = [Path.cwd().resolve(), Path.home().resolve(), project, docs, *registries]
     for place in protected:
         if out_dir == place or place.is_relative_to(out_dir):
-            raise ArchzooError(f"--out {label}: would replace {place}, which is not a built site; "
-                               "give a separate folder such as ./site")
+            raise ArchzooError(
+                f"--out {label}: would replace {place}, which is not a built site; "
+                "give a separate folder such as ./site"
+            )
     for registry in registries:
         if out_dir.is_relative_to(registry):
-            raise ArchzooError(f"--out {label}: is inside the registry folder {registry}, where the site would "
-                               "mix with the registry's entries; give a folder outside it such as ./site")
+            raise ArchzooError(
+                f"--out {label}: is inside the registry folder {registry}, where the site would "
+                "mix with the registry's entries; give a folder outside it such as ./site"
+            )
     if out_dir.is_relative_to(docs):
-        raise ArchzooError(f"--out {label}: is inside the documentation folder {docs}, which MkDocs would "
-                           "publish as pages of the next build; give a folder outside it such as ./site")
+        raise ArchzooError(
+            f"--out {label}: is inside the documentation folder {docs}, which MkDocs would "
+            "publish as pages of the next build; give a folder outside it such as ./site"
+        )
     if not out_dir.is_dir():
         return
     try:
@@ -369,7 +412,8 @@ def _check_out_dir(out_dir: Path, project: Path | None, registry_dirs: Sequence[
             raise ArchzooError(
                 f"--out {label}: a folder that holds something other than a built site (no {SITE_MARKER} "
                 "marker: archzoo did not build it); give an empty or new folder such as ./site, or remove "
-                "this one first if it is a site you no longer need")
+                "this one first if it is a site you no longer need"
+            )
         files, folders = _read_marker(marker, label)
         foreign = _foreign_entries(out_dir, files, folders)
     except OSError as exc:
@@ -377,8 +421,10 @@ def _check_out_dir(out_dir: Path, project: Path | None, registry_dirs: Sequence[
     if foreign:
         shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3:,} more" if len(foreign) > 3 else "")
         what = "an entry" if len(foreign) == 1 else f"{len(foreign):,} entries"
-        raise ArchzooError(f"--out {label}: holds {what} that archzoo did not write there ({shown}), which "
-                           "replacing the site would delete; move them out, or give another folder for the site")
+        raise ArchzooError(
+            f"--out {label}: holds {what} that archzoo did not write there ({shown}), which "
+            "replacing the site would delete; move them out, or give another folder for the site"
+        )
 
 
 # ---- the marker ----------------------------------------------------------------------------------
@@ -404,12 +450,14 @@ def _read_marker(marker: Path, label: str) -> tuple[set[str], set[str]]:
     """The files and folders a marker lists; an ArchzooError unless it is exactly what archzoo writes."""
 
     def refuse(line: int, problem: str) -> ArchzooError:
-        return ArchzooError(f"--out {label}: {marker}:{line}: {problem}; archzoo did not write this marker, so "
-                            "the folder is not taken for a site: give an empty or new folder such as ./site, "
-                            "or remove this one first if it is a site you no longer need")
+        return ArchzooError(
+            f"--out {label}: {marker}:{line}: {problem}; archzoo did not write this marker, so "
+            "the folder is not taken for a site: give an empty or new folder such as ./site, "
+            "or remove this one first if it is a site you no longer need"
+        )
 
     def kind(mode: int) -> str:
-        return ("symbolic link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "special file")
+        return "symbolic link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "special file"
 
     info = os.lstat(marker)
     if not stat.S_ISREG(info.st_mode):  # never open a link, a FIFO or a device
@@ -621,16 +669,19 @@ def serve_site(
                     return
                 except Exception as exc:  # the server keeps running; the page says what went wrong
                     _write_error_site(site_dir, f"{type(exc).__name__}: {exc}")
-                    say(f"archzoo: the build failed ({type(exc).__name__}: {exc}); {serve_url} shows it until the "
-                        "next save")
+                    say(
+                        f"archzoo: the build failed ({type(exc).__name__}: {exc}); {serve_url} shows it until the "
+                        "next save"
+                    )
                     return
                 if forward.last_error:  # the plugin served the problem as the site
                     say(f"archzoo: {serve_url} shows the problem until the next save")
                 else:
                     say(f"archzoo: site ready in {time.perf_counter() - started:.1f} s: {serve_url}")
 
-            server = LiveReloadServer(builder=builder, host=host, port=port, root=str(site_dir),
-                                      mount_path=urlsplit(serve_url).path)
+            server = LiveReloadServer(
+                builder=builder, host=host, port=port, root=str(site_dir), mount_path=urlsplit(serve_url).path
+            )
 
             def error_handler(code: int) -> bytes | None:
                 page = site_dir / f"{code}.html"
@@ -644,8 +695,10 @@ def serve_site(
                 server = config.plugins.on_serve(server, config=config, builder=builder)
                 for item in config.watch:
                     server.watch(item)
-                say(f"archzoo: serving {serve_url} (rebuilds when a registry file, docs/ or mkdocs.yml "
-                    "changes; Ctrl+C stops)")
+                say(
+                    f"archzoo: serving {serve_url} (rebuilds when a registry file, docs/ or mkdocs.yml "
+                    "changes; Ctrl+C stops)"
+                )
                 try:
                     server.serve(open_in_browser=open_in_browser)
                 except KeyboardInterrupt:
@@ -653,8 +706,9 @@ def serve_site(
                 finally:
                     server.shutdown()
             except OSError as exc:
-                raise ArchzooError(f"cannot serve on {host}:{port}: {exc.strerror or exc}; "
-                                   "choose another --port") from exc
+                raise ArchzooError(
+                    f"cannot serve on {host}:{port}: {exc.strerror or exc}; choose another --port"
+                ) from exc
             finally:
                 config.plugins.on_shutdown()
                 mkdocs_log.removeHandler(forward)
@@ -690,10 +744,12 @@ def _write_error_site(site_dir: Path, message: str) -> None:
 
     shutil.rmtree(site_dir, ignore_errors=True)  # every URL then answers with the 404 page: this one
     site_dir.mkdir(parents=True, exist_ok=True)
-    page = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>The site cannot be built"
-            "</title></head><body style=\"font-family: sans-serif; margin: 2em\"><h1>The site cannot be built</h1>"
-            "<p>It rebuilds as soon as a file is saved again; this page then reloads by itself.</p>"
-            f"<script>{RELOAD_SCRIPT}</script>"
-            f"<pre style=\"white-space: pre-wrap\">{escape(message)}</pre></body></html>")
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>The site cannot be built'
+        '</title></head><body style="font-family: sans-serif; margin: 2em"><h1>The site cannot be built</h1>'
+        "<p>It rebuilds as soon as a file is saved again; this page then reloads by itself.</p>"
+        f"<script>{RELOAD_SCRIPT}</script>"
+        f'<pre style="white-space: pre-wrap">{escape(message)}</pre></body></html>'
+    )
     for name in ("index.html", "404.html"):
         (site_dir / name).write_text(page, encoding="utf-8")

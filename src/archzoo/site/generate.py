@@ -13,15 +13,16 @@ import multiprocessing
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..host import get_host
 from ..registry import Entry, Registry, load_registry, registry_folders
 from . import pages
 from .views import ArchitectureView, ModelView, architecture_view, model_view
 
-__all__ = ["collect", "Zoo", "shown_path", "PROGRESS_EVERY", "PARALLEL_FROM"]
+__all__ = ["PARALLEL_FROM", "PROGRESS_EVERY", "Zoo", "collect", "shown_path"]
 
 log = logging.getLogger("mkdocs.plugins.archzoo")
 
@@ -43,8 +44,14 @@ class Zoo:
     architecture's plugin module), for edit links; it is never written into a page as it is.
     """
 
-    def __init__(self, models: list[ModelView], architectures: list[ArchitectureView], registry: Registry,
-                 sources: dict[str, Path], model_pages: dict[str, str] | None = None):
+    def __init__(
+        self,
+        models: list[ModelView],
+        architectures: list[ArchitectureView],
+        registry: Registry,
+        sources: dict[str, Path],
+        model_pages: dict[str, str] | None = None,
+    ):
         self.models = models
         self.pages = model_pages or {}
         self.architectures = architectures
@@ -122,9 +129,15 @@ def _render_chunk(bounds: tuple[int, int]) -> list[tuple[ModelView, str | None]]
     return out
 
 
-def collect(registry_dirs: Iterable[Path | str] | None = None, *, plugin_registries: Iterable[str] = (),
-            root: Path | None = None, progress: Callable[[str], None] | None = None,
-            directory_urls: bool | None = None, workers: int | None = None) -> Zoo:
+def collect(
+    registry_dirs: Iterable[Path | str] | None = None,
+    *,
+    plugin_registries: Iterable[str] = (),
+    root: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+    directory_urls: bool | None = None,
+    workers: int | None = None,
+) -> Zoo:
     """Load the registry and the plugins and compute every view (no MkDocs involved).
 
     ``root`` is the site's project folder: files inside it are shown relative to it (`shown_path`).
@@ -138,8 +151,10 @@ def collect(registry_dirs: Iterable[Path | str] | None = None, *, plugin_registr
     plugin_registries = list(plugin_registries)
     registry = load_registry(registry_dirs, host, plugin_registries=plugin_registries)
     if registry.problems:
-        raise RegistryError("the registry has problems; fix them (`archzoo validate` lists them too):\n"
-                            + "\n".join(str(p) for p in registry.problems))
+        raise RegistryError(
+            "the registry has problems; fix them (`archzoo validate` lists them too):\n"
+            + "\n".join(str(p) for p in registry.problems)
+        )
     for warning in registry.warnings:
         log.info("archzoo: %s", warning)
     for problem in registry.plugin_problems:  # a plugin's broken entry is left out; the user's zoo still builds
@@ -149,8 +164,10 @@ def collect(registry_dirs: Iterable[Path | str] | None = None, *, plugin_registr
     entries: list[Entry] = sorted(registry, key=lambda e: e.id)
     for entry in entries:
         if entry.id == "index":
-            raise RegistryError(f"{shown_path(entry.path, root, folders)}:1: the id 'index' is reserved for the "
-                                "all-models page; rename the file")
+            raise RegistryError(
+                f"{shown_path(entry.path, root, folders)}:1: the id 'index' is reserved for the "
+                "all-models page; rename the file"
+            )
     sources: dict[str, Path] = {pages.model_path(e.id): e.path.resolve() for e in entries}
     job = _Job(entries, [shown_path(e.path, root, folders) for e in entries], directory_urls)
     results: list[tuple[ModelView, str | None]] = []
@@ -163,14 +180,15 @@ def collect(registry_dirs: Iterable[Path | str] | None = None, *, plugin_registr
                 before = len(results)
                 results += chunk
                 if progress and len(results) // PROGRESS_EVERY > before // PROGRESS_EVERY:
-                    progress(f"archzoo: computed {len(results):,}/{len(entries):,} models in {n_workers} processes "
-                             f"({time.perf_counter() - started:.1f} s)")
+                    progress(
+                        f"archzoo: computed {len(results):,}/{len(entries):,} models in {n_workers} processes "
+                        f"({time.perf_counter() - started:.1f} s)"
+                    )
     else:
         for i in range(len(entries)):
             results.append(job.render(i))
             if progress and (i + 1) % PROGRESS_EVERY == 0:
-                progress(f"archzoo: computed {i + 1:,}/{len(entries):,} models "
-                         f"({time.perf_counter() - started:.1f} s)")
+                progress(f"archzoo: computed {i + 1:,}/{len(entries):,} models ({time.perf_counter() - started:.1f} s)")
     models = [view for view, _ in results]
     model_pages = {view.id: page for view, page in results if page is not None}
     by_arch: dict[str, list[ModelView]] = {}
@@ -179,13 +197,19 @@ def collect(registry_dirs: Iterable[Path | str] | None = None, *, plugin_registr
     architectures = []
     for name, arch in host.architectures.items():
         info = host.plugins.get(arch.plugin)
-        view = architecture_view(arch, plugin_version=info.version if info else "",
-                                 plugin_source=info.source if info else "", models=tuple(by_arch.get(name, ())))
+        view = architecture_view(
+            arch,
+            plugin_version=info.version if info else "",
+            plugin_source=info.source if info else "",
+            models=tuple(by_arch.get(name, ())),
+        )
         architectures.append(view)
         module_file = _plugin_module_file(arch)
         if module_file is not None:
             sources[pages.architecture_path(name)] = module_file
     if progress:
-        progress(f"archzoo: computed {len(models):,} models of {len(architectures)} architectures "
-                 f"({time.perf_counter() - started:.1f} s)")
+        progress(
+            f"archzoo: computed {len(models):,} models of {len(architectures)} architectures "
+            f"({time.perf_counter() - started:.1f} s)"
+        )
     return Zoo(models, architectures, registry, sources, model_pages)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
-__all__ = ["RawHtmlExtension", "makeExtension", "START", "END"]
+__all__ = ["END", "START", "RawHtmlExtension", "makeExtension"]
 
 START = "<!-- archzoo:html -->"
 END = "<!-- /archzoo:html -->"

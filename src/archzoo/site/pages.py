@@ -22,9 +22,10 @@ import io
 import json
 import math
 import re
-from functools import lru_cache
+from collections.abc import Iterable, Sequence
+from functools import cache, lru_cache
 from html import escape
-from typing import Any, Iterable, Sequence
+from typing import Any
 from urllib.parse import quote
 
 import yaml
@@ -34,22 +35,22 @@ from .mdext import END, START
 from .views import ArchitectureView, BlockRow, ModelView, fmt_gap, weights_text
 
 __all__ = [
-    "model_page",
+    "NavSection",
     "architecture_page",
+    "architecture_path",
+    "csv_cell",
+    "displayable",
     "home_page",
+    "model_page",
+    "model_path",
+    "models_csv",
+    "models_json",
     "models_page",
     "nav_config",
-    "models_json",
-    "models_csv",
-    "model_path",
-    "architecture_path",
-    "NavSection",
-    "displayable",
-    "text_html",
-    "text_md",
     "nav_title",
     "safe_url",
-    "csv_cell",
+    "text_html",
+    "text_md",
 ]
 
 MODELS_DIR = "models"
@@ -173,20 +174,21 @@ def _html_table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: st
     align = align or "l" * len(headers)
     names = {"l": "left", "r": "right", "c": "center"}
     head = "".join(f'<th align="{names[a]}">{h}</th>' for h, a in zip(headers, align))
-    body = "".join("<tr>" + "".join(f'<td align="{names[a]}">{c}</td>' for c, a in zip(row, align)) + "</tr>"
-                   for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f'<td align="{names[a]}">{c}</td>' for c, a in zip(row, align)) + "</tr>" for row in rows
+    )
     table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"  # no class: Material styles it
     return _raw(f'<div class="{css}">{table}</div>' if css else table)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lexer(language: str):
     from pygments.lexers import get_lexer_by_name
 
     return get_lexer_by_name(language)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _formatter():
     from pygments.formatters import HtmlFormatter
 
@@ -219,7 +221,9 @@ def _code(code: str, language: str) -> str:
         body = "".join(_highlight(line + "\n", language) for line in code.rstrip("\n").split("\n"))
     else:
         body = _highlight(code, language)
-    return _raw(f'<div class="language-{language} highlight"><pre><span></span><code>{body.rstrip()}</code></pre></div>')
+    return _raw(
+        f'<div class="language-{language} highlight"><pre><span></span><code>{body.rstrip()}</code></pre></div>'
+    )
 
 
 _FLAT_YAML = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (\S.*)$")
@@ -235,7 +239,9 @@ def _yaml_code(text: str) -> str:
         return _code(text, "yaml")
     body = "\n".join(
         f'<span class="nt">{m.group(1)}</span><span class="p">:</span><span class="w"> </span>'
-        f'<span class="l l-Scalar l-Scalar-Plain">{escape(m.group(2), quote=False)}</span>' for m in matches)
+        f'<span class="l l-Scalar l-Scalar-Plain">{escape(m.group(2), quote=False)}</span>'
+        for m in matches
+    )
     return _raw(f'<div class="language-yaml highlight"><pre><span></span><code>{body}</code></pre></div>')
 
 
@@ -286,8 +292,10 @@ def _href(from_path: str, to_path: str, directory_urls: bool = True) -> str:
 
 def _tree_name(row: BlockRow) -> str:
     mark = "└&nbsp;" if row.depth else ""
-    return (f'<span class="az-tree" style="padding-left:{row.depth * 0.9:.1f}em">{mark}<span class="az-block" '
-            f'title="{_e(row.description)}">{_e(row.name)}</span></span>')
+    return (
+        f'<span class="az-tree" style="padding-left:{row.depth * 0.9:.1f}em">{mark}<span class="az-block" '
+        f'title="{_e(row.description)}">{_e(row.name)}</span></span>'
+    )
 
 
 def _count(row: BlockRow) -> str:
@@ -345,8 +353,7 @@ def _published_rows(view: ModelView) -> list[tuple[str, str]]:
     rows = [("Published figure", f"<strong>{_e(view.published)}</strong> ({view.published_value:,}) — {source}")]
     difference = f"{view.difference:+,} ({fmt_gap(view.gap)}), status <strong>{_e(view.status)}</strong>"
     if view.reason:
-        difference += (f" — reason <code>{_e(view.reason)}</code>: {_e(view.reason_text)}. "
-                       f"{_e(view.reason_note)}")
+        difference += f" — reason <code>{_e(view.reason)}</code>: {_e(view.reason_text)}. {_e(view.reason_note)}"
     elif view.status in ("within-rounding", "exact"):
         difference += " — within the rounding of the printed figure"
     rows.append(("Difference (computed − published)", difference))
@@ -357,28 +364,44 @@ def _summary_table(view: ModelView) -> str:
     approx_gap = (view.approx - view.params) / view.params if view.params else 0.0
     rows: list[tuple[str, str]] = [
         ("Parameters (exact)", f'<strong class="az-params">{view.params:,}</strong> ({human_count(view.params)})'),
-        ("Leading-order approximation",
-         f"{view.approx:,} ({human_count(view.approx)}, {approx_gap:+.2%}) = {_m(view.approx_formula)}"),
-        ("Non-embedding parameters",
-         f"{view.non_embedding:,} ({human_count(view.non_embedding)}); embedding tables (token and "
-         f"position, where the model has them) hold {view.embedding:,}"),
+        (
+            "Leading-order approximation",
+            f"{view.approx:,} ({human_count(view.approx)}, {approx_gap:+.2%}) = {_m(view.approx_formula)}",
+        ),
+        (
+            "Non-embedding parameters",
+            f"{view.non_embedding:,} ({human_count(view.non_embedding)}); embedding tables (token and "
+            f"position, where the model has them) hold {view.embedding:,}",
+        ),
     ]
     rows += _published_rows(view)
     rows.append(("Weights", _e(weights_text(view.weights))))
     share = view.attention_flops / view.flops if view.flops else 0.0
-    rows.append((f"Forward FLOPs at N = {view.seq_len:,}",
-                 f"{view.flops:,} ({human_count(view.flops)}), of which attention products "
-                 f"{human_count(view.attention_flops)} ({share:.1%}); N is the {_e(view.seq_len_meaning)}"))
+    rows.append(
+        (
+            f"Forward FLOPs at N = {view.seq_len:,}",
+            f"{view.flops:,} ({human_count(view.flops)}), of which attention products "
+            f"{human_count(view.attention_flops)} ({share:.1%}); N is the {_e(view.seq_len_meaning)}",
+        )
+    )
     if view.kv_elements:
-        rows.append(("KV cache per token",
-                     f"{human_bytes(2 * view.kv_elements)} in fp16 ({human_bytes(4 * view.kv_elements)} in fp32): "
-                     f"{view.kv_elements:,} elements = {_m(view.kv_formula)}; "
-                     f"{human_bytes(2 * view.kv_elements * view.seq_len)} in fp16 for a full context of "
-                     f"{view.seq_len:,} tokens"))
+        rows.append(
+            (
+                "KV cache per token",
+                f"{human_bytes(2 * view.kv_elements)} in fp16 ({human_bytes(4 * view.kv_elements)} in fp32): "
+                f"{view.kv_elements:,} elements = {_m(view.kv_formula)}; "
+                f"{human_bytes(2 * view.kv_elements * view.seq_len)} in fp16 for a full context of "
+                f"{view.seq_len:,} tokens",
+            )
+        )
     training = view.training_bytes
-    rows.append(("Training memory, Adam",
-                 f"{human_bytes(training['fp32'])} in fp32, {human_bytes(training['mixed_bf16'])} in mixed "
-                 'precision (<a href="#training-memory">assumptions</a>)'))
+    rows.append(
+        (
+            "Training memory, Adam",
+            f"{human_bytes(training['fp32'])} in fp32, {human_bytes(training['mixed_bf16'])} in mixed "
+            'precision (<a href="#training-memory">assumptions</a>)',
+        )
+    )
     return _html_table(("Quantity", "Value"), rows, css="az-summary")
 
 
@@ -421,12 +444,12 @@ class _Doc:
     def __init__(self) -> None:
         self.parts: list[tuple[bool, str]] = []
 
-    def md(self, text: str) -> "_Doc":
+    def md(self, text: str) -> _Doc:
         if text:
             self.parts.append((False, text))
         return self
 
-    def html(self, text: str) -> "_Doc":
+    def html(self, text: str) -> _Doc:
         if text:
             if self.parts and self.parts[-1][0]:
                 self.parts[-1] = (True, self.parts[-1][1] + "\n" + text)
@@ -434,7 +457,7 @@ class _Doc:
                 self.parts.append((True, text))
         return self
 
-    def p(self, text: str) -> "_Doc":
+    def p(self, text: str) -> _Doc:
         return self.html(f"<p>{text}</p>")
 
     def text(self) -> str:
@@ -459,43 +482,79 @@ def model_page(view: ModelView, *, page_path: str | None = None, directory_urls:
 
     tags = " ".join(f"<code>{_e(t)}</code>" for t in view.tags)
     doc = _Doc()
-    doc.md(_front_matter(title=view.id, description=f"{view.title}: {view.params:,} parameters. {view.summary}",
-                         search={"exclude": True},
-                         archzoo_search={"title": view.title, "tags": list(view.tags),
-                                         "architecture": view.architecture, "summary": view.summary,
-                                         "params": view.params}))
+    doc.md(
+        _front_matter(
+            title=view.id,
+            description=f"{view.title}: {view.params:,} parameters. {view.summary}",
+            search={"exclude": True},
+            archzoo_search={
+                "title": view.title,
+                "tags": list(view.tags),
+                "architecture": view.architecture,
+                "summary": view.summary,
+                "params": view.params,
+            },
+        )
+    )
     doc.md(f"# {text_md(view.id)}")
-    doc.p(f"<strong>{_e(view.title)}</strong> · <a href=\"{href(architecture_path(view.architecture))}\">"
-          f"{_e(view.architecture_title)}</a> architecture · {_e(view.year)}" + (f" · tags: {tags}" if tags else ""))
+    doc.p(
+        f'<strong>{_e(view.title)}</strong> · <a href="{href(architecture_path(view.architecture))}">'
+        f"{_e(view.architecture_title)}</a> architecture · {_e(view.year)}" + (f" · tags: {tags}" if tags else "")
+    )
     doc.p(_e(view.summary))
     doc.md("## Summary").html(_unraw(_summary_table(view)))
     doc.md("## Blocks")
-    doc.p(f"Every block of the model, with how many times it runs in one forward pass (for experts: per token, "
-          f"and of how many stored), its parameters (all stored copies; a shared layer's weights count once), "
-          f"its share of the {view.params:,} parameters, its forward FLOPs at N = {view.seq_len:,}, and its "
-          "parameter formula for one copy, symbolic and, below it, with the configuration's values.")
+    doc.p(
+        f"Every block of the model, with how many times it runs in one forward pass (for experts: per token, "
+        f"and of how many stored), its parameters (all stored copies; a shared layer's weights count once), "
+        f"its share of the {view.params:,} parameters, its forward FLOPs at N = {view.seq_len:,}, and its "
+        "parameter formula for one copy, symbolic and, below it, with the configuration's values."
+    )
     doc.html(_unraw(_blocks_table(view.rows)))
     doc.md("### Symbols").html(_unraw(_symbols_table(view.symbols, f"{view.seq_len:,} here")))
     doc.html(_unraw(_figure(view.params_svg, f"Parameters of {view.id} by block (all copies).")))
     doc.md("## Complexity")
-    doc.p("Forward FLOPs for a batch of one sequence of N tokens, counting 2 FLOPs per multiply–accumulate "
-          f"(<a href=\"{href('methodology.md')}#conventions\">conventions</a>):")
+    doc.p(
+        "Forward FLOPs for a batch of one sequence of N tokens, counting 2 FLOPs per multiply–accumulate "
+        f'(<a href="{href("methodology.md")}#conventions">conventions</a>):'
+    )
     doc.html(_unraw(_display(f"F(N) = {view.flops_formula}")))
     qk, av = _m("QK^{\\top}"), _m("AV")
     doc.p(f"split into the attention products {qk} and {av} and everything else:")
     doc.html(_unraw(_display(f"F_{{\\mathrm{{attn}}}}(N) = {view.attention_formula}")))
     doc.html(_unraw(_display(f"F_{{\\mathrm{{rest}}}}(N) = {view.other_formula}")))
-    doc.html(_unraw(_html_table(("Resource", "Complexity"), [
-        ("Time", f"{_m(view.time_complexity)} FLOPs per forward pass"),
-        ("Memory", _memory_text(view)),
-        ("Attention overtakes the rest",
-         (f"from <strong>N = {view.overtakes_at:,}</strong> tokens"
-          + ("" if view.overtakes_at <= view.seq_len else
-             f", beyond this model's N = {view.seq_len:,}: at its own length the rest dominates")
-          if view.overtakes_at else "never: no N² term")),
-    ])))
-    doc.html(_unraw(_figure(view.flops_svg, f"Forward FLOPs of {view.id} against N, log–log: attention products, "
-                                            "everything else, and their total.")))
+    doc.html(
+        _unraw(
+            _html_table(
+                ("Resource", "Complexity"),
+                [
+                    ("Time", f"{_m(view.time_complexity)} FLOPs per forward pass"),
+                    ("Memory", _memory_text(view)),
+                    (
+                        "Attention overtakes the rest",
+                        (
+                            f"from <strong>N = {view.overtakes_at:,}</strong> tokens"
+                            + (
+                                ""
+                                if view.overtakes_at <= view.seq_len
+                                else f", beyond this model's N = {view.seq_len:,}: at its own length the rest dominates"
+                            )
+                            if view.overtakes_at
+                            else "never: no N² term"
+                        ),
+                    ),
+                ],
+            )
+        )
+    )
+    doc.html(
+        _unraw(
+            _figure(
+                view.flops_svg,
+                f"Forward FLOPs of {view.id} against N, log–log: attention products, everything else, and their total.",
+            )
+        )
+    )
     doc.md("## Block diagram")
     doc.md("```mermaid\n" + view.mermaid + "\n```")
     doc.md("## Configuration")
@@ -504,23 +563,39 @@ def model_page(view: ModelView, *, page_path: str | None = None, directory_urls:
     doc.md("## Reproduce this")
     doc.p("Count this configuration with archzoo:").html(_unraw(_plain_code(view.command, "bash")))
     if view.reference_code:
-        doc.p(f"Build the reference implementation (<code>{_e(view.reference_target)}</code>) on the meta device "
-              "and count its parameters with PyTorch:")
+        doc.p(
+            f"Build the reference implementation (<code>{_e(view.reference_target)}</code>) on the meta device "
+            "and count its parameters with PyTorch:"
+        )
         doc.html(_unraw(_code(view.reference_code, "python")))
     if view.reference_measured:
-        doc.p(f"Measured on the reference: {view.reference_measured:,} parameters"
-              + (f" ({_e(view.reference_measured_with)})." if view.reference_measured_with else "."))
+        doc.p(
+            f"Measured on the reference: {view.reference_measured:,} parameters"
+            + (f" ({_e(view.reference_measured_with)})." if view.reference_measured_with else ".")
+        )
     doc.md("## Training memory")
-    doc.p("Weights, gradients and Adam's two moments, per parameter; activations, temporary buffers and "
-          "framework overhead are not included. In fp32: 4 bytes of weights + 4 of gradients + 8 of Adam "
-          "moments = 16 bytes per parameter. In mixed precision (bf16): 2 (bf16 weights) + 2 (bf16 "
-          "gradients) + 4 (fp32 master weights) + 8 (fp32 moments) = 16 bytes per parameter.")
-    doc.html(_unraw(_html_table(("Recipe", "Bytes per parameter", "Total"),
-                                [("fp32", "16", human_bytes(view.training_bytes["fp32"])),
-                                 ("mixed precision, bf16", "16", human_bytes(view.training_bytes["mixed_bf16"]))],
-                                "lrr")))
-    doc.p(f"Registry entry: <code>{_e(view.source_path)}</code> · <a href=\"{href('models/index.md')}\">all models</a>"
-          f" · <a href=\"{href('index.md')}\">home</a>")
+    doc.p(
+        "Weights, gradients and Adam's two moments, per parameter; activations, temporary buffers and "
+        "framework overhead are not included. In fp32: 4 bytes of weights + 4 of gradients + 8 of Adam "
+        "moments = 16 bytes per parameter. In mixed precision (bf16): 2 (bf16 weights) + 2 (bf16 "
+        "gradients) + 4 (fp32 master weights) + 8 (fp32 moments) = 16 bytes per parameter."
+    )
+    doc.html(
+        _unraw(
+            _html_table(
+                ("Recipe", "Bytes per parameter", "Total"),
+                [
+                    ("fp32", "16", human_bytes(view.training_bytes["fp32"])),
+                    ("mixed precision, bf16", "16", human_bytes(view.training_bytes["mixed_bf16"])),
+                ],
+                "lrr",
+            )
+        )
+    )
+    doc.p(
+        f'Registry entry: <code>{_e(view.source_path)}</code> · <a href="{href("models/index.md")}">all models</a>'
+        f' · <a href="{href("index.md")}">home</a>'
+    )
     return doc.text()
 
 
@@ -530,8 +605,9 @@ def _memory_text(view: ModelView) -> str:
         per_context = "N \\cdot " + view.kv_complexity
         parts.append(f"KV cache {_m(view.kv_complexity)} per token, so {_m(per_context)} for N tokens")
     square, quadratic = _m("N \\times N"), _m("O(N^{2})")
-    parts.append(f"eager attention materialises one {square} score matrix per head, {quadratic}; fused "
-                 "kernels avoid it")
+    parts.append(
+        f"eager attention materialises one {square} score matrix per head, {quadratic}; fused kernels avoid it"
+    )
     return "; ".join(parts)
 
 
@@ -543,21 +619,30 @@ def _md_link(text: str, target: str) -> str:
     return f"[{text_md(text)}]({quote(target, safe='/.#-_~')})"
 
 
-def _models_table(models: Sequence[ModelView], page_path: str, *, architecture: bool = False,
-                  tags: bool = False) -> str:
+def _models_table(
+    models: Sequence[ModelView], page_path: str, *, architecture: bool = False, tags: bool = False
+) -> str:
     """Models as a markdown table (MkDocs checks its links); every text cell goes through `text_md`."""
-    headers = ["Model", "Title"] + (["Architecture"] if architecture else []) + [
-        "Parameters", "Published", "Difference", "Forward FLOPs"]
+    headers = (
+        ["Model", "Title"]
+        + (["Architecture"] if architecture else [])
+        + ["Parameters", "Published", "Difference", "Forward FLOPs"]
+    )
     align = "ll" + ("l" if architecture else "") + "rrrr"
     rows = []
     for m in models:
-        title = text_md(m.title) + (f' <span class="az-tags">{text_md(" ".join(m.tags))}</span>'
-                                    if tags and m.tags else "")
+        title = text_md(m.title) + (
+            f' <span class="az-tags">{text_md(" ".join(m.tags))}</span>' if tags and m.tags else ""
+        )
         row = [_md_link(m.id, _rel(page_path, model_path(m.id))), title]
         if architecture:
             row.append(_md_link(m.architecture, _rel(page_path, architecture_path(m.architecture))))
-        row += [f"{m.params:,}", text_md(m.published) if m.published else "—", fmt_gap(m.gap),
-                f'<span data-v="{int(m.flops)}">{human_count(m.flops)}</span> (N = {m.seq_len:,})']
+        row += [
+            f"{m.params:,}",
+            text_md(m.published) if m.published else "—",
+            fmt_gap(m.gap),
+            f'<span data-v="{int(m.flops)}">{human_count(m.flops)}</span> (N = {m.seq_len:,})',
+        ]
         rows.append(row)
     return _table(headers, rows, align)
 
@@ -581,28 +666,43 @@ def architecture_page(view: ArchitectureView) -> str:
     doc.md(_front_matter(title=view.title, description=view.summary))
     doc.md(f"# {text_md(view.title)}")
     doc.p(_e(view.summary))
-    doc.p(f"Architecture <code>{_e(view.name)}</code>, registered by the plugin {plugin}"
-          + (f" ({_e(view.plugin_source)})" if view.plugin_source else "") + ".")
+    doc.p(
+        f"Architecture <code>{_e(view.name)}</code>, registered by the plugin {plugin}"
+        + (f" ({_e(view.plugin_source)})" if view.plugin_source else "")
+        + "."
+    )
     doc.p(f"Reference: {_e(view.citation)}")
     if view.hf_model_types:
-        doc.p("Reads Hugging Face <code>config.json</code> files of model type "
-              + ", ".join(f"<code>{_e(t)}</code>" for t in view.hf_model_types)
-              + " (<code>archzoo count --hf-config</code>).")
+        doc.p(
+            "Reads Hugging Face <code>config.json</code> files of model type "
+            + ", ".join(f"<code>{_e(t)}</code>" for t in view.hf_model_types)
+            + " (<code>archzoo count --hf-config</code>)."
+        )
     doc.md(f"## Models ({len(view.models)})")
     if view.models:
         doc.md(_models_table(view.models, page_path))
     else:
         doc.p("No registry entry uses this architecture yet.")
     doc.md("## Configuration")
-    doc.html(_unraw(_html_table(("Key", "Type", "Default", "Meaning"), [
-        (f"<code>{_e(k)}</code>", f"<code>{_e(t)}</code>", f"<code>{_e(_default(d))}</code>", _e(desc))
-        for k, t, d, desc in view.config_fields])))
+    doc.html(
+        _unraw(
+            _html_table(
+                ("Key", "Type", "Default", "Meaning"),
+                [
+                    (f"<code>{_e(k)}</code>", f"<code>{_e(t)}</code>", f"<code>{_e(_default(d))}</code>", _e(desc))
+                    for k, t, d, desc in view.config_fields
+                ],
+            )
+        )
+    )
     if view.error:
         doc.p(f"The default configuration cannot be built ({_e(view.error)}), so no formulas are shown.")
         return doc.text()
     doc.md("## General formulas")
-    doc.p(f"For the default configuration ({view.default_params:,} parameters); other configurations change "
-          "which blocks exist (a pooler, a head, tied weights) and the values of the symbols.")
+    doc.p(
+        f"For the default configuration ({view.default_params:,} parameters); other configurations change "
+        "which blocks exist (a pooler, a head, tied weights) and the values of the symbols."
+    )
     doc.html(_unraw(_display(f"\\text{{params}} = {view.params_formula}")))
     doc.html(_unraw(_display(f"\\text{{leading order}} = {view.approx_formula}")))
     doc.html(_unraw(_display(f"F(N) = {view.flops_formula}")))
@@ -627,23 +727,34 @@ def architecture_page(view: ArchitectureView) -> str:
 #: What the home page says of each of archzoo's own pages, when the site includes it.
 PAGE_BLURBS = {
     "methodology.md": "what counts as a parameter, how FLOPs are counted, how every figure is verified, and "
-                      "why popular tools disagree.",
+    "why popular tools disagree.",
     "writing-entries.md": "add a model to the zoo: every field, the reason codes, the rounding and 5% rules.",
     "writing-plugins.md": "add an architecture, or a registry of models, as a plugin.",
     "performance.md": "how the site and the registry scale to thousands of models.",
 }
 
 
-def home_page(models: Sequence[ModelView], architectures: Sequence[ArchitectureView], *, top: int = 5,
-              title: str = "archzoo model zoo", description: str = "",
-              static_pages: Sequence[tuple[str, str]] = ()) -> str:
+def home_page(
+    models: Sequence[ModelView],
+    architectures: Sequence[ArchitectureView],
+    *,
+    top: int = 5,
+    title: str = "archzoo model zoo",
+    description: str = "",
+    static_pages: Sequence[tuple[str, str]] = (),
+) -> str:
     """The landing page: the owner's title and description, the largest and smallest models, the
     architectures, and the site's other pages. Its front matter has no title, so the browser's title is
     the site's name once (the theme shows ``page - site`` for every other page)."""
     page_path = "index.md"
     by_size = sorted(models, key=lambda m: (m.params, m.id))
-    front = "---\n" + yaml.dump({"description": text_html(_one_line(description))}, Dumper=_YAML_DUMPER,
-                                 allow_unicode=True, width=1 << 30) + "---"
+    front = (
+        "---\n"
+        + yaml.dump(
+            {"description": text_html(_one_line(description))}, Dumper=_YAML_DUMPER, allow_unicode=True, width=1 << 30
+        )
+        + "---"
+    )
     method = next((path for _, path in static_pages if path == "methodology.md"), None)
     archzoo = "[archzoo](methodology.md)" if method else "archzoo"
     parts = [p for p in (front, f"# {text_md(title)}", _paragraph(description)) if p]
@@ -658,15 +769,32 @@ def home_page(models: Sequence[ModelView], architectures: Sequence[ArchitectureV
         "([models.json](models.json), [models.csv](models.csv)).",
     ]
     if models:
-        parts += ["## Largest models", _models_table(list(reversed(by_size))[:top], page_path, architecture=True),
-                  "## Smallest models", _models_table(by_size[:top], page_path, architecture=True)]
-    parts += ["## Architectures",
-              _table(("Architecture", "Plugin", "Models", "Summary"),
-                     [(_md_link(a.title, architecture_path(a.name)), f"<code>{text_md(a.plugin)}</code>",
-                       str(len(a.models)), text_md(a.summary))
-                      for a in architectures], "llrl")]
-    more = [f"- {_md_link(name, path)}" + (f": {PAGE_BLURBS[path]}" if path in PAGE_BLURBS else "")
-            for name, path in static_pages]
+        parts += [
+            "## Largest models",
+            _models_table(list(reversed(by_size))[:top], page_path, architecture=True),
+            "## Smallest models",
+            _models_table(by_size[:top], page_path, architecture=True),
+        ]
+    parts += [
+        "## Architectures",
+        _table(
+            ("Architecture", "Plugin", "Models", "Summary"),
+            [
+                (
+                    _md_link(a.title, architecture_path(a.name)),
+                    f"<code>{text_md(a.plugin)}</code>",
+                    str(len(a.models)),
+                    text_md(a.summary),
+                )
+                for a in architectures
+            ],
+            "llrl",
+        ),
+    ]
+    more = [
+        f"- {_md_link(name, path)}" + (f": {PAGE_BLURBS[path]}" if path in PAGE_BLURBS else "")
+        for name, path in static_pages
+    ]
     if more:
         parts += ["## More", "\n".join(more)]
     return "\n\n".join(parts) + "\n"
@@ -684,8 +812,12 @@ def models_page(models: Sequence[ModelView]) -> str:
     parts = [
         # not in the search index: every row is a model page, indexed on its own (and parsing a table of
         # thousands of rows would be the search plugin's single largest cost)
-        _front_matter(title="All models", description="Every model of the zoo: exact parameters, published "
-                      "figures and forward FLOPs.", hide=["toc"], search={"exclude": True}),
+        _front_matter(
+            title="All models",
+            description="Every model of the zoo: exact parameters, published figures and forward FLOPs.",
+            hide=["toc"],
+            search={"exclude": True},
+        ),
         "# All models",
         f"{len(models):,} models. Click a column heading to sort; type in the box to filter by id, title, "
         "architecture or tag. The same data: [models.json](../models.json) · [models.csv](../models.csv). "
@@ -702,21 +834,48 @@ def models_page(models: Sequence[ModelView]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-MODEL_FIELDS = ("id", "title", "architecture", "year", "tags", "params", "params_human", "non_embedding_params",
-                "published", "published_value", "difference", "difference_relative", "status", "reason",
-                "seq_len", "forward_flops", "attention_flops", "kv_cache_elements_per_token", "source", "url")
+MODEL_FIELDS = (
+    "id",
+    "title",
+    "architecture",
+    "year",
+    "tags",
+    "params",
+    "params_human",
+    "non_embedding_params",
+    "published",
+    "published_value",
+    "difference",
+    "difference_relative",
+    "status",
+    "reason",
+    "seq_len",
+    "forward_flops",
+    "attention_flops",
+    "kv_cache_elements_per_token",
+    "source",
+    "url",
+)
 
 
 def _record(m: ModelView) -> dict[str, Any]:
     """`ModelView.row` with every string `displayable` (a lone surrogate cannot even be written)."""
-    return {k: (displayable(v) if isinstance(v, str) else [displayable(t) for t in v] if isinstance(v, list) else v)
-            for k, v in m.row().items()}
+    return {
+        k: (displayable(v) if isinstance(v, str) else [displayable(t) for t in v] if isinstance(v, list) else v)
+        for k, v in m.row().items()
+    }
 
 
 def models_json(models: Sequence[ModelView]) -> str:
     """``models.json``: the all-models table as a list of records, strings exactly as the pages show them."""
-    return json.dumps({"schema": "archzoo.models/1", "fields": list(MODEL_FIELDS),
-                       "models": [_record(m) for m in models]}, indent=1, ensure_ascii=False) + "\n"
+    return (
+        json.dumps(
+            {"schema": "archzoo.models/1", "fields": list(MODEL_FIELDS), "models": [_record(m) for m in models]},
+            indent=1,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
 
 
 #: A spreadsheet reads a cell starting with one of these as a formula (OWASP, "CSV Injection").
@@ -743,8 +902,9 @@ def models_csv(models: Sequence[ModelView]) -> str:
     writer.writerow(MODEL_FIELDS)
     for m in models:
         row = _record(m)
-        writer.writerow([csv_cell("" if row[f] is None else (";".join(row[f]) if f == "tags" else row[f]))
-                         for f in MODEL_FIELDS])
+        writer.writerow(
+            [csv_cell("" if row[f] is None else (";".join(row[f]) if f == "tags" else row[f])) for f in MODEL_FIELDS]
+        )
     return buffer.getvalue()
 
 
@@ -761,7 +921,7 @@ class NavSection:
 
 
 def _chunks(items: Sequence[ModelView], size: int) -> list[Sequence[ModelView]]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 #: At most this many links or sections under one navigation section...
@@ -781,10 +941,10 @@ def nav_tree(items: Sequence[ModelView], *, branching: int = NAV_BRANCHING) -> l
     if n <= max(branching, NAV_FLAT_UP_TO):
         return list(items)
     levels = 1
-    while branching ** levels < n:
+    while branching**levels < n:
         levels += 1
     width = math.ceil(n ** (1 / levels) - 1e-9)
-    while width ** levels < n:
+    while width**levels < n:
         width += 1
 
     def split(chunk: Sequence[ModelView], depth: int) -> list[Any]:
@@ -812,8 +972,9 @@ def _nav_items(tree: Sequence[Any]) -> list[Any]:
     return items
 
 
-def nav_config(architectures: Sequence[ArchitectureView], *, static_pages: Sequence[tuple[str, str]] = (),
-               flat: bool = False) -> list[Any]:
+def nav_config(
+    architectures: Sequence[ArchitectureView], *, static_pages: Sequence[tuple[str, str]] = (), flat: bool = False
+) -> list[Any]:
     """The site's navigation, as MkDocs' ``nav`` setting.
 
     Models are listed under their architecture, in sections of at most `NAV_BRANCHING` entries
@@ -828,8 +989,14 @@ def nav_config(architectures: Sequence[ArchitectureView], *, static_pages: Seque
         models = sorted((m for a in architectures for m in a.models), key=lambda m: m.id)
         nav += [{nav_title(m.id): model_path(m.id)} for m in models]
     else:
-        nav.append({"Architectures": [{nav_title(a.title): [architecture_path(a.name), *_nav_items(nav_tree(a.models))]}
-                                      for a in architectures]})
+        nav.append(
+            {
+                "Architectures": [
+                    {nav_title(a.title): [architecture_path(a.name), *_nav_items(nav_tree(a.models))]}
+                    for a in architectures
+                ]
+            }
+        )
     nav += [{nav_title(title): path} for title, path in static_pages]
     return nav
 
@@ -837,9 +1004,14 @@ def nav_config(architectures: Sequence[ArchitectureView], *, static_pages: Seque
 def error_page(message: str) -> str:
     """What a site being served shows while its registry cannot be read: the problems, as ``archzoo
     validate`` prints them (``file:line: key: message``); the page reloads once the files are fixed."""
-    return "\n\n".join([
-        _front_matter(title="The registry cannot be read", description="The site is waiting for a fix."),
-        "# The registry cannot be read",
-        "The site rebuilds as soon as the files are saved again; this page then reloads by itself.",
-        _raw(f'<pre class="az-error">{text_html(message)}</pre>'),
-    ]) + "\n"
+    return (
+        "\n\n".join(
+            [
+                _front_matter(title="The registry cannot be read", description="The site is waiting for a fix."),
+                "# The registry cannot be read",
+                "The site rebuilds as soon as the files are saved again; this page then reloads by itself.",
+                _raw(f'<pre class="az-error">{text_html(message)}</pre>'),
+            ]
+        )
+        + "\n"
+    )

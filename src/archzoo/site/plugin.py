@@ -42,7 +42,7 @@ import logging
 import os
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -57,7 +57,7 @@ from ..errors import ArchzooError
 from . import pages
 from .generate import PROGRESS_EVERY, Zoo, collect
 
-__all__ = ["ArchzooPlugin", "ArchzooPluginConfig", "PAGES", "PACKAGE_DOCS", "THEME_DIR", "DEFAULT_PAGES"]
+__all__ = ["DEFAULT_PAGES", "PACKAGE_DOCS", "PAGES", "THEME_DIR", "ArchzooPlugin", "ArchzooPluginConfig"]
 
 log = logging.getLogger("mkdocs.plugins.archzoo")
 
@@ -89,8 +89,9 @@ _EXTENSIONS: dict[str, dict[str, Any]] = {
     "pymdownx.details": {},
     "pymdownx.highlight": {},
     "pymdownx.arithmatex": {"generic": True},
-    "pymdownx.superfences": {"custom_fences": [{"name": "mermaid", "class": "mermaid",
-                                                "format": "pymdownx.superfences.fence_code_format"}]},
+    "pymdownx.superfences": {
+        "custom_fences": [{"name": "mermaid", "class": "mermaid", "format": "pymdownx.superfences.fence_code_format"}]
+    },
 }
 _FEATURES_NEEDED = ["navigation.indexes", "navigation.prune", "content.action.edit"]
 _FEATURES_DEFAULT = ["navigation.top", "navigation.footer", "search.suggest", "search.highlight", "content.code.copy"]
@@ -139,17 +140,21 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
     def on_config(self, config):
         self._reset()
         if config.theme.name != "material":
-            raise PluginError(f"{config.config_file_path or 'mkdocs.yml'}: theme: the archzoo plugin needs the "
-                              f"material theme, got {config.theme.name!r}; set `theme: {{name: material}}` "
-                              "(pip install mkdocs-material)")
+            raise PluginError(
+                f"{config.config_file_path or 'mkdocs.yml'}: theme: the archzoo plugin needs the "
+                f"material theme, got {config.theme.name!r}; set `theme: {{name: material}}` "
+                "(pip install mkdocs-material)"
+            )
         self.root = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
         self.registry_dirs = []
         for given in self.config.registry:
             folder = self.root / given
             if not folder.exists():
-                raise PluginError(f"{config.config_file_path or 'mkdocs.yml'}: plugins: archzoo: registry: "
-                                  f"{given!r}: no such folder or file (relative to the folder of mkdocs.yml); "
-                                  "create it, or list the folders of your entries")
+                raise PluginError(
+                    f"{config.config_file_path or 'mkdocs.yml'}: plugins: archzoo: registry: "
+                    f"{given!r}: no such folder or file (relative to the folder of mkdocs.yml); "
+                    "create it, or list the folders of your entries"
+                )
             self.registry_dirs.append(folder)
         self.edit_pattern = _edit_pattern(self.config.edit_pattern, config)
         theme = config.theme
@@ -187,8 +192,14 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         self.owner_pages = {f.src_uri for f in files.documentation_pages()}
         started = time.perf_counter()
         try:
-            zoo = collect(self.registry_dirs, plugin_registries=self.config.plugin_registries, root=self.root,
-                          progress=log.info, directory_urls=config.use_directory_urls, workers=self.config.workers)
+            zoo = collect(
+                self.registry_dirs,
+                plugin_registries=self.config.plugin_registries,
+                root=self.root,
+                progress=log.info,
+                directory_urls=config.use_directory_urls,
+                workers=self.config.workers,
+            )
         except ArchzooError as exc:
             if not self.serving:  # MkDocs reports its own error type as one clean line, with no traceback
                 raise PluginError(str(exc)) from exc
@@ -202,26 +213,37 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
             generated[pages.architecture_path(arch.name)] = pages.architecture_page(arch)
         static = [PAGES[name] for name in self.config.pages]
         own = self._owner_titles(config, {path for _, path in static})
-        generated["index.md"] = pages.home_page(zoo.models, zoo.architectures, title=config.site_name,
-                                                description=config.site_description or "",
-                                                static_pages=static + own)
+        generated["index.md"] = pages.home_page(
+            zoo.models,
+            zoo.architectures,
+            title=config.site_name,
+            description=config.site_description or "",
+            static_pages=static + own,
+        )
         generated[pages.model_path("index")] = pages.models_page(zoo.models)
         generated["models.json"] = pages.models_json(zoo.models)
         generated["models.csv"] = pages.models_csv(zoo.models)
         docs = Path(config.docs_dir).name
         for uri in sorted(f.src_uri for f in files):  # the owner's pages, and every other file of docs/
             if uri in generated or uri.startswith((f"{pages.MODELS_DIR}/", f"{pages.ARCHITECTURES_DIR}/")):
-                raise PluginError(f"{docs}/{uri}: archzoo generates the home page, models.json, models.csv and "
-                                  f"everything under {pages.MODELS_DIR}/ and {pages.ARCHITECTURES_DIR}/; rename or "
-                                  "move your file")
+                raise PluginError(
+                    f"{docs}/{uri}: archzoo generates the home page, models.json, models.csv and "
+                    f"everything under {pages.MODELS_DIR}/ and {pages.ARCHITECTURES_DIR}/; rename or "
+                    "move your file"
+                )
         for uri, text in generated.items():
             files.append(File.generated(config, uri, content=text))
         self._add_package_files(files, config, [path for _, path in static])
-        nav = pages.nav_config(zoo.architectures, static_pages=static + ([] if config.nav else own),
-                               flat=self.config.flat_nav)
+        nav = pages.nav_config(
+            zoo.architectures, static_pages=static + ([] if config.nav else own), flat=self.config.flat_nav
+        )
         config.nav = nav + list(config.nav or [])  # the owner's own navigation, if any, after the zoo's
-        log.info("archzoo: generated %s model pages and %s architecture pages (%.1f s)", f"{len(zoo.models):,}",
-                 len(zoo.architectures), time.perf_counter() - started)
+        log.info(
+            "archzoo: generated %s model pages and %s architecture pages (%.1f s)",
+            f"{len(zoo.models):,}",
+            len(zoo.architectures),
+            time.perf_counter() - started,
+        )
         return files
 
     def _owner_titles(self, config, taken: set[str]) -> list[tuple[str, str]]:
@@ -299,8 +321,12 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
     def on_post_page(self, output, *, page, config):
         self.done += 1
         if self.done % PROGRESS_EVERY == 0 or (self.done == self.total and self.total >= PROGRESS_EVERY):
-            log.info("archzoo: rendered %s/%s pages (%.1f s)", f"{self.done:,}", f"{self.total:,}",
-                     time.perf_counter() - self.started)
+            log.info(
+                "archzoo: rendered %s/%s pages (%.1f s)",
+                f"{self.done:,}",
+                f"{self.total:,}",
+                time.perf_counter() - self.started,
+            )
         return output
 
     def on_serve(self, server, *, config, builder):
@@ -335,16 +361,18 @@ def _edit_pattern(given: str, config) -> str:
         return ""  # as without a pattern: no repository, no edit links
     pattern = given.replace("{repo_url}", repo_url)
     if pages.safe_url(pattern) is None:
-        raise PluginError(f"{config.config_file_path or 'mkdocs.yml'}: plugins: archzoo: edit_pattern: {given!r}: "
-                          "expected an http(s) address such as 'https://git.example.org/zoo/-/edit/main/{path}' "
-                          "(or one relative to the site); set it to the address that edits {path}")
+        raise PluginError(
+            f"{config.config_file_path or 'mkdocs.yml'}: plugins: archzoo: edit_pattern: {given!r}: "
+            "expected an http(s) address such as 'https://git.example.org/zoo/-/edit/main/{path}' "
+            "(or one relative to the site); set it to the address that edits {path}"
+        )
     return pattern
 
 
 def _stable_date() -> str:
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch.isdigit():
-        return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%d")
+        return datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%d")
     return _FIXED_DATE
 
 
@@ -374,9 +402,12 @@ def _index_for_search(page, config) -> None:
     tags = [text_html(t) for t in meta.get("tags", [])]
     params = meta.get("params", 0)
     count = f"{params:,}" if isinstance(params, int) else text_html(params)
-    text = (f"<p>{text_html(meta.get('title', ''))}. {text_html(meta.get('summary', ''))}</p>"
-            f"<p>Architecture {text_html(meta.get('architecture', ''))}; {count} parameters"
-            + (f"; tags: {', '.join(tags)}" if tags else "") + ".</p>")
+    text = (
+        f"<p>{text_html(meta.get('title', ''))}. {text_html(meta.get('summary', ''))}</p>"
+        f"<p>Architecture {text_html(meta.get('architecture', ''))}; {count} parameters"
+        + (f"; tags: {', '.join(tags)}" if tags else "")
+        + ".</p>"
+    )
     entry = {"location": page.url, "title": str(page.meta.get("title") or page.title), "text": text}
     if tags:
         entry["tags"] = tags

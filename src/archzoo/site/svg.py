@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from html import escape as _escape
-from typing import Sequence
 
 from ..report import human_count
 
-__all__ = ["flops_plot", "bar_chart", "log_ticks"]
+__all__ = ["bar_chart", "flops_plot", "log_ticks"]
 
 #: Shown as U+FFFD: control characters but tab and line breaks, DEL, lone surrogates.
 _UNSHOWABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
@@ -84,19 +84,30 @@ def flops_plot(
     for t in x_ticks:
         x = _f(px(t))
         out.append(f'<line class="az-grid" x1="{x}" y1="{top}" x2="{x}" y2="{top + plot_h}"/>')
-        out.append(f'<text class="az-tick" x="{x}" y="{top + plot_h + 16}" text-anchor="middle">{_tick_label(t)}</text>')
+        out.append(
+            f'<text class="az-tick" x="{x}" y="{top + plot_h + 16}" text-anchor="middle">{_tick_label(t)}</text>'
+        )
     for t in y_ticks:
         y = _f(py(t))
         out.append(f'<line class="az-grid" x1="{left}" y1="{y}" x2="{left + plot_w}" y2="{y}"/>')
-        out.append(f'<text class="az-tick" x="{left - 6}" y="{y}" text-anchor="end" dominant-baseline="middle">'
-                   f"{_tick_label(t)}</text>")
+        out.append(
+            f'<text class="az-tick" x="{left - 6}" y="{y}" text-anchor="end" dominant-baseline="middle">'
+            f"{_tick_label(t)}</text>"
+        )
     out.append(f'<rect class="az-frame" x="{left}" y="{top}" width="{plot_w}" height="{plot_h}"/>')
-    out.append(f'<text class="az-label" x="{left + plot_w / 2:.0f}" y="{height - 6}" text-anchor="middle">'
-               "sequence length N (log scale)</text>")
-    out.append(f'<text class="az-label" transform="translate(14 {top + plot_h / 2:.0f}) rotate(-90)" '
-               'text-anchor="middle">FLOPs per forward pass</text>')
-    series = [("total", "az-total", totals), ("attention products", "az-attention", attention),
-              ("everything else", "az-rest", rest)]
+    out.append(
+        f'<text class="az-label" x="{left + plot_w / 2:.0f}" y="{height - 6}" text-anchor="middle">'
+        "sequence length N (log scale)</text>"
+    )
+    out.append(
+        f'<text class="az-label" transform="translate(14 {top + plot_h / 2:.0f}) rotate(-90)" '
+        'text-anchor="middle">FLOPs per forward pass</text>'
+    )
+    series = [
+        ("total", "az-total", totals),
+        ("attention products", "az-attention", attention),
+        ("everything else", "az-rest", rest),
+    ]
     for name, css, values in series:
         points = " ".join(f"{_f(px(n))},{_f(py(v))}" for n, v in zip(ns, values) if v > 0)
         if points:
@@ -118,15 +129,18 @@ def flops_plot(
         lx = left + plot_w + 12
         out.append(f'<line class="az-mark {css}" x1="{lx + 11}" y1="{y - 8}" x2="{lx + 11}" y2="{y + 24}"/>')
         for k, text in enumerate(label):
-            out.append(f'<text class="az-legend {css}" x="{lx + 28}" y="{y + 16 * k}" dominant-baseline="middle">'
-                       f"{escape(text)}</text>")
+            out.append(
+                f'<text class="az-legend {css}" x="{lx + 28}" y="{y + 16 * k}" dominant-baseline="middle">'
+                f"{escape(text)}</text>"
+            )
         y += 46
     out.append("</svg>")
     return "".join(out)
 
 
-def bar_chart(groups: Sequence[tuple[str, int]], *, total: int, title: str = "Parameters by block",
-              width: int = 680) -> str:
+def bar_chart(
+    groups: Sequence[tuple[str, int]], *, total: int, title: str = "Parameters by block", width: int = 680
+) -> str:
     """Horizontal bars, one per group, labelled with the count and its share of ``total``."""
     if not groups or total <= 0:
         return ""
@@ -142,11 +156,17 @@ def bar_chart(groups: Sequence[tuple[str, int]], *, total: int, title: str = "Pa
     for i, (name, value) in enumerate(groups):
         y = top + i * (bar_h + gap)
         w = max(1.0, value / largest * plot_w)
-        out.append(f'<text class="az-tick" x="{label_w - 8}" y="{_f(y + bar_h / 2)}" text-anchor="end" '
-                   f'dominant-baseline="middle">{escape(name)}</text>')
-        out.append(f'<rect class="az-bar" x="{label_w}" y="{y}" width="{_f(w)}" height="{bar_h}">'
-                   f"<title>{escape(name)}: {value:,}</title></rect>")
-        out.append(f'<text class="az-tick" x="{_f(label_w + w + 6)}" y="{_f(y + bar_h / 2)}" '
-                   f'dominant-baseline="middle">{human_count(value)} ({value / total:.1%})</text>')
+        out.append(
+            f'<text class="az-tick" x="{label_w - 8}" y="{_f(y + bar_h / 2)}" text-anchor="end" '
+            f'dominant-baseline="middle">{escape(name)}</text>'
+        )
+        out.append(
+            f'<rect class="az-bar" x="{label_w}" y="{y}" width="{_f(w)}" height="{bar_h}">'
+            f"<title>{escape(name)}: {value:,}</title></rect>"
+        )
+        out.append(
+            f'<text class="az-tick" x="{_f(label_w + w + 6)}" y="{_f(y + bar_h / 2)}" '
+            f'dominant-baseline="middle">{human_count(value)} ({value / total:.1%})</text>'
+        )
     out.append("</svg>")
     return "".join(out)

@@ -27,15 +27,15 @@ from ..report import Report, human_bytes, human_count, make_report
 from . import diagram, svg
 
 __all__ = [
+    "ArchitectureView",
     "BlockRow",
     "ModelView",
-    "ArchitectureView",
-    "model_view",
     "architecture_view",
     "block_rows",
-    "complexity_latex",
     "cite",
+    "complexity_latex",
     "fmt_gap",
+    "model_view",
 ]
 
 #: Sequence lengths are plotted between these bounds (clipped around the model's own N).
@@ -51,8 +51,11 @@ _LATEX: dict[tuple, str] = {}
 
 def latex(poly: Poly, substitute: bool = False) -> str:
     """``poly.latex(substitute)``, memoised: the zoo's entries share most of their block formulas."""
-    key = (substitute, tuple(poly.terms.items()),
-           tuple((n, s.latex, s.order, s.value if substitute else None) for n, s in poly.symbols.items()))
+    key = (
+        substitute,
+        tuple(poly.terms.items()),
+        tuple((n, s.latex, s.order, s.value if substitute else None) for n, s in poly.symbols.items()),
+    )
     text = _LATEX.get(key)
     if text is None:
         text = _LATEX[key] = poly.latex(substitute=substitute)
@@ -123,8 +126,14 @@ def config_yaml(config: dict[str, Any]) -> str:
 def _plain_yaml_string(value: str) -> bool:
     """True when ``value`` reads back from YAML as this same string without quotes."""
     try:
-        return bool(value) and value.strip() == value and yaml.safe_load(value) == value and "#" not in value \
-            and ": " not in value and not value.startswith(("-", "?", "!", "&", "*", "[", "{", "'", '"', "@", "`", "|", ">", "%"))
+        return (
+            bool(value)
+            and value.strip() == value
+            and yaml.safe_load(value) == value
+            and "#" not in value
+            and ": " not in value
+            and not value.startswith(("-", "?", "!", "&", "*", "[", "{", "'", '"', "@", "`", "|", ">", "%"))
+        )
     except yaml.YAMLError:
         return False
 
@@ -173,26 +182,28 @@ def block_rows(root: Block, seq_len: int, *, substitute: bool = True) -> list[Bl
     shared_above: list[bool] = []  # by depth: whether a shared repeat holds the block at that depth
     for visit in root.visits():
         block = visit.block
-        del shared_above[visit.depth:]
+        del shared_above[visit.depth :]
         shared = bool(shared_above) and shared_above[-1]
         shared_above.append(shared or (block.repeat is not None and block.shared))
         params = visit.params.evaluate()
-        rows.append(BlockRow(
-            path=visit.path,
-            name=block.name,
-            depth=visit.depth,
-            kind=block.kind,
-            description=block.description,
-            count=visit.executed.evaluate(),
-            shared=shared,
-            params=params,
-            share=params / total,
-            flops=visit.flops.evaluate(N=seq_len),
-            formula=latex(block.params),
-            substituted=latex(block.params, substitute=True) if substitute else "",
-            tied_to=block.tied_to,
-            stored=visit.stored.evaluate(),
-        ))
+        rows.append(
+            BlockRow(
+                path=visit.path,
+                name=block.name,
+                depth=visit.depth,
+                kind=block.kind,
+                description=block.description,
+                count=visit.executed.evaluate(),
+                shared=shared,
+                params=params,
+                share=params / total,
+                flops=visit.flops.evaluate(N=seq_len),
+                formula=latex(block.params),
+                substituted=latex(block.params, substitute=True) if substitute else "",
+                tied_to=block.tied_to,
+                stored=visit.stored.evaluate(),
+            )
+        )
     return rows
 
 
@@ -320,8 +331,13 @@ def _reference_for(entry: Entry) -> Reference | None:
     """The entry's own reference when it names one, else the architecture's for this configuration."""
     spec = entry.spec.reference
     if spec is not None:
-        return Reference(library=spec.library, target=spec.target, config_class=spec.config_class,
-                         kwargs=spec.kwargs, model_kwargs=spec.model_kwargs)
+        return Reference(
+            library=spec.library,
+            target=spec.target,
+            config_class=spec.config_class,
+            kwargs=spec.kwargs,
+            model_kwargs=spec.model_kwargs,
+        )
     if entry.architecture.reference is None:
         return None
     try:
@@ -431,8 +447,14 @@ def model_view(entry: Entry, *, source_path: str | None = None) -> ModelView:
         reference_target=reference.target if reference else None,
         reference_measured=spec.reference.measured if spec.reference else None,
         reference_measured_with=spec.reference.measured_with if spec.reference else None,
-        flops_svg=svg.flops_plot(ns, totals, attention, seq_len=report.seq_len, overtakes_at=report.attention_overtakes_at,
-                                 title=f"Forward FLOPs of {entry.id} against N"),
+        flops_svg=svg.flops_plot(
+            ns,
+            totals,
+            attention,
+            seq_len=report.seq_len,
+            overtakes_at=report.attention_overtakes_at,
+            title=f"Forward FLOPs of {entry.id} against N",
+        ),
         params_svg=svg.bar_chart(param_groups(root), total=params, title=f"Parameters of {entry.id} by block"),
         mermaid=diagram.mermaid(root),
     )
@@ -470,8 +492,9 @@ class ArchitectureView:
     models: tuple[ModelView, ...] = field(default=())
 
 
-def architecture_view(arch: Architecture, *, plugin_version: str = "", plugin_source: str = "",
-                      models: tuple[ModelView, ...] = ()) -> ArchitectureView:
+def architecture_view(
+    arch: Architecture, *, plugin_version: str = "", plugin_source: str = "", models: tuple[ModelView, ...] = ()
+) -> ArchitectureView:
     """The architecture's blocks and general formulas, read off its default configuration."""
     base = _architecture_base(arch, plugin_version, plugin_source)
     return ArchitectureView(**{**base.__dict__, "models": tuple(models)})
@@ -488,18 +511,36 @@ def _architecture_base(arch: Architecture, plugin_version: str, plugin_source: s
     if cached is not None and cached[0] is arch:
         return cached[1]
     common = dict(
-        name=arch.name, title=arch.title, summary=arch.summary, citation=arch.citation, plugin=arch.plugin,
-        plugin_version=plugin_version, plugin_source=plugin_source, config_fields=tuple(arch.config_fields()),
+        name=arch.name,
+        title=arch.title,
+        summary=arch.summary,
+        citation=arch.citation,
+        plugin=arch.plugin,
+        plugin_version=plugin_version,
+        plugin_source=plugin_source,
+        config_fields=tuple(arch.config_fields()),
         hf_model_types=tuple(sorted(arch.hf_model_types)),
     )
     try:
         config = arch.config_model()
         report = make_report(arch, config)
     except Exception as exc:  # an architecture without a valid default configuration
-        view = ArchitectureView(**common, default_config_yaml="", default_params=0, params_formula="",
-                                approx_formula="", flops_formula="", attention_formula="", time_complexity="",
-                                kv_formula="", seq_len=0, rows=(), symbols=(), mermaid="",
-                                error=f"{type(exc).__name__}: {exc}")
+        view = ArchitectureView(
+            **common,
+            default_config_yaml="",
+            default_params=0,
+            params_formula="",
+            approx_formula="",
+            flops_formula="",
+            attention_formula="",
+            time_complexity="",
+            kv_formula="",
+            seq_len=0,
+            rows=(),
+            symbols=(),
+            mermaid="",
+            error=f"{type(exc).__name__}: {exc}",
+        )
     else:
         root = report.root
         view = ArchitectureView(

@@ -27,13 +27,24 @@ NAME = "hostile-text"
 def payload(field: str) -> str:
     """Markup that runs a script naming ``field`` if it reaches a page as HTML, plus markdown, mermaid and
     template syntax, and characters that cannot be shown (C1 controls, DEL)."""
-    return (f"<img src=x onerror=\"window.__pwned='{field}'\"> [link](javascript:window.__pwned='{field}') "
-            f"`tick` | $$ x $$ {{{{ jinja }}}} %%{{init: {{}}}}%% #quot; \x80\x9f\x7f end")
+    return (
+        f"<img src=x onerror=\"window.__pwned='{field}'\"> [link](javascript:window.__pwned='{field}') "
+        f"`tick` | $$ x $$ {{{{ jinja }}}} %%{{init: {{}}}}%% #quot; \x80\x9f\x7f end"
+    )
 
 
 #: Every hostile field and its text in the plugin as installed.
-FIELDS = ("title", "summary", "citation", "config_description", "config_default", "literal", "block_name",
-          "block_description", "symbol_meaning")
+FIELDS = (
+    "title",
+    "summary",
+    "citation",
+    "config_description",
+    "config_default",
+    "literal",
+    "block_name",
+    "block_description",
+    "symbol_meaning",
+)
 DEFAULT_TEXTS = {field: payload(field) for field in FIELDS}
 
 
@@ -63,16 +74,33 @@ def architecture(**texts: Any) -> Architecture:
             raise ValueError(build_error)
         d = sym("d", cfg.d_model, latex="d", meaning=t["symbol_meaning"])
         # the feed-forward is one node of the diagram and one bar of the chart: its name shows everywhere
-        layer = composite("layer", "encoder_layer",
-                          [feed_forward(t["block_name"], d, 4 * d, description=t["block_description"]),
-                           layer_norm("norm", d, description=t["block_description"])])
+        layer = composite(
+            "layer",
+            "encoder_layer",
+            [
+                feed_forward(t["block_name"], d, 4 * d, description=t["block_description"]),
+                layer_norm("norm", d, description=t["block_description"]),
+            ],
+        )
         vocab = sym("V", cfg.vocab_size, latex="V", meaning="vocabulary size")
-        return composite("hostile", "model", [embedding("token", vocab, d, role="token"),
-                                              repeat(layer, sym("L", cfg.n_layers, latex="L", meaning="layers"),
-                                                     name="layers")])
+        return composite(
+            "hostile",
+            "model",
+            [
+                embedding("token", vocab, d, role="token"),
+                repeat(layer, sym("L", cfg.n_layers, latex="L", meaning="layers"), name="layers"),
+            ],
+        )
 
-    return Architecture(name=NAME, title=t["title"], summary=t["summary"], citation=t["citation"],
-                        config_model=config_model, build=build, seq_len=lambda cfg: 16)
+    return Architecture(
+        name=NAME,
+        title=t["title"],
+        summary=t["summary"],
+        citation=t["citation"],
+        config_model=config_model,
+        build=build,
+        seq_len=lambda cfg: 16,
+    )
 
 
 def plugin(**texts: Any) -> types.ModuleType:

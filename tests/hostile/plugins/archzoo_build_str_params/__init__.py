@@ -6,6 +6,11 @@ from archzoo_gpt import ARCHITECTURE
 
 @hookimpl
 def register_architectures(register):
-    register(ARCHITECTURE.model_copy(update={
-        "name": "buildstr", "build": lambda config: Block("buildstr", "model", params="124M"),
-    }))
+    register(
+        ARCHITECTURE.model_copy(
+            update={
+                "name": "buildstr",
+                "build": lambda config: Block("buildstr", "model", params="124M"),
+            }
+        )
+    )
