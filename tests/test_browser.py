@@ -30,7 +30,7 @@ def site_url(tmp_path_factory):
 
 
 @pytest.fixture
-def page(browser, site_url):
+def page(browser, site_url):  # noqa: F811 (the fixture imported from browsing)
     """A tab with no network at view time: any request that leaves localhost is refused, and no page may
     need one, nor raise an error."""
     with watched_tab(browser, site_url, OPEN_SHADOW_ROOTS) as (tab, watched):

@@ -56,7 +56,7 @@ def site_url(tmp_path_factory):
 
 
 @pytest.fixture
-def page(browser, site_url):
+def page(browser, site_url):  # noqa: F811 (the fixture imported from browsing)
     """A tab with the traps set; after the test, nothing may have run, popped up or left localhost."""
     with watched_tab(browser, site_url, TRAPS) as (tab, watched):
         yield tab

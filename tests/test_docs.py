@@ -201,7 +201,7 @@ def test_entry_guide_examples_are_real_entries_with_that_reason():
     text = ENTRY_PAGE.read_text(encoding="utf-8")
     sections = re.split(r"^### `([a-z-]+)`$", text, flags=re.M)[1:]
     examples = 0
-    for reason, body in zip(sections[::2], sections[1::2]):
+    for reason, body in zip(sections[::2], sections[1::2], strict=True):
         assert reason in REASONS
         for model_id in re.findall(r"`([a-z0-9.-]+)`", body.split("\n## ")[0]):
             if registry.is_model(model_id):

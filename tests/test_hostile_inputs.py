@@ -522,7 +522,7 @@ def test_unreadable_registry_folder_is_an_error(tmp_path: Path, monkeypatch, cap
 
     monkeypatch.setattr(os, "scandir", scandir)
     code = main(["validate", str(folder)])
-    out, err = capsys.readouterr()
+    _, err = capsys.readouterr()
     assert code == 1
     assert err == (
         f"{folder}/locked:1: cannot list this folder (Permission denied); its entries would be missing "

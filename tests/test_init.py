@@ -197,7 +197,7 @@ def test_workflow_validates_builds_and_deploys_main_only(zoo):
 
 
 def test_every_example_entry_validates(zoo, host, capsys):
-    directory, files = zoo
+    directory, _ = zoo
     assert main(["validate", str(directory / "registry")]) == 0
     out = capsys.readouterr()
     assert out.out == f"{len(host.architectures)} entries valid\n"

@@ -219,9 +219,9 @@ def test_flops_never_shrink_as_n_grows(architecture: str, data):
     longest = arch.max_seq_len(report.config) if arch.max_seq_len is not None else MAX_SIZE
     lengths = sorted(data.draw(st.lists(st.integers(1, longest), min_size=2, max_size=6), label="N"))
     figures = [report.flops_at(n) for n in lengths]
-    for n, (total, attention) in zip(lengths, figures):
+    for n, (total, attention) in zip(lengths, figures, strict=True):
         assert type(total) is int and type(attention) is int and 0 <= attention <= total, (n, total, attention)
-    for (n1, (total1, attention1)), (n2, (total2, attention2)) in pairwise(zip(lengths, figures)):
+    for (n1, (total1, attention1)), (n2, (total2, attention2)) in pairwise(zip(lengths, figures, strict=True)):
         assert total1 <= total2, f"FLOPs fell from {total1:,} at N={n1} to {total2:,} at N={n2}"
         assert attention1 <= attention2, (
             f"attention FLOPs fell from {attention1:,} at N={n1} to {attention2:,} at N={n2}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
@@ -9,6 +10,7 @@ from pydantic import Field, PositiveInt, model_validator
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import (
+    Block,
     attention,
     composite,
     embedding,
@@ -128,14 +130,14 @@ class BertConfig(ArchConfig):
         return self
 
 
-def build(cfg: BertConfig):
+def build(cfg: BertConfig) -> Block:
     d = symbol("d", cfg.d_model)
     V = symbol("V", cfg.vocab_size)
     P = symbol("P", cfg.max_positions)
     L = symbol("L", cfg.n_layers)
     d_ff = symbol("d_ff", cfg.d_ff)
     factorised = cfg.embedding_size is not None
-    E = EMBEDDING_WIDTH(cfg.embedding_size) if factorised else d
+    E = EMBEDDING_WIDTH(cfg.embedding_size) if cfg.embedding_size is not None else d
 
     parts = [
         embedding("token", V, E, role="token", description="word embeddings"),
@@ -711,12 +713,12 @@ ARCHITECTURE = Architecture(
 
 
 @hookimpl
-def register_architectures(register):
+def register_architectures(register: Callable[[Architecture], None]) -> None:
     register(ARCHITECTURE)
 
 
 @hookimpl
-def register_hf_readers(register):
+def register_hf_readers(register: Callable[..., None]) -> None:
     register("bert", _from_bert)
     register("roberta", _from_roberta)
     register("distilbert", _from_distilbert)

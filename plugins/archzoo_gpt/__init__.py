@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
-from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat, with_modules
+from archzoo.blocks import (
+    Block,
+    attention,
+    composite,
+    embedding,
+    feed_forward,
+    layer_norm,
+    linear,
+    repeat,
+    with_modules,
+)
 from archzoo.formula import const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
 from archzoo.symbols import declare_symbol, symbol
@@ -51,7 +62,7 @@ class GptConfig(ArchConfig):
         return self
 
 
-def build(cfg: GptConfig):
+def build(cfg: GptConfig) -> Block:
     d = symbol("d", cfg.d_model)
     V = symbol("V", cfg.vocab_size)
     P = symbol("P", cfg.max_positions)
@@ -387,11 +398,11 @@ ARCHITECTURE = Architecture(
 
 
 @hookimpl
-def register_architectures(register):
+def register_architectures(register: Callable[[Architecture], None]) -> None:
     register(ARCHITECTURE)
 
 
 @hookimpl
-def register_hf_readers(register):
+def register_hf_readers(register: Callable[..., None]) -> None:
     register("gpt2", _from_gpt2)
     register("openai-gpt", _from_openai_gpt)

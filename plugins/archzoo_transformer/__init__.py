@@ -7,13 +7,24 @@ and importing this plugin stays torch-free.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_heads
-from archzoo.blocks import attention, composite, embedding, feed_forward, layer_norm, linear, repeat, with_modules
+from archzoo.blocks import (
+    Block,
+    attention,
+    composite,
+    embedding,
+    feed_forward,
+    layer_norm,
+    linear,
+    repeat,
+    with_modules,
+)
 from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
@@ -41,7 +52,7 @@ class TransformerConfig(ArchConfig):
         return self
 
 
-def build(cfg: TransformerConfig):
+def build(cfg: TransformerConfig) -> Block:
     d = symbol("d", cfg.d_model)
     d_ff = symbol("d_ff", cfg.d_ff)
     b = cfg.bias
@@ -113,7 +124,7 @@ def reference_modules(cfg: TransformerConfig) -> dict[str, tuple[str, ...]]:
     -> submodule names, inside a layer relative to the layer. With a vocabulary, torch.nn.Transformer is the
     ``transformer`` attribute of archzoo's Seq2SeqTransformer."""
     base = "transformer." if cfg.vocab_size else ""
-    table = {
+    table: dict[str, tuple[str, ...]] = {
         "transformer": ("",),
         "transformer.embedding": ("source_embedding",),  # target_embedding is the same module
         "transformer.source_embedding": ("source_embedding",),
@@ -180,7 +191,7 @@ ARCHITECTURE = Architecture(
 
 
 @hookimpl
-def register_architectures(register):
+def register_architectures(register: Callable[[Architecture], None]) -> None:
     register(ARCHITECTURE)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field, PositiveInt, model_validator
@@ -9,6 +10,7 @@ from pydantic import Field, PositiveInt, model_validator
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import (
+    Block,
     attention,
     composite,
     feed_forward,
@@ -102,7 +104,7 @@ class VitConfig(ArchConfig):
         return self.n_patches + int(self.class_token) + int(self.distillation_token)
 
 
-def build(cfg: VitConfig):
+def build(cfg: VitConfig) -> Block:
     d = symbol("d", cfg.d_model)
     L = symbol("L", cfg.n_layers)
     d_ff = symbol("d_ff", cfg.d_ff)
@@ -366,11 +368,11 @@ ARCHITECTURE = Architecture(
 
 
 @hookimpl
-def register_architectures(register):
+def register_architectures(register: Callable[[Architecture], None]) -> None:
     register(ARCHITECTURE)
 
 
 @hookimpl
-def register_hf_readers(register):
+def register_hf_readers(register: Callable[..., None]) -> None:
     register("vit", _from_vit)
     register("deit", _from_deit)

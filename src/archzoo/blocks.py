@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 from .formula import N, Poly, const, total
 
@@ -199,7 +200,7 @@ def active_params(root: Block) -> Poly:
     return total(v.active_params for v in root.visits() if not v.block.children)
 
 
-def _leaf(name: str, kind: str, description: str, **formulas: Poly) -> Block:
+def _leaf(name: str, kind: str, description: str, **formulas: Any) -> Block:
     return Block(name=name, kind=kind, description=description, **formulas)
 
 

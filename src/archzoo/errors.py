@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .host import PluginProblem
 
 __all__ = [
     "ArchzooError",
@@ -70,6 +74,13 @@ class PluginError(ArchzooError, RuntimeError):
     raised or returned something archzoo cannot use when called through `archzoo.host.call_plugin` or
     `archzoo.host.build_blocks`. Errors raised there carry ``.problem``, the `PluginProblem` naming the
     plugin, so the host records it without parsing the message back."""
+
+    problem: PluginProblem | None = None
+
+    @property
+    def reason(self) -> str:
+        """What went wrong, without the plugin's name in front (the whole message when there is no problem)."""
+        return self.problem.reason if self.problem is not None else str(self)
 
 
 class RegistryError(ArchzooError, ValueError):

@@ -287,6 +287,11 @@ def _unprintable(text: str) -> str | None:
     return None
 
 
+def _event_line(event: yaml.Event) -> int:
+    """The 1-based line an event of ``yaml.parse`` starts on (the parser marks every event it yields)."""
+    return event.start_mark.line + 1 if event.start_mark is not None else 1
+
+
 def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
     """Walk the YAML event stream (no tree is built) and raise `InputError` when the document nests
     deeper than ``max_depth`` or holds more than ``max_nodes`` values once aliases are expanded.
@@ -327,14 +332,14 @@ def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int =
                     total += 1
                     finish(1, event.anchor)
                 elif isinstance(event, yaml.AliasEvent):
-                    size = anchors.get(event.anchor, 1)
+                    size = anchors.get(event.anchor or "", 1)
                     total += size
                     if total > max_nodes:
                         raise InputError(
                             f"the aliases expand to more than {max_nodes:,} values; archzoo reads "
                             "plain, small data, so write the values out instead of repeating "
                             "aliases",
-                            line=event.start_mark.line + 1,
+                            line=_event_line(event),
                             key=key_path(key),
                         )
                     finish(size, None)
@@ -343,12 +348,12 @@ def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int =
                         raise InputError(
                             f"nested more than {max_depth} levels deep; archzoo reads flat "
                             "configurations, so remove the extra nesting",
-                            line=event.start_mark.line + 1,
+                            line=_event_line(event),
                             key=key_path(key[:1]),
                         )
                     total += 1
                     frames.append([isinstance(event, yaml.MappingStartEvent), key, True, None, 0, 1])
-                    open_anchors.append((event.anchor, event.start_mark.line))
+                    open_anchors.append((event.anchor, _event_line(event) - 1))
             elif isinstance(event, yaml.CollectionEndEvent):
                 frame = frames.pop()
                 anchor, _ = open_anchors.pop()
@@ -356,7 +361,7 @@ def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int =
             if total > max_nodes:
                 raise InputError(
                     f"holds more than {max_nodes:,} values; archzoo reads plain, small data",
-                    line=event.start_mark.line + 1,
+                    line=_event_line(event),
                     key="",
                 )
     except yaml.YAMLError:
@@ -497,7 +502,7 @@ def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) ->
     try:
         check_yaml_events(text)
     except InputError as exc:
-        raise fail(exc.line, exc.key, exc.message) from None
+        raise fail(exc.line or 1, exc.key, exc.message) from None
     try:
         node = yaml.compose(text, Loader=YAML12Loader)
     except yaml.YAMLError as exc:

@@ -100,7 +100,7 @@ def hf_reader(table: HFTable) -> Callable[[Callable], Callable]:
     """
 
     def attach(fn: Callable) -> Callable:
-        fn.hf_table = table
+        fn.hf_table = table  # type: ignore[attr-defined]
         return fn
 
     return attach
@@ -738,9 +738,8 @@ def methodology_section(host: PluginHost) -> str:
     for key, (disposition, why) in COMMON_KEYS.items():
         if why == _GENERATION:
             continue
-        if disposition == "refused" and key in COMMON_ACCEPTED:
-            disposition = "refused unless empty"
-        lines.append(f"| `{key}` | {disposition} | {_cell(why)} |")
+        shown = "refused unless empty" if disposition == "refused" and key in COMMON_ACCEPTED else disposition
+        lines.append(f"| `{key}` | {shown} | {_cell(why)} |")
     lines += ["", f"Ignored as generation settings: {', '.join(f'`{k}`' for k in generation)}.", "", DOC_END]
     return "\n".join(lines)
 

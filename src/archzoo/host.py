@@ -451,7 +451,7 @@ class PluginHost:
             if self.pm.is_registered(plugin):
                 self.pm.unregister(plugin)
             if isinstance(exc, PluginError):  # the plugin's own code failed while pluggy inspected it
-                self._problem(name, exc.problem.reason)
+                self._problem(name, exc.reason)
             else:  # a misspelt hook, or a hook whose arguments the spec does not have
                 self._problem(name, f"cannot be registered: {' '.join(str(exc).split())}")
             return
@@ -480,7 +480,7 @@ class PluginHost:
                 try:
                     module = call_plugin(ep.name, f"importing {ep.value!r}", ep.load)
                 except PluginError as exc:
-                    self._problem(ep.name, exc.problem.reason)
+                    self._problem(ep.name, exc.reason)
                     continue
                 info = PluginInfo(ep.name, candidate.version, candidate.source, ep.value, builtin=candidate.builtin)
                 self._register_module(ep.name, module, info)
@@ -534,7 +534,7 @@ class PluginHost:
                 call_plugin(name, hook_name, caller, register=register)
             except PluginError as exc:
                 self._drop(name)
-                self._note(name, exc.problem.reason)
+                self._note(name, exc.reason)
             finally:
                 open_[0] = False
             self._raise_if_strict(before)

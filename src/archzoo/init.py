@@ -14,6 +14,7 @@ registry's own loader, so a failure leaves nothing behind.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import shutil
@@ -242,7 +243,7 @@ def _write_examples(
             } - commented
             (staging / relative).unlink()
             if attempt == 0 and keys <= written:
-                commented = commented | frozenset(keys)
+                commented = commented | frozenset(k for k in keys if k is not None)
                 _write(staging, relative.as_posix(), _example_entry(arch, schema, year, commented))
                 examples[model_id] = (arch, relative, commented)
                 continue
@@ -407,8 +408,6 @@ def init_zoo(
 def _undo(staging: Path, moved: list[Path]) -> None:
     """Remove what this call wrote: the staging folder, and anything already moved out of it."""
     for path in moved:
-        try:
+        with contextlib.suppress(OSError):
             path.rename(staging / path.name)
-        except OSError:
-            pass
     shutil.rmtree(staging, ignore_errors=True)

@@ -616,7 +616,7 @@ def _coerced(raw: Any, value: Any, loc: tuple, seen: set[int]) -> Iterable[tuple
             elif isinstance(value, dict) and key in value:
                 yield from _coerced(item, value[key], loc + (key,), seen)
     elif isinstance(raw, list) and isinstance(value, (list, tuple)) and len(raw) == len(value):
-        for i, (item, converted) in enumerate(zip(raw, value)):
+        for i, (item, converted) in enumerate(zip(raw, value, strict=True)):
             yield from _coerced(item, converted, loc + (i,), seen)
     elif isinstance(value, bool) and not isinstance(raw, bool):
         yield loc, f"expected true or false, got {_got(raw)}; write true or false without quotes"

@@ -22,6 +22,7 @@ when it cannot be written the index is simply built each time.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import marshal
@@ -141,10 +142,10 @@ def _fingerprint(host: PluginHost) -> str:
             files |= set(base.parent.rglob("*.py")) if base.name == "__init__.py" else {base}
     for path in sorted(files):
         try:
-            info = path.stat()
+            stat = path.stat()
         except OSError:
             continue
-        digest.update(f"\0{path}\0{info.st_size}\0{info.st_mtime_ns}".encode())
+        digest.update(f"\0{path}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
     for problem in host.problems:
         digest.update(f"\0{problem}".encode())
     return digest.hexdigest()
@@ -227,10 +228,8 @@ def _write_cache(path: Path, fingerprint: str, files: dict[str, tuple]) -> None:
         os.replace(tmp, path)
     except OSError:  # a read-only or full cache folder: the index is rebuilt next time, nothing is lost
         if tmp is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
 
 
 @contextmanager

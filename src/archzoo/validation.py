@@ -7,6 +7,7 @@ the same wherever it was typed.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -65,7 +66,7 @@ def _got(value: Any) -> str:
 
 
 def _describe(
-    err: dict[str, Any], models: dict[tuple, type[BaseModel]], texts: dict[tuple, str], prefix: tuple = ()
+    err: Mapping[str, Any], models: dict[tuple, type[BaseModel]], texts: dict[tuple, str], prefix: tuple = ()
 ) -> tuple[tuple, tuple, str]:
     """One pydantic error as ``(key path, key path of its line, what is wrong and how to fix it)``.
 
@@ -73,7 +74,8 @@ def _describe(
     ``prefix`` is where the validated mapping sits in its file (``("config",)``), for messages that name a place.
     """
     loc = tuple(err["loc"])
-    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
+    kind, ctx = err["type"], err.get("ctx") or {}
+    value: Any = err.get("input")  # whatever the file held
     name = str(loc[-1]) if loc else ""
     model = models.get(loc[:-1])
     info = model.model_fields.get(name) if model is not None else None
@@ -140,7 +142,7 @@ def _describe(
     return loc, loc, f"{err['msg']} (got {value!r})"
 
 
-def describe_error(err: dict[str, Any], model: type[BaseModel]) -> tuple[str, str]:
+def describe_error(err: Mapping[str, Any], model: type[BaseModel]) -> tuple[str, str]:
     """``(key path, message)`` for one pydantic error of ``model``."""
     loc, _, message = _describe(err, {(): model}, {})
     return key_path(loc), message

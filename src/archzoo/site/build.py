@@ -587,10 +587,14 @@ def _remove_if_dead(staging: Path) -> None:
         except BlockingIOError:
             return  # its build is running
         recorded = os.read(owner, 4096)
-        if not recorded.startswith(_OWNER_FORMAT.encode() + b"\n"):
-            if recorded or time.time() - os.fstat(owner).st_mtime <= _UNCLAIMED_GRACE_S:
-                return  # not archzoo's, or a build between creating its owner file and recording itself
-        out_dir = staging.parent / _STAGING_NAME.match(staging.name).group("out")
+        if not recorded.startswith(_OWNER_FORMAT.encode() + b"\n") and (
+            recorded or time.time() - os.fstat(owner).st_mtime <= _UNCLAIMED_GRACE_S
+        ):
+            return  # not archzoo's, or a build between creating its owner file and recording itself
+        named = _STAGING_NAME.match(staging.name)
+        if named is None:
+            return  # not a staging folder of archzoo's
+        out_dir = staging.parent / named.group("out")
         previous = staging / "previous"
         if previous.is_dir() and not previous.is_symlink() and not os.path.lexists(out_dir):
             os.replace(previous, out_dir)  # killed between the two renames of the swap: the old site goes back

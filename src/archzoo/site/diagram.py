@@ -39,7 +39,7 @@ def _label(text: str) -> str:
     """
     text = _UNSHOWABLE.sub("\ufffd", _SPACES.sub(" ", str(text)))
     out = []
-    for before, c in zip(" " + text, text):
+    for before, c in zip(" " + text, text, strict=False):
         if c == "$" and before == "$":
             out.append("#8288;")
         out.append(c if c in _LABEL_SAFE else f"#{ord(c)};")

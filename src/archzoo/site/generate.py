@@ -110,7 +110,9 @@ class _Job:
 
 #: What the build's own process needs of a view a worker rendered the page of (its tables and downloads);
 #: the rest is dropped so that less crosses the process boundary.
-_HEAVY = dict(rows=(), symbols=(), flops_svg="", params_svg="", mermaid="", config_yaml="", reference_code=None)
+_HEAVY: dict[str, Any] = dict(
+    rows=(), symbols=(), flops_svg="", params_svg="", mermaid="", config_yaml="", reference_code=None
+)
 
 _job: _Job | None = None  # set in each forked worker by `_start_worker`, from the Pool's initargs
 

@@ -298,7 +298,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         missing = [path for name, (_, path) in PAGES.items() if name not in self.config.pages]
         if not missing:
             return markdown
-        pattern = re.compile(r"\[([^\]]+)\]\((?:%s)(?:#[^)]*)?\)" % "|".join(re.escape(m) for m in missing))
+        pattern = re.compile(r"\[([^\]]+)\]\((?:" + "|".join(re.escape(m) for m in missing) + r")(?:#[^)]*)?\)")
         return pattern.sub(r"\1", markdown)
 
     def on_pre_page(self, page, *, config, files):

@@ -57,7 +57,7 @@ def flops_plot(
     height: int = 380,
 ) -> str:
     """FLOPs per forward pass against N, both axes logarithmic: attention, the rest, and the total."""
-    rest = [t - a for t, a in zip(totals, attention)]
+    rest = [t - a for t, a in zip(totals, attention, strict=True)]
     left, right, top, bottom = 64, 170, 16, 44
     plot_w, plot_h = width - left - right, height - top - bottom
     positive = [v for series in (totals, attention, rest) for v in series if v > 0]
@@ -88,10 +88,10 @@ def flops_plot(
             f'<text class="az-tick" x="{x}" y="{top + plot_h + 16}" text-anchor="middle">{_tick_label(t)}</text>'
         )
     for t in y_ticks:
-        y = _f(py(t))
-        out.append(f'<line class="az-grid" x1="{left}" y1="{y}" x2="{left + plot_w}" y2="{y}"/>')
+        tick_y = _f(py(t))
+        out.append(f'<line class="az-grid" x1="{left}" y1="{tick_y}" x2="{left + plot_w}" y2="{tick_y}"/>')
         out.append(
-            f'<text class="az-tick" x="{left - 6}" y="{y}" text-anchor="end" dominant-baseline="middle">'
+            f'<text class="az-tick" x="{left - 6}" y="{tick_y}" text-anchor="end" dominant-baseline="middle">'
             f"{_tick_label(t)}</text>"
         )
     out.append(f'<rect class="az-frame" x="{left}" y="{top}" width="{plot_w}" height="{plot_h}"/>')
@@ -109,7 +109,7 @@ def flops_plot(
         ("everything else", "az-rest", rest),
     ]
     for name, css, values in series:
-        points = " ".join(f"{_f(px(n))},{_f(py(v))}" for n, v in zip(ns, values) if v > 0)
+        points = " ".join(f"{_f(px(n))},{_f(py(v))}" for n, v in zip(ns, values, strict=True) if v > 0)
         if points:
             out.append(f'<polyline class="az-line {css}" points="{points}"><title>{name}</title></polyline>')
     for i, (name, css, _values) in enumerate(series):
@@ -117,7 +117,7 @@ def flops_plot(
         lx = left + plot_w + 12
         out.append(f'<line class="az-line {css}" x1="{lx}" y1="{y}" x2="{lx + 22}" y2="{y}"/>')
         out.append(f'<text class="az-legend" x="{lx + 28}" y="{y}" dominant-baseline="middle">{name}</text>')
-    markers = []
+    markers: list[tuple[int, list[str], str]] = []
     if seq_len and min(ns) <= seq_len <= max(ns):
         markers.append((seq_len, ["model's N", f"= {seq_len:,}"], "az-mark-context"))
     if overtakes_at and min(ns) <= overtakes_at <= max(ns):

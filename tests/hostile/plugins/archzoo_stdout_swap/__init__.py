@@ -3,5 +3,5 @@
 import os
 import sys
 
-sys.stdout = open(os.devnull, "w")
+sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (kept open on purpose: the hostile act)
 sys.stderr = sys.stdout
