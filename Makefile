@@ -9,7 +9,7 @@ PYTHON = $(VENV)/bin/python
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
 PORT ?= 8000
 
-.PHONY: serve build test install install-test chromium venv clean
+.PHONY: serve build test lint install install-test chromium venv clean
 
 venv: $(PYTHON)
 
@@ -41,7 +41,14 @@ build: install
 serve: install
 	$(VENV)/bin/archzoo serve --port $(PORT)
 
-test: install-test chromium
+# The habits that keep the code readable: ruff's lint and format, and mypy over src/ and plugins/
+# (settings in pyproject.toml). `make test` runs them first: they take seconds.
+lint: install-test
+	$(PYTHON) -m ruff check src plugins tests benchmarks
+	$(PYTHON) -m ruff format --check src plugins tests benchmarks
+	$(PYTHON) -m mypy
+
+test: install-test chromium lint
 	$(PYTHON) -m pytest
 
 clean:
