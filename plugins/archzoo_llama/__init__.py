@@ -10,14 +10,27 @@ eager forward pass (FlopCounterMode counts none), so they appear in no formula.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, Self
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
+from pydantic.fields import FieldInfo
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
-from archzoo.blocks import Block, attention, composite, embedding, feed_forward, linear, repeat, rms_norm, with_modules
-from archzoo.formula import sym
+from archzoo.blocks import (
+    Block,
+    attention,
+    composite,
+    embedding,
+    experts,
+    feed_forward,
+    linear,
+    repeat,
+    rms_norm,
+    with_modules,
+)
+from archzoo.formula import Poly, const, sym
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -27,13 +40,14 @@ from archzoo.hf_config import (
     HFTable,
     hf_reader,
 )
-from archzoo.symbols import symbol
+from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
 
 
-class LlamaConfig(ArchConfig):
-    """A LLaMA-style decoder; defaults are TinyLlama-1.1B (Zhang et al. 2024)."""
+class DecoderConfig(ArchConfig):
+    """The keys every LLaMA-style decoder shares (attention, norms, embeddings, head); defaults are
+    TinyLlama-1.1B (Zhang et al. 2024). `LlamaConfig` adds a dense feed-forward, `MoEConfig` experts."""
 
     vocab_size: PositiveInt = Field(32000, description="vocabulary size")
     d_model: PositiveInt = Field(2048, description="model width")
@@ -43,7 +57,6 @@ class LlamaConfig(ArchConfig):
         4, description="key/value heads (grouped- or multi-query attention; null = n_heads); must divide n_heads"
     )
     d_head: PositiveInt | None = Field(None, description="width of one head (null = d_model / n_heads; Gemma 7B: 256)")
-    d_ff: PositiveInt = Field(5632, description="hidden width of the gated feed-forward (gate and up projections)")
     max_positions: PositiveInt = Field(2048, description="context length (rotary positions: no parameters)")
     tie_embeddings: bool = Field(False, description="LM head shares the token embedding matrix (Gemma)")
     norm: Literal["rms_norm", "layer_norm_no_affine"] = Field(
@@ -57,14 +70,9 @@ class LlamaConfig(ArchConfig):
     out_bias: bool = Field(False, description="bias on the attention output projection")
     mlp_bias: bool = Field(False, description="biases on the gate, up and down projections")
     head: Literal["lm", "none"] = Field("lm", description="lm (*ForCausalLM) or none (the base *Model)")
-    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3"] = Field(
-        "llama",
-        description="the transformers classes `archzoo verify` builds for this configuration (no effect on "
-        "counts); another family is used where this one cannot build it",
-    )
 
     @model_validator(mode="after")
-    def _check(self) -> LlamaConfig:
+    def _check(self) -> Self:
         if self.d_head is None:
             check_heads(self.d_model, self.n_heads, ", or give d_head explicitly (Gemma 7B: n_heads 16, d_head 256)")
         kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
@@ -85,18 +93,92 @@ class LlamaConfig(ArchConfig):
         return self
 
 
-def _norm(name: str, d, cfg: LlamaConfig) -> Block:
+class LlamaConfig(DecoderConfig):
+    """A LLaMA-style decoder; defaults are TinyLlama-1.1B (Zhang et al. 2024)."""
+
+    d_ff: PositiveInt = Field(5632, description="hidden width of the gated feed-forward (gate and up projections)")
+    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3"] = Field(
+        "llama",
+        description="the transformers classes `archzoo verify` builds for this configuration (no effect on "
+        "counts); another family is used where this one cannot build it",
+    )
+
+
+def _default(name: str, value: Any) -> Any:
+    """`DecoderConfig`'s field ``name`` (its description and constraints) with another default."""
+    return FieldInfo.merge_field_infos(DecoderConfig.model_fields[name], default=value)
+
+
+class MoEConfig(DecoderConfig):
+    """A LLaMA-style decoder whose feed-forward is a mixture of experts; defaults are Mixtral 8x7B
+    (Jiang et al. 2024, Table 1)."""
+
+    d_model: PositiveInt = _default("d_model", 4096)
+    n_layers: PositiveInt = _default("n_layers", 32)
+    n_kv_heads: PositiveInt | None = _default("n_kv_heads", 8)
+    max_positions: PositiveInt = _default("max_positions", 32768)
+    n_experts: PositiveInt = Field(8, description="experts in each layer's mixture (all stored)")
+    top_k: PositiveInt = Field(2, description="experts each token runs through in each layer (at most n_experts)")
+    d_ff_expert: PositiveInt = Field(
+        14336, description="hidden width of one expert's gated feed-forward (Qwen2-MoE: moe_intermediate_size)"
+    )
+    d_ff_shared: NonNegativeInt = Field(
+        0,
+        description="hidden width of the shared expert every token runs through, scaled by a sigmoid gate "
+        "Linear(d_model, 1) (Qwen2-MoE: shared_expert_intermediate_size); 0 = no shared expert",
+    )
+    family: Literal["mixtral", "qwen2_moe"] = Field(
+        "mixtral",
+        description="the transformers classes `archzoo verify` builds for this configuration (no effect on "
+        "counts); another family is used where this one cannot build it",
+    )
+
+    @model_validator(mode="after")
+    def _check_experts(self) -> Self:
+        if self.top_k > self.n_experts:
+            raise ValueError(
+                f"top_k: each token cannot run through {self.top_k} of {self.n_experts} experts; "
+                f"choose top_k between 1 and n_experts ({self.n_experts})"
+            )
+        return self
+
+
+# ---- the block tree: one layer builder for the dense and the mixture-of-experts decoder --------------
+
+E = declare_symbol("E", latex="E", meaning="experts in each layer (n_experts)", order=4)
+K = declare_symbol("k", latex="k", meaning="experts each token runs (top_k)", order=5)
+D_EXPERT = declare_symbol("d_e", latex="d_{e}", meaning="width of one expert (d_ff_expert)", order=24)
+D_SHARED = declare_symbol("d_s", latex="d_{s}", meaning="width of the shared expert (d_ff_shared)", order=25)
+
+
+def _norm(name: str, d: Poly, cfg: DecoderConfig) -> Block:
     if cfg.norm == "rms_norm":
         return rms_norm(name, d)
     # OLMo's LayerNorm normalises with neither weight nor bias: no parameters, and no matmul FLOPs
     return Block(name=name, kind="layer_norm", description=f"LayerNorm({d}), no weight or bias")
 
 
-def build(cfg: LlamaConfig) -> Block:
+def _gated_kind(cfg: DecoderConfig) -> str:
+    return "SwiGLU" if cfg.activation in ("silu", "swish") else f"{cfg.activation}-gated"
+
+
+def _gated(name: str, d: Poly, width: Poly, cfg: DecoderConfig, what: str) -> Block:
+    return feed_forward(
+        name,
+        d,
+        width,
+        activation=cfg.activation,
+        gated=True,
+        bias=cfg.mlp_bias,
+        description=f"{what} ({_gated_kind(cfg)}): gate, up and down projections",
+    )
+
+
+def _decoder(cfg: DecoderConfig, root: str, mlp: Block, mlp_text: str, description: str) -> Block:
+    """Embedding, ``L`` pre-norm layers (norm, attention; norm, ``mlp``), final norm and LM head."""
     d = symbol("d", cfg.d_model)
     V = symbol("V", cfg.vocab_size)
     L = symbol("L", cfg.n_layers)
-    d_ff = symbol("d_ff", cfg.d_ff)
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_head or cfg.d_model // cfg.n_heads)
     inner = d if cfg.d_head is None else h * d_h
@@ -105,7 +187,6 @@ def build(cfg: LlamaConfig) -> Block:
     else:
         h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
         kv_inner = h_kv * d_h
-    kind = "SwiGLU" if cfg.activation in ("silu", "swish") else f"{cfg.activation}-gated"
     norm_name = "RMSNorm" if cfg.norm == "rms_norm" else "LayerNorm without parameters"
     layer = composite(
         "layer",
@@ -125,17 +206,9 @@ def build(cfg: LlamaConfig) -> Block:
                 else "causal self-attention with rotary positions",
             ),
             _norm("mlp_norm", d, cfg),
-            feed_forward(
-                "mlp",
-                d,
-                d_ff,
-                activation=cfg.activation,
-                gated=True,
-                bias=cfg.mlp_bias,
-                description=f"gated feed-forward ({kind}): gate, up and down projections",
-            ),
+            mlp,
         ],
-        f"pre-norm decoder layer: {norm_name}, attention, add; {norm_name}, {kind}, add",
+        f"pre-norm decoder layer: {norm_name}, attention, add; {norm_name}, {mlp_text}, add",
     )
     children = [
         embedding("token", V, d, role="token", description="token embeddings"),
@@ -154,37 +227,96 @@ def build(cfg: LlamaConfig) -> Block:
                 + (", weight tied to the token embedding" if cfg.tie_embeddings else ""),
             )
         )
-    return with_modules(composite("llama", "model", children, "LLaMA-style decoder"), reference_modules(cfg))
+    return composite(root, "model", children, description)
+
+
+def build(cfg: LlamaConfig) -> Block:
+    d = symbol("d", cfg.d_model)
+    mlp = _gated("mlp", d, symbol("d_ff", cfg.d_ff), cfg, "gated feed-forward")
+    root = _decoder(cfg, "llama", mlp, _gated_kind(cfg), "LLaMA-style decoder")
+    return with_modules(root, reference_modules(cfg))
+
+
+def build_moe(cfg: MoEConfig) -> Block:
+    d = symbol("d", cfg.d_model)
+    n_experts = E(cfg.n_experts)
+    expert = _gated("expert", d, D_EXPERT(cfg.d_ff_expert), cfg, "one expert's gated feed-forward")
+    router = linear("gate", d, n_experts, bias=False, description="router: a score per expert for each token")
+    shared = None
+    if cfg.d_ff_shared:
+        shared = composite(
+            "shared",
+            "shared_expert",
+            [
+                _gated("shared_expert", d, D_SHARED(cfg.d_ff_shared), cfg, "shared expert"),
+                linear("shared_expert_gate", d, const(1), bias=False, description="sigmoid gate of the shared expert"),
+            ],
+            "shared expert, run for every token and scaled by a sigmoid gate",
+        )
+    mlp = experts(expert, n_experts, K(cfg.top_k), router=router, shared_experts=shared, name="mlp")
+    text = f"mixture of {cfg.n_experts} {_gated_kind(cfg)} experts, top-{cfg.top_k}" + (
+        " and a shared expert" if shared else ""
+    )
+    root = _decoder(cfg, "moe", mlp, text, "LLaMA-style mixture-of-experts decoder")
+    return with_modules(root, moe_reference_modules(cfg))
+
+
+def _layer_modules(root: str, cfg: DecoderConfig) -> dict[str, tuple[str, ...]]:
+    """The block -> submodule table the families share: the model, attention, norms and head."""
+    base = "model." if cfg.head == "lm" else ""
+    layer = f"{root}.layers.layer"
+    return {
+        root: ("",),
+        f"{root}.token": (f"{base}embed_tokens",),
+        f"{root}.layers": (f"{base}layers",),
+        layer: (f"{base}layers",),
+        f"{layer}.attention_norm": ("input_layernorm",),
+        f"{layer}.attention": ("self_attn",),
+        f"{layer}.attention.q_proj": ("self_attn.q_proj",),
+        f"{layer}.attention.k_proj": ("self_attn.k_proj",),
+        f"{layer}.attention.v_proj": ("self_attn.v_proj",),
+        f"{layer}.attention.out_proj": ("self_attn.o_proj",),
+        f"{layer}.mlp_norm": ("post_attention_layernorm",),
+        f"{layer}.mlp": ("mlp",),
+        f"{root}.final_norm": (f"{base}norm",),
+        f"{root}.lm_head": ("lm_head",),
+    }
+
+
+def _mlp_modules(prefix: str, module: str) -> dict[str, tuple[str, ...]]:
+    return {
+        f"{prefix}.fc_in": (f"{module}.up_proj",),
+        f"{prefix}.fc_gate": (f"{module}.gate_proj",),
+        f"{prefix}.fc_out": (f"{module}.down_proj",),
+    }
 
 
 def reference_modules(cfg: LlamaConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer. The families name them alike, except
     that Phi-3 fuses q/k/v into ``qkv_proj`` and gate/up into ``gate_up_proj`` (those blocks stay unmapped)."""
-    base = "model." if cfg.head == "lm" else ""
-    table = {
-        "llama": ("",),
-        "llama.token": (f"{base}embed_tokens",),
-        "llama.layers": (f"{base}layers",),
-        "llama.layers.layer": (f"{base}layers",),
-        "llama.layers.layer.attention_norm": ("input_layernorm",),
-        "llama.layers.layer.attention": ("self_attn",),
-        "llama.layers.layer.attention.q_proj": ("self_attn.q_proj",),
-        "llama.layers.layer.attention.k_proj": ("self_attn.k_proj",),
-        "llama.layers.layer.attention.v_proj": ("self_attn.v_proj",),
-        "llama.layers.layer.attention.out_proj": ("self_attn.o_proj",),
-        "llama.layers.layer.mlp_norm": ("post_attention_layernorm",),
-        "llama.layers.layer.mlp": ("mlp",),
-        "llama.layers.layer.mlp.fc_in": ("mlp.up_proj",),
-        "llama.layers.layer.mlp.fc_gate": ("mlp.gate_proj",),
-        "llama.layers.layer.mlp.fc_out": ("mlp.down_proj",),
-        "llama.final_norm": (f"{base}norm",),
-        "llama.lm_head": ("lm_head",),
-    }
+    table = {**_layer_modules("llama", cfg), **_mlp_modules("llama.layers.layer.mlp", "mlp")}
     if _reference_family(cfg) == "phi3":
         for fused in ("attention.q_proj", "attention.k_proj", "attention.v_proj", "mlp.fc_in", "mlp.fc_gate"):
             del table[f"llama.layers.layer.{fused}"]
     return table
+
+
+def moe_reference_modules(cfg: MoEConfig) -> dict[str, tuple[str, ...]]:
+    """`reference_modules` of the mixture-of-experts decoder: the router is ``mlp.gate``; transformers fuses
+    every expert's projections into the tensors of one ``mlp.experts`` module (the blocks of one expert stay
+    unmapped); Qwen2-MoE's shared expert is ``mlp.shared_expert`` with its gate ``mlp.shared_expert_gate``."""
+    mlp = "moe.layers.layer.mlp"
+    return {
+        **_layer_modules("moe", cfg),
+        f"{mlp}.gate": ("mlp.gate",),
+        f"{mlp}.experts": ("mlp.experts",),
+        f"{mlp}.experts.expert": ("mlp.experts",),
+        f"{mlp}.shared": ("mlp.shared_expert", "mlp.shared_expert_gate"),
+        f"{mlp}.shared.shared_expert": ("mlp.shared_expert",),
+        f"{mlp}.shared.shared_expert_gate": ("mlp.shared_expert_gate",),
+        **_mlp_modules(f"{mlp}.shared.shared_expert", "mlp.shared_expert"),
+    }
 
 
 #: model type -> transformers' class prefix
@@ -216,35 +348,90 @@ def _reference_family(cfg: LlamaConfig) -> str | None:
     return next((f for f in ("llama", "qwen2", "gemma", "olmo") if _builds(f, cfg)), None)
 
 
-def reference(cfg: LlamaConfig) -> Reference | None:
-    """The transformers class of ``family`` (or of the first family that builds the configuration)."""
-    family = _reference_family(cfg)
-    if family is None:
-        return None  # an output bias without q/k/v biases, or biases with OLMo's norm: no class builds it
-    kwargs: dict[str, Any] = dict(
+def _common_kwargs(cfg: DecoderConfig) -> dict[str, Any]:
+    """The configuration-class arguments every family takes alike."""
+    return dict(
         vocab_size=cfg.vocab_size,
         hidden_size=cfg.d_model,
-        intermediate_size=cfg.d_ff,
         num_hidden_layers=cfg.n_layers,
         num_attention_heads=cfg.n_heads,
         num_key_value_heads=cfg.n_kv_heads or cfg.n_heads,
         max_position_embeddings=cfg.max_positions,
         hidden_act=cfg.activation,
         tie_word_embeddings=cfg.tie_embeddings,
-        pad_token_id=None,
-    )  # some families' default padding index lies beyond a small vocabulary
+        pad_token_id=None,  # some families' default padding index lies beyond a small vocabulary
+    )
+
+
+def _transformers_reference(name: str, cfg: DecoderConfig, kwargs: dict[str, Any], **extra: Any) -> Reference:
+    return Reference(
+        library="transformers",
+        target=f"transformers.{name}{'ForCausalLM' if cfg.head == 'lm' else 'Model'}",
+        config_class=f"transformers.{name}Config",
+        kwargs=kwargs,
+        **extra,
+    )
+
+
+def reference(cfg: LlamaConfig) -> Reference | None:
+    """The transformers class of ``family`` (or of the first family that builds the configuration)."""
+    family = _reference_family(cfg)
+    if family is None:
+        return None  # an output bias without q/k/v biases, or biases with OLMo's norm: no class builds it
+    kwargs = dict(_common_kwargs(cfg), intermediate_size=cfg.d_ff)
     if family in ("llama", "gemma", "olmo"):
         kwargs["attention_bias"] = cfg.qkv_bias
     if family == "llama":
         kwargs["mlp_bias"] = cfg.mlp_bias
     if family in ("llama", "mistral", "gemma"):
         kwargs["head_dim"] = cfg.d_head or cfg.d_model // cfg.n_heads
-    name = FAMILIES[family]
-    return Reference(
-        library="transformers",
-        target=f"transformers.{name}{'ForCausalLM' if cfg.head == 'lm' else 'Model'}",
-        config_class=f"transformers.{name}Config",
-        kwargs=kwargs,
+    return _transformers_reference(FAMILIES[family], cfg, kwargs)
+
+
+#: MoE model type -> transformers' class prefix
+MOE_FAMILIES = {"mixtral": "Mixtral", "qwen2_moe": "Qwen2Moe"}
+
+
+def _builds_moe(family: str, cfg: MoEConfig) -> bool:
+    """Whether transformers' ``family`` classes build exactly this configuration: RMSNorm, no output or
+    feed-forward biases (the experts are fused bias-free tensors); Mixtral has no q/k/v biases and no shared
+    expert, Qwen2-MoE always has a shared expert (and its gate) and computes its own head width."""
+    plain = cfg.norm == "rms_norm" and not cfg.out_bias and not cfg.mlp_bias
+    natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads
+    return {
+        "mixtral": plain and not cfg.qkv_bias and cfg.d_ff_shared == 0,
+        "qwen2_moe": plain and cfg.d_ff_shared > 0 and natural_head,
+    }[family]
+
+
+def moe_reference(cfg: MoEConfig) -> Reference | None:
+    """MixtralForCausalLM / Qwen2MoeForCausalLM (or their base models). Its parameters are counted on the
+    meta device; its FLOPs need real weights (``device: cpu``), since routing reads the router's scores."""
+    family = (
+        cfg.family if _builds_moe(cfg.family, cfg) else next((f for f in MOE_FAMILIES if _builds_moe(f, cfg)), None)
+    )
+    if family is None:
+        return None  # biases beyond q/k/v, OLMo's norm, or q/k/v biases without a shared expert
+    kwargs = dict(_common_kwargs(cfg), num_experts_per_tok=cfg.top_k)
+    if family == "mixtral":
+        kwargs.update(
+            intermediate_size=cfg.d_ff_expert,
+            num_local_experts=cfg.n_experts,
+            head_dim=cfg.d_head or cfg.d_model // cfg.n_heads,
+        )
+    else:
+        kwargs.update(
+            moe_intermediate_size=cfg.d_ff_expert,
+            shared_expert_intermediate_size=cfg.d_ff_shared,
+            num_experts=cfg.n_experts,
+            qkv_bias=cfg.qkv_bias,
+        )
+    return _transformers_reference(
+        MOE_FAMILIES[family],
+        cfg,
+        kwargs,
+        device="cpu",
+        note="routing reads the router's scores, so FLOPs are measured with small random weights on the CPU",
     )
 
 
@@ -290,13 +477,14 @@ def _table(
     ignored: dict[str, str],
     refused: dict[str, tuple[tuple[Any, ...], str]] | None = None,
     heads: tuple[str, ...] = (),
+    aliases: dict[str, str] | None = None,
 ) -> HFTable:
     return HFTable(
         model_type=model_type,
         config_class=f"{family}Config",
         defaults=defaults,
-        aliases={},
-        read={**_READ, **read},
+        aliases=aliases or {},
+        read={**{k: v for k, v in _READ.items() if k not in ignored}, **read},
         ignored={**{k: v for k, v in _IGNORED.items() if k in defaults}, **ignored},
         refused=refused or {},
         base_class=f"{family}Model",
@@ -525,12 +713,13 @@ def _check_rope(rope: Any, family: str) -> None:
     if kind not in allowed:
         raise ValueError(
             f"rope_parameters: rope_type {json.dumps(kind)[:60]} is not one transformers' "
-            f"{FAMILIES[family]}Config accepts; expected one of {', '.join(allowed)}"
+            f"{({**FAMILIES, **MOE_FAMILIES})[family]}Config accepts; expected one of {', '.join(allowed)}"
         )
 
 
-def _common(hf: dict[str, Any], family: str) -> dict[str, Any]:
-    """The keys every type reads alike; num_key_value_heads null means one key/value head per query head."""
+def _shared(hf: dict[str, Any], family: str) -> dict[str, Any]:
+    """The keys every type, dense or mixture of experts, reads alike; num_key_value_heads null means one
+    key/value head per query head."""
     vocab, pad = hf["vocab_size"], hf.get("pad_token_id")
     if isinstance(vocab, int) and isinstance(pad, int) and not isinstance(pad, bool) and not -vocab <= pad < vocab:
         raise ValueError(
@@ -542,7 +731,6 @@ def _common(hf: dict[str, Any], family: str) -> dict[str, Any]:
         family=family,
         vocab_size=hf["vocab_size"],
         d_model=hf["hidden_size"],
-        d_ff=hf["intermediate_size"],
         n_layers=hf["num_hidden_layers"],
         n_heads=hf["num_attention_heads"],
         n_kv_heads=hf["num_key_value_heads"],
@@ -550,6 +738,11 @@ def _common(hf: dict[str, Any], family: str) -> dict[str, Any]:
         max_positions=hf["max_position_embeddings"],
         tie_embeddings=hf["tie_word_embeddings"],
     )
+
+
+def _common(hf: dict[str, Any], family: str) -> dict[str, Any]:
+    """`_shared` and the dense feed-forward's width."""
+    return dict(_shared(hf, family), d_ff=hf["intermediate_size"])
 
 
 def _head_dim(hf: dict[str, Any]) -> dict[str, Any]:
@@ -619,6 +812,170 @@ def _from_phi3(hf: dict[str, Any], model_class: str = "Phi3Model") -> dict[str, 
     )  # qkv_proj and gate_up_proj fuse the same weights into one linear each
 
 
+# ---- mixture-of-experts types ----------------------------------------------------------------------------
+
+_ROUTER_LOGITS = (
+    "returns each layer's router scores and adds the load-balancing loss to the outputs: no parameters, and "
+    "that loss costs no matmul FLOPs"
+)
+_AUX_LOSS = "weight of the load-balancing loss in training: no parameters or FLOPs"
+
+HF_MIXTRAL = _table(
+    "mixtral",
+    "Mixtral",
+    defaults=dict(
+        vocab_size=32000,
+        hidden_size=4096,
+        intermediate_size=14336,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=None,
+        hidden_act="silu",
+        max_position_embeddings=131072,
+        initializer_range=0.02,
+        rms_norm_eps=1e-05,
+        use_cache=True,
+        pad_token_id=None,
+        bos_token_id=1,
+        eos_token_id=2,
+        tie_word_embeddings=False,
+        sliding_window=None,
+        attention_dropout=0.0,
+        num_experts_per_tok=2,
+        num_local_experts=8,
+        output_router_logits=False,
+        router_aux_loss_coef=0.001,
+        router_jitter_noise=0.0,
+        rope_parameters=None,
+    ),
+    read={
+        "intermediate_size": "d_ff_expert",
+        "head_dim": "d_head",
+        "num_local_experts": "n_experts",
+        "num_experts_per_tok": "top_k",
+    },
+    ignored={
+        "rms_norm_eps": _EPS,
+        "sliding_window": _WINDOW,
+        "output_router_logits": _ROUTER_LOGITS,
+        "router_aux_loss_coef": _AUX_LOSS,
+        "router_jitter_noise": "in training, scales the router's input by random factors: no parameters, no "
+        "matmul FLOPs, and each token still runs exactly top_k experts",
+    },
+    heads=("QuestionAnswering", "SequenceClassification", "TokenClassification"),
+    aliases={"num_experts": "num_local_experts"},
+)
+
+HF_QWEN2_MOE = _table(
+    "qwen2_moe",
+    "Qwen2Moe",
+    defaults=dict(
+        vocab_size=151936,
+        hidden_size=2048,
+        intermediate_size=5632,
+        num_hidden_layers=24,
+        num_attention_heads=16,
+        num_key_value_heads=16,
+        hidden_act="silu",
+        max_position_embeddings=32768,
+        initializer_range=0.02,
+        rms_norm_eps=1e-06,
+        use_cache=True,
+        tie_word_embeddings=False,
+        rope_parameters=None,
+        use_sliding_window=False,
+        sliding_window=4096,
+        max_window_layers=28,
+        attention_dropout=0.0,
+        decoder_sparse_step=1,
+        moe_intermediate_size=1408,
+        shared_expert_intermediate_size=5632,
+        num_experts_per_tok=4,
+        num_experts=60,
+        norm_topk_prob=False,
+        output_router_logits=False,
+        router_aux_loss_coef=0.001,
+        mlp_only_layers=None,
+        qkv_bias=True,
+        layer_types=None,
+        pad_token_id=None,
+        bos_token_id=None,
+        eos_token_id=None,
+    ),
+    read={
+        "moe_intermediate_size": "d_ff_expert",
+        "shared_expert_intermediate_size": "d_ff_shared",
+        "num_experts": "n_experts",
+        "num_experts_per_tok": "top_k",
+        "qkv_bias": "qkv_bias",
+    },
+    ignored={
+        "intermediate_size": "width of the dense feed-forward of the layers without experts (mlp_only_layers, "
+        "decoder_sparse_step); archzoo counts only configurations where every layer has experts, so it sizes nothing",
+        "rms_norm_eps": _EPS,
+        "use_sliding_window": _WINDOW,
+        "sliding_window": _WINDOW,
+        "max_window_layers": _WINDOW,
+        "layer_types": _WINDOW,
+        "norm_topk_prob": "renormalises the chosen experts' weights to sum to one: a division, no parameters or "
+        "matmul FLOPs",
+        "output_router_logits": _ROUTER_LOGITS,
+        "router_aux_loss_coef": _AUX_LOSS,
+    },
+    refused={
+        "mlp_only_layers": (
+            (None, []),
+            "layers listed here get a dense feed-forward instead of experts, and archzoo's moe architecture "
+            "gives every layer the same mixture of experts; remove the key or set it to []",
+        ),
+        "decoder_sparse_step": (
+            (1,),
+            "a step above 1 gives only every step-th layer experts and the others a dense feed-forward, and "
+            "archzoo's moe architecture gives every layer the same mixture of experts",
+        ),
+    },
+    heads=("QuestionAnswering", "SequenceClassification", "TokenClassification"),
+)
+
+
+def _experts(hf: dict[str, Any], experts_key: str) -> dict[str, Any]:
+    return dict(n_experts=hf[experts_key], top_k=hf["num_experts_per_tok"])
+
+
+@hf_reader(HF_MIXTRAL)
+def _from_mixtral(hf: dict[str, Any], model_class: str = "MixtralModel") -> dict[str, Any]:
+    return dict(
+        _shared(hf, "mixtral"),
+        **_head_dim(hf),
+        **_experts(hf, "num_local_experts"),
+        d_ff_expert=hf["intermediate_size"],
+    )
+
+
+@hf_reader(HF_QWEN2_MOE)
+def _from_qwen2_moe(hf: dict[str, Any], model_class: str = "Qwen2MoeModel") -> dict[str, Any]:
+    if hf["num_key_value_heads"] is None:
+        raise ValueError(
+            "num_key_value_heads: null, which Qwen2MoeConfig keeps as null and its attention cannot divide the "
+            "heads by; give the number of key/value heads (num_attention_heads for one per query head)"
+        )
+    if hf["shared_expert_intermediate_size"] == 0:
+        raise ValueError(
+            "shared_expert_intermediate_size: 0 leaves Qwen2-MoE's shared expert without width while its gate "
+            "Linear(hidden_size, 1) remains, which archzoo's moe architecture cannot express (d_ff_shared 0 means "
+            "no shared expert and no gate); give the shared expert a width"
+        )
+    return dict(
+        _shared(hf, "qwen2_moe"),
+        **_head_dim(hf),
+        **_experts(hf, "num_experts"),
+        d_ff_expert=hf["moe_intermediate_size"],
+        d_ff_shared=hf["shared_expert_intermediate_size"],
+        qkv_bias=hf["qkv_bias"],
+    )
+
+
 ARCHITECTURE = Architecture(
     name="llama",
     title="LLaMA-style decoder",
@@ -632,7 +989,23 @@ ARCHITECTURE = Architecture(
     reference=reference,
 )
 
-#: Hugging Face model type -> its reader
+MOE_ARCHITECTURE = Architecture(
+    name="moe",
+    title="LLaMA-style mixture-of-experts decoder",
+    summary="The LLaMA-style decoder with a mixture of gated experts in place of each feed-forward: a router "
+    "scores every expert for each token, which runs through the top k of them (and through a shared expert "
+    "where there is one); covers Mixtral and Qwen2-MoE. All experts are parameters; one token uses only k per "
+    "layer (the active parameters).",
+    citation="Jiang et al. Mixtral of Experts. 2024. arXiv:2401.04088; "
+    "Shazeer et al. Outrageously Large Neural Networks: The Sparsely-Gated Mixture-of-Experts Layer. 2017. "
+    "arXiv:1701.06538; Yang et al. Qwen2 Technical Report. 2024. arXiv:2407.10671",
+    config_model=MoEConfig,
+    build=build_moe,
+    seq_len=lambda cfg: cfg.max_positions,
+    reference=moe_reference,
+)
+
+#: Hugging Face model type -> its reader (dense decoders)
 HF_READERS = {
     "llama": _from_llama,
     "mistral": _from_mistral,
@@ -641,14 +1014,19 @@ HF_READERS = {
     "olmo": _from_olmo,
     "phi3": _from_phi3,
 }
+#: Hugging Face model type -> its reader (mixtures of experts)
+MOE_HF_READERS = {"mixtral": _from_mixtral, "qwen2_moe": _from_qwen2_moe}
 
 
 @hookimpl
-def register_architectures(register):
+def register_architectures(register: Callable[[Architecture], None]) -> None:
     register(ARCHITECTURE)
+    register(MOE_ARCHITECTURE)
 
 
 @hookimpl
-def register_hf_readers(register):
+def register_hf_readers(register: Callable[..., None]) -> None:
     for model_type, reader in HF_READERS.items():
-        register(model_type, reader)
+        register(model_type, reader, architecture="llama")
+    for model_type, reader in MOE_HF_READERS.items():
+        register(model_type, reader, architecture="moe")

@@ -100,6 +100,13 @@ class Reference(BaseModel):
     ``image``, ``seq2seq_embeddings`` / ``seq2seq_token_ids`` (torch.nn.Transformer's positional
     ``(source, target)``, sequence first) or ``encoder_decoder_token_ids`` (a transformers encoder-decoder:
     ``input_ids`` and ``decoder_input_ids``, N tokens each).
+
+    ``device`` is where `archzoo.reference.reference_flops` runs the forward pass: ``meta`` (no memory, no
+    weights) for every model whose FLOPs do not depend on its weights' values, ``cpu`` (weights drawn from a
+    fixed seed) for one whose forward pass reads them, as a mixture of experts' routing reads the router's
+    scores: each token still runs exactly ``top_k`` experts, so the count is the same for any weights, but the
+    meta device cannot pick them. Only small configurations are measured there. Parameters are always counted
+    on the meta device.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -112,6 +119,7 @@ class Reference(BaseModel):
     inputs: Literal["token_ids", "image", "seq2seq_embeddings", "seq2seq_token_ids", "encoder_decoder_token_ids"] = (
         "token_ids"
     )
+    device: Literal["meta", "cpu"] = "meta"
     note: str = ""
 
     def code(self) -> str:
