@@ -1,0 +1,457 @@
+"""archzoo plugin: T5 (Raffel et al. 2020) and T5 v1.1, as transformers 5.23 builds them.
+
+An encoder and a decoder stack of pre-norm layers with RMS norms (T5LayerNorm: a weight, no bias), no bias
+anywhere, one token embedding shared by both stacks, attention heads ``d_kv`` wide whatever d_model is
+(inner width ``h d_h``), and relative position biases: one ``Embedding(buckets, heads)`` in the first
+layer's self-attention of each stack, whose output every layer of that stack reuses (the decoder's
+cross-attention has none). The feed-forward is ReLU (T5) or gated GELU (T5 v1.1: ``wi_0``, ``wi_1``, ``wo``).
+
+The LM head. transformers 5.23's T5Config forces ``tie_word_embeddings`` to true (keeping a false one only
+as ``scale_decoder_outputs``), so ``T5ForConditionalGeneration(config)`` always ties its head to the shared
+embedding; ``from_pretrained`` keeps the head separate when the checkpoint holds its own
+``lm_head.weight`` that differs from the embedding, as every T5 v1.1 checkpoint does. archzoo's
+``tie_embeddings: false`` counts that untied model; its reference is `UntiedT5ForConditionalGeneration`,
+defined here (made on first access, so importing this plugin stays torch-free).
+
+FLOPs: the relative position bias is an embedding lookup added to the scores, so it costs no matmul FLOPs
+(FlopCounterMode counts none), and T5 does not scale its scores.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, PositiveInt, model_validator
+
+from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo.architecture import check_activation
+from archzoo.blocks import Block, attention, composite, embedding, feed_forward, linear, repeat, rms_norm, with_modules
+from archzoo.formula import Poly
+from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
+from archzoo.symbols import declare_symbol, symbol
+
+__version__ = "0.1.0"
+
+#: relative position buckets: the rows of each stack's relative position bias
+BUCKETS = declare_symbol("B", latex="B", meaning="relative position buckets (relative_attention_num_buckets)", order=12)
+
+
+class T5Config(ArchConfig):
+    """T5's hyper-parameters; defaults are T5-Small as transformers' T5Config gives it (google-t5/t5-small)."""
+
+    vocab_size: PositiveInt = Field(32128, description="vocabulary size (rows of the shared token embedding)")
+    d_model: PositiveInt = Field(512, description="model width")
+    d_kv: PositiveInt = Field(64, description="width of one attention head, independent of d_model")
+    n_heads: PositiveInt = Field(8, description="attention heads (the attention is n_heads * d_kv wide)")
+    d_ff: PositiveInt = Field(2048, description="hidden width of the feed-forward (of each input projection if gated)")
+    n_layers: PositiveInt = Field(6, description="encoder layers")
+    n_decoder_layers: PositiveInt | None = Field(None, description="decoder layers (null = n_layers)")
+    relative_attention_num_buckets: PositiveInt = Field(
+        32, description="relative position buckets: rows of the position bias in each stack's first layer"
+    )
+    activation: str = Field("relu", description="feed-forward activation: relu (T5), gelu_new (T5 v1.1, gated)")
+    gated: bool = Field(False, description="gated feed-forward, two input projections wi_0 and wi_1 (T5 v1.1)")
+    tie_embeddings: bool = Field(
+        True,
+        description="LM head shares the token embedding (T5); false: a head of its own, as the T5 v1.1 "
+        "checkpoints hold it and from_pretrained loads it",
+    )
+    head: Literal["lm", "none"] = Field(
+        "lm", description="lm (T5ForConditionalGeneration) or none (T5Model, or T5EncoderModel without decoder)"
+    )
+    decoder: bool = Field(True, description="false: the encoder stack alone (T5EncoderModel), with head none")
+
+    @model_validator(mode="after")
+    def _check(self) -> T5Config:
+        check_activation(self.activation)
+        if not self.decoder and self.head == "lm":
+            raise ValueError(
+                "head: an LM head reads the decoder's output, and decoder is false (T5EncoderModel); "
+                "set head to none, or decoder to true"
+            )
+        if not self.decoder and self.n_decoder_layers is not None:
+            raise ValueError(
+                "n_decoder_layers: decoder is false (T5EncoderModel), so there are no decoder layers to count; "
+                "leave n_decoder_layers out, or set decoder to true"
+            )
+        return self
+
+
+def _stack(cfg: T5Config, name: str, layers: Poly, d: Poly, inner: Poly, decoder: bool) -> Block:
+    d_ff = symbol("d_ff", cfg.d_ff)
+    B = BUCKETS(cfg.relative_attention_num_buckets)
+    h = symbol("h", cfg.n_heads)
+    kind = f"{cfg.activation}-gated" if cfg.gated else cfg.activation
+    mlp = feed_forward(
+        "mlp",
+        d,
+        d_ff,
+        activation=cfg.activation,
+        gated=cfg.gated,
+        bias=False,
+        description=f"feed-forward ({kind}): "
+        + ("wi_0 (activated), wi_1 (linear), their product, wo" if cfg.gated else "wi, activation, wo"),
+    )
+    self_attention = attention(
+        "self_attention",
+        d,
+        inner,
+        bias=False,
+        causal=decoder,
+        description=("causal self-attention" if decoder else "self-attention")
+        + " with the stack's relative position bias added to the unscaled scores",
+    )
+    if decoder:
+        children = [
+            rms_norm("self_attention_norm", d),
+            self_attention,
+            rms_norm("cross_attention_norm", d),
+            attention(
+                "cross_attention",
+                d,
+                inner,
+                bias=False,
+                cross=True,
+                description="cross-attention to the encoder's output (no position bias)",
+            ),
+            rms_norm("mlp_norm", d),
+            mlp,
+        ]
+        shown = "pre-norm decoder layer: RMSNorm, self-attention, add; RMSNorm, cross-attention, add; RMSNorm, feed-forward, add"
+    else:
+        children = [rms_norm("self_attention_norm", d), self_attention, rms_norm("mlp_norm", d), mlp]
+        shown = "pre-norm encoder layer: RMSNorm, self-attention, add; RMSNorm, feed-forward, add"
+    layer = composite("layer", "decoder_layer" if decoder else "encoder_layer", children, shown)
+    return composite(
+        name,
+        "stack",
+        [
+            embedding(
+                "relative_attention_bias",
+                B,
+                h,
+                role="position",
+                description=f"Embedding({B}, {h}): one bias per head and relative-position bucket, in the "
+                "first layer's self-attention and reused by every layer of the stack",
+            ),
+            repeat(layer, layers, name="layers"),
+            rms_norm("final_norm", d),
+        ],
+        f"{name} stack: its layers and a final RMSNorm",
+    )
+
+
+def build(cfg: T5Config) -> Block:
+    d = symbol("d", cfg.d_model)
+    V = symbol("V", cfg.vocab_size)
+    inner = symbol("h", cfg.n_heads) * symbol("d_h", cfg.d_kv)
+    children = [
+        embedding("token", V, d, role="token", description="token embeddings, shared by the encoder and the decoder"),
+        _stack(cfg, "encoder", symbol("L_e", cfg.n_layers), d, inner, decoder=False),
+    ]
+    if cfg.decoder:
+        L_d = symbol("L_d", cfg.n_decoder_layers or cfg.n_layers)
+        children.append(_stack(cfg, "decoder", L_d, d, inner, decoder=True))
+    if cfg.head == "lm":
+        children.append(
+            linear(
+                "lm_head",
+                d,
+                V,
+                bias=False,
+                tied_to="token" if cfg.tie_embeddings else "",
+                description="next-token logits"
+                + (
+                    ", weight tied to the token embedding (decoder output scaled by d^-1/2)"
+                    if cfg.tie_embeddings
+                    else ""
+                ),
+            )
+        )
+    title = "T5 encoder" if not cfg.decoder else "T5 encoder-decoder"
+    return with_modules(composite("t5", "model", children, title), reference_modules(cfg))
+
+
+def _layer_modules(stack: str, index: int, decoder: bool) -> tuple[str, ...]:
+    """A layer's parameters without the relative position bias that only layer 0 holds."""
+    block = f"{stack}.block.{index}.layer"
+    names = [f"{block}.0.layer_norm", *(f"{block}.0.SelfAttention.{p}" for p in "qkvo"), f"{block}.1"]
+    return tuple(names + [f"{block}.2"] if decoder else names)
+
+
+def reference_modules(cfg: T5Config) -> dict[str, tuple[str, ...]]:
+    """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`).
+
+    The first layer of each stack also holds the stack's relative position bias, so the layers are not
+    alike and their ``nn.ModuleList`` cannot stand for a repeated layer: the layers are mapped as a whole,
+    each layer's submodules named without the bias, and the blocks inside a layer stay unmapped.
+    """
+    table: dict[str, tuple[str, ...]] = {"t5": ("",), "t5.token": ("shared",), "t5.lm_head": ("lm_head",)}
+    stacks = [("encoder", cfg.n_layers, False)]
+    if cfg.decoder:
+        stacks.append(("decoder", cfg.n_decoder_layers or cfg.n_layers, True))
+    for stack, n, decoder in stacks:
+        table[f"t5.{stack}"] = (stack,)
+        table[f"t5.{stack}.relative_attention_bias"] = (
+            f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias",
+        )
+        table[f"t5.{stack}.layers"] = tuple(m for i in range(n) for m in _layer_modules(stack, i, decoder))
+        table[f"t5.{stack}.final_norm"] = (f"{stack}.final_layer_norm",)
+    return table
+
+
+def _feed_forward_proj(cfg: T5Config) -> str:
+    """transformers' feed_forward_proj for the activation (its "gated-gelu" means gelu_new, gated)."""
+    if cfg.gated:
+        return "gated-gelu" if cfg.activation == "gelu_new" else f"gated-{cfg.activation}"
+    return cfg.activation
+
+
+def reference(cfg: T5Config) -> Reference:
+    """T5EncoderModel, T5Model or T5ForConditionalGeneration; with an untied head, the class defined here."""
+    kwargs: dict[str, Any] = dict(
+        vocab_size=cfg.vocab_size,
+        d_model=cfg.d_model,
+        d_kv=cfg.d_kv,
+        d_ff=cfg.d_ff,
+        num_layers=cfg.n_layers,
+        num_decoder_layers=cfg.n_decoder_layers or cfg.n_layers,
+        num_heads=cfg.n_heads,
+        relative_attention_num_buckets=cfg.relative_attention_num_buckets,
+        feed_forward_proj=_feed_forward_proj(cfg),
+    )
+    if not cfg.decoder:
+        del kwargs["num_decoder_layers"]
+        return Reference(
+            library="transformers",
+            target="transformers.T5EncoderModel",
+            config_class="transformers.T5Config",
+            kwargs=kwargs,
+        )
+    if cfg.head == "lm" and not cfg.tie_embeddings:
+        return Reference(
+            library="archzoo",
+            target=f"{__name__}.UntiedT5ForConditionalGeneration",
+            kwargs=kwargs,
+            inputs="encoder_decoder_token_ids",
+            note="T5ForConditionalGeneration with an LM head of its own, as from_pretrained loads a checkpoint "
+            "that holds lm_head.weight (T5 v1.1)",
+        )
+    return Reference(
+        library="transformers",
+        target=f"transformers.{'T5ForConditionalGeneration' if cfg.head == 'lm' else 'T5Model'}",
+        config_class="transformers.T5Config",
+        kwargs=kwargs,
+        inputs="encoder_decoder_token_ids",
+    )
+
+
+# ---- Hugging Face config.json: T5Config's keys, as transformers 5.23 defines them ----------------------
+
+_UNSUPPORTED_HEAD = (
+    "the t5 plugin counts T5Model, T5ForConditionalGeneration and T5EncoderModel only; count one of those"
+)
+
+HF_T5 = HFTable(
+    model_type="t5",
+    config_class="T5Config",
+    defaults=dict(
+        vocab_size=32128,
+        d_model=512,
+        d_kv=64,
+        d_ff=2048,
+        num_layers=6,
+        num_decoder_layers=None,
+        num_heads=8,
+        relative_attention_num_buckets=32,
+        relative_attention_max_distance=128,
+        dropout_rate=0.1,
+        layer_norm_epsilon=1e-6,
+        initializer_factor=1.0,
+        feed_forward_proj="relu",
+        is_encoder_decoder=True,
+        use_cache=True,
+        pad_token_id=0,
+        eos_token_id=1,
+        classifier_dropout=0.0,
+        is_decoder=False,
+    ),
+    aliases={
+        "hidden_size": "d_model",
+        "num_attention_heads": "num_heads",
+        "num_hidden_layers": "num_layers",
+        "head_dim": "d_kv",
+    },
+    read={
+        "vocab_size": "vocab_size",
+        "d_model": "d_model",
+        "d_kv": "d_kv",
+        "d_ff": "d_ff",
+        "num_layers": "n_layers",
+        "num_decoder_layers": "n_decoder_layers",
+        "num_heads": "n_heads",
+        "relative_attention_num_buckets": "relative_attention_num_buckets",
+        "feed_forward_proj": "activation, gated",
+        # transformers 5.23 writes these two beside feed_forward_proj, and applies them after it
+        "dense_act_fn": "activation",
+        "is_gated_act": "gated",
+        "tie_word_embeddings": "tie_embeddings",
+        # read only to refuse a file that does not say whether the LM head is tied (see _tie_embeddings)
+        "scale_decoder_outputs": "(checked: the LM head's tie is known)",
+        "is_decoder": "(checked: false for T5EncoderModel, whose stack would grow unused cross-attention)",
+        "is_encoder_decoder": "(checked: true for T5Model and T5ForConditionalGeneration)",
+    },
+    ignored={
+        "relative_attention_max_distance": "the distance beyond which relative positions share a bucket: which "
+        "bucket a pair of positions falls in, not how many buckets there are",
+        "dropout_rate": DROPOUT,
+        "classifier_dropout": DROPOUT,
+        "layer_norm_epsilon": NORM_EPSILON.replace("LayerNorm", "T5LayerNorm (RMS norm)"),
+        "initializer_factor": INITIALISATION,
+        "use_cache": USE_CACHE,
+        "pad_token_id": TOKEN_ID,
+        "eos_token_id": TOKEN_ID,
+        "n_positions": NOT_READ + "; T5 has relative positions, no position table",
+    },
+    refused={},
+    base_class="T5Model",
+    classes={
+        "T5Model": {"head": "none"},
+        "T5ForConditionalGeneration": {"head": "lm"},
+        "T5EncoderModel": {"head": "none", "decoder": False},
+    },
+    unsupported_classes={
+        f"T5For{h}": _UNSUPPORTED_HEAD for h in ("QuestionAnswering", "SequenceClassification", "TokenClassification")
+    },
+)
+
+
+def _activation(hf: dict[str, Any]) -> tuple[Any, Any]:
+    """(activation, gated) as T5Config resolves them: from feed_forward_proj ("gated-gelu" means gelu_new),
+    then replaced by dense_act_fn and is_gated_act where the file gives them (transformers sets those last)."""
+    proj = hf["feed_forward_proj"]
+    if not isinstance(proj, str):
+        raise ValueError(f'feed_forward_proj: expected text such as "relu" or "gated-gelu", got {proj!r}')
+    parts = proj.split("-")
+    if (len(parts) > 1 and parts[0] != "gated") or len(parts) > 2:
+        raise ValueError(
+            f"feed_forward_proj: {proj!r} is not an activation transformers' T5Config accepts; expected "
+            '"ACTIVATION" or "gated-ACTIVATION", such as "relu" or "gated-gelu"'
+        )
+    activation = "gelu_new" if proj == "gated-gelu" else parts[-1]
+    return hf.get("dense_act_fn", activation), hf.get("is_gated_act", parts[0] == "gated")
+
+
+def _tie_embeddings(hf: dict[str, Any], model_class: str) -> Any:
+    """Whether the LM head is tied, as from_pretrained loads the checkpoint such a file comes with.
+
+    A file that says ``tie_word_embeddings: false`` (as the T5 v1.1 checkpoints' files, written before
+    transformers 5, do) comes with a checkpoint holding its own lm_head.weight, which from_pretrained keeps.
+    transformers 5.23 writes ``tie_word_embeddings: true`` for every T5, and ``scale_decoder_outputs: false``
+    where the configuration was created untied: the head is then separate if the checkpoint holds its own
+    (a v1.1 checkpoint re-saved) and tied if not (a model made from that configuration), so such a file is refused.
+    """
+    tied = hf.get("tie_word_embeddings", True)
+    scaled = hf.get("scale_decoder_outputs", True)
+    if model_class == "T5ForConditionalGeneration" and tied is True and scaled is False:
+        raise ValueError(
+            "scale_decoder_outputs: false beside tie_word_embeddings: true is how transformers 5 saves a T5 "
+            "created with tie_word_embeddings false, and the file alone does not say whether its LM head is "
+            "tied: from_pretrained keeps a head of its own when the checkpoint holds lm_head.weight (every T5 "
+            "v1.1 and FLAN-T5 checkpoint does) and ties it otherwise; in a copy of the file, set "
+            "tie_word_embeddings to false to count a separate head, or remove scale_decoder_outputs (it only "
+            "scales the decoder's output) to count a tied one"
+        )
+    return tied
+
+
+@hf_reader(HF_T5)
+def _from_t5(hf: dict[str, Any], model_class: str = "T5Model") -> dict[str, Any]:
+    if model_class == "T5EncoderModel" and hf["is_decoder"] is True:
+        raise ValueError(
+            "is_decoder: true makes T5EncoderModel build its stack as a decoder, with cross-attention weights "
+            "the encoder never runs; archzoo counts the encoder T5 uses; set is_decoder to false"
+        )
+    if model_class != "T5EncoderModel" and hf["is_encoder_decoder"] is not True:
+        raise ValueError(
+            f"is_encoder_decoder: {model_class} is an encoder-decoder, and with this set to false transformers "
+            "builds and runs it differently (its decoder caches cross-attention keys with its own); set "
+            "is_encoder_decoder to true"
+        )
+    activation, gated = _activation(hf)
+    values = dict(
+        vocab_size=hf["vocab_size"],
+        d_model=hf["d_model"],
+        d_kv=hf["d_kv"],
+        d_ff=hf["d_ff"],
+        n_layers=hf["num_layers"],
+        n_heads=hf["num_heads"],
+        relative_attention_num_buckets=hf["relative_attention_num_buckets"],
+        activation=activation,
+        gated=gated,
+        tie_embeddings=_tie_embeddings(hf, model_class),
+    )
+    if model_class != "T5EncoderModel":
+        values["n_decoder_layers"] = hf["num_decoder_layers"]  # null: as many as the encoder, as in T5Config
+    return values
+
+
+ARCHITECTURE = Architecture(
+    name="t5",
+    title="T5 (encoder-decoder)",
+    summary="The text-to-text encoder-decoder Transformer: pre-norm RMS-normed layers without biases, one token "
+    "embedding shared by encoder, decoder and (in T5) the LM head, relative position biases, and a ReLU "
+    "(T5) or gated-GELU (T5 v1.1) feed-forward.",
+    citation="Raffel et al. Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer. "
+    "JMLR 21(140), 2020. arXiv:1910.10683",
+    config_model=T5Config,
+    build=build,
+    seq_len=lambda cfg: 512,
+    seq_len_note=lambda cfg: (
+        "512 source and 512 target tokens unless --seq-len says otherwise"
+        if cfg.decoder
+        else "512 tokens unless --seq-len says otherwise"
+    ),
+    reference=reference,
+)
+
+
+@hookimpl
+def register_architectures(register):
+    register(ARCHITECTURE)
+
+
+@hookimpl
+def register_hf_readers(register):
+    register("t5", _from_t5)
+
+
+def _untied_class() -> type:
+    import torch
+    from torch import nn
+    from transformers import T5Config as HFT5Config
+    from transformers import T5ForConditionalGeneration
+
+    class UntiedT5ForConditionalGeneration(T5ForConditionalGeneration):
+        """T5ForConditionalGeneration whose LM head has a weight of its own, as from_pretrained loads a
+        checkpoint holding ``lm_head.weight`` (T5 v1.1): T5Config alone always ties it."""
+
+        def __init__(self, **config_kwargs: Any) -> None:
+            config = HFT5Config(**config_kwargs)
+            config._attn_implementation = "eager"  # FLOPs of the attention products are counted
+            super().__init__(config)
+            self.lm_head.weight = nn.Parameter(torch.empty_like(self.shared.weight))
+            self.all_tied_weights_keys.pop("lm_head.weight", None)  # so that tie_weights() leaves it alone
+
+    UntiedT5ForConditionalGeneration.__qualname__ = "UntiedT5ForConditionalGeneration"
+    UntiedT5ForConditionalGeneration.__module__ = __name__
+    return UntiedT5ForConditionalGeneration
+
+
+def __getattr__(name: str) -> Any:
+    # the untied class needs torch and transformers, so it is made on first access
+    if name == "UntiedT5ForConditionalGeneration":
+        cls = _untied_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
