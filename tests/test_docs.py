@@ -67,6 +67,20 @@ def test_every_hook_is_documented_with_its_exact_signature(name):
     assert f"```python\n{line}\n```" in page, f"{PLUGIN_PAGE.name} must show the signature `{line}`"
 
 
+@pytest.mark.parametrize("model", ["Architecture", "Reference"])
+def test_every_field_of_architecture_and_reference_is_documented(model):
+    """A field added to either model must get a row in its table on the plugin page."""
+    import archzoo
+
+    page = PLUGIN_PAGE.read_text(encoding="utf-8")
+    start = page.index(f"A{'n' if model == 'Architecture' else ''} `{model}`")
+    header = page.index("| Field |", start)
+    table = page[header : page.index("\n\n", header)]
+    first_cells = [row.split(" | ")[0] for row in table.splitlines()[2:]]
+    names = {name for cell in first_cells for name in re.findall(r"`([a-z_]+)", cell)}
+    assert names == set(getattr(archzoo, model).model_fields), table
+
+
 def test_no_documented_hook_is_missing_from_hookspecs():
     page = PLUGIN_PAGE.read_text(encoding="utf-8")
     documented = set(
