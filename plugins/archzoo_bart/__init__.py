@@ -1,0 +1,429 @@
+"""archzoo plugin: BART (Lewis et al. 2020), and mBART, as transformers 5.23 builds them.
+
+BART is an encoder-decoder with one token embedding shared by the encoder, the decoder and the LM head,
+learned positions on each side (a table of ``max_positions + 2`` rows: BART offsets every position by 2),
+a LayerNorm over the embeddings on each side (``layernorm_embedding``), post-LN layers with biases and a
+GELU feed-forward. ``BartForConditionalGeneration`` adds ``final_logits_bias`` to the logits: a buffer of
+``V`` zeros, not a parameter, so it is in no count (and an addition, so in no FLOP figure either).
+``scale_embedding`` multiplies the token embeddings by ``sqrt(d_model)``: no parameters, no matmul FLOPs.
+
+mBART has the same modules with pre-LN layers and one more LayerNorm closing each stack (``pre_norm``).
+
+With ``tie_word_embeddings`` false, transformers 5.23 gives the encoder and the decoder token tables of
+their own and an untied LM head, and still builds the ``shared`` table, which no forward pass then reads:
+four ``V x d`` matrices, all counted, as ``sum(p.numel() for p in model.parameters())`` counts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import Field, PositiveInt, model_validator
+
+from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo.architecture import check_activation
+from archzoo.blocks import (
+    Block,
+    attention,
+    composite,
+    embedding,
+    feed_forward,
+    layer_norm,
+    linear,
+    repeat,
+    with_modules,
+)
+from archzoo.formula import Poly
+from archzoo.hf_config import DROPOUT, INITIALISATION, TOKEN_ID, USE_CACHE, HFTable, hf_reader
+from archzoo.symbols import declare_symbol, symbol
+
+__version__ = "0.1.0"
+
+#: Feed-forward widths of each side, when they differ (when they agree, both are the shared ``d_ff``).
+D_FF_ENCODER = declare_symbol(
+    "d_ff_e", latex="d_{\\mathrm{ff},e}", meaning="encoder feed-forward width (d_ff_encoder)", order=23
+)
+D_FF_DECODER = declare_symbol(
+    "d_ff_d", latex="d_{\\mathrm{ff},d}", meaning="decoder feed-forward width (d_ff_decoder)", order=24
+)
+
+
+class BartConfig(ArchConfig):
+    """BART's hyperparameters; defaults are BART-large (transformers' BartConfig defaults, facebook/bart-large)."""
+
+    vocab_size: PositiveInt = Field(50265, description="vocabulary size (one table shared by encoder, decoder, head)")
+    max_positions: PositiveInt = Field(
+        1024, description="learned positions per side; the table holds max_positions + 2 rows (BART's offset of 2)"
+    )
+    d_model: PositiveInt = Field(1024, description="model width")
+    n_encoder_layers: PositiveInt = Field(12, description="encoder layers")
+    n_decoder_layers: PositiveInt = Field(12, description="decoder layers")
+    n_encoder_heads: PositiveInt = Field(16, description="encoder attention heads; must divide d_model")
+    n_decoder_heads: PositiveInt = Field(
+        16, description="decoder attention heads (self- and cross-attention); must divide d_model"
+    )
+    d_ff_encoder: PositiveInt = Field(4096, description="encoder feed-forward width")
+    d_ff_decoder: PositiveInt = Field(4096, description="decoder feed-forward width")
+    activation: str = Field("gelu", description="feed-forward activation")
+    tie_embeddings: bool = Field(
+        True,
+        description="encoder, decoder and LM head share one token table; false: each has its own, beside an "
+        "unread `shared` table (as transformers 5.23 builds it)",
+    )
+    scale_embedding: bool = Field(
+        False, description="token embeddings multiplied by sqrt(d_model) (no parameters, no matmul FLOPs)"
+    )
+    pre_norm: bool = Field(
+        False,
+        description="pre-LN layers and a final LayerNorm closing each stack (mBART); false: post-LN layers (BART)",
+    )
+    head: Literal["lm", "none"] = Field(
+        "lm", description="lm (BartForConditionalGeneration) or none (BartModel, the encoder-decoder alone)"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> BartConfig:
+        for key, heads in (("n_encoder_heads", self.n_encoder_heads), ("n_decoder_heads", self.n_decoder_heads)):
+            if self.d_model % heads:
+                raise ValueError(
+                    f"{key}: d_model {self.d_model} is not divisible by {key} {heads}, which transformers' "
+                    "BartAttention refuses; choose a divisor of d_model"
+                )
+        check_activation(self.activation)
+        return self
+
+
+def _feed_forward_widths(cfg: BartConfig) -> tuple[Poly, Poly]:
+    if cfg.d_ff_encoder == cfg.d_ff_decoder:
+        d_ff = symbol("d_ff", cfg.d_ff_encoder)
+        return d_ff, d_ff
+    return D_FF_ENCODER(cfg.d_ff_encoder), D_FF_DECODER(cfg.d_ff_decoder)
+
+
+def _layer(cfg: BartConfig, d: Poly, d_ff: Poly, *, decoder: bool) -> Block:
+    """One encoder or decoder layer: each sub-block followed (post-LN) or preceded (pre-LN) by its LayerNorm."""
+    pairs = [
+        (
+            attention(
+                "self_attention",
+                d,
+                d,
+                causal=decoder,
+                description="causal multi-head self-attention" if decoder else "multi-head self-attention",
+            ),
+            layer_norm("self_attention_norm", d),
+        )
+    ]
+    if decoder:
+        pairs.append(
+            (
+                attention("cross_attention", d, d, cross=True, description="cross-attention to the encoder's output"),
+                layer_norm("cross_attention_norm", d),
+            )
+        )
+    pairs.append(
+        (
+            feed_forward("feed_forward", d, d_ff, activation=cfg.activation, description=f"fc1, {cfg.activation}, fc2"),
+            layer_norm("feed_forward_norm", d, description="LayerNorm(d), final_layer_norm"),
+        )
+    )
+    children = [b for sub, norm in pairs for b in ((norm, sub) if cfg.pre_norm else (sub, norm))]
+    parts = "self-attention" + (", cross-attention" if decoder else "") + ", feed-forward"
+    style = "pre-LN: norm, sub-block, add" if cfg.pre_norm else "post-LN: sub-block, add, norm"
+    side = "decoder" if decoder else "encoder"
+    return composite("layer", f"{side}_layer", children, f"{style} {side} layer ({parts})")
+
+
+def _stack(cfg: BartConfig, side: Literal["encoder", "decoder"], V: Poly, d: Poly, d_ff: Poly) -> Block:
+    decoder = side == "decoder"
+    L = symbol("L_d" if decoder else "L_e", cfg.n_decoder_layers if decoder else cfg.n_encoder_layers)
+    P = symbol("P", cfg.max_positions)
+    children = []
+    if not cfg.tie_embeddings:
+        children.append(embedding("token", V, d, role="token", description=f"the {side}'s own token embeddings"))
+    children += [
+        embedding(
+            "position",
+            P + 2,
+            d,
+            role="position",
+            description="learned positions: max_positions + 2 rows (positions are offset by 2)",
+        ),
+        layer_norm("embedding_norm", d, description="LayerNorm(d) over the embeddings (layernorm_embedding)"),
+        repeat(_layer(cfg, d, d_ff, decoder=decoder), L, name="layers"),
+    ]
+    if cfg.pre_norm:
+        children.append(layer_norm("final_norm", d, description="LayerNorm(d) closing the stack (mBART)"))
+    return composite(side, "stack", children, f"{side} stack")
+
+
+def build(cfg: BartConfig) -> Block:
+    d = symbol("d", cfg.d_model)
+    V = symbol("V", cfg.vocab_size)
+    d_ff_e, d_ff_d = _feed_forward_widths(cfg)
+    shared = (
+        "token embeddings shared by the encoder, the decoder" + (" and the LM head" if cfg.head == "lm" else "")
+        if cfg.tie_embeddings
+        else "the `shared` table, built but read by no forward pass when the embeddings are untied"
+    )
+    children = [
+        embedding("shared", V, d, role="token", description=shared),
+        _stack(cfg, "encoder", V, d, d_ff_e),
+        _stack(cfg, "decoder", V, d, d_ff_d),
+    ]
+    if cfg.head == "lm":
+        children.append(
+            linear(
+                "lm_head",
+                d,
+                V,
+                bias=False,
+                tied_to="shared" if cfg.tie_embeddings else "",
+                description="next-token logits"
+                + (", weight tied to the shared embedding" if cfg.tie_embeddings else "")
+                + "; final_logits_bias is a buffer, not a parameter",
+            )
+        )
+    title = "mBART" if cfg.pre_norm else "BART"
+    return with_modules(composite("bart", "model", children, f"{title} encoder-decoder"), reference_modules(cfg))
+
+
+def reference_modules(cfg: BartConfig) -> dict[str, tuple[str, ...]]:
+    """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
+    block path -> submodule names, inside a layer relative to the layer. BART and mBART name them alike."""
+    base = "model." if cfg.head == "lm" else ""
+    table: dict[str, tuple[str, ...]] = {"bart": ("",), "bart.shared": (f"{base}shared",), "bart.lm_head": ("lm_head",)}
+    for side in ("encoder", "decoder"):
+        stack, layer = f"bart.{side}", f"bart.{side}.layers.layer"
+        table.update(
+            {
+                stack: (f"{base}{side}",),
+                f"{stack}.token": (f"{base}{side}.embed_tokens",),
+                f"{stack}.position": (f"{base}{side}.embed_positions",),
+                f"{stack}.embedding_norm": (f"{base}{side}.layernorm_embedding",),
+                f"{stack}.layers": (f"{base}{side}.layers",),
+                layer: (f"{base}{side}.layers",),
+                f"{layer}.self_attention_norm": ("self_attn_layer_norm",),
+                f"{layer}.feed_forward": ("fc1", "fc2"),
+                f"{layer}.feed_forward.fc_in": ("fc1",),
+                f"{layer}.feed_forward.fc_out": ("fc2",),
+                f"{layer}.feed_forward_norm": ("final_layer_norm",),
+                f"{stack}.final_norm": (f"{base}{side}.layer_norm",),
+            }
+        )
+        attentions = {"self_attention": "self_attn"}
+        if side == "decoder":
+            attentions["cross_attention"] = "encoder_attn"
+            table[f"{layer}.cross_attention_norm"] = ("encoder_attn_layer_norm",)
+        for block, module in attentions.items():
+            table[f"{layer}.{block}"] = (module,)
+            for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+                table[f"{layer}.{block}.{proj}"] = (f"{module}.{proj}",)
+    return table
+
+
+def reference(cfg: BartConfig) -> Reference:
+    """transformers' BART classes, or mBART's for pre-LN layers (the only difference between the two)."""
+    family = "MBart" if cfg.pre_norm else "Bart"
+    return Reference(
+        library="transformers",
+        target=f"transformers.{family}{'ForConditionalGeneration' if cfg.head == 'lm' else 'Model'}",
+        config_class=f"transformers.{family}Config",
+        kwargs=dict(
+            vocab_size=cfg.vocab_size,
+            max_position_embeddings=cfg.max_positions,
+            d_model=cfg.d_model,
+            encoder_layers=cfg.n_encoder_layers,
+            decoder_layers=cfg.n_decoder_layers,
+            encoder_attention_heads=cfg.n_encoder_heads,
+            decoder_attention_heads=cfg.n_decoder_heads,
+            encoder_ffn_dim=cfg.d_ff_encoder,
+            decoder_ffn_dim=cfg.d_ff_decoder,
+            activation_function=cfg.activation,
+            tie_word_embeddings=cfg.tie_embeddings,
+            scale_embedding=cfg.scale_embedding,
+            pad_token_id=None,  # the default padding index, 1, lies beyond a one-token vocabulary
+        ),
+        inputs="encoder_decoder_token_ids",
+    )
+
+
+ARCHITECTURE = Architecture(
+    name="bart",
+    title="BART",
+    summary="Encoder-decoder Transformer with one token embedding shared by encoder, decoder and LM head, "
+    "learned positions and a LayerNorm over the embeddings on each side, and post-LN GELU layers (pre-LN with "
+    "a final LayerNorm per stack for mBART), as transformers' BartForConditionalGeneration.",
+    citation="Lewis et al. BART: Denoising Sequence-to-Sequence Pre-training for Natural Language Generation, "
+    "Translation, and Comprehension. ACL 2020. arXiv:1910.13461; Liu et al. Multilingual Denoising "
+    "Pre-training for Neural Machine Translation. TACL 2020. arXiv:2001.08210",
+    config_model=BartConfig,
+    build=build,
+    seq_len=lambda cfg: cfg.max_positions,
+    seq_len_note=lambda cfg: (
+        f"{cfg.max_positions} source and {cfg.max_positions} target tokens "
+        "(the learned positions of each side) unless --seq-len says otherwise"
+    ),
+    max_seq_len=lambda cfg: cfg.max_positions,
+    reference=reference,
+)
+
+
+# ---- Hugging Face config.json: BartConfig's and MBartConfig's keys, as transformers 5.23 defines them -------
+
+_LAYERDROP = (
+    "LayerDrop skips whole layers at random in training only; the forward pass archzoo counts (eval) runs "
+    "every layer, and every layer's weights exist either way"
+)
+_GENERATION = "a generation setting: transformers moves it to GenerationConfig; it changes no module"
+_UNSUPPORTED_HEAD = (
+    "the bart plugin counts the encoder-decoder ({prefix}Model) and its LM head "
+    "({prefix}ForConditionalGeneration) only; count one of those"
+)
+_DECODER_ONLY = (
+    "the decoder alone keeps its cross-attention layers but runs them on no encoder output, so its FLOPs "
+    "are not those of the layers it stores; the bart plugin counts {prefix}Model and "
+    "{prefix}ForConditionalGeneration only"
+)
+_DEPRECATED = "a deprecated alias of the abstract BartPreTrainedModel, which builds no model"
+
+
+def _defaults(decoder_start_token_id: int | None) -> dict[str, Any]:
+    """The fields BartConfig and MBartConfig add to PreTrainedConfig, with their defaults (the same fields;
+    only decoder_start_token_id's default differs)."""
+    return dict(
+        vocab_size=50265,
+        max_position_embeddings=1024,
+        encoder_layers=12,
+        encoder_ffn_dim=4096,
+        encoder_attention_heads=16,
+        decoder_layers=12,
+        decoder_ffn_dim=4096,
+        decoder_attention_heads=16,
+        encoder_layerdrop=0.0,
+        decoder_layerdrop=0.0,
+        activation_function="gelu",
+        d_model=1024,
+        dropout=0.1,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        init_std=0.02,
+        classifier_dropout=0.0,
+        scale_embedding=False,
+        use_cache=True,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        decoder_start_token_id=decoder_start_token_id,
+        forced_eos_token_id=2,
+        is_decoder=False,
+        tie_word_embeddings=True,
+    )
+
+
+def _table(model_type: str, prefix: str, decoder_start_token_id: int | None, deprecated: tuple[str, ...]) -> HFTable:
+    return HFTable(
+        model_type=model_type,
+        config_class=f"{prefix}Config",
+        defaults=_defaults(decoder_start_token_id),
+        aliases={
+            "num_attention_heads": "encoder_attention_heads",
+            "hidden_size": "d_model",
+            "num_hidden_layers": "encoder_layers",
+        },
+        read={
+            "vocab_size": "vocab_size",
+            "max_position_embeddings": "max_positions",
+            "d_model": "d_model",
+            "encoder_layers": "n_encoder_layers",
+            "decoder_layers": "n_decoder_layers",
+            "encoder_attention_heads": "n_encoder_heads",
+            "decoder_attention_heads": "n_decoder_heads",
+            "encoder_ffn_dim": "d_ff_encoder",
+            "decoder_ffn_dim": "d_ff_decoder",
+            "activation_function": "activation",
+            "tie_word_embeddings": "tie_embeddings",
+            "scale_embedding": "scale_embedding",
+            # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
+            "pad_token_id": "(checked: inside the vocabulary)",
+        },
+        ignored={
+            "encoder_layerdrop": _LAYERDROP,
+            "decoder_layerdrop": _LAYERDROP,
+            "dropout": DROPOUT,
+            "attention_dropout": DROPOUT,
+            "activation_dropout": DROPOUT,
+            "classifier_dropout": DROPOUT + " (and only the classification head, which is not counted, reads it)",
+            "init_std": INITIALISATION,
+            "use_cache": USE_CACHE,
+            "bos_token_id": TOKEN_ID,
+            "eos_token_id": TOKEN_ID,
+            "decoder_start_token_id": TOKEN_ID,
+            "forced_eos_token_id": _GENERATION,
+            "is_decoder": f"read only by {prefix}ForCausalLM, which is not counted; {prefix}Model and "
+            f"{prefix}ForConditionalGeneration build the same modules either way",
+        },
+        refused={},
+        base_class=f"{prefix}Model",
+        classes={f"{prefix}Model": {"head": "none"}, f"{prefix}ForConditionalGeneration": {"head": "lm"}},
+        unsupported_classes={
+            f"{prefix}ForSequenceClassification": _UNSUPPORTED_HEAD.format(prefix=prefix),
+            f"{prefix}ForQuestionAnswering": _UNSUPPORTED_HEAD.format(prefix=prefix),
+            f"{prefix}ForCausalLM": _DECODER_ONLY.format(prefix=prefix),
+            **{name: _DEPRECATED for name in deprecated},
+        },
+    )
+
+
+HF_BART = _table("bart", "Bart", 2, deprecated=("BartPretrainedModel", "PretrainedBartModel"))
+HF_MBART = _table("mbart", "MBart", None, deprecated=())
+
+
+def _read(hf: dict[str, Any], pre_norm: bool) -> dict[str, Any]:
+    vocab, pad = hf["vocab_size"], hf["pad_token_id"]
+    if isinstance(vocab, int) and isinstance(pad, int) and not isinstance(pad, bool) and not -vocab <= pad < vocab:
+        raise ValueError(
+            f"pad_token_id: {pad} is outside the vocabulary of {vocab:,} tokens, and transformers' "
+            "token embedding refuses such a padding index; set pad_token_id to null or to a token id"
+        )
+    return dict(
+        vocab_size=hf["vocab_size"],
+        max_positions=hf["max_position_embeddings"],
+        d_model=hf["d_model"],
+        n_encoder_layers=hf["encoder_layers"],
+        n_decoder_layers=hf["decoder_layers"],
+        n_encoder_heads=hf["encoder_attention_heads"],
+        n_decoder_heads=hf["decoder_attention_heads"],
+        d_ff_encoder=hf["encoder_ffn_dim"],
+        d_ff_decoder=hf["decoder_ffn_dim"],
+        activation=hf["activation_function"],
+        tie_embeddings=hf["tie_word_embeddings"],
+        scale_embedding=hf["scale_embedding"],
+        pre_norm=pre_norm,
+    )
+
+
+@hf_reader(HF_BART)
+def _from_bart(hf: dict[str, Any], model_class: str = "BartModel") -> dict[str, Any]:
+    return _read(hf, pre_norm=False)
+
+
+@hf_reader(HF_MBART)
+def _from_mbart(hf: dict[str, Any], model_class: str = "MBartModel") -> dict[str, Any]:
+    return _read(hf, pre_norm=True)  # pre-LN layers, and a LayerNorm closing each stack
+
+
+#: Hugging Face model type -> its reader
+HF_READERS = {"bart": _from_bart, "mbart": _from_mbart}
+
+
+@hookimpl
+def register_architectures(register: Callable[[Architecture], None]) -> None:
+    register(ARCHITECTURE)
+
+
+@hookimpl
+def register_hf_readers(register: Callable[..., None]) -> None:
+    for model_type, reader in HF_READERS.items():
+        register(model_type, reader)
