@@ -1,0 +1,460 @@
+"""The opt plugin against transformers: published configurations, random small ones, config.json files, verify.
+
+Every expected figure is ``sum(p.numel() for p in model.parameters())`` of ``OPTModel`` or ``OPTForCausalLM``
+(transformers 5.23) built on the meta device, or what ``torch.utils.flop_counter.FlopCounterMode`` reports for one
+eager forward pass of batch 1. The nine published shapes are pinned as literals (measured with transformers 5.23,
+``OPTForCausalLM`` on the meta device) and rebuilt from transformers in the same test; the others are built on the
+fly. The tests use the installed plugin host, and skip only when the opt plugin is not installed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import random
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from archzoo.architecture import parse_config
+from archzoo.cli import main
+from archzoo.errors import ConfigError, HFConfigError
+from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.host import get_host
+from archzoo.report import make_report
+
+
+@pytest.fixture(scope="module")
+def host():
+    host = get_host()
+    if "opt" not in host.architectures:
+        pytest.skip(
+            'the opt plugin is not installed: add `opt = "archzoo_opt"` to pyproject.toml\'s '
+            "[project.entry-points.archzoo] and run `pip install -e .`"
+        )
+    return host
+
+
+@pytest.fixture(scope="module")
+def T():
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    return transformers
+
+
+def count(host, n: int | None = None, **config):
+    arch = host.architecture("opt")
+    return make_report(arch, parse_config(arch, config), n)
+
+
+def hf_model(T, model_class: str, config):
+    import torch
+
+    config._attn_implementation = "eager"  # FLOPs of the attention products are counted
+    with torch.device("meta"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return getattr(T, model_class)(config).eval()
+
+
+def n_params(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def forward_flops(model, seq_len: int) -> int:
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    ids = torch.zeros(1, seq_len, dtype=torch.long, device=next(model.parameters()).device)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(input_ids=ids)
+    return counter.get_total_flops()
+
+
+# ---- published configurations -----------------------------------------------------------------------------
+
+#: Zhang et al. 2022, OPT, arXiv:2205.01068, Table 1 (#L, #H, d_model), with the released checkpoints' 50,272-row
+#: vocabulary, 2,048-token context and ffn_dim 4 d_model; OPT-350m as released (post-LN, a 512-wide embedding).
+#: (archzoo config, parameters of OPTForCausalLM: transformers 5.23 on the meta device)
+PUBLISHED = {
+    "opt-125m": (dict(d_model=768, n_layers=12, n_heads=12), 125_239_296),
+    "opt-350m": (dict(d_model=1024, n_layers=24, n_heads=16, d_embed=512, pre_norm=False), 331_196_416),
+    "opt-1.3b": (dict(d_model=2048, n_layers=24, n_heads=32), 1_315_758_080),
+    "opt-2.7b": (dict(d_model=2560, n_layers=32, n_heads=32), 2_651_596_800),
+    "opt-6.7b": (dict(d_model=4096, n_layers=32, n_heads=32), 6_658_473_984),
+    "opt-13b": (dict(d_model=5120, n_layers=40, n_heads=40), 12_853_473_280),
+    "opt-30b": (dict(d_model=7168, n_layers=48, n_heads=56), 29_974_540_288),
+    "opt-66b": (dict(d_model=9216, n_layers=64, n_heads=72), 65_719_701_504),
+    "opt-175b": (dict(d_model=12288, n_layers=96, n_heads=96), 174_604_468_224),
+}
+
+
+def _published_config(config: dict) -> dict:
+    return dict(config, d_ff=4 * config["d_model"])
+
+
+def _opt_kwargs(config: dict) -> dict:
+    kwargs = dict(
+        hidden_size=config["d_model"],
+        num_hidden_layers=config["n_layers"],
+        num_attention_heads=config["n_heads"],
+        ffn_dim=4 * config["d_model"],
+    )
+    if "d_embed" in config:
+        kwargs.update(word_embed_proj_dim=config["d_embed"], do_layer_norm_before=config["pre_norm"])
+    return kwargs
+
+
+@pytest.mark.parametrize("model_id", PUBLISHED)
+def test_published_opt_counts(host, model_id):
+    config, expected = PUBLISHED[model_id]
+    assert count(host, **_published_config(config)).params == expected
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", PUBLISHED)
+def test_published_opt_figures_are_transformers_own(T, model_id):
+    config, expected = PUBLISHED[model_id]
+    assert n_params(hf_model(T, "OPTForCausalLM", T.OPTConfig(**_opt_kwargs(config)))) == expected
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", ["opt-125m", "opt-350m"])
+def test_published_shapes_flops_at_several_lengths(T, host, model_id):
+    """The two smallest released shapes, whole, at a few lengths (the meta device makes this cheap)."""
+    config, _ = PUBLISHED[model_id]
+    model = hf_model(T, "OPTForCausalLM", T.OPTConfig(**_opt_kwargs(config)))
+    for n in (1, 5, 64):
+        assert count(host, n, **_published_config(config)).flops == forward_flops(model, n), n
+
+
+# ---- random small configurations: parameters and FLOPs -----------------------------------------------------
+
+
+def _random_config(rng: random.Random) -> dict:
+    n_heads = rng.choice([1, 2, 3, 4])
+    pre_norm = rng.random() < 0.6
+    config: dict[str, Any] = dict(
+        vocab_size=rng.randint(2, 300),
+        max_positions=rng.randint(16, 64),
+        d_model=n_heads * rng.randint(1, 12),
+        n_layers=rng.randint(1, 3),
+        n_heads=n_heads,
+        d_ff=rng.randint(4, 120),
+        pre_norm=pre_norm,
+        bias=rng.random() < 0.7,
+        norm_affine=rng.random() < 0.7,
+        activation=rng.choice(["relu", "gelu", "gelu_new", "silu"]),
+        tie_embeddings=rng.random() < 0.7,
+        head=rng.choice(["lm", "lm", "none"]),
+    )
+    if rng.random() < 0.5:
+        config["d_embed"] = rng.randint(2, 40)
+    if pre_norm and rng.random() < 0.3:
+        config["final_norm"] = False
+    return config
+
+
+CONFIGS = [_random_config(random.Random(seed)) for seed in range(24)]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
+def test_random_configs_params_and_flops_equal_transformers(T, host, config):
+    report = count(host, **config)
+    arch = host.architecture("opt")
+    ref = arch.reference(report.config)
+    model = hf_model(T, ref.target.rpartition(".")[2], T.OPTConfig(**ref.kwargs))
+    assert report.params == n_params(model), (config, ref)
+    for n in (1, 7, 16):
+        assert make_report(arch, report.config, n).flops == forward_flops(model, n), (config, n)
+
+
+def test_final_norm_only_in_pre_ln_models(host):
+    with pytest.raises(ConfigError, match=r"final_norm: transformers' OPT builds a final LayerNorm only in pre-LN"):
+        count(host, pre_norm=False, final_norm=True)
+    blocks = {path for path, _, _ in count(host, pre_norm=False).root.walk()}
+    assert "opt.final_norm" not in blocks and "opt.project_in" not in blocks
+
+
+def test_heads_must_divide_the_width(host):
+    with pytest.raises(ConfigError, match=r"n_heads: d_model 100 is not divisible by n_heads 12"):
+        count(host, d_model=100)
+
+
+# ---- Hugging Face config.json: every key accounted for -----------------------------------------------------
+
+
+def _table(host):
+    return hf_table(host.hf_readers()["opt"].reader)
+
+
+def _config_file(T, tmp_path: Path, kwargs: dict, name: str = "config.json"):
+    config = T.OPTConfig(**kwargs)
+    path = tmp_path / name
+    path.write_text(json.dumps(config.to_dict()))
+    return path, config
+
+
+@pytest.mark.reference
+def test_table_equals_the_transformers_configuration_class(T, host):
+    """Fields and defaults, no aliases, AutoModel's class, every model class, and a full to_dict() file read."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    table = _table(host)
+    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
+    fields = {f.name: f.default for f in dataclasses.fields(T.OPTConfig) if f.name not in common}
+    assert dict(table.defaults) == fields
+    assert dict(table.aliases) == T.OPTConfig.attribute_map
+    assert table.base_class == MODEL_MAPPING_NAMES["opt"]
+    module = importlib.import_module("transformers.models.opt.modeling_opt")
+    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+    assert set(table.classes) | set(table.unsupported_classes) == classes
+    full = T.OPTConfig().to_dict()
+    known = set(table.read) | set(table.ignored) | set(table.refused) | set(COMMON_KEYS)
+    assert set(full) - known == set()
+
+
+#: the released checkpoints' shapes, as their config.json on the Hugging Face Hub gives them (facebook/opt-*)
+FILES = {
+    "opt-125m": dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, ffn_dim=3072),
+    "opt-350m": dict(
+        hidden_size=1024,
+        num_hidden_layers=24,
+        num_attention_heads=16,
+        ffn_dim=4096,
+        word_embed_proj_dim=512,
+        do_layer_norm_before=False,
+    ),
+    "opt-1.3b": dict(hidden_size=2048, num_hidden_layers=24, num_attention_heads=32, ffn_dim=8192),
+    "opt-66b": dict(hidden_size=9216, num_hidden_layers=64, num_attention_heads=72, ffn_dim=36864),
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", FILES)
+@pytest.mark.parametrize("model_class", ["OPTModel", "OPTForCausalLM"])
+def test_published_shapes_via_hf_config(T, host, tmp_path, capsys, model_id, model_class):
+    path, config = _config_file(T, tmp_path, FILES[model_id])
+    assert main(["count", "--hf-config", str(path), "--hf-class", model_class, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["architecture"] == "opt"
+    assert report["params"]["total"] == n_params(hf_model(T, model_class, config))
+
+
+#: one value per key the table reads (the sweep), each changed alone on a small base file
+BASE = dict(
+    vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, ffn_dim=80, max_position_embeddings=24
+)
+SWEEP = dict(
+    vocab_size=101,
+    hidden_size=60,
+    num_hidden_layers=1,
+    ffn_dim=64,
+    max_position_embeddings=40,
+    do_layer_norm_before=False,
+    _remove_final_layer_norm=True,
+    word_embed_proj_dim=20,
+    num_attention_heads=6,
+    activation_function="gelu",
+    enable_bias=False,
+    layer_norm_elementwise_affine=False,
+    tie_word_embeddings=False,
+    pad_token_id=None,
+)
+
+
+def _transformers_figures(T, path: Path, model_class: str, seq_len: int) -> tuple[int, int]:
+    """Parameters and FLOPs of ``model_class`` built from the file by AutoConfig, with small weights on the CPU."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    config = T.AutoConfig.from_pretrained(str(path))
+    config._attn_implementation = "eager"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = getattr(T, model_class)(config).eval()
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(input_ids=torch.ones(1, seq_len, dtype=torch.long))
+    return n_params(model), counter.get_total_flops()
+
+
+def _write(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.reference
+def test_the_sweep_covers_every_key_the_table_reads(host):
+    assert set(SWEEP) == set(_table(host).read)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("key", ["(base)", *SWEEP, "(all at once)"])
+def test_each_key_against_transformers(T, host, tmp_path, key):
+    data = {"model_type": "opt", **BASE}
+    if key == "(all at once)":
+        data.update({k: v for k, v in SWEEP.items() if k != "_remove_final_layer_norm"})
+    elif key != "(base)":
+        data[key] = SWEEP[key]
+    path = _write(tmp_path, data)
+    for model_class in ("OPTModel", "OPTForCausalLM"):
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (data, model_class)
+        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+
+
+@pytest.mark.reference
+def test_ignored_keys_change_no_figure(T, host, tmp_path):
+    """Every key the table ignores, changed at once: transformers' figures still equal archzoo's."""
+    changed = dict(
+        dropout=0.3,
+        attention_dropout=0.2,
+        activation_dropout=0.1,
+        layerdrop=0.4,
+        init_std=0.5,
+        use_cache=False,
+        bos_token_id=5,
+        eos_token_id=6,
+    )
+    assert set(changed) == set(_table(host).ignored)
+    path = _write(tmp_path, {"model_type": "opt", **BASE, **changed})
+    for model_class in ("OPTModel", "OPTForCausalLM"):
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9)
+
+
+def test_every_key_of_a_released_file_is_accounted_for(host, tmp_path):
+    """facebook/opt-350m's config.json as the Hub serves it (transformers 4.21 wrote it), read key by key."""
+    data = {
+        "_name_or_path": "facebook/opt-350m",
+        "activation_dropout": 0.0,
+        "activation_function": "relu",
+        "architectures": ["OPTForCausalLM"],
+        "attention_dropout": 0.0,
+        "bos_token_id": 2,
+        "do_layer_norm_before": False,
+        "dropout": 0.1,
+        "eos_token_id": 2,
+        "ffn_dim": 4096,
+        "hidden_size": 1024,
+        "init_std": 0.02,
+        "layerdrop": 0.0,
+        "max_position_embeddings": 2048,
+        "model_type": "opt",
+        "num_attention_heads": 16,
+        "num_hidden_layers": 24,
+        "pad_token_id": 1,
+        "prefix": "</s>",
+        "torch_dtype": "float16",
+        "transformers_version": "4.20.0.dev0",
+        "use_cache": True,
+        "vocab_size": 50272,
+        "word_embed_proj_dim": 512,
+    }
+    reading = load_hf_config(_write(tmp_path, data), host, hf_class="auto")
+    assert reading.model_class == "OPTForCausalLM"
+    config = reading.config
+    assert (config.d_embed, config.pre_norm, config.final_norm, config.d_ff) == (512, False, None, 4096)
+    assert make_report(reading.architecture, config).params == PUBLISHED["opt-350m"][1]
+
+
+@pytest.mark.parametrize(
+    "data, hf_class, message",
+    [
+        (
+            {"model_type": "opt", "zzz": 8},
+            None,
+            "{path}: zzz: unknown key for model type 'opt'; transformers 5.23's OPTConfig has no such field and "
+            "archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it "
+            "does not",
+        ),
+        (
+            {"model_type": "opt"},
+            "OPTForSequenceClassification",
+            "--hf-class: OPTForSequenceClassification is not counted by archzoo: the opt plugin counts the base model "
+            "and the causal LM only; count one of those; supported opt classes: OPTModel, OPTForCausalLM",
+        ),
+        (
+            {"model_type": "opt", "vocab_size": 1},
+            None,
+            "{path}: pad_token_id: 1 is outside the vocabulary of 1 tokens, and transformers' token embedding "
+            "refuses such a padding index; set pad_token_id to null or to a token id",
+        ),
+        (
+            {"model_type": "opt", "hidden_size": 100, "num_attention_heads": 12},
+            None,
+            "{path}: num_attention_heads, read as n_heads: d_model 100 is not divisible by n_heads 12; choose a "
+            "divisor of d_model",
+        ),
+        (
+            {"model_type": "opt", "activation_function": "mish"},
+            None,
+            "{path}: activation_function, read as activation: unknown activation 'mish'; expected one of gelu, "
+            "gelu_new, gelu_pytorch_tanh, relu, silu, swish, tanh, quick_gelu",
+        ),
+    ],
+)
+def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
+    path = _write(tmp_path, data)
+    with pytest.raises(HFConfigError) as info:
+        load_hf_config(path, host, hf_class=hf_class)
+    assert str(info.value) == message.format(path=path)
+
+
+# ---- archzoo verify: the block mapping ---------------------------------------------------------------------
+
+VERIFY_CASES = {
+    "pre-ln": (dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=80), "OPTForCausalLM"),
+    "post-ln-projected": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=80, d_embed=16, pre_norm=False),
+        "OPTForCausalLM",
+    ),
+    "base-no-bias-no-affine-untied": (
+        dict(
+            vocab_size=97,
+            d_model=48,
+            n_layers=2,
+            n_heads=4,
+            d_ff=80,
+            bias=False,
+            norm_affine=False,
+            tie_embeddings=False,
+            head="none",
+            d_embed=24,
+        ),
+        "OPTModel",
+    ),
+    "removed-final-norm-untied": (
+        dict(vocab_size=97, d_model=48, n_layers=1, n_heads=4, d_ff=80, final_norm=False, tie_embeddings=False),
+        "OPTForCausalLM",
+    ),
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("case", VERIFY_CASES)
+def test_verify_maps_every_block(T, host, tmp_path, case):
+    from archzoo.verify import verify_target
+
+    config, model_class = VERIFY_CASES[case]
+    path = tmp_path / "small.yaml"
+    entry = dict(
+        architecture="opt", title="A test entry", year=2022, summary="Written by the test suite.", config=config
+    )
+    path.write_text(yaml.safe_dump(entry, sort_keys=False))
+    verification = verify_target(str(path), host=host)
+    assert verification.target == f"transformers.{model_class}"
+    assert verification.ok, verification.render()
+    mapped = {row.path for row in verification.blocks}
+    report = count(host, **config)
+    leaves = {path for path, _, block in report.root.walk() if not block.children and block.kind != "attention_core"}
+    assert leaves <= mapped, leaves - mapped  # every block holding parameters is checked on its own
+    assert not verification.unmapped or all(within for _, within in verification.unmapped), verification.unmapped
