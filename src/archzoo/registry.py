@@ -144,15 +144,19 @@ class Source(_Model):
 
 
 class Published(_Model):
-    """The size as its authors printed it."""
+    """The size as its authors printed it: the total, and for a mixture of experts the active parameters."""
 
     params: str = Field(description="exactly as printed: '110M', '1.3B', '1542M'")
+    active_params: str | None = Field(
+        None,
+        description="a mixture of experts' active parameters (those one token uses), exactly as printed: '13B'",
+    )
     source: Source
 
-    @field_validator("params")
+    @field_validator("params", "active_params")
     @classmethod
-    def _parses(cls, value: str) -> str:
-        if parse_published(value)[0] <= 0:
+    def _parses(cls, value: str | None) -> str | None:
+        if value is not None and parse_published(value)[0] <= 0:
             raise ValueError(
                 f"a published size of {value!r} parameters cannot be right; write the figure as printed, e.g. '110M'"
             )
@@ -165,6 +169,14 @@ class Published(_Model):
     @property
     def rounding(self) -> int:
         return parse_published(self.params)[1]
+
+    @property
+    def active_value(self) -> int | None:
+        return None if self.active_params is None else parse_published(self.active_params)[0]
+
+    @property
+    def active_rounding(self) -> int | None:
+        return None if self.active_params is None else parse_published(self.active_params)[1]
 
 
 class EntryReference(_Model):
@@ -253,9 +265,48 @@ class Entry:
         published = self.spec.published
         if published is None:
             return "unpublished"
-        if abs(self.params - published.value) <= published.rounding and abs(self.gap) <= GAP_LIMIT:
+        return self._status(self.params, published.value, published.rounding)
+
+    def _status(self, computed: int, printed: int, rounding: int) -> str:
+        gap = (computed - printed) / printed
+        if abs(computed - printed) <= rounding and abs(gap) <= GAP_LIMIT:
             return "within-rounding"  # a one-digit figure ("1B") spans ±50%: beyond 5% it needs a reason
         return "reconciled" if self.spec.reconciliation else "unexplained"
+
+    @property
+    def active_params(self) -> int:
+        """The parameters one token uses (`Report.active_params`): ``params`` unless the model holds experts."""
+        return self.report.active_params
+
+    @property
+    def active_gap(self) -> float | None:
+        """(computed - published) / published for the active parameters, or None without a published figure."""
+        printed = self.spec.published.active_value if self.spec.published else None
+        return None if printed is None else (self.active_params - printed) / printed
+
+    @property
+    def active_status(self) -> str:
+        """The status of the published active figure, as `status` is of the total's; ``unpublished`` without one.
+        One ``reconciliation`` explains both figures."""
+        published = self.spec.published
+        if published is None or published.active_value is None or published.active_rounding is None:
+            return "unpublished"
+        return self._status(self.active_params, published.active_value, published.active_rounding)
+
+    def figures(self) -> dict[str, Any]:
+        """The computed and published figures side by side, and how they compare, as plain JSON data (what
+        ``archzoo show --json`` gives next to the entry): the total, then the active parameters."""
+        published = self.spec.published
+        return {
+            "params": self.params,
+            "published_value": published.value if published else None,
+            "gap": self.gap,
+            "status": self.status,
+            "active_params": self.active_params,
+            "published_active_value": published.active_value if published else None,
+            "active_gap": self.active_gap,
+            "active_status": self.active_status,
+        }
 
     def line_of(self, *key: Any) -> int:
         while key and key not in self.lines:
@@ -753,7 +804,7 @@ def _check_entry(
         add(("config",), ("config",), str(exc))
         return None
     except ValidationError as exc:
-        models = {(): arch.config_model}
+        models: dict[tuple, type[BaseModel]] = {(): arch.config_model}
         for err in exc.errors():
             key, line_key, message = _describe(err, models, texts, ("config",))
             add(("config",) + key, ("config",) + line_key, message)
@@ -789,6 +840,29 @@ def _check_entry(
                 "published.params",
                 f"computed {params:,} differs from published {spec.published.params} by {gap:+.2%}, more "
                 "than its rounding; consider a 'reconciliation:' reason",
+            )
+        )
+    active_gap = entry.active_gap
+    if active_gap is None:
+        return entry
+    active_text = (
+        f"computed active parameters {entry.active_params:,} differ from published {spec.published.active_params}"
+    )
+    if abs(active_gap) > GAP_LIMIT and spec.reconciliation is None:
+        add(
+            ("published", "active_params"),
+            ("published", "active_params"),
+            f"{active_text} by {active_gap:+.1%} (over {GAP_LIMIT:.0%}); add 'reconciliation:' with a reason "
+            f"({', '.join(REASONS)}) and a note, or correct the config",
+        )
+        return None
+    if entry.active_status == "unexplained":
+        warnings.append(
+            RegistryProblem(
+                path,
+                entry.line_of("published", "active_params"),
+                "published.active_params",
+                f"{active_text} by {active_gap:+.2%}, more than its rounding; consider a 'reconciliation:' reason",
             )
         )
     return entry
