@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArchzooError",
+    "CheckpointError",
     "ConfigError",
     "HFConfigError",
     "InputError",
@@ -63,6 +64,10 @@ class InputError(ArchzooError, ValueError):
         self.source = source
         self.line = line
         self.key = key
+
+
+class CheckpointError(ArchzooError, ValueError):
+    """A checkpoint cannot be read: not safetensors, an index that disagrees with its shards, a file missing."""
 
 
 class HFConfigError(ArchzooError, ValueError):

@@ -1,0 +1,157 @@
+"""Checkpoints read from their headers: element counts and dtypes against what transformers saved.
+
+Each checkpoint here is written by transformers' ``save_pretrained`` (or safetensors' own ``save_file``)
+from a small model built on the CPU; the expected figures are that model's
+``sum(p.numel() for p in model.parameters())`` and the dtypes it was saved in.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from archzoo.checkpoint import read_checkpoint
+from archzoo.errors import CheckpointError
+
+safetensors = pytest.importorskip("safetensors")
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    """A two-layer LLaMA with a tied head, saved whole and in shards; and its parameter count."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    config = transformers.LlamaConfig(
+        vocab_size=97,
+        hidden_size=32,
+        intermediate_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config)
+    root = tmp_path_factory.mktemp("checkpoints")
+    model.save_pretrained(root / "whole")
+    model.save_pretrained(root / "sharded", max_shard_size="20KB")
+    model.to(torch.bfloat16).save_pretrained(root / "bf16")
+    return root, sum(p.numel() for p in model.parameters()), len(list(model.parameters()))
+
+
+def test_a_whole_checkpoint_holds_the_models_parameters_once(llama):
+    root, params, tensors = llama
+    checkpoint = read_checkpoint(root / "whole")
+    assert checkpoint.files == ("model.safetensors",)
+    # the tied head is saved once, so the elements are exactly PyTorch's parameter count
+    assert (checkpoint.elements, len(checkpoint.tensors)) == (params, tensors)
+    assert checkpoint.by_dtype() == {"F32": (tensors, params)}
+    assert checkpoint.bytes() == 4 * params
+    assert checkpoint.packed() == ()
+
+
+def test_a_sharded_checkpoint_reads_like_the_whole_one(llama):
+    root, params, _ = llama
+    shards = sorted(p.name for p in (root / "sharded").glob("*.safetensors"))
+    assert len(shards) > 1
+    for given in (root / "sharded", root / "sharded" / "model.safetensors.index.json"):
+        checkpoint = read_checkpoint(given)
+        assert checkpoint.files == tuple(shards)
+        assert checkpoint.tensors == tuple(
+            t.__class__(t.name, t.dtype, t.shape, checkpoint.tensors[i].file)
+            for i, t in enumerate(read_checkpoint(root / "whole").tensors)
+        )
+        assert checkpoint.elements == params
+
+
+def test_dtypes_are_counted_as_saved(llama):
+    root, params, tensors = llama
+    assert read_checkpoint(root / "bf16").by_dtype() == {"BF16": (tensors, params)}
+    assert read_checkpoint(root / "bf16").bytes() == 2 * params
+
+
+def test_integer_tensors_are_flagged_as_packed(tmp_path):
+    """GPTQ stores 4-bit weights eight to an int32: 16 x 4 elements hold a 16 x 32 matrix."""
+    np = pytest.importorskip("numpy")
+    from safetensors.numpy import save_file
+
+    save_file(
+        {
+            "layer.qweight": np.zeros((16, 4), dtype=np.int32),
+            "layer.scales": np.zeros((1, 32), dtype=np.float16),
+            "norm.weight": np.zeros((32,), dtype=np.float16),
+        },
+        str(tmp_path / "model.safetensors"),
+    )
+    checkpoint = read_checkpoint(tmp_path)
+    assert [t.name for t in checkpoint.packed()] == ["layer.qweight"]
+    assert checkpoint.by_dtype() == {"F16": (2, 64), "I32": (1, 64)}
+
+
+def test_reading_a_checkpoint_imports_no_torch(llama):
+    root, _, _ = llama
+    code = (
+        "import sys; from archzoo.checkpoint import read_checkpoint; "
+        f"c = read_checkpoint({str(root / 'sharded')!r}); "
+        "print(c.elements, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(llama[1]), "False"]
+
+
+def _index(folder: Path) -> dict:
+    return json.loads((folder / "model.safetensors.index.json").read_text())
+
+
+def test_an_index_that_disagrees_with_its_shards_is_refused(llama, tmp_path):
+    import shutil
+
+    root, _, _ = llama
+    folder = tmp_path / "copy"
+    shutil.copytree(root / "sharded", folder)
+    index = _index(folder)
+    name, shard = next(iter(index["weight_map"].items()))
+    index["weight_map"]["model.ghost.weight"] = shard
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    with pytest.raises(
+        CheckpointError, match=rf"weight_map lists 1 tensors {shard} does not hold \(model.ghost.weight\)"
+    ):
+        read_checkpoint(folder)
+    del index["weight_map"]["model.ghost.weight"], index["weight_map"][name]
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    with pytest.raises(CheckpointError, match=rf"weight_map omits 1 tensors {shard} holds \({name}\)"):
+        read_checkpoint(folder)
+
+
+@pytest.mark.parametrize(
+    ("weight_map", "message"),
+    [
+        ({"a": "../outside.safetensors"}, r"names the shard '../outside.safetensors', outside the index's folder"),
+        ({"a": "/etc/passwd"}, r"names the shard '/etc/passwd', outside the index's folder"),
+        (["a"], r"weight_map: expected an object mapping each tensor name to its shard file"),
+        ({"a": 3}, r"weight_map: expected an object mapping each tensor name to its shard file"),
+        ({"a": "missing.safetensors"}, r"missing.safetensors: no such file"),
+    ],
+)
+def test_a_bad_index_is_refused_with_its_reason(tmp_path, weight_map, message):
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    with pytest.raises(CheckpointError, match=message):
+        read_checkpoint(tmp_path)
+
+
+def test_what_is_not_a_checkpoint_is_refused(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}")
+    with pytest.raises(CheckpointError, match=r"model.safetensors: not a safetensors file \(.*\); archzoo reads"):
+        read_checkpoint(tmp_path)
+    (tmp_path / "model.safetensors.index.json").write_text("{")
+    with pytest.raises(CheckpointError, match=r"index.json:1: not valid JSON"):
+        read_checkpoint(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(CheckpointError, match=r"no model.safetensors.index.json or model.safetensors in this folder"):
+        read_checkpoint(empty)
