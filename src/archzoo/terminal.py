@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -10,7 +11,10 @@ from rich.table import Table
 from .blocks import BlockVisit
 from .report import Report, human_bytes, human_count
 
-__all__ = ["console", "print_report", "print_table"]
+if TYPE_CHECKING:
+    from .registry import Entry
+
+__all__ = ["console", "print_report", "print_table", "published_lines"]
 
 import os
 import sys
@@ -32,6 +36,38 @@ def copies_text(visit: BlockVisit) -> str:
     return (
         f"{executed:,} of {stored:,} per token" if executed < stored else f"× {executed:,}, {stored:,} sets of weights"
     )
+
+
+def published_lines(entry: Entry) -> list[str]:
+    """What ``archzoo show`` prints about an entry's published figures: the total against the exact count,
+    the active parameters against the exact active count (a mixture of experts that prints them), the
+    source, and the reconciliation's reason."""
+    spec = entry.spec
+    published = spec.published
+    lines = []
+    if published is not None:
+        src = published.source
+        where = f"arXiv:{src.arxiv}" if src.arxiv else (src.url or "")
+        lines.append(
+            f"published: {published.params} ({published.value:,}); computed {entry.params:,}, "
+            f"difference {entry.params - published.value:+,} ({entry.gap or 0:+.2%}): {entry.status}"
+        )
+        if published.active_params is not None and published.active_value is not None:
+            active = entry.active_params
+            lines.append(
+                f"published active: {published.active_params} ({published.active_value:,}); computed "
+                f"{active:,}, difference {active - published.active_value:+,} ({entry.active_gap or 0:+.2%}): "
+                f"{entry.active_status}"
+            )
+        lines.append(
+            f"  source: {', '.join(src.authors[:3])}{' et al.' if len(src.authors) > 3 else ''}, "
+            f"{src.title}, {src.venue} {where}; {src.locator}"
+        )
+    else:
+        lines.append("published: no figure printed by the authors")
+    if spec.reconciliation:
+        lines.append(f"  reason: {spec.reconciliation.reason}: {spec.reconciliation.note}")
+    return lines
 
 
 def _tree_rows(report: Report):

@@ -173,9 +173,10 @@ def _html_table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: st
     """A table as raw HTML; cells are HTML already (escape text before passing it)."""
     align = align or "l" * len(headers)
     names = {"l": "left", "r": "right", "c": "center"}
-    head = "".join(f'<th align="{names[a]}">{h}</th>' for h, a in zip(headers, align))
+    head = "".join(f'<th align="{names[a]}">{h}</th>' for h, a in zip(headers, align, strict=False))
     body = "".join(
-        "<tr>" + "".join(f'<td align="{names[a]}">{c}</td>' for c, a in zip(row, align)) + "</tr>" for row in rows
+        "<tr>" + "".join(f'<td align="{names[a]}">{c}</td>' for c, a in zip(row, align, strict=False)) + "</tr>"
+        for row in rows
     )
     table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"  # no class: Material styles it
     return _raw(f'<div class="{css}">{table}</div>' if css else table)
@@ -234,8 +235,11 @@ def _yaml_code(text: str) -> str:
     without running pygments (every model page has one); anything else goes through pygments."""
     text = displayable(text)
     lines = text.rstrip("\n").split("\n")
-    matches = [_FLAT_YAML.match(line) for line in lines]
-    if not all(matches) or any(m.group(2).startswith(("'", '"', "[", "{", "&", "*", "!", "|", ">")) for m in matches):
+    found = [_FLAT_YAML.match(line) for line in lines]
+    matches = [m for m in found if m is not None]
+    if len(matches) < len(found) or any(
+        m.group(2).startswith(("'", '"', "[", "{", "&", "*", "!", "|", ">")) for m in matches
+    ):
         return _code(text, "yaml")
     body = "\n".join(
         f'<span class="nt">{m.group(1)}</span><span class="p">:</span><span class="w"> </span>'
@@ -357,6 +361,22 @@ def _published_rows(view: ModelView) -> list[tuple[str, str]]:
     elif view.status in ("within-rounding", "exact"):
         difference += " — within the rounding of the printed figure"
     rows.append(("Difference (computed − published)", difference))
+    if view.published_active is not None and view.published_active_value is not None:
+        rows.append(
+            (
+                "Published active parameters",
+                f"<strong>{_e(view.published_active)}</strong> ({view.published_active_value:,}) — the same source",
+            )
+        )
+        active = (
+            f"{view.active_difference or 0:+,} ({fmt_gap(view.active_gap)}), status "
+            f"<strong>{_e(view.active_status)}</strong>"
+        )
+        if view.active_status == "within-rounding":
+            active += " — within the rounding of the printed figure"
+        elif view.reason:
+            active += f" — reason <code>{_e(view.reason)}</code>, as above"
+        rows.append(("Active difference (computed − published)", active))
     return rows
 
 
@@ -374,6 +394,16 @@ def _summary_table(view: ModelView) -> str:
             f"position, where the model has them) hold {view.embedding:,}",
         ),
     ]
+    if view.active_params != view.params:
+        share = view.active_params / view.params if view.params else 0.0
+        rows.insert(
+            1,
+            (
+                "Active parameters (exact)",
+                f'<strong class="az-active">{view.active_params:,}</strong> ({human_count(view.active_params)}, '
+                f"{share:.1%} of the total): those one token uses, = {_m(view.active_formula)}",
+            ),
+        )
     rows += _published_rows(view)
     rows.append(("Weights", _e(weights_text(view.weights))))
     share = view.attention_flops / view.flops if view.flops else 0.0
@@ -626,9 +656,9 @@ def _models_table(
     headers = (
         ["Model", "Title"]
         + (["Architecture"] if architecture else [])
-        + ["Parameters", "Published", "Difference", "Forward FLOPs"]
+        + ["Parameters", "Active", "Published", "Difference", "Forward FLOPs"]
     )
-    align = "ll" + ("l" if architecture else "") + "rrrr"
+    align = "ll" + ("l" if architecture else "") + "rrrrr"
     rows = []
     for m in models:
         title = text_md(m.title) + (
@@ -637,10 +667,15 @@ def _models_table(
         row = [_md_link(m.id, _rel(page_path, model_path(m.id))), title]
         if architecture:
             row.append(_md_link(m.architecture, _rel(page_path, architecture_path(m.architecture))))
+        published = text_md(m.published) if m.published else "—"
+        if m.published_active:
+            published += f" ({text_md(m.published_active)} active)"
         row += [
             f"{m.params:,}",
-            text_md(m.published) if m.published else "—",
-            fmt_gap(m.gap),
+            # the parameters one token uses; a dense model's are all of them, sorted as such
+            f"{m.active_params:,}" if m.active_params != m.params else f'<span data-v="{m.params}">—</span>',
+            published,
+            fmt_gap(m.gap) + (f" ({fmt_gap(m.active_gap)} active)" if m.active_gap is not None else ""),
             f'<span data-v="{int(m.flops)}">{human_count(m.flops)}</span> (N = {m.seq_len:,})',
         ]
         rows.append(row)
@@ -849,6 +884,12 @@ MODEL_FIELDS = (
     "difference_relative",
     "status",
     "reason",
+    "active_params",
+    "published_active",
+    "published_active_value",
+    "active_difference",
+    "active_difference_relative",
+    "active_status",
     "seq_len",
     "forward_flops",
     "attention_flops",

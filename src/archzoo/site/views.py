@@ -270,10 +270,17 @@ class ModelView:
     difference: int | None
     gap: float | None
     status: str
+    active_params: int  # the parameters one token uses: params unless the model holds experts
+    active_formula: str
+    published_active: str | None  # a mixture of experts' active parameters, as printed
+    published_active_value: int | None
+    active_difference: int | None
+    active_gap: float | None
+    active_status: str  # as status, for the published active figure; "unpublished" without one
     reason: str | None
     reason_text: str
     reason_note: str
-    weights: dict[str, float]
+    weights: dict[str, int]
     seq_len: int
     seq_len_meaning: str
     flops: int
@@ -318,6 +325,12 @@ class ModelView:
             "difference_relative": None if self.gap is None else round(self.gap, 6),
             "status": self.status,
             "reason": self.reason,
+            "active_params": self.active_params,
+            "published_active": self.published_active,
+            "published_active_value": self.published_active_value,
+            "active_difference": self.active_difference,
+            "active_difference_relative": None if self.active_gap is None else round(self.active_gap, 6),
+            "active_status": self.active_status,
             "seq_len": self.seq_len,
             "forward_flops": self.flops,
             "attention_flops": self.attention_flops,
@@ -395,6 +408,7 @@ def model_view(entry: Entry, *, source_path: str | None = None) -> ModelView:
         if published.source.url:
             links.append(("source", published.source.url))
     reconciliation = spec.reconciliation
+    active_printed = published.active_value if published else None
     ns, totals, attention = flops_series(report)
     config_dump = entry.config.model_dump(mode="json")
     return ModelView(
@@ -420,6 +434,13 @@ def model_view(entry: Entry, *, source_path: str | None = None) -> ModelView:
         difference=params - published.value if published else None,
         gap=entry.gap,
         status=entry.status,
+        active_params=report.active_params,
+        active_formula=latex(report.active_formula),
+        published_active=published.active_params if published else None,
+        published_active_value=active_printed,
+        active_difference=None if active_printed is None else report.active_params - active_printed,
+        active_gap=entry.active_gap,
+        active_status=entry.active_status,
         reason=reconciliation.reason if reconciliation else None,
         reason_text=REASONS.get(reconciliation.reason, "") if reconciliation else "",
         reason_note=reconciliation.note if reconciliation else "",
@@ -510,7 +531,7 @@ def _architecture_base(arch: Architecture, plugin_version: str, plugin_source: s
     cached = _ARCH_CACHE.get(key)
     if cached is not None and cached[0] is arch:
         return cached[1]
-    common = dict(
+    common: dict[str, Any] = dict(
         name=arch.name,
         title=arch.title,
         summary=arch.summary,
@@ -562,6 +583,6 @@ def _architecture_base(arch: Architecture, plugin_version: str, plugin_source: s
     return view
 
 
-def weights_text(weights: dict[str, float]) -> str:
+def weights_text(weights: dict[str, int]) -> str:
     """``fp32 437.9 MB · fp16 219.0 MB · ...``, in the report's order of dtypes."""
     return " · ".join(f"{dtype} {human_bytes(size)}" for dtype, size in weights.items())
