@@ -269,7 +269,6 @@ HF_T5 = HFTable(
         layer_norm_epsilon=1e-6,
         initializer_factor=1.0,
         feed_forward_proj="relu",
-        is_encoder_decoder=True,
         use_cache=True,
         pad_token_id=0,
         eos_token_id=1,
@@ -299,6 +298,7 @@ HF_T5 = HFTable(
         # read only to refuse a file that does not say whether the LM head is tied (see _tie_embeddings)
         "scale_decoder_outputs": "(checked: the LM head's tie is known)",
         "is_decoder": "(checked: false for T5EncoderModel, whose stack would grow unused cross-attention)",
+        # a PretrainedConfig field whose default T5Config makes true
         "is_encoder_decoder": "(checked: true for T5Model and T5ForConditionalGeneration)",
     },
     ignored={
@@ -372,7 +372,7 @@ def _from_t5(hf: dict[str, Any], model_class: str = "T5Model") -> dict[str, Any]
             "is_decoder: true makes T5EncoderModel build its stack as a decoder, with cross-attention weights "
             "the encoder never runs; archzoo counts the encoder T5 uses; set is_decoder to false"
         )
-    if model_class != "T5EncoderModel" and hf["is_encoder_decoder"] is not True:
+    if model_class != "T5EncoderModel" and hf.get("is_encoder_decoder", True) is not True:
         raise ValueError(
             f"is_encoder_decoder: {model_class} is an encoder-decoder, and with this set to false transformers "
             "builds and runs it differently (its decoder caches cross-attention keys with its own); set "
