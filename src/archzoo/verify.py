@@ -27,7 +27,16 @@ from .formula import Poly
 from .host import PluginHost, call_plugin
 from .registry import Entry, EntryReference, find_model, load_registry
 
-__all__ = ["INSTALL_HINT", "BlockCheck", "Verification", "verify", "verify_target"]
+__all__ = [
+    "INSTALL_HINT",
+    "BlockCheck",
+    "BlockComparison",
+    "Verification",
+    "block_table",
+    "compare_blocks",
+    "verify",
+    "verify_target",
+]
 
 #: How to get what `verify` needs; torch first, so that pip does not pull a multi-GB CUDA build.
 INSTALL_HINT = (
@@ -129,7 +138,7 @@ class Verification:
         )
         lines += [f"note: {note}" for note in self.notes]
         if self.blocks:
-            lines += ["", *_table(self.blocks)]
+            lines += ["", *block_table(self.blocks)]
             for row in self.blocks:
                 for module, count in row.mismatched_copies:
                     lines.append(
@@ -173,7 +182,9 @@ def _modules_text(modules: tuple[str, ...]) -> str:
     return f"{prefix}.{{{', '.join('.'.join(parts[common:]) for parts in split)}}}"
 
 
-def _table(rows: Iterable[BlockCheck]) -> list[str]:
+def block_table(rows: Iterable[BlockCheck]) -> list[str]:
+    """The rows as aligned text lines under a header: block, reference module, reference, archzoo,
+    difference, formula."""
     header = ("block", "reference module", "reference", "archzoo", "difference", "formula")
     body = []
     for row in rows:
@@ -187,7 +198,7 @@ def _table(rows: Iterable[BlockCheck]) -> list[str]:
     right = (False, False, True, True, True)
 
     def line(cells: tuple[str, ...]) -> str:
-        parts = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)]
+        parts = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=False)]
         return "  ".join(parts + [cells[5]]).rstrip()
 
     return [line(header), *(line(r) for r in body)]
@@ -247,12 +258,10 @@ def verify(entry: Entry) -> Verification:
         )
     _require_libraries(ref)
     model = _build(entry, ref)
-    counts, names = _parameter_counts(model)
     root = entry.report.root
+    comparison = compare_blocks(root, model, arch.plugin or arch.name)
     notes: list[str] = []
-    rows: list[BlockCheck] = []
-    unmapped: list[tuple[str, str]] = []
-    _check_tree(root, counts, names, rows, unmapped, arch.plugin or arch.name)
+    rows, unmapped = list(comparison.blocks), list(comparison.unmapped)
     mapped_for = plugin_ref.target if plugin_ref is not None else None
     if mapped_for != ref.target:
         # The blocks are mapped to the plugin's class; another class may name its submodules the same way
@@ -278,7 +287,7 @@ def verify(entry: Entry) -> Verification:
             if source == "entry"
             else f"as the {arch.name} plugin gives it for this configuration"
         ),
-        expected_total=counts.get("", 0),
+        expected_total=comparison.expected_total,
         got_total=entry.params,
         blocks=tuple(rows),
         unmapped=tuple(unmapped),
@@ -377,7 +386,33 @@ def _build(entry: Entry, ref: Reference):
         ) from None
 
 
-def _parameter_counts(model) -> tuple[dict[str, int], set[str]]:
+@dataclass(frozen=True)
+class BlockComparison:
+    """A block tree against a reference module: the module's total, one `BlockCheck` per mapped block, and
+    the blocks left unmapped, each with the mapped block whose row includes it (or "")."""
+
+    expected_total: int
+    blocks: tuple[BlockCheck, ...]
+    unmapped: tuple[tuple[str, str], ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(row.ok for row in self.blocks)
+
+
+def compare_blocks(root: Block, model: Any, plugin: str) -> BlockComparison:
+    """Compare every block of ``root`` that names its submodules (`Block.modules`) with the parameters those
+    submodules of ``model`` (a torch module, built on the meta device) hold, each tensor counted once where
+    ``named_parameters()`` first reports it. A repeated block that maps to more than one submodule is the
+    plugin's mistake: a `PluginError` naming ``plugin``."""
+    counts, names = _parameter_counts(model)
+    rows: list[BlockCheck] = []
+    unmapped: list[tuple[str, str]] = []
+    _check_tree(root, counts, names, rows, unmapped, plugin)
+    return BlockComparison(counts.get("", 0), tuple(rows), tuple(unmapped))
+
+
+def _parameter_counts(model: Any) -> tuple[dict[str, int], set[str]]:
     """Parameters under every dotted prefix (``""`` is the whole model), each tensor counted once where
     ``named_parameters()`` first reports it; and every submodule and parameter name."""
     counts: dict[str, int] = {"": 0}
