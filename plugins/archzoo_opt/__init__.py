@@ -11,6 +11,7 @@ offsets every position by 2, a fairseq legacy), and a final LayerNorm exists onl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
@@ -321,10 +322,10 @@ ARCHITECTURE = Architecture(
 
 
 @hookimpl
-def register_architectures(register):
+def register_architectures(register: Callable[[Architecture], None]) -> None:
     register(ARCHITECTURE)
 
 
 @hookimpl
-def register_hf_readers(register):
+def register_hf_readers(register: Callable[..., None]) -> None:
     register("opt", _from_opt)

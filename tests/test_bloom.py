@@ -1,0 +1,355 @@
+"""The bloom plugin against transformers: published configurations, random small ones, config.json files, verify.
+
+Every expected figure is ``sum(p.numel() for p in model.parameters())`` of ``BloomModel`` or ``BloomForCausalLM``
+(transformers 5.23) built on the meta device, or what ``torch.utils.flop_counter.FlopCounterMode`` reports for one
+eager forward pass of batch 1. The six published shapes are pinned as literals (measured with transformers 5.23,
+``BloomForCausalLM`` on the meta device; they are also the figures BigScience's model cards print) and rebuilt from
+transformers in the same test. The tests use the installed plugin host, and skip only when the bloom plugin is not
+installed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+import yaml
+
+from archzoo.architecture import parse_config
+from archzoo.cli import main
+from archzoo.errors import ConfigError, HFConfigError
+from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.host import get_host
+from archzoo.report import make_report
+
+
+@pytest.fixture(scope="module")
+def host():
+    host = get_host()
+    if "bloom" not in host.architectures:
+        pytest.skip(
+            'the bloom plugin is not installed: add `bloom = "archzoo_bloom"` to pyproject.toml\'s '
+            "[project.entry-points.archzoo] and run `pip install -e .`"
+        )
+    return host
+
+
+@pytest.fixture(scope="module")
+def T():
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    return transformers
+
+
+def count(host, n: int | None = None, **config):
+    arch = host.architecture("bloom")
+    return make_report(arch, parse_config(arch, config), n)
+
+
+def hf_model(T, model_class: str, config):
+    import torch
+
+    config._attn_implementation = "eager"
+    with torch.device("meta"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return getattr(T, model_class)(config).eval()
+
+
+def n_params(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def forward_flops(model, seq_len: int) -> int:
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    ids = torch.zeros(1, seq_len, dtype=torch.long, device=next(model.parameters()).device)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(input_ids=ids)
+    return counter.get_total_flops()
+
+
+# ---- published configurations -----------------------------------------------------------------------------
+
+#: the shapes BigScience's model cards print (bigscience/bloom-*: layers, heads, hidden width), with the
+#: 250,880-row embedding of every released checkpoint;
+#: (archzoo config, parameters of BloomForCausalLM: transformers 5.23 on the meta device)
+PUBLISHED = {
+    "bloom-560m": (dict(d_model=1024, n_layers=24, n_heads=16), 559_214_592),
+    "bloom-1b1": (dict(d_model=1536, n_layers=24, n_heads=16), 1_065_314_304),
+    "bloom-1b7": (dict(d_model=2048, n_layers=24, n_heads=16), 1_722_408_960),
+    "bloom-3b": (dict(d_model=2560, n_layers=30, n_heads=32), 3_002_557_440),
+    "bloom-7b1": (dict(d_model=4096, n_layers=30, n_heads=32), 7_069_016_064),
+    "bloom-176b": (dict(d_model=14336, n_layers=70, n_heads=112), 176_247_271_424),
+}
+
+
+def _bloom_kwargs(config: dict) -> dict:
+    return dict(hidden_size=config["d_model"], n_layer=config["n_layers"], n_head=config["n_heads"])
+
+
+@pytest.mark.parametrize("model_id", PUBLISHED)
+def test_published_bloom_counts(host, model_id):
+    config, expected = PUBLISHED[model_id]
+    assert count(host, **config).params == expected
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", PUBLISHED)
+def test_published_bloom_figures_are_transformers_own(T, model_id):
+    config, expected = PUBLISHED[model_id]
+    assert n_params(hf_model(T, "BloomForCausalLM", T.BloomConfig(**_bloom_kwargs(config)))) == expected
+
+
+@pytest.mark.reference
+def test_published_shape_flops_at_several_lengths(T, host):
+    """BLOOM-560m, whole, at a few lengths (the meta device makes this cheap)."""
+    config, _ = PUBLISHED["bloom-560m"]
+    model = hf_model(T, "BloomForCausalLM", T.BloomConfig(**_bloom_kwargs(config)))
+    for n in (1, 5, 64):
+        assert count(host, n, **config).flops == forward_flops(model, n), n
+
+
+# ---- random small configurations: parameters and FLOPs -----------------------------------------------------
+
+
+def _random_config(rng: random.Random) -> dict:
+    n_heads = rng.choice([1, 2, 3, 4, 6])
+    return dict(
+        vocab_size=rng.randint(2, 300),
+        d_model=n_heads * rng.randint(1, 10),
+        n_layers=rng.randint(1, 3),
+        n_heads=n_heads,
+        tie_embeddings=rng.random() < 0.7,
+        head=rng.choice(["lm", "lm", "none"]),
+    )
+
+
+CONFIGS = [_random_config(random.Random(seed)) for seed in range(16)]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
+def test_random_configs_params_and_flops_equal_transformers(T, host, config):
+    report = count(host, **config)
+    arch = host.architecture("bloom")
+    ref = arch.reference(report.config)
+    model = hf_model(T, ref.target.rpartition(".")[2], T.BloomConfig(**ref.kwargs))
+    assert report.params == n_params(model), (config, ref)
+    for n in (1, 7, 16):
+        assert make_report(arch, report.config, n).flops == forward_flops(model, n), (config, n)
+
+
+def test_heads_must_divide_the_width(host):
+    with pytest.raises(ConfigError, match=r"n_heads: d_model 100 is not divisible by n_heads 16"):
+        count(host, d_model=100)
+
+
+def test_alibi_has_no_position_parameters(host):
+    embeddings = [path for path, _, block in count(host).root.walk() if block.kind == "embedding"]
+    assert embeddings == ["bloom.token"]
+
+
+# ---- Hugging Face config.json: every key accounted for -----------------------------------------------------
+
+
+def _table(host):
+    return hf_table(host.hf_readers()["bloom"].reader)
+
+
+def _write(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _transformers_figures(T, path: Path, model_class: str, seq_len: int) -> tuple[int, int]:
+    """Parameters and FLOPs of ``model_class`` built from the file by AutoConfig, with small weights on the CPU."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    config = T.AutoConfig.from_pretrained(str(path))
+    config._attn_implementation = "eager"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = getattr(T, model_class)(config).eval()
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(input_ids=torch.ones(1, seq_len, dtype=torch.long))
+    return n_params(model), counter.get_total_flops()
+
+
+@pytest.mark.reference
+def test_table_equals_the_transformers_configuration_class(T, host):
+    """Fields and defaults, aliases (attribute_map and n_embed), AutoModel's class, every model class."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    table = _table(host)
+    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
+    fields = {f.name: f.default for f in dataclasses.fields(T.BloomConfig) if f.name not in common}
+    assert dict(table.defaults) == fields
+    assert dict(table.aliases) == {**T.BloomConfig.attribute_map, "n_embed": "hidden_size"}
+    assert table.base_class == MODEL_MAPPING_NAMES["bloom"]
+    module = importlib.import_module("transformers.models.bloom.modeling_bloom")
+    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+    assert set(table.classes) | set(table.unsupported_classes) == classes
+    full = T.BloomConfig().to_dict()
+    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
+    assert set(full) - known == set()
+
+
+BASE = dict(vocab_size=97, hidden_size=48, n_layer=2, n_head=4)
+#: one value per key the table reads, each changed alone; then each alias, alone and beside its native key
+SWEEP = dict(vocab_size=101, hidden_size=60, n_layer=1, n_head=6, tie_word_embeddings=False)
+ALIASES = dict(num_hidden_layers=3, num_attention_heads=2, n_embed=36)
+
+
+@pytest.mark.reference
+def test_the_sweep_covers_every_key_and_alias(host):
+    table = _table(host)
+    assert set(SWEEP) == set(table.read) and set(ALIASES) == set(table.aliases)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "change",
+    [{}, *({k: v} for k, v in SWEEP.items()), *({k: v} for k, v in ALIASES.items()), SWEEP, ALIASES],
+    ids=["(base)", *SWEEP, *(f"alias-{k}" for k in ALIASES), "(all keys)", "(all aliases)"],
+)
+def test_each_key_against_transformers(T, host, tmp_path, change):
+    path = _write(tmp_path, {"model_type": "bloom", **BASE, **change})
+    for model_class in ("BloomModel", "BloomForCausalLM"):
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (change, model_class)
+        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+
+
+@pytest.mark.reference
+def test_ignored_keys_change_no_figure(T, host, tmp_path):
+    """Every key BloomConfig has that archzoo ignores, changed at once (slow_but_exact with pretraining_tp 3 slices
+    the down-projections): transformers' figures still equal archzoo's."""
+    changed = dict(
+        layer_norm_epsilon=1e-3,
+        initializer_range=0.5,
+        use_cache=False,
+        bos_token_id=5,
+        eos_token_id=6,
+        pad_token_id=7,
+        apply_residual_connection_post_layernorm=True,
+        hidden_dropout=0.2,
+        attention_dropout=0.3,
+        pretraining_tp=3,
+        slow_but_exact=True,
+    )
+    assert set(changed) <= set(_table(host).ignored)
+    path = _write(tmp_path, {"model_type": "bloom", **BASE, **changed})
+    for model_class in ("BloomModel", "BloomForCausalLM"):
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9)
+
+
+@pytest.mark.reference
+def test_a_released_file_is_read_key_by_key(T, host, tmp_path, capsys):
+    """bigscience/bloom's config.json as the Hub serves it (Megatron settings, n_embed and num_attention_heads)."""
+    data = {
+        "apply_residual_connection_post_layernorm": False,
+        "architectures": ["BloomForCausalLM"],
+        "attention_dropout": 0.0,
+        "attention_softmax_in_fp32": True,
+        "bias_dropout_fusion": True,
+        "bos_token_id": 1,
+        "eos_token_id": 2,
+        "hidden_dropout": 0.0,
+        "hidden_size": 14336,
+        "initializer_range": 0.02,
+        "layer_norm_epsilon": 1e-05,
+        "masked_softmax_fusion": True,
+        "model_type": "bloom",
+        "n_embed": 14336,
+        "n_layer": 70,
+        "num_attention_heads": 112,
+        "offset_alibi": 100,
+        "pad_token_id": 3,
+        "pretraining_tp": 4,
+        "skip_bias_add": True,
+        "skip_bias_add_qkv": False,
+        "slow_but_exact": False,
+        "transformers_version": "4.21.0",
+        "unk_token_id": 0,
+        "use_cache": True,
+        "vocab_size": 250880,
+    }
+    path = _write(tmp_path, data)
+    assert main(["count", "--hf-config", str(path), "--hf-class", "auto", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["params"]["total"] == PUBLISHED["bloom-176b"][1]
+    config = T.AutoConfig.from_pretrained(str(path))
+    assert n_params(hf_model(T, "BloomForCausalLM", config)) == PUBLISHED["bloom-176b"][1]
+
+
+@pytest.mark.parametrize(
+    "data, hf_class, message",
+    [
+        (
+            {"model_type": "bloom", "zzz": 8},
+            None,
+            "{path}: zzz: unknown key for model type 'bloom'; transformers 5.23's BloomConfig has no such field and "
+            "archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it "
+            "does not",
+        ),
+        (
+            {"model_type": "bloom"},
+            "BloomForTokenClassification",
+            "--hf-class: BloomForTokenClassification is not counted by archzoo: the bloom plugin counts the base "
+            "model and the causal LM only; count one of those; supported bloom classes: BloomModel, BloomForCausalLM",
+        ),
+        (
+            {"model_type": "bloom", "hidden_size": 100, "n_head": 16},
+            None,
+            "{path}: n_head, read as n_heads: d_model 100 is not divisible by n_heads 16; choose a divisor of d_model",
+        ),
+    ],
+)
+def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
+    path = _write(tmp_path, data)
+    with pytest.raises(HFConfigError) as info:
+        load_hf_config(path, host, hf_class=hf_class)
+    assert str(info.value) == message.format(path=path)
+
+
+# ---- archzoo verify: the block mapping ---------------------------------------------------------------------
+
+VERIFY_CASES = {
+    "causal-lm": (dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4), "BloomForCausalLM"),
+    "causal-lm-untied": (
+        dict(vocab_size=97, d_model=48, n_layers=1, n_heads=4, tie_embeddings=False),
+        "BloomForCausalLM",
+    ),
+    "base": (dict(vocab_size=97, d_model=48, n_layers=2, n_heads=6, head="none"), "BloomModel"),
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("case", VERIFY_CASES)
+def test_verify_maps_every_block(T, host, tmp_path, case):
+    from archzoo.verify import verify_target
+
+    config, model_class = VERIFY_CASES[case]
+    path = tmp_path / "small.yaml"
+    entry = dict(
+        architecture="bloom", title="A test entry", year=2022, summary="Written by the test suite.", config=config
+    )
+    path.write_text(yaml.safe_dump(entry, sort_keys=False))
+    verification = verify_target(str(path), host=host)
+    assert verification.target == f"transformers.{model_class}"
+    assert verification.ok, verification.render()
+    mapped = {row.path for row in verification.blocks}
+    leaves = {p for p, _, block in count(host, **config).root.walk() if not block.children}
+    assert leaves - mapped == {"bloom.layers.layer.attention.scores"}  # the attention products hold no parameters
