@@ -123,7 +123,7 @@ def test_flops_series_matches_the_report(registry):
     report = registry.get_model("gpt2").report
     ns, totals, attention = views.flops_series(report)
     assert ns == sorted(set(ns)) and ns[0] <= report.seq_len <= ns[-1]
-    for n, total, att in zip(ns, totals, attention):
+    for n, total, att in zip(ns, totals, attention, strict=True):
         assert (total, att) == report.flops_at(n)
 
 
@@ -375,3 +375,51 @@ def test_encoder_output_feeds_cross_attention_not_the_decoder_input():
     decoder_head = re.findall(r'(n\d+)\["self_attention<br/>', text)[1]
     assert (embedding, decoder_head) in links
     assert (encoder_norm, decoder_head) not in links
+
+
+# ---- a mixture of experts: total and active parameters -----------------------------------------------------
+
+#: transformers 5.23 MixtralForCausalLM(MixtralConfig()) on the meta device, and the same less 6 of its 8 experts
+#: (3 x 4,096 x 14,336 each) in each of its 32 layers; the published figures are Jiang et al. 2024's 47B and 13B
+MIXTRAL_PARAMS = 46_702_792_704
+MIXTRAL_ACTIVE = 12_879_925_248
+
+
+@pytest.fixture(scope="module")
+def mixtral():
+    entry = load_registry([REPO / "registry" / "moe" / "mixtral-8x7b.yaml"]).get_model("mixtral-8x7b")
+    return views.model_view(entry, source_path="registry/moe/mixtral-8x7b.yaml")
+
+
+def test_mixture_of_experts_view_has_total_and_active(mixtral):
+    assert (mixtral.params, mixtral.active_params) == (MIXTRAL_PARAMS, MIXTRAL_ACTIVE)
+    assert (mixtral.published, mixtral.published_active) == ("47B", "13B")
+    assert mixtral.active_difference == MIXTRAL_ACTIVE - 13_000_000_000
+    assert (mixtral.status, mixtral.active_status) == ("within-rounding", "within-rounding")
+    row = mixtral.row()
+    assert (row["active_params"], row["published_active"], row["published_active_value"]) == (
+        MIXTRAL_ACTIVE,
+        "13B",
+        13_000_000_000,
+    )
+    assert row["active_difference_relative"] == round((MIXTRAL_ACTIVE - 13_000_000_000) / 13_000_000_000, 6)
+
+
+def test_mixture_of_experts_page_shows_active_parameters(mixtral, bert):
+    text = pages.model_page(mixtral)
+    assert f'<strong class="az-active">{MIXTRAL_ACTIVE:,}</strong>' in text
+    assert "Published active parameters" in text and "<strong>13B</strong> (13,000,000,000)" in text
+    assert f"{MIXTRAL_ACTIVE - 13_000_000_000:+,} (-0.92%), status <strong>within-rounding</strong>" in text
+    assert "Active parameters" not in pages.model_page(bert)  # a dense model's are all of its parameters
+
+
+def test_models_table_and_downloads_show_active(mixtral, bert):
+    table = pages.models_page([bert, mixtral])
+    assert "| Parameters | Active | Published | Difference |" in table
+    assert f"| {MIXTRAL_PARAMS:,} | {MIXTRAL_ACTIVE:,} | 47B (13B active) | -0.63% (-0.92% active) |" in table
+    assert f'| {BERT_BASE_PARAMS:,} | <span data-v="{BERT_BASE_PARAMS}">—</span> | 110M | -0.47% |' in table
+    data = json.loads(pages.models_json([bert, mixtral]))
+    assert [m["active_params"] for m in data["models"]] == [BERT_BASE_PARAMS, MIXTRAL_ACTIVE]
+    assert [m["active_status"] for m in data["models"]] == ["unpublished", "within-rounding"]
+    rows = list(csv.DictReader(io.StringIO(pages.models_csv([bert, mixtral]))))
+    assert rows[1]["active_params"] == str(MIXTRAL_ACTIVE) and rows[1]["published_active"] == "13B"
