@@ -14,6 +14,7 @@ import json
 import random
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -99,11 +100,7 @@ PUBLISHED = {
 
 
 def _llama_kwargs(config: dict) -> dict:
-    c = (
-        dict(d_model=2048, d_ff=5632, n_layers=22, n_heads=32, n_kv_heads=4, max_positions=2048, **config)
-        if not config
-        else config
-    )
+    c = config or dict(d_model=2048, d_ff=5632, n_layers=22, n_heads=32, n_kv_heads=4, max_positions=2048)
     return dict(
         vocab_size=32000,
         hidden_size=c["d_model"],
@@ -224,9 +221,9 @@ def test_published_family_shapes_via_hf_config(T, host, tmp_path, capsys, model_
 # ---- random small configurations: parameters and FLOPs -----------------------------------------------------
 
 
-def _random_config(rng: random.Random) -> dict:
+def _random_config(rng: random.Random) -> dict[str, Any]:
     n_heads = rng.choice([1, 2, 3, 4, 6])
-    config = dict(
+    config: dict[str, Any] = dict(
         vocab_size=rng.randint(50, 300),
         n_layers=rng.randint(1, 3),
         n_heads=n_heads,

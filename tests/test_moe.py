@@ -118,7 +118,7 @@ def test_mixtral_8x7b_figures_are_transformers_own(T, host):
 
 
 #: released config.json shapes, counted through `archzoo count --hf-config` from the file the Config class writes
-PUBLISHED_FILES = {
+PUBLISHED_FILES: dict[str, tuple[str, dict[str, Any]]] = {
     # mistralai/Mixtral-8x22B-v0.1 config.json (the announcement prints 141B total, 39B active)
     "mixtral-8x22b": (
         "mixtral",
@@ -468,7 +468,7 @@ def test_count_neutral_keys_are_ignored_with_a_reason(host, tmp_path):
 
 # ---- archzoo verify: the block mapping --------------------------------------------------------------------------
 
-VERIFY_CASES = {
+VERIFY_CASES: dict[str, tuple[dict[str, Any], str]] = {
     "mixtral": (
         dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, n_experts=4, top_k=2, d_ff_expert=40),
         "MixtralForCausalLM",
