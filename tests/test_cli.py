@@ -64,7 +64,8 @@ def test_count_hf_config(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["count", "bret"], "archzoo: error: unknown architecture 'bret'; did you mean 'bert'?"),
+        # a plugin with a name as close (bart) may be installed
+        (["count", "bret"], "archzoo: error: unknown architecture 'bret'; did you mean 'bert'"),
         (["count", "bert", "--set", "n_layers=0"], "archzoo: error: --set: n_layers: must be greater than 0, got 0"),
         (["count", "bert", "--set", "n_layers=-3"], "archzoo: error: --set: n_layers: must be greater than 0, got -3"),
         (
@@ -117,6 +118,7 @@ def test_help_teaches_with_examples(capsys):
 
 def test_plugins_json_lists_config_fields(capsys):
     code, out, _ = run(capsys, "plugins", "--json")
+    assert code == 0
     data = json.loads(out)
     names = {p["name"] for p in data["plugins"]}
     assert names >= {"bert", "gpt", "transformer", "vit"}
@@ -133,6 +135,7 @@ def test_show_unknown_model_names_the_closest(capsys):
 
 def test_show_json_carries_published_and_report(capsys):
     code, out, _ = run(capsys, "show", "bert-base-uncased", "--json")
+    assert code == 0
     data = json.loads(out)
     assert data["published"]["params"] == "110M"  # BERT paper, Section 3
     assert data["report"]["params"]["total"] == 109_482_240
@@ -155,6 +158,7 @@ def test_show_counts_flops_at_the_seq_len_given(capsys):
 
 def test_schema_is_json_schema_of_an_entry(capsys):
     code, out, _ = run(capsys, "schema")
+    assert code == 0
     schema = json.loads(out)
     assert {"architecture", "published", "reconciliation"} <= set(schema["properties"])
     assert schema["additionalProperties"] is False
@@ -167,7 +171,7 @@ def test_validate_reports_every_problem_and_exits_1(tmp_path, capsys):
         "architecture: bert\ntitle: One\nsummary: s\nyear: 2019\nconfig:\n  n_layerz: 2\n"
     )
     (tmp_path / "two.yaml").write_text("architecture: brt\ntitle: Two\nsummary: s\nyear: 2019\n")
-    code, out, err = run(capsys, "validate", str(tmp_path))
+    code, _, err = run(capsys, "validate", str(tmp_path))
     assert code == 1
     lines = err.strip().splitlines()
     assert lines[0].startswith(f"{tmp_path / 'one.yaml'}:6: config.n_layerz: unknown key")
@@ -183,6 +187,7 @@ def test_validate_shipped_registry_is_clean(capsys):
 
 def test_list_json_and_csv_agree(capsys):
     code, out, _ = run(capsys, "list", "gpt2*", "--json", "--sort", "params")
+    assert code == 0
     rows = json.loads(out)
     # transformers GPT2Model / GPT2LMHeadModel: gpt2 124,439,808 < medium 354,823,168 < large 774,030,080 < xl 1,557,611,200
     assert [r["params"] for r in rows] == [124_439_808, 354_823_168, 774_030_080, 1_557_611_200]
@@ -194,6 +199,7 @@ def test_list_json_and_csv_agree(capsys):
 
 def test_compare_shows_block_differences(capsys):
     code, out, _ = run(capsys, "compare", "bert-base-uncased", "distilbert-base-uncased", "--json")
+    assert code == 0
     data = json.loads(out)
     blocks = {b["block"]: b for b in data["blocks"]}
     # DistilBertModel has no pooler and no token-type embeddings
@@ -238,6 +244,7 @@ def test_set_overrides_an_hf_config_before_validation(tmp_path, capsys):
 
 def test_mlm_head_has_no_pooler_unless_asked(capsys):
     code, out, _ = run(capsys, "count", "bert", "--set", "head=mlm", "--json")
+    assert code == 0
     # transformers 5.23 BertForMaskedLM(BertConfig()): 109,514,298 parameters (no pooler)
     assert json.loads(out)["params"]["total"] == 109_514_298
 
@@ -279,6 +286,114 @@ def test_a_pattern_without_wildcards_matches_as_a_substring(capsys):
 
 
 def test_help_lists_every_environment_variable(capsys):
-    code, out, err = run(capsys, "--help")
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
     for name in ("ARCHZOO_PLUGINS", "ARCHZOO_STRICT", "ARCHZOO_TRACE_PLUGINS", "ARCHZOO_REGISTRY", "ARCHZOO_CACHE_DIR"):
         assert f"    {name}=" in out, name
+
+
+# ---- the plugin authors' kit: plugins --check, new-plugin ----------------------------------------------
+
+
+@pytest.fixture
+def gpt_and_a_broken_plugin():
+    """The process-wide host: the gpt plugin, and one registered in process whose configuration key has no
+    description and whose build (gpt's) cannot read its configuration."""
+    import types
+
+    from pydantic import PositiveInt
+
+    from archzoo import ArchConfig, hookimpl
+    from archzoo.host import PluginHost, get_host, reset_host
+
+    class BareConfig(ArchConfig):
+        width: PositiveInt = 4
+
+    gpt = PluginHost(only=["gpt"]).load().architecture("gpt")
+    broken = types.ModuleType("archzoo_broken")
+
+    @hookimpl
+    def register_architectures(register):
+        register(gpt.model_copy(update={"name": "bare", "config_model": BareConfig, "reference": None}))
+
+    broken.register_architectures = register_architectures
+    reset_host(PluginHost(only=["gpt", "broken"], extra_plugins={"broken": broken}))
+    yield get_host()
+    reset_host(None)
+
+
+def test_plugins_check_prints_each_plugins_problems_and_exits_1(capsys, gpt_and_a_broken_plugin):
+    code, out, err = run(capsys, "plugins", "--check")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[:3] == [
+        "gpt: ok",
+        "broken: 2 problems",
+        "  - architecture 'bare': config key 'width' has no description; give Field(..., description=...) "
+        "(`archzoo plugins` and the site show it)",
+    ]
+    assert lines[3].startswith("  - architecture 'bare': the default configuration does not build: ")
+    assert len(lines) == 4
+    assert err == "1 of 2 plugin(s) pass their self-checks; broken does not\n"
+    code, out, _ = run(capsys, "plugins", "--check", "--json")
+    assert code == 1
+    data = json.loads(out)
+    assert data["ok"] is False
+    assert [(p["name"], p["ok"], len(p["problems"])) for p in data["plugins"]] == [
+        ("gpt", True, 0),
+        ("broken", False, 2),
+    ]
+
+
+def test_plugins_check_of_the_installed_plugins_passes(capsys):
+    code, out, _ = run(capsys, "plugins", "--check", "--json")
+    assert code == 0, out
+    from archzoo.host import get_host
+
+    data = json.loads(out)
+    assert data["ok"] is True and {p["name"] for p in data["plugins"]} == set(get_host().plugins)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["new-plugin", "Tiny-LM"],
+            "archzoo: error: plugin name 'Tiny-LM': expected lowercase letters and digits, words joined by single "
+            "underscores, starting with a letter; it becomes the entry point NAME, the module archzoo_NAME and "
+            "the architecture NAME, so give a name like that (such as 'tiny_lm')\n",
+        ),
+        (
+            ["new-plugin", "gpt"],
+            "archzoo: error: plugin name 'gpt': a built-in plugin or architecture of archzoo has this name, and a "
+            "plugin cannot replace a built-in; choose another name, such as 'gpt_variant'\n",
+        ),
+        (["new-plugin", "class"], "archzoo: error: plugin name 'class': a Python keyword; choose another name\n"),
+    ],
+)
+def test_new_plugin_refuses_a_bad_name(capsys, tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *args)
+    assert (code, out, err) == (1, "", message)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_new_plugin_refuses_a_folder_that_is_not_empty(capsys, tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    code, out, err = run(capsys, "new-plugin", "tiny", "--dir", str(tmp_path))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"archzoo: error: {tmp_path}: the folder is not empty (it holds notes.txt); give a new or empty folder "
+        "with --dir (archzoo new-plugin never overwrites anything)\n"
+    )
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_new_plugin_lists_the_files_it_writes(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "new-plugin", "tiny_lm")
+    assert code == 0, err
+    written = sorted(Path(line) for line in out.splitlines())
+    assert written == sorted(p.relative_to(tmp_path) for p in (tmp_path / "archzoo-tiny-lm").rglob("*") if p.is_file())
+    assert Path("archzoo-tiny-lm/src/archzoo_tiny_lm/__init__.py") in written
+    assert "pip install -e archzoo-tiny-lm" in err

@@ -232,16 +232,26 @@ def _print_hf_reading(reading) -> None:
     epilog="""\b
 Examples:
   archzoo plugins                       plugins, architectures, every key with its default, shipped registries
+  archzoo plugins --check               run every plugin's self-checks (exit 1 if any finds a problem)
   ARCHZOO_PLUGINS=gpt archzoo plugins   load only the gpt plugin
   archzoo --strict plugins              fail if any plugin cannot be loaded
 """
 )
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Run each plugin's self-checks (archzoo.testing.check_plugin: hooks, configuration model, default "
+    "build, reference, Hugging Face tables, registry entries) and print its problems; exit 1 if any.",
+)
 @click.pass_context
-def plugins(ctx, as_json):
+def plugins(ctx, as_json, check):
     """List loaded plugins, their architectures and every configuration key with its default."""
     host = _host(ctx)
-    data = []
+    if check:
+        _check_plugins(ctx, host, as_json)
+        return
+    data: list[dict[str, Any]] = []
     for info in host.plugins.values():
         archs = []
         for name in info.architectures:
@@ -274,11 +284,11 @@ def plugins(ctx, as_json):
     for plugin in data:
         click.secho(f"{plugin['name']} {plugin['version']}", bold=True, nl=False)
         click.echo(f"  ({plugin['module']}; {plugin['source']})")
-        for arch in plugin["architectures"]:
-            hf = f"  reads HF model types: {', '.join(arch['hf_model_types'])}" if arch["hf_model_types"] else ""
-            click.echo(f"  architecture {arch['name']}: {arch['title']}{hf}")
-            width = max(len(f["key"]) for f in arch["config"])
-            for f in arch["config"]:
+        for shown in plugin["architectures"]:
+            hf = f"  reads HF model types: {', '.join(shown['hf_model_types'])}" if shown["hf_model_types"] else ""
+            click.echo(f"  architecture {shown['name']}: {shown['title']}{hf}")
+            width = max((len(f["key"]) for f in shown["config"]), default=0)
+            for f in shown["config"]:
                 click.echo(f"    {f['key']:<{width}}  = {json.dumps(f['default']):<8} {f['description']}")
         for folder in plugin["registry_dirs"]:
             click.echo(
@@ -287,6 +297,68 @@ def plugins(ctx, as_json):
             )
     for p in problems:
         click.secho(f"not loaded: {p['plugin']}: {p['reason']}", fg="red")
+
+
+def _check_plugins(ctx: click.Context, host: PluginHost, as_json: bool) -> None:
+    """``plugins --check``: each plugin's problems (archzoo.testing.check_plugins); exit 1 if any."""
+    from .testing import check_plugins
+
+    results = check_plugins(host)
+    failed = [name for name, problems in results.items() if problems]
+    if as_json:
+        _emit_json(
+            {
+                "plugins": [{"name": n, "ok": not p, "problems": p} for n, p in results.items()],
+                "ok": not failed,
+            }
+        )
+    else:
+        for name, problems in results.items():
+            if not problems:
+                click.echo(f"{name}: ok")
+                continue
+            click.secho(f"{name}: {len(problems)} problem{'s' if len(problems) > 1 else ''}", fg="red")
+            for problem in problems:
+                click.echo(f"  - {problem}")
+        click.echo(
+            f"{len(results) - len(failed)} of {len(results)} plugin(s) pass their self-checks"
+            + (f"; {', '.join(failed)} do{'es' if len(failed) == 1 else ''} not" if failed else ""),
+            err=True,
+        )
+    if failed:
+        ctx.exit(1)
+
+
+@cli.command(
+    "new-plugin",
+    epilog="""\b
+Examples:
+  archzoo new-plugin tiny_lm                 writes ./archzoo-tiny-lm (module archzoo_tiny_lm, entry point tiny_lm)
+  archzoo new-plugin tiny_lm --dir plugins/tiny
+""",
+)
+@click.argument("name")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path),
+    help="Where to write the package (new or empty; default ./archzoo-NAME).",
+)
+@click.pass_context
+def new_plugin_command(ctx, name, directory):
+    """Scaffold an architecture plugin package NAME: pyproject.toml with its entry point, the module (a
+    configuration model, blocks mapped to a reference torch module), an example registry entry, a
+    conformance test written with archzoo.testing, and a README of the next steps. Nothing is overwritten."""
+    from .scaffold import new_plugin
+
+    target, files = new_plugin(name, directory, _host(ctx))
+    for path in files:
+        click.echo(target / path)
+    click.echo(
+        f"plugin {name!r} written to {target}: next, `pip install -e {target}` (with torch for its tests), "
+        f"then `pytest {target}`, `archzoo plugins` and `archzoo count {name}`; its README.md says more",
+        err=True,
+    )
 
 
 # ---- the registry ---------------------------------------------------------------------------------
@@ -543,7 +615,7 @@ def compare(ctx, model_ids, depth, as_json, registry_dirs, plugin_registries):
     first = entries[0].id
     rows = []
     for path in paths:
-        row = {"block": path, **{e.id: values[e.id].get(path) for e in entries}}
+        row: dict[str, Any] = {"block": path, **{e.id: values[e.id].get(path) for e in entries}}
         base = values[first].get(path)
         row["differs"] = len({values[e.id].get(path) for e in entries}) > 1
         row["delta_vs_first"] = {e.id: (values[e.id].get(path) or 0) - (base or 0) for e in entries[1:]}
