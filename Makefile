@@ -47,6 +47,7 @@ lint: install-test
 	$(PYTHON) -m ruff check src plugins tests benchmarks
 	$(PYTHON) -m ruff format --check src plugins tests benchmarks
 	$(PYTHON) -m mypy
+	$(PYTHON) -m mypy --disallow-untyped-defs plugins  # plugins are what strangers copy: every function typed
 
 test: install-test chromium lint
 	$(PYTHON) -m pytest
