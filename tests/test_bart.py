@@ -266,9 +266,24 @@ def _config_file(T, tmp_path: Path, model_type: str, kwargs: dict[str, Any]) -> 
     return path, config
 
 
-def test_both_types_are_read_by_the_bart_plugin(host):
+def test_both_types_are_read_by_the_bart_plugin(host, tmp_path):
     types = host.hf_model_types()
     assert {t: types[t].name for t in FAMILY} == {t: "bart" for t in FAMILY}
+    for model_type, pre_norm in (("bart", False), ("mbart", True)):  # mBART: pre-LN, a final LayerNorm per stack
+        reading = load_hf_config(_write(tmp_path, {"model_type": model_type, "scale_embedding": True}), host)
+        assert (reading.config.pre_norm, reading.config.scale_embedding, reading.config.head) == (
+            pre_norm,
+            True,
+            "none",
+        )
+
+
+def test_the_plugin_is_well_formed(host):
+    """archzoo.testing's self-checks: hooks, configuration keys, the defaults' tree and reference (built on the
+    meta device, block by block), both readers, and the plugin's registry folders."""
+    from archzoo.testing import check_plugin
+
+    assert check_plugin("bart") == []
 
 
 @pytest.mark.reference
