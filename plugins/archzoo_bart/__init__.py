@@ -125,7 +125,9 @@ def _layer(cfg: BartConfig, d: Poly, d_ff: Poly, *, decoder: bool) -> Block:
     pairs.append(
         (
             feed_forward("feed_forward", d, d_ff, activation=cfg.activation, description=f"fc1, {cfg.activation}, fc2"),
-            layer_norm("feed_forward_norm", d, description="LayerNorm(d), final_layer_norm"),
+            layer_norm(
+                "feed_forward_norm", d, description="LayerNorm(d) of the feed-forward sub-block (final_layer_norm)"
+            ),
         )
     )
     children = [b for sub, norm in pairs for b in ((norm, sub) if cfg.pre_norm else (sub, norm))]
