@@ -10,7 +10,10 @@ An untied LM head (T5 v1.1): transformers 5.23's T5Config always ties the head w
 the configuration, and ``from_pretrained`` unties it when the checkpoint holds its own ``lm_head.weight``.
 ``test_untied_head_is_what_from_pretrained_loads`` proves archzoo's untied count against a checkpoint written
 here and loaded by ``T5ForConditionalGeneration.from_pretrained``; the other untied figures are checked
-against the plugin's ``UntiedT5ForConditionalGeneration`` (transformers' class with that one weight untied).
+against the plugin's ``ReferenceT5ForConditionalGeneration`` with ``tie_word_embeddings=False`` (transformers'
+class with that one weight untied). Every other figure comes from transformers' own classes; the plugin's
+reference classes (which also register each stack's position bias on the stack, for ``archzoo verify``) are
+checked against them parameter for parameter and FLOP for FLOP.
 """
 
 from __future__ import annotations
@@ -69,10 +72,10 @@ def build(T, model_class: str, config, device: str = "meta"):
 
     with torch.device(device), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if model_class == "UntiedT5ForConditionalGeneration":
+        if model_class.startswith("Reference"):
             import archzoo_t5
 
-            return archzoo_t5.UntiedT5ForConditionalGeneration(**config).eval()
+            return getattr(archzoo_t5, model_class)(**config).eval()
         config._attn_implementation = "eager"  # FLOPs of the attention products are counted
         return getattr(T, model_class)(config).eval()
 
@@ -90,11 +93,18 @@ def forward_flops(model, seq_len: int) -> int:
     return counter.get_total_flops()
 
 
-def reference_model(T, host, report: Report):
-    """The class the plugin names as the reference for ``report``'s configuration, built on the meta device."""
-    ref = host.architecture("t5").reference(report.config)
-    name = ref.target.rpartition(".")[2]
-    return build(T, name, ref.kwargs if ref.library == "archzoo" else T.T5Config(**ref.kwargs)), ref
+def transformers_model(T, config, device: str = "meta"):
+    """transformers' own class for an archzoo configuration: T5EncoderModel, T5Model or T5ForConditionalGeneration
+    (with an untied head, the plugin's reference class, which is that class with lm_head.weight untied)."""
+    import archzoo_t5
+
+    kwargs = archzoo_t5.transformers_kwargs(config)
+    if kwargs.get("tie_word_embeddings") is False:
+        return build(T, "ReferenceT5ForConditionalGeneration", kwargs, device)
+    name = (
+        "T5EncoderModel" if not config.decoder else "T5ForConditionalGeneration" if config.head == "lm" else "T5Model"
+    )
+    return build(T, name, T.T5Config(**kwargs), device)
 
 
 # ---- published configurations -----------------------------------------------------------------------------
@@ -152,7 +162,8 @@ def test_published_shapes_equal_transformers(T, host, model_id, model_class):
     kwargs = _hf_kwargs(config)
     if model_class == "T5ForConditionalGeneration":
         untied = not config.get("tie_embeddings", True)
-        model = build(T, "UntiedT5ForConditionalGeneration", kwargs) if untied else None
+        kwargs["tie_word_embeddings"] = not untied
+        model = build(T, "ReferenceT5ForConditionalGeneration", kwargs) if untied else None
         model = model or build(T, model_class, T.T5Config(**kwargs))
     else:
         config.update(head="none", **({"decoder": False} if model_class == "T5EncoderModel" else {}))
@@ -195,11 +206,11 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(20)]
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_params_and_flops_equal_transformers(T, host, config):
     report = count(host, **config)
-    model, ref = reference_model(T, host, report)
-    assert report.params == n_params(model), (config, ref)
+    model = transformers_model(T, report.config)
+    assert report.params == n_params(model), config
     arch = host.architecture("t5")
     for n in (1, 6, 13):
-        assert make_report(arch, report.config, n).flops == forward_flops(model, n), (config, ref, n)
+        assert make_report(arch, report.config, n).flops == forward_flops(model, n), (config, n)
 
 
 @pytest.mark.reference
@@ -353,7 +364,7 @@ def test_a_t5_v1_1_file_from_the_hub_counts_its_own_head(T, host, tmp_path, mode
     report = make_report(reading.architecture, reading.config, 4)
     if model_class == "T5ForConditionalGeneration":
         ref = reading.architecture.reference(reading.config)
-        model = build(T, "UntiedT5ForConditionalGeneration", ref.kwargs)
+        model = build(T, "ReferenceT5ForConditionalGeneration", ref.kwargs)
     else:
         model = build(T, model_class, config)
     assert (report.params, report.flops) == (n_params(model), forward_flops(model, 4))
@@ -470,7 +481,7 @@ def test_the_same_file_is_counted_for_the_classes_without_a_head(host, tmp_path)
 
 VERIFY_CASES: dict[str, dict[str, Any]] = {
     "T5ForConditionalGeneration": dict(vocab_size=97, d_model=24, d_kv=5, n_heads=3, d_ff=40, n_layers=2),
-    "UntiedT5ForConditionalGeneration": dict(
+    "untied": dict(
         vocab_size=97,
         d_model=24,
         d_kv=5,
@@ -488,23 +499,47 @@ VERIFY_CASES: dict[str, dict[str, Any]] = {
 
 
 @pytest.mark.reference
-@pytest.mark.parametrize("target", VERIFY_CASES)
-def test_verify_maps_every_block(T, host, tmp_path, target):
+@pytest.mark.parametrize("case", VERIFY_CASES)
+def test_verify_maps_every_block(T, host, tmp_path, case):
     from archzoo.verify import verify_target
 
-    config = VERIFY_CASES[target]
+    config = VERIFY_CASES[case]
     path = tmp_path / "small.yaml"
     entry = dict(
         architecture="t5", title="A test entry", year=2020, summary="Written by the test suite.", config=config
     )
     path.write_text(yaml.safe_dump(entry, sort_keys=False))
     verification = verify_target(str(path), host=host)
-    assert verification.target.rpartition(".")[2] == target
+    base = "T5ForConditionalGeneration" if case == "untied" else case
+    assert verification.target == f"archzoo_t5.Reference{base}"
     assert verification.ok, verification.render()
-    mapped = {row.path for row in verification.blocks}
+    rows = {row.path: row for row in verification.blocks}
     stacks = ("encoder", "decoder") if config.get("decoder", True) else ("encoder",)
     for stack in stacks:
-        assert {f"t5.{stack}.relative_attention_bias", f"t5.{stack}.layers", f"t5.{stack}.final_norm"} <= mapped
-    assert "t5.token" in mapped and ("t5.lm_head" in mapped) is (config.get("head", "lm") == "lm")
-    # the blocks inside a layer are checked as part of their stack's layers (layer 0 also holds the bias)
-    assert all(within.endswith(".layers") for _, within in verification.unmapped), verification.unmapped
+        layer = f"t5.{stack}.layers.layer"
+        assert rows[layer].copies == (
+            config.get("n_decoder_layers") or config["n_layers"] if stack == "decoder" else config["n_layers"]
+        )
+        assert {f"t5.{stack}.relative_attention_bias", f"{layer}.self_attention.q_proj", f"{layer}.mlp.fc_out"} <= set(
+            rows
+        )
+    assert ("t5.decoder.layers.layer.cross_attention.k_proj" in rows) is config.get("decoder", True)
+    assert ("t5.lm_head" in rows) is (config.get("head", "lm") == "lm")
+    # only the attention products (no parameters) are left unmapped
+    assert {path.rpartition(".")[2] for path, _ in verification.unmapped} == {"scores"}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("config", CONFIGS[:8], ids=[f"seed{i}" for i in range(8)])
+def test_reference_classes_are_transformers_own(T, host, config):
+    """The plugin's reference class holds transformers' parameters (the position bias reported on its stack)
+    and runs transformers' forward pass: the same count and the same FLOPs as the class it extends."""
+    report = count(host, **config)
+    ref = host.architecture("t5").reference(report.config)
+    ours = build(T, ref.target.rpartition(".")[2], ref.kwargs)
+    theirs = transformers_model(T, report.config)
+    assert n_params(ours) == n_params(theirs) == report.params
+    assert [forward_flops(ours, n) for n in (3, 8)] == [forward_flops(theirs, n) for n in (3, 8)]
+    names = [name for name, _ in ours.named_parameters()]
+    assert "encoder.relative_attention_bias.weight" in names
+    assert not any(name.endswith("SelfAttention.relative_attention_bias.weight") for name in names)

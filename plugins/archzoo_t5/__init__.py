@@ -10,8 +10,11 @@ The LM head. transformers 5.23's T5Config forces ``tie_word_embeddings`` to true
 as ``scale_decoder_outputs``), so ``T5ForConditionalGeneration(config)`` always ties its head to the shared
 embedding; ``from_pretrained`` keeps the head separate when the checkpoint holds its own
 ``lm_head.weight`` that differs from the embedding, as every T5 v1.1 checkpoint does. archzoo's
-``tie_embeddings: false`` counts that untied model; its reference is `UntiedT5ForConditionalGeneration`,
-defined here (made on first access, so importing this plugin stays torch-free).
+``tie_embeddings: false`` counts that untied model.
+
+The references are transformers' classes through thin subclasses defined here (`REFERENCE_CLASSES`, made on
+first access, so importing this plugin stays torch-free): each registers its stacks' relative position bias
+on the stack as well, so that ``archzoo verify`` finds every layer alike, and unties the head where asked.
 
 FLOPs: the relative position bias is an embedding lookup added to the scores, so it costs no matmul FLOPs
 (FlopCounterMode counts none), and T5 does not scale its scores.
@@ -172,31 +175,49 @@ def build(cfg: T5Config) -> Block:
     return with_modules(composite("t5", "model", children, title), reference_modules(cfg))
 
 
-def _layer_modules(stack: str, index: int, decoder: bool) -> tuple[str, ...]:
-    """A layer's parameters without the relative position bias that only layer 0 holds."""
-    block = f"{stack}.block.{index}.layer"
-    names = [f"{block}.0.layer_norm", *(f"{block}.0.SelfAttention.{p}" for p in "qkvo"), f"{block}.1"]
-    return tuple(names + [f"{block}.2"] if decoder else names)
-
-
 def reference_modules(cfg: T5Config) -> dict[str, tuple[str, ...]]:
-    """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`).
+    """Where each block's parameters live in the class `reference` builds (for `archzoo verify`): block path ->
+    submodule names, inside a layer relative to the layer.
 
-    The first layer of each stack also holds the stack's relative position bias, so the layers are not
-    alike and their ``nn.ModuleList`` cannot stand for a repeated layer: the layers are mapped as a whole,
-    each layer's submodules named without the bias, and the blocks inside a layer stay unmapped.
+    transformers keeps each stack's relative position bias in its first layer's self-attention, which would
+    make layer 0 unlike the others; the reference classes here also register it on the stack, ahead of the
+    layers, so that PyTorch reports it there (``encoder.relative_attention_bias``) and every layer holds alike.
     """
+    gated = cfg.gated
+    mlp = {
+        "mlp.fc_in": ("wi_1",) if gated else ("wi",),  # wi_1 is the linear input, wi_0 the activated one
+        "mlp.fc_out": ("wo",),
+        **({"mlp.fc_gate": ("wi_0",)} if gated else {}),
+    }
     table: dict[str, tuple[str, ...]] = {"t5": ("",), "t5.token": ("shared",), "t5.lm_head": ("lm_head",)}
-    stacks = [("encoder", cfg.n_layers, False)]
-    if cfg.decoder:
-        stacks.append(("decoder", cfg.n_decoder_layers or cfg.n_layers, True))
-    for stack, n, decoder in stacks:
-        table[f"t5.{stack}"] = (stack,)
-        table[f"t5.{stack}.relative_attention_bias"] = (
-            f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias",
+    stacks = [("encoder", 1)] + ([("decoder", 2)] if cfg.decoder else [])
+    for stack, ff in stacks:
+        layer = f"t5.{stack}.layers.layer"
+        table.update(
+            {
+                f"t5.{stack}": (stack,),
+                f"t5.{stack}.relative_attention_bias": (f"{stack}.relative_attention_bias",),
+                f"t5.{stack}.layers": (f"{stack}.block",),
+                layer: (f"{stack}.block",),
+                f"{layer}.self_attention_norm": ("layer.0.layer_norm",),
+                f"{layer}.self_attention": ("layer.0.SelfAttention",),
+                **{f"{layer}.self_attention.{p}_proj": (f"layer.0.SelfAttention.{p}",) for p in "qkv"},
+                f"{layer}.self_attention.out_proj": ("layer.0.SelfAttention.o",),
+                f"{layer}.mlp_norm": (f"layer.{ff}.layer_norm",),
+                f"{layer}.mlp": (f"layer.{ff}.DenseReluDense",),
+                **{f"{layer}.{k}": tuple(f"layer.{ff}.DenseReluDense.{m}" for m in v) for k, v in mlp.items()},
+                f"t5.{stack}.final_norm": (f"{stack}.final_layer_norm",),
+            }
         )
-        table[f"t5.{stack}.layers"] = tuple(m for i in range(n) for m in _layer_modules(stack, i, decoder))
-        table[f"t5.{stack}.final_norm"] = (f"{stack}.final_layer_norm",)
+        if stack == "decoder":
+            table.update(
+                {
+                    f"{layer}.cross_attention_norm": ("layer.1.layer_norm",),
+                    f"{layer}.cross_attention": ("layer.1.EncDecAttention",),
+                    **{f"{layer}.cross_attention.{p}_proj": (f"layer.1.EncDecAttention.{p}",) for p in "qkv"},
+                    f"{layer}.cross_attention.out_proj": ("layer.1.EncDecAttention.o",),
+                }
+            )
     return table
 
 
@@ -207,42 +228,47 @@ def _feed_forward_proj(cfg: T5Config) -> str:
     return cfg.activation
 
 
-def reference(cfg: T5Config) -> Reference:
-    """T5EncoderModel, T5Model or T5ForConditionalGeneration; with an untied head, the class defined here."""
+def transformers_kwargs(cfg: T5Config) -> dict[str, Any]:
+    """transformers' T5Config keyword arguments for the configuration (tie_word_embeddings: false unties the
+    head in the reference classes, as from_pretrained does for a checkpoint holding its own lm_head.weight)."""
     kwargs: dict[str, Any] = dict(
         vocab_size=cfg.vocab_size,
         d_model=cfg.d_model,
         d_kv=cfg.d_kv,
         d_ff=cfg.d_ff,
         num_layers=cfg.n_layers,
-        num_decoder_layers=cfg.n_decoder_layers or cfg.n_layers,
         num_heads=cfg.n_heads,
         relative_attention_num_buckets=cfg.relative_attention_num_buckets,
         feed_forward_proj=_feed_forward_proj(cfg),
     )
-    if not cfg.decoder:
-        del kwargs["num_decoder_layers"]
-        return Reference(
-            library="transformers",
-            target="transformers.T5EncoderModel",
-            config_class="transformers.T5Config",
-            kwargs=kwargs,
-        )
+    if cfg.decoder:
+        kwargs["num_decoder_layers"] = cfg.n_decoder_layers or cfg.n_layers
     if cfg.head == "lm" and not cfg.tie_embeddings:
-        return Reference(
-            library="archzoo",
-            target=f"{__name__}.UntiedT5ForConditionalGeneration",
-            kwargs=kwargs,
-            inputs="encoder_decoder_token_ids",
-            note="T5ForConditionalGeneration with an LM head of its own, as from_pretrained loads a checkpoint "
-            "that holds lm_head.weight (T5 v1.1)",
-        )
+        kwargs["tie_word_embeddings"] = False
+    return kwargs
+
+
+#: the transformers class each reference class extends
+REFERENCE_CLASSES = {
+    "ReferenceT5Model": "T5Model",
+    "ReferenceT5ForConditionalGeneration": "T5ForConditionalGeneration",
+    "ReferenceT5EncoderModel": "T5EncoderModel",
+}
+
+
+def reference(cfg: T5Config) -> Reference:
+    """transformers' T5EncoderModel, T5Model or T5ForConditionalGeneration, through the reference class that
+    registers each stack's position bias on the stack (and keeps an untied head untied)."""
+    base = "T5EncoderModel" if not cfg.decoder else "T5ForConditionalGeneration" if cfg.head == "lm" else "T5Model"
+    untied = cfg.head == "lm" and not cfg.tie_embeddings
     return Reference(
-        library="transformers",
-        target=f"transformers.{'T5ForConditionalGeneration' if cfg.head == 'lm' else 'T5Model'}",
-        config_class="transformers.T5Config",
-        kwargs=kwargs,
-        inputs="encoder_decoder_token_ids",
+        library="archzoo",
+        target=f"{__name__}.Reference{base}",
+        kwargs=transformers_kwargs(cfg),
+        inputs="encoder_decoder_token_ids" if cfg.decoder else "token_ids",
+        note=f"transformers' {base} built from T5Config(**kwargs), each stack's relative position bias also "
+        "registered on the stack, where every layer shares it"
+        + (", and an LM head of its own, as from_pretrained loads a T5 v1.1 checkpoint" if untied else ""),
     )
 
 
@@ -426,32 +452,41 @@ def register_hf_readers(register):
     register("t5", _from_t5)
 
 
-def _untied_class() -> type:
+def _reference_class(name: str) -> type:
     import torch
+    import transformers
     from torch import nn
-    from transformers import T5Config as HFT5Config
-    from transformers import T5ForConditionalGeneration
 
-    class UntiedT5ForConditionalGeneration(T5ForConditionalGeneration):
-        """T5ForConditionalGeneration whose LM head has a weight of its own, as from_pretrained loads a
-        checkpoint holding ``lm_head.weight`` (T5 v1.1): T5Config alone always ties it."""
+    base = getattr(transformers, REFERENCE_CLASSES[name])
 
-        def __init__(self, **config_kwargs: Any) -> None:
-            config = HFT5Config(**config_kwargs)
-            config._attn_implementation = "eager"  # FLOPs of the attention products are counted
-            super().__init__(config)
+    def __init__(self: Any, **config_kwargs: Any) -> None:
+        config = transformers.T5Config(**config_kwargs)
+        config._attn_implementation = "eager"  # FLOPs of the attention products are counted
+        base.__init__(self, config)
+        if config_kwargs.get("tie_word_embeddings") is False and hasattr(self, "lm_head"):
+            # T5Config always ties; from_pretrained unties when the checkpoint holds its own lm_head.weight
             self.lm_head.weight = nn.Parameter(torch.empty_like(self.shared.weight))
             self.all_tied_weights_keys.pop("lm_head.weight", None)  # so that tie_weights() leaves it alone
+        for stack in (self.encoder, getattr(self, "decoder", None)):
+            if stack is not None:
+                # the same module, registered first on the stack: named_parameters() reports it there
+                bias = stack.block[0].layer[0].SelfAttention.relative_attention_bias
+                stack._modules = {"relative_attention_bias": bias, **stack._modules}
 
-    UntiedT5ForConditionalGeneration.__qualname__ = "UntiedT5ForConditionalGeneration"
-    UntiedT5ForConditionalGeneration.__module__ = __name__
-    return UntiedT5ForConditionalGeneration
+    doc = (
+        f"transformers' {base.__name__}, built from T5Config keyword arguments, with each stack's relative position "
+        "bias also registered on the stack (the same module; PyTorch reports it there, ahead of the layers), "
+        "and with tie_word_embeddings false an LM head of its own (as from_pretrained loads T5 v1.1)."
+    )
+    cls = type(name, (base,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
+    cls.__qualname__ = name  # as if defined at module level, where it is found
+    return cls
 
 
 def __getattr__(name: str) -> Any:
-    # the untied class needs torch and transformers, so it is made on first access
-    if name == "UntiedT5ForConditionalGeneration":
-        cls = _untied_class()
+    # the reference classes need torch and transformers, so they are made on first access
+    if name in REFERENCE_CLASSES:
+        cls = _reference_class(name)
         globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
