@@ -23,6 +23,7 @@ from pydantic import Field, PositiveInt
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.blocks import composite, embedding, feed_forward, layer_norm, linear, repeat, with_modules
+from archzoo.hf_config import HFTable, hf_reader
 from archzoo.symbols import symbol
 from archzoo.testing import KIT_INSTALL_HINT, assert_blocks_match_modules, assert_matches_reference, check_plugin
 
@@ -369,6 +370,60 @@ def test_check_plugin_reads_the_registry_folders_a_plugin_ships(tmp_path):
 
     [problem] = check_plugin(_plugin(register_registry_dirs=register_registry_dirs))
     assert problem.startswith(f"registry entry {folder / 'broken.yaml'}:5: config.n_layers: ")
+
+
+TABLE = HFTable(
+    model_type="kittiny",
+    config_class="KitTinyConfig",
+    defaults={"hidden": 8, "vocab": 50},
+    aliases={},
+    read={"hidden": "width", "vocab": "vocab_size"},  # width: no key of TinyConfig (d_model is)
+    ignored={},
+    refused={},
+    base_class="KitTinyModel",
+    classes={"KitTinyModel": {}, "KitTinyForLM": {"head_kind": "lm"}},  # nor is head_kind
+)
+
+
+@hf_reader(TABLE)
+def _read_kittiny(hf: dict[str, Any], model_class: str = "KitTinyModel") -> dict[str, Any]:
+    return {"width": hf["hidden"], "vocab_size": hf["vocab"]}
+
+
+def test_check_plugin_checks_a_readers_table_against_the_configuration_and_transformers():
+    transformers = pytest.importorskip("transformers")
+
+    @hookimpl
+    def register_architectures(register):
+        register(ARCHITECTURE.model_copy(update={"reference": None}))
+
+    @hookimpl
+    def register_hf_readers(register):
+        register("kittiny", _read_kittiny)
+
+    plugin = _plugin(register_architectures=register_architectures, register_hf_readers=register_hf_readers)
+    valid = "valid keys: vocab_size, d_model, d_ff, n_layers, mistake"
+    assert check_plugin(plugin) == [
+        "Hugging Face reader 'kittiny': its table reads 'hidden' as 'width', which is no key of architecture 'kittiny'",
+        "Hugging Face reader 'kittiny': class KitTinyForLM sets head_kind, no key of architecture 'kittiny'",
+        "Hugging Face reader 'kittiny': its table names config class KitTinyConfig, which transformers "
+        f"{transformers.__version__} lacks",
+        "Hugging Face reader 'kittiny': class KitTinyModel: a config.json of the table's defaults (as kittiny "
+        f"KitTinyModel): width: unknown key; {valid}",
+        "Hugging Face reader 'kittiny': class KitTinyForLM: a config.json of the table's defaults (as kittiny "
+        f"KitTinyForLM): width: unknown key; {valid}; a config.json of the table's defaults (as kittiny "
+        f"KitTinyForLM): head_kind: unknown key; {valid}",
+    ]
+
+
+def test_check_plugin_reports_a_deprecated_way_of_registering():
+    @hookimpl
+    def register_architectures(register):
+        register(ARCHITECTURE.model_copy(update={"reference": None, "hf_model_types": {"kitold": lambda hf: {}}}))
+
+    assert check_plugin(_plugin(register_architectures=register_architectures)) == [
+        "Architecture.hf_model_types is deprecated; register Hugging Face readers with the register_hf_readers hook"
+    ]
 
 
 # ---- the pytest plugin ------------------------------------------------------------------------------

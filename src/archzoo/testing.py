@@ -31,6 +31,7 @@ import re
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -288,8 +289,25 @@ def _entry_points() -> dict[str, metadata.EntryPoint]:
     return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
-def _plugin_host(plugin: str | ModuleType | object) -> tuple[str, PluginHost | None, str]:
-    """(the plugin's name, a host that loaded archzoo's built-ins and it, why it could not be found)."""
+@dataclass
+class _Loaded:
+    """A plugin loaded for its checks: its name, a host holding archzoo's built-ins and it, the deprecation
+    warnings loading raised, or why it could not be found (``host`` None)."""
+
+    name: str
+    host: PluginHost | None
+    deprecations: list[str] = field(default_factory=list)
+    missing: str = ""
+
+
+def _load(name: str, host: PluginHost) -> _Loaded:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeprecationWarning)
+        host.load()
+    return _Loaded(name, host, [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)])
+
+
+def _plugin_host(plugin: str | ModuleType | object) -> _Loaded:
     installed = _entry_points()
     builtins = _builtin_names()
     if not isinstance(plugin, str):
@@ -299,17 +317,16 @@ def _plugin_host(plugin: str | ModuleType | object) -> tuple[str, PluginHost | N
             plugin = same[0]  # an installed plugin's own module: check it as installed
         else:
             name = module_name.rpartition(".")[2].removeprefix("archzoo_") or module_name
-            host = PluginHost(strict=False, only=builtins | {name}, extra_plugins={name: plugin})
-            return name, host.load(), ""
+            return _load(name, PluginHost(strict=False, only=builtins | {name}, extra_plugins={name: plugin}))
     if plugin in installed:
-        return plugin, PluginHost(strict=False, only=builtins | {plugin}).load(), ""
+        return _load(plugin, PluginHost(strict=False, only=builtins | {plugin}))
     try:
         module = importlib.import_module(plugin)
     except ImportError as exc:
-        return (
+        return _Loaded(
             plugin,
             None,
-            f"no installed plugin is named {plugin!r} (installed: {', '.join(sorted(installed)) or 'none'}), "
+            missing=f"no installed plugin is named {plugin!r} (installed: {', '.join(sorted(installed)) or 'none'}), "
             f"and no module of that name imports ({exc}); install the plugin (pip install -e .) or pass its module",
         )
     return _plugin_host(module)
@@ -319,20 +336,24 @@ def check_plugin(plugin: str | ModuleType | object, *, references: bool = True) 
     """Everything wrong with one plugin, one sentence a problem (an empty list: it is well formed).
 
     ``plugin`` is an installed plugin's entry-point name (``"bert"``), a module name, or the plugin module
-    (or object) itself, checked in process. Checked: it loads and registers through its hooks (the host's
-    own problems: an unknown or misspelt hook, an invalid or clashing registration), no ``register_*``
-    function lacks ``@hookimpl``, it registers something; for each architecture, that every configuration
-    key has a default and a description, that the defaults validate, build a well-formed block tree and
-    report, and that the reference (if any) is a `Reference` and, with ``references`` and torch installed,
-    builds on the meta device with every submodule the blocks name and the same parameters, block by
-    block; for each Hugging Face reader with a table, that the keys it reads and its classes set are
-    configuration keys and that a config.json of the table's defaults reads for every class; and that the
-    entries of its registry folders validate.
+    (or object) itself, checked in process beside archzoo's built-in plugins. Checked: it loads and registers
+    through its hooks (the host's own problems: an import error, an unknown or misspelt hook, an invalid or
+    clashing registration; and a deprecated way of registering), no ``register_*`` function lacks
+    ``@hookimpl``, it registers something; for each architecture, that every configuration key has a default
+    and a description, that the defaults validate, build a well-formed block tree and report, and that the
+    reference (if any) is a `Reference` and, with ``references`` and torch installed, builds on the meta
+    device with every submodule the blocks name and the same parameters, in total and block by block; for
+    each Hugging Face reader with a table, that the keys it reads and its classes set are configuration
+    keys, that a config.json of the table's defaults reads for every class, and (transformers installed)
+    that its configuration class and model classes exist there; and that its registry entries validate.
     """
-    name, host, missing = _plugin_host(plugin)
+    loaded = _plugin_host(plugin)
+    name, host = loaded.name, loaded.host
     if host is None:
-        return [missing]
+        return [loaded.missing]
     problems = [p.reason for p in host.problems if p.plugin == name]
+    own = f"plugin {name!r}: "
+    problems += [w.removeprefix(own) for w in loaded.deprecations if w.startswith(own)]
     info = host.plugins.get(name)
     if info is None:
         return problems or [f"plugin {name!r} was not loaded"]
@@ -470,6 +491,7 @@ def _reader_problems(host: PluginHost, model_type: str, reader: Any) -> list[str
     for model_class, values in table.classes.items():
         if unknown := sorted(set(values) - fields):
             problems.append(f"class {model_class} sets {', '.join(unknown)}, no key of architecture {arch.name!r}")
+    problems += _transformers_problems(table)
     with tempfile.TemporaryDirectory(prefix="archzoo-check-") as folder:
         path = Path(folder) / "config.json"
         path.write_text(json.dumps({"model_type": model_type}), encoding="utf-8")
@@ -477,8 +499,34 @@ def _reader_problems(host: PluginHost, model_type: str, reader: Any) -> list[str
             try:
                 load_hf_config(path, host, hf_class=model_class)
             except (HFConfigError, ArchzooError) as exc:
-                text = str(exc).replace(str(path), "a config.json of the table's defaults")
+                text = "; ".join(str(exc).replace(str(path), "a config.json of the table's defaults").splitlines())
                 problems.append(f"class {model_class}: {text}")
+    return problems
+
+
+def _transformers_problems(table: Any) -> list[str]:
+    """With transformers installed: the table's configuration class exists and has its model type, and every
+    model class the table counts exists (the table's figures are checked by the plugin's own tests)."""
+    if importlib.util.find_spec("transformers") is None:
+        return []
+    import transformers
+
+    config_class = getattr(transformers, table.config_class, None)
+    if config_class is None:
+        return [
+            f"its table names config class {table.config_class}, which transformers {transformers.__version__} lacks"
+        ]
+    problems = []
+    if getattr(config_class, "model_type", None) != table.model_type:
+        problems.append(
+            f"its table names config class {table.config_class}, whose model_type is "
+            f"{getattr(config_class, 'model_type', None)!r}, not {table.model_type!r}"
+        )
+    missing = sorted(c for c in table.classes if getattr(transformers, c, None) is None)
+    if missing:
+        problems.append(
+            f"its table counts model classes transformers {transformers.__version__} lacks: {', '.join(missing)}"
+        )
     return problems
 
 
