@@ -353,3 +353,11 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
     mapped = {row.path for row in verification.blocks}
     leaves = {p for p, _, block in count(host, **config).root.walk() if not block.children}
     assert leaves - mapped == {"bloom.layers.layer.attention.scores"}  # the attention products hold no parameters
+
+
+@pytest.mark.reference
+def test_plugin_passes_check_plugin(host):
+    """archzoo.testing's conformance checks: hooks, configuration keys, reference built block by block, HF table."""
+    from archzoo.testing import check_plugin
+
+    assert check_plugin("bloom") == []

@@ -458,3 +458,11 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
     leaves = {path for path, _, block in report.root.walk() if not block.children and block.kind != "attention_core"}
     assert leaves <= mapped, leaves - mapped  # every block holding parameters is checked on its own
     assert not verification.unmapped or all(within for _, within in verification.unmapped), verification.unmapped
+
+
+@pytest.mark.reference
+def test_plugin_passes_check_plugin(host):
+    """archzoo.testing's conformance checks: hooks, configuration keys, reference built block by block, HF table."""
+    from archzoo.testing import check_plugin
+
+    assert check_plugin("opt") == []
