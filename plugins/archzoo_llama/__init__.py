@@ -5,6 +5,12 @@ One configuration covers the family transformers builds with the same modules: L
 norm with no weight or bias) and Phi-3 (q/k/v and gate/up fused into one linear each: the same weights
 and FLOPs). Rotary positions have no parameters, and their angles cost no matmul FLOPs in transformers'
 eager forward pass (FlopCounterMode counts none), so they appear in no formula.
+
+A second architecture, ``moe``, is the same decoder (one layer builder serves both) with a mixture of gated
+experts in place of the feed-forward: a bias-free router ``Linear(d, E)``, ``E`` stored experts of which each
+token runs ``k`` (`archzoo.blocks.experts`: the total counts all ``E``, the active parameters ``k``, the FLOPs
+the ``N k`` expert evaluations), and optionally Qwen2-MoE's shared expert, run for every token behind a sigmoid
+gate ``Linear(d, 1)``. It covers Mixtral and Qwen2-MoE.
 """
 
 from __future__ import annotations
