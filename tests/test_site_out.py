@@ -131,8 +131,10 @@ def _forge_binary(work: Path, built: Path) -> tuple[int, str]:
 
 def _forge_cut_short(work: Path, built: Path) -> tuple[int, str]:
     text = (built / ".archzoo-site").read_text(encoding="utf-8")
-    (work / ".archzoo-site").write_text(text[: len(text) // 2], encoding="utf-8")
-    lines = text[: len(text) // 2].split("\n")
+    cut = len(text) // 2
+    cut -= text[cut - 1] == "\n"  # mid-line, so that the last line is cut short whatever the marker holds
+    (work / ".archzoo-site").write_text(text[:cut], encoding="utf-8")
+    lines = text[:cut].split("\n")
     return len(lines), "expected the file to end with a newline (it was cut short)"
 
 
