@@ -8,9 +8,9 @@ with transformers 5.23 and TinyLlama's configuration (vocab 32000, hidden 2048, 
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -89,70 +89,58 @@ def test_no_documented_hook_is_missing_from_hookspecs():
     assert documented == set(hookspecs())
 
 
-@pytest.fixture(scope="module")
-def example_plugin(tmp_path_factory):
-    """The worked example, written out from the page and imported as the package it describes."""
-    blocks = fenced_blocks(PLUGIN_PAGE.read_text(encoding="utf-8"))
-    assert {"archzoo_llama/__init__.py", "archzoo_llama/registry/tinyllama-1.1b.yaml", "pyproject.toml"} <= set(blocks)
-    root = tmp_path_factory.mktemp("plugin")
-    for path, text in blocks.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    sys.path.insert(0, str(root))
-    installed = sys.modules.pop("archzoo_llama", None)  # the built-in llama plugin, if the host loaded it
-    try:
-        module = importlib.import_module("archzoo_llama")
-        yield root, module
-    finally:
-        sys.path.remove(str(root))
-        sys.modules.pop("archzoo_llama", None)
-        if installed is not None:
-            sys.modules["archzoo_llama"] = installed
+def titled_blocks(text: str, title: str) -> list[str]:
+    """Every code block of the page with this ``title``, in order."""
+    pattern = re.compile(r'^```[a-z]+ title="' + re.escape(title) + r'"\n(.*?)^```$', re.S | re.M)
+    return [m.group(1) for m in pattern.finditer(text)]
 
 
-def test_worked_example_registers_an_architecture_and_a_registry(example_plugin):
-    root, module = example_plugin
-    host = PluginHost(extra_plugins={"llama": module}, entry_points=False, strict=True).load()
-    assert list(host.architectures) == ["llama"]
-    assert host.registry_dirs() == [root / "archzoo_llama" / "registry"]
-    report = archzoo_count(host, "llama")
-    assert report.params == TINYLLAMA_PARAMS
-    assert report.kv_cache_elements_per_token == 22 * 2 * 4 * 64  # layers x (key, value) x kv heads x head width
-    registry = load_registry([], host, plugin_registries=["llama"])
-    assert not registry.problems, registry.problems
-    entry = registry.get_model("tinyllama-1.1b")
-    assert (entry.params, entry.status) == (TINYLLAMA_PARAMS, "within-rounding")  # 1.1B as printed, to 0.005%
+def test_the_worked_example_is_the_llama_plugin_word_for_word():
+    """Each excerpt on the page is a run of whole lines of the built-in plugin, as it is now."""
+    import archzoo_llama
 
-
-def archzoo_count(host, name: str, **config):
-    from archzoo.architecture import parse_config
-    from archzoo.report import make_report
-
-    arch = host.architecture(name)
-    return make_report(arch, parse_config(arch, config))
+    source = Path(archzoo_llama.__file__).read_text(encoding="utf-8")
+    excerpts = titled_blocks(PLUGIN_PAGE.read_text(encoding="utf-8"), "plugins/archzoo_llama/__init__.py")
+    assert len(excerpts) >= 8
+    for excerpt in excerpts:
+        assert "\n" + excerpt in source, f"the page's excerpt is no longer in the plugin:\n{excerpt[:400]}"
 
 
 @pytest.mark.reference
-def test_worked_example_matches_transformers(example_plugin):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    _, module = example_plugin
-    config = module.LlamaConfig(n_layers=2, d_model=96, n_heads=6, n_kv_heads=2, d_ff=160, vocab_size=500)
-    reference = module.reference(config)
-    hf_config = transformers.LlamaConfig(**reference.kwargs)
-    with torch.device("meta"):
-        model = transformers.LlamaForCausalLM(hf_config)
-    host = PluginHost(extra_plugins={"llama": module}, entry_points=False, strict=True).load()
-    counted = archzoo_count(host, "llama", n_layers=2, d_model=96, n_heads=6, n_kv_heads=2, d_ff=160, vocab_size=500)
-    assert counted.params == sum(p.numel() for p in model.parameters())
+def test_the_pages_conformance_test_passes_against_the_installed_plugin(tmp_path):
+    """The page's test file, run by pytest as a plugin author would: the kit's fixtures come from its
+    pytest11 entry point, and the reference checks build transformers' classes."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    (test_file,) = titled_blocks(PLUGIN_PAGE.read_text(encoding="utf-8"), "tests/test_llama_conformance.py")
+    (tmp_path / "test_llama_conformance.py").write_text(test_file, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_llama_conformance.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert re.search(r"^5 passed", run.stdout, re.M), run.stdout[-1000:]
 
 
-def test_publishing_names_follow_the_convention(example_plugin):
-    root, _ = example_plugin
-    pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'name = "archzoo-llama"' in pyproject
-    assert '[project.entry-points.archzoo]\nllama = "archzoo_llama"' in pyproject
+def test_the_figures_the_page_quotes_are_what_archzoo_counts():
+    """TinyLlama-1.1B: LlamaForCausalLM's 1,100,048,384; Mixtral 8x7B: MixtralForCausalLM's 46,702,792,704
+    (transformers 5.23, meta device), of which 12,879,925,248 active (less 6 of 8 experts in 32 layers)."""
+    from archzoo.architecture import parse_config
+    from archzoo.report import make_report
+
+    host = PluginHost().load()
+    page = PLUGIN_PAGE.read_text(encoding="utf-8")
+    llama = make_report(host.architecture("llama"), parse_config(host.architecture("llama"), {}))
+    moe = make_report(host.architecture("moe"), parse_config(host.architecture("moe"), {}))
+    assert llama.params == TINYLLAMA_PARAMS and f"**{TINYLLAMA_PARAMS:,}**" in page
+    assert (moe.params, moe.active_params) == (46_702_792_704, 12_879_925_248)
+    assert "46,702,792,704 parameters, 12,879,925,248 active" in page
+
+
+def test_publishing_names_follow_the_convention():
     page = PLUGIN_PAGE.read_text(encoding="utf-8")
     for text in ("**distribution** `archzoo-NAME`", "**module** `archzoo_NAME`", "group **`archzoo`**"):
         assert text in page
