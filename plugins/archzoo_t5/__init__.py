@@ -22,6 +22,7 @@ FLOPs: the relative position bias is an embedding lookup added to the scores, so
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
@@ -443,12 +444,12 @@ ARCHITECTURE = Architecture(
 
 
 @hookimpl
-def register_architectures(register):
+def register_architectures(register: Callable[[Architecture], None]) -> None:
     register(ARCHITECTURE)
 
 
 @hookimpl
-def register_hf_readers(register):
+def register_hf_readers(register: Callable[..., None]) -> None:
     register("t5", _from_t5)
 
 
