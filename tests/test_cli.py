@@ -391,7 +391,7 @@ def test_new_plugin_refuses_a_folder_that_is_not_empty(capsys, tmp_path):
     assert (code, out) == (1, "")
     assert err == (
         f"archzoo: error: {tmp_path}: the folder is not empty (it holds notes.txt); give a new or empty folder "
-        "with --dir (archzoo new-plugin never overwrites anything)\n"
+        "with --dir (archzoo new-plugin never overwrites or deletes anything)\n"
     )
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
 

@@ -495,3 +495,15 @@ def test_the_scaffold_builds_a_site_with_a_page_per_example(tmp_path, host, monk
     assert sorted(p.name for p in directory.iterdir()) == sorted(
         [".github", ".gitignore", "README.md", "docs", "mkdocs.yml", "registry", "site"]
     )
+
+
+def test_a_new_zoo_folder_has_the_permissions_mkdir_gives(tmp_path, host):
+    """The zoo is written in a staging folder (made private by tempfile) and renamed into place: it must end
+    up as readable as a folder made with mkdir, not private to its owner."""
+    umask = os.umask(0o022)
+    try:
+        init_zoo(tmp_path / "zoo", host)
+        (tmp_path / "plain").mkdir()
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "zoo").stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777 == 0o755

@@ -14,12 +14,8 @@ registry's own loader, so a failure leaves nothing behind.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import os
-import shutil
 import string
-import tempfile
 import textwrap
 import unicodedata
 from collections.abc import Callable
@@ -33,6 +29,7 @@ from pydantic_core import to_jsonable_python
 from . import __version__
 from .architecture import Architecture
 from .errors import ArchzooError
+from .folders import check_new_folder, write_new_folder
 from .host import PluginHost
 from .registry import SCHEMA_COMMENT, RegistryProblem, load_registry
 
@@ -167,36 +164,6 @@ def _check_text(option: str, text: str) -> None:
                 f"{option}: character {position} is the control character U+{ord(char):04X}, which "
                 "no page can show; remove it"
             )
-
-
-def _check_target(directory: Path) -> bool:
-    """Whether ``directory`` exists (and is empty); an `ArchzooError` for anything init must not touch."""
-    if directory.is_symlink() and not directory.exists():
-        raise ArchzooError(
-            f"{directory}: is a broken symbolic link, not a folder; give a new folder name "
-            "(archzoo init never overwrites anything)"
-        )
-    if directory.exists() and not directory.is_dir():
-        raise ArchzooError(
-            f"{directory}: is a file, not a folder; give a new or empty folder's name "
-            "(archzoo init never overwrites anything)"
-        )
-    if not directory.exists():
-        parent = directory.absolute().parent
-        if not parent.is_dir():
-            raise ArchzooError(f"{directory}: its parent folder {parent} does not exist; create it first")
-        return False
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError as exc:
-        raise ArchzooError(f"{directory}: cannot list this folder ({exc.strerror or exc})") from None
-    if names:
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        raise ArchzooError(
-            f"{directory}: the folder is not empty (it holds {shown}); give a new or empty folder "
-            "(archzoo init never overwrites or deletes anything)"
-        )
-    return True
 
 
 def _write(root: Path, relative: str, text: str) -> Path:
@@ -355,7 +322,7 @@ def init_zoo(
         )
     if site_url and not site_url.endswith("/"):
         site_url += "/"
-    exists = _check_target(directory)
+    exists = check_new_folder(directory, command="archzoo init")
     name = directory.resolve().name or "my"
     title = title if title is not None else f"{name} model zoo"
     if not title.strip():
@@ -364,17 +331,8 @@ def init_zoo(
     for option, text in (("--title", title), ("--description", description), ("--site-url", site_url or "")):
         _check_text(option, text)
 
-    # Staged beside a new folder, then renamed into place in one step. An existing empty folder is kept
-    # (it may be the current directory, a mount point or have its own permissions): the staging folder
-    # goes inside it, and its contents are moved up, one rename each, undone if one fails.
-    base = directory if exists else directory.absolute().parent
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=".archzoo-init-", dir=base))
-    except OSError as exc:
-        raise ArchzooError(f"{directory}: cannot write in {base} ({exc.strerror or exc})") from None
-    moved: list[Path] = []
-    try:
-        files = _scaffold(
+    def write(staging: Path) -> list[Path]:
+        return _scaffold(
             staging,
             directory,
             host,
@@ -383,31 +341,6 @@ def init_zoo(
             site_url=site_url or "",
             progress=progress or (lambda line: None),
         )
-        if not exists:
-            staging.rename(directory)  # fails, rather than merging, if the folder appeared meanwhile
-        else:
-            for item in sorted(staging.iterdir()):
-                target = directory / item.name
-                if target.exists() or target.is_symlink():
-                    raise ArchzooError(
-                        f"{directory}: {item.name} appeared in the folder while the zoo was being "
-                        "written; nothing was changed"
-                    )
-                item.rename(target)
-                moved.append(target)
-            staging.rmdir()
-    except OSError as exc:
-        _undo(staging, moved)
-        raise ArchzooError(f"{directory}: cannot write the zoo ({exc.strerror or exc}); nothing was changed") from None
-    except BaseException:
-        _undo(staging, moved)
-        raise
+
+    files = write_new_folder(directory, exists, write, what="zoo")
     return files
-
-
-def _undo(staging: Path, moved: list[Path]) -> None:
-    """Remove what this call wrote: the staging folder, and anything already moved out of it."""
-    for path in moved:
-        with contextlib.suppress(OSError):
-            path.rename(staging / path.name)
-    shutil.rmtree(staging, ignore_errors=True)

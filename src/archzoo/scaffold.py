@@ -13,19 +13,16 @@ written to a staging folder first and moved into place in one step, and a failur
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import keyword
-import os
 import re
-import shutil
 import string
-import tempfile
 from importlib import resources
 from pathlib import Path
 
 from . import __version__
 from .errors import ArchzooError
+from .folders import check_new_folder, write_new_folder
 from .host import PluginHost
 
 __all__ = ["PLUGIN_NAME", "new_plugin", "plugin_files"]
@@ -103,30 +100,6 @@ def check_name(name: str, host: PluginHost | None = None) -> None:
             )
 
 
-def _check_target(directory: Path) -> bool:
-    """Whether ``directory`` exists (and is empty); an `ArchzooError` for anything new-plugin must not touch."""
-    never = "archzoo new-plugin never overwrites anything"
-    if directory.is_symlink() and not directory.exists():
-        raise ArchzooError(f"{directory}: is a broken symbolic link, not a folder; give a new folder ({never})")
-    if directory.exists() and not directory.is_dir():
-        raise ArchzooError(f"{directory}: is a file, not a folder; give a new or empty folder with --dir ({never})")
-    if not directory.exists():
-        parent = directory.absolute().parent
-        if not parent.is_dir():
-            raise ArchzooError(f"{directory}: its parent folder {parent} does not exist; create it first")
-        return False
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError as exc:
-        raise ArchzooError(f"{directory}: cannot list this folder ({exc.strerror or exc})") from None
-    if names:
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        raise ArchzooError(
-            f"{directory}: the folder is not empty (it holds {shown}); give a new or empty folder with --dir ({never})"
-        )
-    return True
-
-
 def new_plugin(
     name: str, directory: Path | str | None = None, host: PluginHost | None = None
 ) -> tuple[Path, list[Path]]:
@@ -136,49 +109,15 @@ def new_plugin(
     check_name(name, host)
     fields = _names(name)
     target = Path(directory) if directory is not None else Path(fields["dist"])
-    exists = _check_target(target)
+    exists = check_new_folder(target, command="archzoo new-plugin", hint=" with --dir")
     files = plugin_files(name)
-    base = target if exists else target.absolute().parent
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=".archzoo-new-plugin-", dir=base))
-    except OSError as exc:
-        raise ArchzooError(f"{target}: cannot write in {base} ({exc.strerror or exc})") from None
-    if not exists:  # the staging folder becomes the package folder: the permissions of a folder made with mkdir
-        umask = os.umask(0)
-        os.umask(umask)
-        staging.chmod(0o777 & ~umask)
-    moved: list[Path] = []
-    try:
+
+    def write(staging: Path) -> None:
         for relative, text in files.items():
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "x", encoding="utf-8", newline="\n") as file:
                 file.write(text)
-        if not exists:
-            staging.rename(target)  # fails, rather than merging, if the folder appeared meanwhile
-        else:
-            for item in sorted(staging.iterdir()):
-                destination = target / item.name
-                if destination.exists() or destination.is_symlink():
-                    raise ArchzooError(
-                        f"{target}: {item.name} appeared in the folder while the plugin was being written; "
-                        "nothing was changed"
-                    )
-                item.rename(destination)
-                moved.append(destination)
-            staging.rmdir()
-    except OSError as exc:
-        _undo(staging, moved)
-        raise ArchzooError(f"{target}: cannot write the plugin ({exc.strerror or exc}); nothing was changed") from None
-    except BaseException:
-        _undo(staging, moved)
-        raise
+
+    write_new_folder(target, exists, write, what="plugin")
     return target, [Path(relative) for relative in files]
-
-
-def _undo(staging: Path, moved: list[Path]) -> None:
-    """Remove what this call wrote: the staging folder, and anything already moved out of it."""
-    for path in moved:
-        with contextlib.suppress(OSError):
-            path.rename(staging / path.name)
-    shutil.rmtree(staging, ignore_errors=True)
