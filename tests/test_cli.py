@@ -404,3 +404,21 @@ def test_new_plugin_lists_the_files_it_writes(capsys, tmp_path, monkeypatch):
     assert written == sorted(p.relative_to(tmp_path) for p in (tmp_path / "archzoo-tiny-lm").rglob("*") if p.is_file())
     assert Path("archzoo-tiny-lm/src/archzoo_tiny_lm/__init__.py") in written
     assert "pip install -e archzoo-tiny-lm" in err
+
+
+def test_show_gives_a_mixture_of_experts_published_active_figure_beside_the_total(capsys):
+    """Mixtral 8x7B: MixtralForCausalLM holds 46,702,792,704 parameters, of which one token uses 12,879,925,248
+    (transformers 5.23, meta device; less 6 of 8 experts in 32 layers); Jiang et al. 2024 print 47B and 13B."""
+    code, out, _ = run(capsys, "show", "mixtral-8x7b", "--depth", "0")
+    assert code == 0
+    assert "published: 47B (47,000,000,000); computed 46,702,792,704, difference -297,207,296 (-0.63%)" in out
+    assert "published active: 13B (13,000,000,000); computed 12,879,925,248, difference -120,074,752 (-0.92%)" in out
+    code, out, _ = run(capsys, "show", "mixtral-8x7b", "--json")
+    data = json.loads(out)
+    assert (data["params"], data["published_value"], data["active_params"], data["published_active_value"]) == (
+        46_702_792_704,
+        47_000_000_000,
+        12_879_925_248,
+        13_000_000_000,
+    )
+    assert data["status"] == data["active_status"] == "within-rounding"

@@ -528,10 +528,8 @@ def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
         "id": entry.id,
         "path": str(entry.path),
         **spec.model_dump(mode="json", exclude={"config"}),
-        "status": entry.status,
     }
-    data["published_value"] = spec.published.value if spec.published else None
-    data["gap"] = entry.gap
+    data.update(entry.figures())
     data["report"] = report.to_dict()
     return data
 
@@ -559,27 +557,14 @@ def show(ctx, model_id, seq_len, depth, as_json, registry_dirs, plugin_registrie
     if as_json:
         _emit_json(_entry_dict(entry, seq_len))
         return
-    from .terminal import print_report
+    from .terminal import print_report, published_lines
 
     spec = entry.spec
     click.secho(f"{entry.id}: {spec.title} ({spec.year})", bold=True)
     click.echo(spec.summary)
     click.echo(f"registry file: {entry.path}")
-    if spec.published:
-        src = spec.published.source
-        where = f"arXiv:{src.arxiv}" if src.arxiv else (src.url or "")
-        click.echo(
-            f"published: {spec.published.params} ({spec.published.value:,}); computed {entry.params:,}, "
-            f"difference {entry.params - spec.published.value:+,} ({entry.gap:+.2%}): {entry.status}"
-        )
-        click.echo(
-            f"  source: {', '.join(src.authors[:3])}{' et al.' if len(src.authors) > 3 else ''}, "
-            f"{src.title}, {src.venue} {where}; {src.locator}"
-        )
-    else:
-        click.echo("published: no figure printed by the authors")
-    if spec.reconciliation:
-        click.echo(f"  reason: {spec.reconciliation.reason}: {spec.reconciliation.note}")
+    for line in published_lines(entry):
+        click.echo(line)
     click.echo()
     print_report(_entry_report(entry, seq_len), max_depth=depth)
 
