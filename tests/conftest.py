@@ -53,3 +53,12 @@ def fresh_host():
     reset_host(host)
     yield host
     reset_host(None)
+
+
+@pytest.fixture(scope="session")
+def T():
+    """The transformers module, for the reference checks (skipped, and failed under CI, without it)."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()  # special token ids beyond a tiny vocabulary only warn
+    return transformers

@@ -14,7 +14,6 @@ import dataclasses
 import importlib
 import json
 import random
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -25,58 +24,21 @@ from archzoo.architecture import parse_config
 from archzoo.cli import main
 from archzoo.errors import HFConfigError
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
-from archzoo.host import get_host
 from archzoo.report import Report, make_report
+from transformers_models import build_model as hf_model
+from transformers_models import forward_flops, host_with, n_params
 
 FAMILY = {"bart": "Bart", "mbart": "MBart"}
 
 
 @pytest.fixture(scope="module")
 def host():
-    host = get_host()
-    if "bart" not in host.architectures:
-        pytest.skip(
-            'the bart plugin is not installed: add `bart = "archzoo_bart"` to pyproject.toml\'s '
-            "[project.entry-points.archzoo] and run `pip install -e .`"
-        )
-    return host
-
-
-@pytest.fixture(scope="module")
-def T():
-    pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    transformers.logging.set_verbosity_error()
-    return transformers
+    return host_with("bart")
 
 
 def count(host, seq_len: int | None = None, **config: Any) -> Report:
     arch = host.architecture("bart")
     return make_report(arch, parse_config(arch, config), seq_len)
-
-
-def hf_model(T, model_class: str, config, device: str = "meta"):
-    import torch
-
-    config._attn_implementation = "eager"  # FLOPs of the attention products are counted
-    with torch.device(device), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return getattr(T, model_class)(config).eval()
-
-
-def n_params(model) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
-def forward_flops(model, seq_len: int) -> int:
-    """N source tokens into the encoder, N target tokens into the decoder."""
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    ids = torch.zeros(1, seq_len, dtype=torch.long, device=next(model.parameters()).device)
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(input_ids=ids, decoder_input_ids=ids)
-    return counter.get_total_flops()
 
 
 def reference_model(T, report: Report):

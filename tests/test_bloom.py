@@ -24,55 +24,19 @@ from archzoo.architecture import parse_config
 from archzoo.cli import main
 from archzoo.errors import ConfigError, HFConfigError
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
-from archzoo.host import get_host
 from archzoo.report import make_report
+from transformers_models import build_model as hf_model
+from transformers_models import forward_flops, host_with, n_params
 
 
 @pytest.fixture(scope="module")
 def host():
-    host = get_host()
-    if "bloom" not in host.architectures:
-        pytest.skip(
-            'the bloom plugin is not installed: add `bloom = "archzoo_bloom"` to pyproject.toml\'s '
-            "[project.entry-points.archzoo] and run `pip install -e .`"
-        )
-    return host
-
-
-@pytest.fixture(scope="module")
-def T():
-    pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    transformers.logging.set_verbosity_error()
-    return transformers
+    return host_with("bloom")
 
 
 def count(host, n: int | None = None, **config):
     arch = host.architecture("bloom")
     return make_report(arch, parse_config(arch, config), n)
-
-
-def hf_model(T, model_class: str, config):
-    import torch
-
-    config._attn_implementation = "eager"
-    with torch.device("meta"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return getattr(T, model_class)(config).eval()
-
-
-def n_params(model) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
-def forward_flops(model, seq_len: int) -> int:
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    ids = torch.zeros(1, seq_len, dtype=torch.long, device=next(model.parameters()).device)
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(input_ids=ids)
-    return counter.get_total_flops()
 
 
 # ---- published configurations -----------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +23,11 @@ import yaml
 import archzoo
 from archzoo.errors import HFConfigError
 from archzoo.hf_config import hf_table, load_hf_config
-from archzoo.host import get_host
 from archzoo.registry import load_registry
 from archzoo.report import make_report
+from transformers_models import build_model as build
+from transformers_models import forward_flops as _forward_flops
+from transformers_models import host_with, n_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,38 +41,6 @@ MIXTRAL_8X7B_ACTIVE = 12_879_925_248
 CLASSES = {"mixtral": "Mixtral", "qwen2_moe": "Qwen2Moe"}
 
 
-@pytest.fixture(scope="module")
-def host():
-    host = get_host()
-    if "moe" not in host.architectures:
-        pytest.skip("the llama plugin (which registers moe) is not installed: run `pip install -e .`")
-    return host
-
-
-@pytest.fixture(scope="module")
-def T():
-    pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    transformers.logging.set_verbosity_error()
-    return transformers
-
-
-def build(T, model_class: str, config, device: str = "meta"):
-    """``model_class`` from ``config`` with eager attention and eager experts, on ``device`` (seeded weights)."""
-    import torch
-
-    config._attn_implementation = "eager"  # FLOPs of the attention products are counted
-    config._experts_implementation = "eager"  # each expert runs on the tokens routed to it
-    torch.manual_seed(0)
-    with torch.device(device), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return getattr(T, model_class)(config).eval()
-
-
-def n_params(model) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
 def unused_expert_params(model, top_k: int) -> int:
     """The parameters of the experts one token does not use: in each layer, ``E - k`` of the ``E`` slices of
     the fused expert tensors (``mlp.experts.gate_up_proj`` and ``mlp.experts.down_proj``, experts first)."""
@@ -83,14 +52,13 @@ def unused_expert_params(model, top_k: int) -> int:
     return unused
 
 
-def forward_flops(model, seq_len: int) -> int:
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
+@pytest.fixture(scope="module")
+def host():
+    return host_with("moe")
 
-    ids = torch.randint(0, model.config.vocab_size, (1, seq_len), generator=torch.Generator().manual_seed(seq_len))
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(input_ids=ids)
-    return counter.get_total_flops()
+
+def forward_flops(model, seq_len: int) -> int:
+    return _forward_flops(model, seq_len, random_ids=True)  # routing reads the tokens
 
 
 def count(**config: Any):

@@ -32,38 +32,20 @@ from archzoo.architecture import parse_config
 from archzoo.cli import main
 from archzoo.errors import HFConfigError
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
-from archzoo.host import get_host
 from archzoo.report import Report, make_report
+from transformers_models import build_model, forward_flops, host_with, n_params
 
 CLASSES = ("T5Model", "T5ForConditionalGeneration", "T5EncoderModel")
 
 
 @pytest.fixture(scope="module")
 def host():
-    host = get_host()
-    if "t5" not in host.architectures:
-        pytest.skip(
-            'the t5 plugin is not installed: add `t5 = "archzoo_t5"` to pyproject.toml\'s '
-            "[project.entry-points.archzoo] and run `pip install -e .`"
-        )
-    return host
-
-
-@pytest.fixture(scope="module")
-def T():
-    pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    transformers.logging.set_verbosity_error()
-    return transformers
+    return host_with("t5")
 
 
 def count(host, seq_len: int | None = None, **config: Any) -> Report:
     arch = host.architecture("t5")
     return make_report(arch, parse_config(arch, config), seq_len)
-
-
-def n_params(model) -> int:
-    return sum(p.numel() for p in model.parameters())
 
 
 def build(T, model_class: str, config, device: str = "meta"):
@@ -76,21 +58,7 @@ def build(T, model_class: str, config, device: str = "meta"):
             import archzoo_t5
 
             return getattr(archzoo_t5, model_class)(**config).eval()
-        config._attn_implementation = "eager"  # FLOPs of the attention products are counted
-        return getattr(T, model_class)(config).eval()
-
-
-def forward_flops(model, seq_len: int) -> int:
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    ids = torch.zeros(1, seq_len, dtype=torch.long, device=next(model.parameters()).device)
-    inputs = (
-        {"input_ids": ids} if type(model).__name__ == "T5EncoderModel" else {"input_ids": ids, "decoder_input_ids": ids}
-    )
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(**inputs)
-    return counter.get_total_flops()
+        return build_model(T, model_class, config, device)
 
 
 def transformers_model(T, config, device: str = "meta"):

@@ -1,0 +1,70 @@
+"""transformers' classes built and measured the way every architecture's reference tests do it.
+
+A model is built from its configuration class with eager attention (FlopCounterMode counts the attention
+products) and eager experts (each expert's matmuls on the tokens routed to it; the grouped_mm kernel is an
+op FlopCounterMode does not count), on the meta device unless a test needs values (routing, a cache), then
+on the CPU with weights from a fixed seed. Parameters are ``sum(p.numel() for p in model.parameters())``
+(tied weights once); FLOPs are one forward pass of batch 1 under FlopCounterMode, with ``N`` tokens on each
+side of an encoder-decoder.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+
+from archzoo.architecture import parse_config
+from archzoo.host import PluginHost, get_host
+from archzoo.report import Report, make_report
+
+
+def host_with(architecture: str) -> PluginHost:
+    """archzoo's host, or a skip saying how to install the plugin that registers ``architecture``."""
+    host = get_host()
+    if architecture not in host.architectures:
+        pytest.skip(f"no installed plugin registers {architecture!r}: run `pip install -e .` in this checkout")
+    return host
+
+
+def count(host: PluginHost, architecture: str, seq_len: int | None = None, **config: Any) -> Report:
+    """archzoo's report of ``architecture`` with these configuration keys (the rest at their defaults)."""
+    arch = host.architecture(architecture)
+    return make_report(arch, parse_config(arch, config), seq_len)
+
+
+def build_model(T: Any, model_class: str, config: Any, device: str = "meta") -> Any:
+    """transformers' ``model_class`` from ``config`` (a configuration object), in eval mode."""
+    import torch
+
+    config._attn_implementation = "eager"  # FLOPs of the attention products are counted
+    config._experts_implementation = "eager"  # a mixture of experts: each expert's matmuls are counted
+    torch.manual_seed(0)
+    with torch.device(device), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return getattr(T, model_class)(config).eval()
+
+
+def n_params(model: Any) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def forward_flops(model: Any, seq_len: int, *, random_ids: bool = False) -> int:
+    """FlopCounterMode's count for one forward pass of ``seq_len`` tokens (each side of an encoder-decoder).
+    ``random_ids`` draws the tokens from a seed (a mixture of experts routes by them); else all are 0."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    device = next(model.parameters()).device
+    if random_ids:
+        generator = torch.Generator().manual_seed(seq_len)
+        ids = torch.randint(0, model.config.vocab_size, (1, seq_len), generator=generator).to(device)
+    else:
+        ids = torch.zeros(1, seq_len, dtype=torch.long, device=device)
+    inputs = {"input_ids": ids}
+    if getattr(model.config, "is_encoder_decoder", False) and not type(model).__name__.endswith("EncoderModel"):
+        inputs["decoder_input_ids"] = ids
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(**inputs)
+    return counter.get_total_flops()
