@@ -17,6 +17,7 @@ four ``V x d`` matrices, all counted, as ``sum(p.numel() for p in model.paramete
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
@@ -30,7 +31,7 @@ from archzoo.blocks import (
     embedding,
     feed_forward,
     layer_norm,
-    linear,
+    lm_head,
     repeat,
     with_modules,
 )
@@ -175,17 +176,9 @@ def build(cfg: BartConfig) -> Block:
         _stack(cfg, "decoder", V, d, d_ff_d),
     ]
     if cfg.head == "lm":
+        head = lm_head(d, V, tied_to="shared" if cfg.tie_embeddings else "")
         children.append(
-            linear(
-                "lm_head",
-                d,
-                V,
-                bias=False,
-                tied_to="shared" if cfg.tie_embeddings else "",
-                description="next-token logits"
-                + (", weight tied to the shared embedding" if cfg.tie_embeddings else "")
-                + "; final_logits_bias is a buffer, not a parameter",
-            )
+            replace(head, description=f"{head.description}; final_logits_bias is a buffer, not a parameter")
         )
     title = "mBART" if cfg.pre_norm else "BART"
     return with_modules(composite("bart", "model", children, f"{title} encoder-decoder"), reference_modules(cfg))

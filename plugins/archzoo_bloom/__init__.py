@@ -26,6 +26,7 @@ from archzoo.blocks import (
     feed_forward,
     layer_norm,
     linear,
+    lm_head,
     repeat,
     with_modules,
 )
@@ -105,17 +106,7 @@ def build(cfg: BloomConfig) -> Block:
         layer_norm("final_norm", d),
     ]
     if cfg.head == "lm":
-        children.append(
-            linear(
-                "lm_head",
-                d,
-                V,
-                bias=False,
-                tied_to="token" if cfg.tie_embeddings else "",
-                description="next-token logits"
-                + (", weight tied to the token embedding" if cfg.tie_embeddings else ""),
-            )
-        )
+        children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
     return with_modules(composite("bloom", "model", children, "BLOOM decoder"), reference_modules(cfg))
 
 

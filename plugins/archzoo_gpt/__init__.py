@@ -17,6 +17,7 @@ from archzoo.blocks import (
     feed_forward,
     layer_norm,
     linear,
+    lm_head,
     repeat,
     with_modules,
 )
@@ -91,17 +92,7 @@ def build(cfg: GptConfig) -> Block:
     if cfg.final_norm:
         children.append(layer_norm("final_norm", d))
     if cfg.head == "lm":
-        children.append(
-            linear(
-                "lm_head",
-                d,
-                V,
-                bias=False,
-                tied_to="token" if cfg.tie_embeddings else "",
-                description="next-token logits"
-                + (", weight tied to the token embedding" if cfg.tie_embeddings else ""),
-            )
-        )
+        children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
     K = LABELS(cfg.num_labels)
     if cfg.head == "sequence_classification":  # scores every token; the last non-padding one is kept
         children.append(linear("score", d, K, bias=False, description="class scores per token, no bias"))

@@ -32,6 +32,7 @@ from archzoo.blocks import (
     experts,
     feed_forward,
     linear,
+    lm_head,
     repeat,
     rms_norm,
     with_modules,
@@ -222,17 +223,7 @@ def _decoder(cfg: DecoderConfig, root: str, mlp: Block, mlp_text: str, descripti
         _norm("final_norm", d, cfg),
     ]
     if cfg.head == "lm":
-        children.append(
-            linear(
-                "lm_head",
-                d,
-                V,
-                bias=False,
-                tied_to="token" if cfg.tie_embeddings else "",
-                description="next-token logits"
-                + (", weight tied to the token embedding" if cfg.tie_embeddings else ""),
-            )
-        )
+        children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
     return composite(root, "model", children, description)
 
 

@@ -26,6 +26,7 @@ from archzoo.blocks import (
     feed_forward,
     layer_norm,
     linear,
+    lm_head,
     repeat,
     with_modules,
 )
@@ -138,17 +139,7 @@ def build(cfg: OptConfig) -> Block:
     if cfg.projects:
         children.append(linear("project_out", d, width, bias=False, description="back to the embedding width"))
     if cfg.head == "lm":
-        children.append(
-            linear(
-                "lm_head",
-                width,
-                V,
-                bias=False,
-                tied_to="token" if cfg.tie_embeddings else "",
-                description="next-token logits"
-                + (", weight tied to the token embedding" if cfg.tie_embeddings else ""),
-            )
-        )
+        children.append(lm_head(width, V, tied_to="token" if cfg.tie_embeddings else ""))
     return with_modules(composite("opt", "model", children, "OPT decoder"), reference_modules(cfg))
 
 

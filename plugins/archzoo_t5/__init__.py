@@ -23,13 +23,24 @@ FLOPs: the relative position bias is an embedding lookup added to the scores, so
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation
-from archzoo.blocks import Block, attention, composite, embedding, feed_forward, linear, repeat, rms_norm, with_modules
+from archzoo.blocks import (
+    Block,
+    attention,
+    composite,
+    embedding,
+    feed_forward,
+    lm_head,
+    repeat,
+    rms_norm,
+    with_modules,
+)
 from archzoo.formula import Poly
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
 from archzoo.symbols import declare_symbol, symbol
@@ -157,21 +168,9 @@ def build(cfg: T5Config) -> Block:
         L_d = symbol("L_d", cfg.n_decoder_layers or cfg.n_layers)
         children.append(_stack(cfg, "decoder", L_d, d, inner, decoder=True))
     if cfg.head == "lm":
-        children.append(
-            linear(
-                "lm_head",
-                d,
-                V,
-                bias=False,
-                tied_to="token" if cfg.tie_embeddings else "",
-                description="next-token logits"
-                + (
-                    ", weight tied to the token embedding (decoder output scaled by d^-1/2)"
-                    if cfg.tie_embeddings
-                    else ""
-                ),
-            )
-        )
+        head = lm_head(d, V, tied_to="token" if cfg.tie_embeddings else "")
+        scaled = " (decoder output scaled by d^-1/2)" if cfg.tie_embeddings else ""
+        children.append(replace(head, description=head.description + scaled))
     title = "T5 encoder" if not cfg.decoder else "T5 encoder-decoder"
     return with_modules(composite("t5", "model", children, title), reference_modules(cfg))
 

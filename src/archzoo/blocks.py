@@ -41,6 +41,7 @@ __all__ = [
     "layer_norm",
     "learned_tensor",
     "linear",
+    "lm_head",
     "patch_embedding",
     "repeat",
     "rms_norm",
@@ -226,6 +227,15 @@ def linear(
         flops=2 * tokens * d_in * d_out,
         description=description or (f"{shape}, weight tied to {tied_to}" if tied_to else shape),
         tied_to=tied_to,
+    )
+
+
+def lm_head(d: Poly, vocab: Poly, *, tied_to: str = "", description: str = "") -> Block:
+    """A language model's head: ``d`` to ``vocab`` logits with no bias. ``tied_to`` names the embedding block
+    whose weight it reuses; a tied head holds no parameters of its own (PyTorch counts a shared tensor once)."""
+    tied = f", weight tied to the {tied_to} embedding" if tied_to else ""
+    return linear(
+        "lm_head", d, vocab, bias=False, tied_to=tied_to, description=description or f"next-token logits{tied}"
     )
 
 
