@@ -155,3 +155,73 @@ def test_what_is_not_a_checkpoint_is_refused(tmp_path):
     empty.mkdir()
     with pytest.raises(CheckpointError, match=r"no model.safetensors.index.json or model.safetensors in this folder"):
         read_checkpoint(empty)
+
+
+# ---- a checkpoint against archzoo's count ---------------------------------------------------------------
+
+
+def _checkpoint_cli(*args: str) -> tuple[int, str, str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "archzoo.cli", "checkpoint", *args], capture_output=True, text=True, timeout=120
+    )
+    return run.returncode, run.stdout, run.stderr
+
+
+def test_a_checkpoint_beside_its_config_matches_block_by_block(llama):
+    """transformers saved the tied LLaMA with its config.json: every tensor lands in its block, the tied head
+    holds nothing of its own, and the totals agree (18,624 = PyTorch's parameter count)."""
+    root, params, _ = llama
+    code, out, err = _checkpoint_cli(str(root / "sharded"))
+    assert code == 0, out + err
+    assert f"configuration: {root / 'sharded' / 'config.json'} as LlamaForCausalLM" in out
+    assert f"total: reference {params:,}, archzoo {params:,}: match" in out
+    assert "match: the total and 17 blocks agree with the checkpoint" in out
+    code, out, _ = _checkpoint_cli(str(root / "whole"), "--json")
+    data = json.loads(out)
+    assert data["elements"] == params and data["comparison"]["ok"] is True
+    head = next(row for row in data["comparison"]["blocks"] if row["block"] == "llama.lm_head")
+    assert (head["expected"], head["got"]) == (0, 0)
+
+
+def test_a_tied_weight_stored_twice_and_a_buffer_are_named(llama, tmp_path):
+    """The same checkpoint with the tied head's tensor saved again and a rotary buffer added: the totals
+    differ by exactly those tensors' elements, and the notes say why."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    root, params, _ = llama
+    folder = tmp_path / "twice"
+    folder.mkdir()
+    shutil.copy(root / "whole" / "config.json", folder / "config.json")
+    tensors = load_file(str(root / "whole" / "model.safetensors"))
+    tensors["lm_head.weight"] = tensors["model.embed_tokens.weight"].copy()  # 97 x 32
+    tensors["model.rotary_emb.inv_freq"] = tensors["model.norm.weight"][:4].copy()
+    save_file(tensors, str(folder / "model.safetensors"))
+    code, out, _ = _checkpoint_cli(str(folder))
+    assert code == 1
+    assert f"total: reference {params + 97 * 32 + 4:,}, archzoo {params:,}: differs by {-(97 * 32 + 4):+,}" in out
+    assert "llama.lm_head: the checkpoint stores 3,104 elements for a weight the model ties to token" in out
+    assert "1 tensors no block maps (model.rotary_emb.inv_freq)" in out
+    assert "DIFFERS from the checkpoint: the total, llama, llama.lm_head" in out
+
+
+def test_a_checkpoint_against_another_configuration_differs(llama):
+    root, _, _ = llama
+    code, out, _ = _checkpoint_cli(str(root / "whole"), "--model", "tinyllama-1.1b")
+    assert code == 1
+    assert "configuration: registry entry tinyllama-1.1b" in out
+    assert "archzoo 1,100,048,384: differs" in out  # LlamaForCausalLM for TinyLlama-1.1B, transformers 5.23
+
+
+def test_without_a_configuration_the_tensors_are_counted_by_dtype(llama, tmp_path):
+    import shutil
+
+    root, params, tensors = llama
+    shutil.copy(root / "bf16" / "model.safetensors", tmp_path / "model.safetensors")
+    code, out, err = _checkpoint_cli(str(tmp_path / "model.safetensors"))
+    assert code == 0
+    assert out.splitlines()[1] == f"  BF16: {tensors:,} tensors, {params:,} elements"
+    assert "give --model ID or --hf-config FILE" in err
+    code, _, err = _checkpoint_cli(str(tmp_path / "model.safetensors"), "--hf-class", "LlamaModel")
+    assert code == 1 and "--hf-class goes with --hf-config" in err

@@ -13,14 +13,19 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import CheckpointError
 from .files import decode_utf8, read_user_bytes
 
-__all__ = ["INDEX_NAME", "SINGLE_NAME", "Checkpoint", "Tensor", "read_checkpoint"]
+if TYPE_CHECKING:
+    from .architecture import ArchConfig, Architecture
+    from .blocks import Block
+    from .verify import Verification
+
+__all__ = ["INDEX_NAME", "SINGLE_NAME", "Checkpoint", "Tensor", "compare_checkpoint", "read_checkpoint"]
 
 #: the names transformers' ``save_pretrained`` gives a checkpoint, sharded or not
 INDEX_NAME = "model.safetensors.index.json"
@@ -218,3 +223,69 @@ def as_json(checkpoint: Checkpoint) -> dict[str, Any]:
         "by_dtype": {dtype: {"tensors": n, "elements": e} for dtype, (n, e) in checkpoint.by_dtype().items()},
         "packed": [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape)} for t in checkpoint.packed()],
     }
+
+
+# ---- a checkpoint against archzoo's count -----------------------------------------------------------------
+
+
+def compare_checkpoint(checkpoint: Checkpoint, architecture: Architecture, config: ArchConfig) -> Verification:
+    """``checkpoint``'s tensors against archzoo's count of ``architecture`` with ``config``: the total, and each
+    block that names its submodules (`archzoo.Block.modules`, as the reference class names them, which is how
+    transformers names the tensors it saves). The notes say why the totals can differ: integer tensors that
+    pack quantised weights, tensors no block maps (buffers a checkpoint may carry), a tied weight stored twice."""
+    from .host import build_blocks
+    from .report import make_report
+    from .verify import Verification, compare_blocks_to_tensors
+
+    report = make_report(architecture, config)
+    build_blocks(architecture, config)  # a plugin's broken build is its own error, before any comparison
+    comparison = compare_blocks_to_tensors(
+        report.root, ((t.name, t.numel) for t in checkpoint.tensors), architecture.plugin or architecture.name
+    )
+    notes = [f"{dtype}: {n:,} tensors, {elements:,} elements" for dtype, (n, elements) in checkpoint.by_dtype().items()]
+    packed = checkpoint.packed()
+    if packed:
+        notes.append(
+            f"{len(packed):,} integer tensors ({_names([t.name for t in packed])}): quantised weights are packed, so "
+            "their elements are not parameters and the totals cannot agree"
+        )
+    mapped = [m for row in comparison.blocks for m in row.modules if m and "<i>" not in m]
+    mapped_copies = [m.split("<i>")[0] for row in comparison.blocks for m in row.modules if "<i>" in m]
+    loose = [
+        t.name
+        for t in checkpoint.tensors
+        if not any(t.name == m or t.name.startswith(m + ".") for m in mapped)
+        and not any(t.name.startswith(prefix) for prefix in mapped_copies)
+    ]
+    if loose and comparison.blocks:
+        notes.append(
+            f"{len(loose):,} tensors no block maps ({_names(loose)}): buffers or weights of another class; "
+            "they count in the checkpoint's total only"
+        )
+    rows = []
+    for row in comparison.blocks:
+        block = _block(report.root, row.path)
+        if block is not None and block.tied_to and row.missing and row.got == 0:
+            row = replace(row, expected=0, missing=())  # a tied weight saved once, under the tensor it shares
+        rows.append(row)
+        if block is not None and block.tied_to and row.expected:
+            notes.append(
+                f"{row.path}: the checkpoint stores {row.expected:,} elements for a weight the model ties to "
+                f"{block.tied_to}: the same tensor saved twice (PyTorch counts it once)"
+            )
+    return Verification(
+        model_id="checkpoint",
+        path=checkpoint.source,
+        target="the checkpoint",
+        how=f"{len(checkpoint.tensors):,} tensors in {len(checkpoint.files)} file(s), read from their headers",
+        expected_total=checkpoint.elements,
+        got_total=report.params,
+        blocks=tuple(rows),
+        unmapped=comparison.unmapped,
+        notes=tuple(notes),
+        reference={"files": list(checkpoint.files), "architecture": architecture.name},
+    )
+
+
+def _block(root: Block, path: str) -> Block | None:
+    return next((visit.block for visit in root.visits() if visit.path == path), None)

@@ -727,6 +727,72 @@ def verify_command(ctx, target, as_json, registry_dirs, plugin_registries):
         ctx.exit(1)
 
 
+@cli.command(
+    epilog="""\b
+Examples:
+  archzoo checkpoint ./my-model/              the folder's config.json says what the tensors should be
+  archzoo checkpoint model.safetensors.index.json --model mixtral-8x7b
+  archzoo checkpoint model.safetensors --hf-config config.json --hf-class LlamaForCausalLM --json
+  archzoo checkpoint model.safetensors        no configuration: the tensors by dtype only
+""",
+)
+@click.argument("path", metavar="PATH", type=click.Path(path_type=Path))
+@click.option("--model", "model_id", metavar="ID", help="Compare with this registry entry's configuration.")
+@click.option(
+    "--hf-config",
+    type=click.Path(path_type=Path),
+    help="Compare with this config.json (default: the one beside the checkpoint, if any).",
+)
+@click.option("--hf-class", help="The class the checkpoint was saved from (default: auto, the file's architectures).")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON: the tensors by dtype, both totals, every block.")
+@registry_option
+@plugin_registry_option
+@click.pass_context
+def checkpoint(ctx, path, model_id, hf_config, hf_class, as_json, registry_dirs, plugin_registries):
+    """Read a .safetensors checkpoint (or a sharded one's index, or their folder) from its headers alone, count
+    its tensors by dtype, and compare them with archzoo's count, in total and block by block: exit 1 if they
+    differ. No weights are loaded and torch is not needed (the checkpoint extra installs safetensors)."""
+    from .checkpoint import as_json as checkpoint_json
+    from .checkpoint import compare_checkpoint, read_checkpoint
+
+    found = read_checkpoint(path)
+    folder = path if path.is_dir() else path.parent
+    if model_id is not None and hf_config is not None:
+        raise ArchzooError("--model and --hf-config each give the configuration; give one of them")
+    if model_id is None and hf_config is None and (folder / "config.json").is_file():
+        hf_config = folder / "config.json"
+    if model_id is not None:
+        entry = _find(ctx, registry_dirs, model_id, plugin_registries)
+        arch, config, source = entry.architecture, entry.config, f"registry entry {entry.id}"
+    elif hf_config is not None:
+        from .hf_config import load_hf_config
+
+        reading = load_hf_config(hf_config, _host(ctx), hf_class=hf_class or "auto")
+        arch, config, source = reading.architecture, reading.config, f"{hf_config} as {reading.model_class}"
+    else:
+        if hf_class is not None:
+            raise ArchzooError("--hf-class goes with --hf-config (or a config.json beside the checkpoint)")
+        data = checkpoint_json(found)
+        if as_json:
+            _emit_json(data)
+            return
+        click.echo(
+            f"{found.source}: {data['tensors']:,} tensors, {data['elements']:,} elements, {data['bytes']:,} bytes"
+        )
+        for dtype, figures in data["by_dtype"].items():
+            click.echo(f"  {dtype}: {figures['tensors']:,} tensors, {figures['elements']:,} elements")
+        click.echo("give --model ID or --hf-config FILE to compare them with archzoo's count", err=True)
+        return
+    result = compare_checkpoint(found, arch, config)
+    if as_json:
+        _emit_json({**checkpoint_json(found), "configuration": source, "comparison": result.to_json()})
+    else:
+        click.echo(f"configuration: {source}")
+        click.echo(result.render())
+    if not result.ok:
+        ctx.exit(1)
+
+
 # ---- the site -------------------------------------------------------------------------------------
 
 

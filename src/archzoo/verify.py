@@ -34,6 +34,7 @@ __all__ = [
     "Verification",
     "block_table",
     "compare_blocks",
+    "compare_blocks_to_tensors",
     "verify",
     "verify_target",
 ]
@@ -406,6 +407,25 @@ def compare_blocks(root: Block, model: Any, plugin: str) -> BlockComparison:
     ``named_parameters()`` first reports it. A repeated block that maps to more than one submodule is the
     plugin's mistake: a `PluginError` naming ``plugin``."""
     counts, names = _parameter_counts(model)
+    return _compare(root, counts, names, plugin)
+
+
+def compare_blocks_to_tensors(root: Block, tensors: Iterable[tuple[str, int]], plugin: str) -> BlockComparison:
+    """`compare_blocks` against named tensors (a checkpoint's ``(name, elements)``) instead of a module: a
+    block's submodule holds the tensors whose names start with its name."""
+    counts: dict[str, int] = {"": 0}
+    names: set[str] = set()
+    for name, n in tensors:
+        counts[""] += n
+        parts = name.split(".")
+        for end in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:end])
+            counts[prefix] = counts.get(prefix, 0) + n
+            names.add(prefix)
+    return _compare(root, counts, names, plugin)
+
+
+def _compare(root: Block, counts: dict[str, int], names: set[str], plugin: str) -> BlockComparison:
     rows: list[BlockCheck] = []
     unmapped: list[tuple[str, str]] = []
     _check_tree(root, counts, names, rows, unmapped, plugin)
