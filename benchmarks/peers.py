@@ -23,11 +23,13 @@ import tempfile
 import time
 from typing import Any
 
-#: model -> (transformers class, configuration class and keywords, registry id, N); N = 128 tokens for text
+#: model -> (transformers class, configuration class and keywords, registry id, N): the class each registry
+#: entry describes, so that archzoo's figures are for the same model; N = 128 tokens for text
 MODELS: dict[str, tuple[str, str, dict[str, Any], str, int]] = {
     "bert": ("BertModel", "BertConfig", {}, "bert-base-uncased", 128),
     "gpt2": ("GPT2LMHeadModel", "GPT2Config", {}, "gpt2", 128),
-    "vit": ("ViTModel", "ViTConfig", {}, "vit-base-patch16-224", 197),
+    # the registry entry's class: ViT-B/16 with its 1000-class ImageNet head
+    "vit": ("ViTForImageClassification", "ViTConfig", {"num_labels": 1000}, "vit-base-patch16-224", 197),
     "llama": (
         "LlamaForCausalLM",
         "LlamaConfig",
