@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 from pathlib import Path
 
@@ -143,19 +144,29 @@ def _run(
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def _see_this_environments_packages(venv: Path) -> None:
+    """Let ``venv`` import torch, transformers and pytest from the environment running this test (make test's
+    .venv, or wherever pytest runs), after its own packages. `venv --system-site-packages` would not do:
+    from inside a virtual environment it exposes the base interpreter's packages, which a fresh machine lacks."""
+    (site,) = (venv / "lib").glob("python*/site-packages")
+    paths = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    (site / "zz_test_parent_environment.pth").write_text("\n".join(paths) + "\n", encoding="utf-8")
+
+
 @pytest.mark.wheel
 def test_a_scaffolded_plugin_installs_passes_its_tests_and_is_listed_and_counted(tmp_path):
     """`archzoo new-plugin`, then a fresh virtual environment with archzoo (from this checkout, not editable)
     and the new plugin installed into it: the plugin's own generated tests pass there, `archzoo plugins`
-    lists it and `archzoo count` counts it. The environment sees the system's site-packages for torch,
+    lists it and `archzoo count` counts it. The environment sees the running environment's packages for torch,
     transformers and pytest only (a CPU torch from the index is a large download); archzoo and the plugin
     are the environment's own copies, as the first check below proves."""
     made = _run([sys.executable, "-m", "archzoo.cli", "new-plugin", "tiny_lm"], cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     plugin = tmp_path / "archzoo-tiny-lm"
     venv = tmp_path / "venv"
-    created = _run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], cwd=tmp_path)
+    created = _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
     assert created.returncode == 0, created.stderr
+    _see_this_environments_packages(venv)
     python, archzoo = venv / "bin" / "python", venv / "bin" / "archzoo"
     for source in (REPO, plugin):
         installed = _run(
