@@ -92,3 +92,47 @@ def test_the_code_shown_for_the_reference_runs_and_prints_its_count():
     )
     assert result.returncode == 0, result.stderr
     assert int(result.stdout) == _torch_parts(50, share_embeddings=False, tie_output=True)
+
+
+@pytest.mark.reference
+def test_a_cpu_reference_too_large_for_real_weights_is_refused_before_it_is_built():
+    """Mixtral 8x7B's reference runs on the CPU (routing reads values): 46,702,792,704 parameters
+    (MixtralForCausalLM, transformers 5.23, meta device) would need 187 GB, so it is refused, not allocated."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import archzoo
+    from archzoo.errors import ArchzooError
+    from archzoo.reference import MAX_CPU_PARAMS, reference_flops
+
+    arch = archzoo.get_host().architecture("moe")
+    ref = arch.reference(arch.config_model())
+    assert ref.device == "cpu"
+    with pytest.raises(ArchzooError, match=r"46,702,792,704 parameters, more than the 100,000,000 archzoo allocates"):
+        reference_flops(ref, 4)
+    assert MAX_CPU_PARAMS == 100_000_000
+
+
+@pytest.mark.reference
+def test_building_a_cpu_reference_leaves_the_callers_random_state_alone():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import archzoo
+    from archzoo.reference import build_reference
+
+    arch = archzoo.get_host().architecture("moe")
+    small = arch.config_model(
+        vocab_size=50,
+        d_model=16,
+        n_layers=1,
+        n_heads=2,
+        n_kv_heads=1,
+        n_experts=2,
+        top_k=1,
+        d_ff_expert=8,
+        max_positions=8,
+    )
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    build_reference(arch.reference(small), "cpu")
+    assert torch.equal(torch.rand(3), expected)

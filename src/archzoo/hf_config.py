@@ -241,7 +241,11 @@ COMMON_KEYS: dict[str, tuple[Disposition, str]] = {
         "ignored",
         "the attention kernel: archzoo counts the eager arithmetic, which a fused kernel also does",
     ),
-    "experts_implementation": ("ignored", "the mixture-of-experts kernel; these model types have no experts"),
+    "experts_implementation": (
+        "ignored",
+        "the mixture-of-experts kernel: archzoo counts each expert's eager matmuls on the tokens routed to it, "
+        "the work a fused kernel also does (and none for a model type without experts)",
+    ),
     "tie_last_hidden_states": ("ignored", "which hidden state the forward pass returns"),
     "pruned_heads": (
         "refused",

@@ -17,11 +17,16 @@ import importlib
 from typing import TYPE_CHECKING, Any, Literal
 
 from .architecture import Reference
+from .errors import ArchzooError
 
 if TYPE_CHECKING:
     import torch
 
 __all__ = ["build_reference", "reference_flops", "reference_params"]
+
+
+#: the largest reference built with real weights (`Reference.device` "cpu"): 4 bytes each, 400 MB
+MAX_CPU_PARAMS = 100_000_000
 
 
 def _import(dotted: str) -> Any:
@@ -35,8 +40,15 @@ def build_reference(ref: Reference, device: Literal["meta", "cpu"] = "meta") -> 
     import torch
 
     if device == "cpu":
-        torch.manual_seed(0)
-    with torch.device(device):
+        held = reference_params(ref)  # counted on the meta device first: real weights take real memory
+        if held > MAX_CPU_PARAMS:
+            raise ArchzooError(
+                f"{ref.target}: measuring its FLOPs needs real weights on the CPU ({held:,} parameters, more than "
+                f"the {MAX_CPU_PARAMS:,} archzoo allocates); check a smaller configuration of the same shape "
+                "(fewer layers, a narrower width): the count is a polynomial in them"
+            )
+    with torch.random.fork_rng(devices=[]), torch.device(device):
+        torch.manual_seed(0)  # the same weights on every call, without touching the caller's random state
         if ref.library == "transformers":
             config_class = _import(ref.config_class or "")
             config = config_class(**ref.kwargs)
