@@ -225,3 +225,34 @@ def test_without_a_configuration_the_tensors_are_counted_by_dtype(llama, tmp_pat
     assert "give --model ID or --hf-config FILE" in err
     code, _, err = _checkpoint_cli(str(tmp_path / "model.safetensors"), "--hf-class", "LlamaModel")
     assert code == 1 and "--hf-class goes with --hf-config" in err
+
+
+def test_a_sharded_checkpoint_in_a_download_cache_reads_through_its_links(llama, tmp_path):
+    """Hugging Face's cache keeps each file as a blob and links it from the snapshot folder
+    (snapshots/REV/model-00001-of-00004.safetensors -> ../../blobs/SHA): the links are followed."""
+    root, params, _ = llama
+    blobs, snapshot = tmp_path / "blobs", tmp_path / "snapshots" / "rev"
+    blobs.mkdir()
+    snapshot.mkdir(parents=True)
+    for i, source in enumerate(sorted((root / "sharded").iterdir())):
+        blob = blobs / f"sha{i}"
+        blob.write_bytes(source.read_bytes())
+        (snapshot / source.name).symlink_to(Path("..") / ".." / "blobs" / blob.name)
+    assert read_checkpoint(snapshot).elements == params
+
+
+def test_a_config_with_absurdly_many_layers_is_compared_without_enumerating_them(llama, tmp_path):
+    """The layer count comes from a file: 300,000,000 layers against a 2-layer checkpoint reports the first
+    copy the checkpoint lacks, promptly, instead of naming three hundred million."""
+    import shutil
+
+    root, _, _ = llama
+    folder = tmp_path / "big"
+    shutil.copytree(root / "whole", folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["num_hidden_layers"] = 300_000_000
+    (folder / "config.json").write_text(json.dumps(config))
+    code, out, _ = _checkpoint_cli(str(folder))
+    assert code == 1
+    assert "llama.layers.layer: the reference has no submodule model.layers.2\n" in out
+    assert "model.layers.3" not in out

@@ -422,3 +422,25 @@ def test_show_gives_a_mixture_of_experts_published_active_figure_beside_the_tota
         13_000_000_000,
     )
     assert data["status"] == data["active_status"] == "within-rounding"
+
+
+def test_brackets_in_a_config_file_are_shown_as_written_not_read_as_markup(capsys, tmp_path):
+    """The terminal tables render with rich; text from a config.json (or a registry file, or a plugin) is
+    plain text there: '[/]' used to end rich markup that was never opened and crash with a traceback."""
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "model_type": "gpt2",
+                "n_layer": 1,
+                "n_embd": 48,
+                "n_head": 3,
+                "vocab_size": 97,
+                "n_positions": 24,
+                "_name_or_path": "[/]x [bold]y",
+            }
+        )
+    )
+    code, out, err = run(capsys, "count", "--hf-config", str(config), "--explain")
+    assert code == 0, err
+    assert '"[/]x [bold]y"' in out

@@ -755,12 +755,14 @@ def checkpoint(ctx, path, model_id, hf_config, hf_class, as_json, registry_dirs,
     from .checkpoint import as_json as checkpoint_json
     from .checkpoint import compare_checkpoint, read_checkpoint
 
-    found = read_checkpoint(path)
-    folder = path if path.is_dir() else path.parent
     if model_id is not None and hf_config is not None:
         raise ArchzooError("--model and --hf-config each give the configuration; give one of them")
+    folder = path if path.is_dir() else path.parent
     if model_id is None and hf_config is None and (folder / "config.json").is_file():
         hf_config = folder / "config.json"
+    if hf_class is not None and hf_config is None:
+        raise ArchzooError("--hf-class goes with --hf-config (or a config.json beside the checkpoint)")
+    found = read_checkpoint(path)
     if model_id is not None:
         entry = _find(ctx, registry_dirs, model_id, plugin_registries)
         arch, config, source = entry.architecture, entry.config, f"registry entry {entry.id}"
@@ -770,8 +772,6 @@ def checkpoint(ctx, path, model_id, hf_config, hf_class, as_json, registry_dirs,
         reading = load_hf_config(hf_config, _host(ctx), hf_class=hf_class or "auto")
         arch, config, source = reading.architecture, reading.config, f"{hf_config} as {reading.model_class}"
     else:
-        if hf_class is not None:
-            raise ArchzooError("--hf-class goes with --hf-config (or a config.json beside the checkpoint)")
         data = checkpoint_json(found)
         if as_json:
             _emit_json(data)

@@ -6,7 +6,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .blocks import BlockVisit
 from .report import Report, human_bytes, human_count
@@ -101,42 +103,47 @@ def print_report(report: Report, *, max_depth: int = 3, out: Console | None = No
     summary.add_column(style="bold")
     summary.add_column(justify="right")
     summary.add_column(style="dim")
-    summary.add_row("architecture", arch.name, arch.title)
-    summary.add_row("parameters", f"{total:,}", f"{human_count(total)}  = {report.root.params.text()}")
+    _row(summary, "architecture", arch.name, arch.title)
+    _row(summary, "parameters", f"{total:,}", f"{human_count(total)}  = {report.root.params.text()}")
     active = report.active_params
     if active != total:
-        summary.add_row(
+        _row(
+            summary,
             "active parameters",
             f"{active:,}",
             f"{human_count(active)}  used by one token  = {report.active_formula.text()}",
         )
-    summary.add_row(
-        "leading order", f"{report.approx:,}", f"{human_count(report.approx)}  = {report.root.approx.text()}"
-    )
-    summary.add_row("non-embedding", f"{report.non_embedding:,}", human_count(report.non_embedding))
+    _row(summary, "leading order", f"{report.approx:,}", f"{human_count(report.approx)}  = {report.root.approx.text()}")
+    _row(summary, "non-embedding", f"{report.non_embedding:,}", human_count(report.non_embedding))
     sizes = report.weight_bytes()
-    summary.add_row(
+    _row(
+        summary,
         "weights",
         human_bytes(sizes["fp32"]) + " fp32",
         "  ".join(f"{human_bytes(v)} {k}" for k, v in sizes.items() if k != "fp32"),
     )
-    summary.add_row(
+    _row(
+        summary,
         f"forward FLOPs (N={n:,})",
         f"{report.flops:,}",
         f"{human_count(report.flops)}, of which attention {human_count(report.attention_flops)}",
     )
-    summary.add_row("FLOPs formula", "", report.root.flops.text())
-    summary.add_row("time complexity", "", report.root.flops.complexity())
+    _row(summary, "FLOPs formula", "", report.root.flops.text())
+    _row(summary, "time complexity", "", report.root.flops.complexity())
     overtakes = report.attention_overtakes_at
-    summary.add_row("attention > rest from", f"N = {overtakes:,}" if overtakes else "never", "")
+    _row(summary, "attention > rest from", f"N = {overtakes:,}" if overtakes else "never", "")
     kv = report.kv_cache_elements_per_token
     if kv:
-        summary.add_row(
-            "KV cache per token", human_bytes(2 * kv) + " fp16", f"{kv:,} elements = {report.root.kv_cache.text()}"
+        _row(
+            summary,
+            "KV cache per token",
+            human_bytes(2 * kv) + " fp16",
+            f"{kv:,} elements = {report.root.kv_cache.text()}",
         )
     cross_kv = report.cross_kv_cache_elements_per_source_token
     if cross_kv:
-        summary.add_row(
+        _row(
+            summary,
             "cross-attention KV cache per source token",
             human_bytes(2 * cross_kv) + " fp16",
             f"{cross_kv:,} elements = {report.root.cross_kv_cache.text()}",
@@ -154,10 +161,16 @@ def print_report(report: Report, *, max_depth: int = 3, out: Console | None = No
         if depth > max_depth:
             continue
         share = f"{100 * params / total:.1f}%" if total and params else ""
-        tree.add_row(name, f"{params:,}", share, human_count(flops) if flops else "", formula)
+        _row(tree, name, f"{params:,}", share, human_count(flops) if flops else "", formula)
     out.print(tree)
     symbols = "  ".join(f"{s['name']}={s['value']:,}" for s in report.symbols() if s["value"] is not None)
-    out.print(f"[dim]symbols: {symbols}[/dim]")
+    out.print(f"[dim]symbols: {escape(symbols)}[/dim]")
+
+
+def _row(table: Table, *cells: str) -> None:
+    """A row of plain text: names, titles and formulas come from registry files, config.json files and
+    plugins, so rich must not read their brackets as markup."""
+    table.add_row(*(Text(cell) for cell in cells))
 
 
 def print_table(
@@ -170,9 +183,9 @@ def print_table(
 ) -> None:
     """An aligned table; the columns whose index is in ``right`` are right-justified."""
     right = set(right)
-    table = Table(title=title or None, title_justify="left")
+    table = Table(title=Text(title) if title else None, title_justify="left")
     for i, header in enumerate(headers):
         table.add_column(header, justify="right" if i in right else "left", overflow="fold", no_wrap=i == 0)
     for row in rows:
-        table.add_row(*row)
+        _row(table, *row)
     (out or console).print(table)

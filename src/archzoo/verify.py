@@ -147,7 +147,10 @@ class Verification:
                         f"first; archzoo counts {row.got:,} for each ({row.got - count:+,})"
                     )
                 if row.missing:
-                    lines.append(f"  {row.path}: the reference has no submodule {', '.join(row.missing)}")
+                    shown = ", ".join(row.missing[:3]) + (
+                        f" and {len(row.missing) - 3:,} more" if len(row.missing) > 3 else ""
+                    )
+                    lines.append(f"  {row.path}: the reference has no submodule {shown}")
         if self.unmapped and not self.blocks:
             lines.append(f"blocks: none compared ({len(self.unmapped)} blocks not mapped)")
         elif self.unmapped:
@@ -499,7 +502,11 @@ def _check_tree(
                     for base, shown in bases:
                         for i in range(stored.evaluate()):
                             index = (str(i), "<i>") if not repeat_of.shared else ("", "")
-                            copies.append(((_join(base, modules[0], index[0]),), (_join(shown, modules[0], index[1]),)))
+                            concrete = _join(base, modules[0], index[0])
+                            copies.append(((concrete,), (_join(shown, modules[0], index[1]),)))
+                            if concrete not in names:
+                                break  # the first copy the reference lacks is reported; the count comes from
+                                # a configuration, so the copies after it are not enumerated one by one
                     child_bases = [(names_[0], shown_[0]) for names_, shown_ in copies]
             else:
                 for base, shown in bases:
