@@ -507,3 +507,14 @@ def test_a_new_zoo_folder_has_the_permissions_mkdir_gives(tmp_path, host):
     finally:
         os.umask(umask)
     assert (tmp_path / "zoo").stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777 == 0o755
+
+
+@pytest.mark.parametrize(
+    "site_url", ["https://a.example/\nfoo: bar", "https://a.example/ zoo/", "https://a.example/\t"]
+)
+def test_a_site_url_with_a_blank_or_line_break_is_refused_before_anything_is_written(tmp_path, host, site_url):
+    """The address is written into mkdocs.yml and each example entry's schema comment: a line break there
+    would inject a YAML key into every entry."""
+    with pytest.raises(ArchzooError, match=r"an address has no spaces, tabs or line breaks \(found U\+00(0A|20|09)\)"):
+        init_zoo(tmp_path / "zoo", host, site_url=site_url)
+    assert not (tmp_path / "zoo").exists()

@@ -320,6 +320,12 @@ def init_zoo(
             f"--site-url {site_url!r}: expected the address the site will be published at, "
             "starting with https:// (e.g. https://acme.github.io/zoo/)"
         )
+    blank = next((c for c in site_url or "" if c <= " " or c == "\x7f"), None)
+    if blank is not None:
+        raise ArchzooError(
+            f"--site-url {site_url!r}: an address has no spaces, tabs or line breaks (found U+{ord(blank):04X}); "
+            "it goes into mkdocs.yml and every example entry's schema line, so give it on one line"
+        )
     if site_url and not site_url.endswith("/"):
         site_url += "/"
     exists = check_new_folder(directory, command="archzoo init")
