@@ -27,7 +27,7 @@ TIMM_IDS = [e.id for e in ENTRIES if e.spec.reference is not None and e.spec.ref
 PUBLISHED_IDS = [e.id for e in ENTRIES if e.spec.published is not None]
 
 MIN_ENTRIES = 40
-BUILT_IN_ARCHITECTURES = {"transformer", "bert", "vit", "gpt", "llama"}
+BUILT_IN_ARCHITECTURES = {"transformer", "bert", "vit", "gpt", "llama", "moe", "t5", "bart", "opt", "bloom"}
 
 
 def _import(dotted: str):

@@ -62,13 +62,19 @@ def build(T, model_class: str, config, device: str = "meta"):
 
 
 def transformers_model(T, config, device: str = "meta"):
-    """transformers' own class for an archzoo configuration: T5EncoderModel, T5Model or T5ForConditionalGeneration
-    (with an untied head, the plugin's reference class, which is that class with lm_head.weight untied)."""
+    """transformers' own class for an archzoo configuration: T5EncoderModel, T5Model or T5ForConditionalGeneration.
+    An untied head is given a weight of its own here, by hand: transformers 5.23's T5Config forces the tie, and
+    from_pretrained unties a head the checkpoint holds (test_untied_head_is_what_from_pretrained_loads), so this
+    is the model such a checkpoint loads into, built without the plugin's reference class."""
+    import torch
+
     import archzoo_t5
 
     kwargs = archzoo_t5.transformers_kwargs(config)
     if kwargs.get("tie_word_embeddings") is False:
-        return build(T, "ReferenceT5ForConditionalGeneration", kwargs, device)
+        model = build(T, "T5ForConditionalGeneration", T.T5Config(**kwargs), device)
+        model.lm_head.weight = torch.nn.Parameter(torch.empty_like(model.lm_head.weight))
+        return model
     name = (
         "T5EncoderModel" if not config.decoder else "T5ForConditionalGeneration" if config.head == "lm" else "T5Model"
     )

@@ -15,9 +15,7 @@ from typing import Any
 
 import pytest
 
-from archzoo.architecture import parse_config
 from archzoo.host import PluginHost, get_host
-from archzoo.report import Report, make_report
 
 
 def host_with(architecture: str) -> PluginHost:
@@ -26,12 +24,6 @@ def host_with(architecture: str) -> PluginHost:
     if architecture not in host.architectures:
         pytest.skip(f"no installed plugin registers {architecture!r}: run `pip install -e .` in this checkout")
     return host
-
-
-def count(host: PluginHost, architecture: str, seq_len: int | None = None, **config: Any) -> Report:
-    """archzoo's report of ``architecture`` with these configuration keys (the rest at their defaults)."""
-    arch = host.architecture(architecture)
-    return make_report(arch, parse_config(arch, config), seq_len)
 
 
 def build_model(T: Any, model_class: str, config: Any, device: str = "meta") -> Any:
