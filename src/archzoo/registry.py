@@ -24,7 +24,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .architecture import ArchConfig, Architecture
+from .architecture import ArchConfig, Architecture, Reference
 from .errors import ArchzooError, InputError, RegistryError, UnknownModelError, closest
 from .files import (
     YAML12Loader,
@@ -195,6 +195,16 @@ class EntryReference(_Model):
     @property
     def library(self) -> str:
         return self.target.split(".", 1)[0]
+
+    def to_reference(self) -> Reference:
+        """The `archzoo.Reference` that builds it (`archzoo verify`, the model page's code)."""
+        return Reference(
+            library=self.library,  # type: ignore[arg-type]  # the target's pattern allows only the three
+            target=self.target,
+            config_class=self.config_class,
+            kwargs=self.kwargs,
+            model_kwargs=self.model_kwargs,
+        )
 
 
 class Reconciliation(_Model):

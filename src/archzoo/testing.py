@@ -248,7 +248,9 @@ def _flop_row(row: BlockCheck, root: Block, counts: dict[str, int], root_name: s
 
     visit = next(v for v in root.visits() if v.path == row.path)
     got = visit.flops.evaluate(N=seq_len)
-    expected = sum(_module_flops(counts, root_name, module) for module in _outermost(row.modules))
+    from .verify import outermost
+
+    expected = sum(_module_flops(counts, root_name, module) for module in outermost(row.modules))
     return BlockCheck(
         path=row.path + (f" (all {row.copies})" if row.copies > 1 else ""),
         modules=row.modules,
@@ -257,10 +259,6 @@ def _flop_row(row: BlockCheck, root: Block, counts: dict[str, int], root_name: s
         formula=visit.block.flops.text() + (" each" if row.copies > 1 else ""),
         missing=row.missing,
     )
-
-
-def _outermost(modules: tuple[str, ...]) -> list[str]:
-    return [m for m in modules if not any(o != m and (o == "" or m.startswith(o + ".")) for o in modules)]
 
 
 def _module_flops(counts: dict[str, int], root_name: str, module: str) -> int:

@@ -248,7 +248,7 @@ def verify(entry: Entry) -> Verification:
     if own is not None and own.library == "timm":
         return _verify_timm(entry, own)
     if own is not None:
-        ref = _as_reference(own)
+        ref = own.to_reference()
         source = "entry"
     elif plugin_ref is not None:
         ref = plugin_ref
@@ -297,16 +297,6 @@ def verify(entry: Entry) -> Verification:
         unmapped=tuple(unmapped),
         notes=tuple(notes),
         reference=_reference_json(ref, source),
-    )
-
-
-def _as_reference(own: EntryReference) -> Reference:
-    return Reference(
-        library=own.library,
-        target=own.target,
-        config_class=own.config_class,
-        kwargs=own.kwargs,
-        model_kwargs=own.model_kwargs,
     )
 
 
@@ -416,15 +406,8 @@ def compare_blocks(root: Block, model: Any, plugin: str) -> BlockComparison:
 def compare_blocks_to_tensors(root: Block, tensors: Iterable[tuple[str, int]], plugin: str) -> BlockComparison:
     """`compare_blocks` against named tensors (a checkpoint's ``(name, elements)``) instead of a module: a
     block's submodule holds the tensors whose names start with its name."""
-    counts: dict[str, int] = {"": 0}
-    names: set[str] = set()
-    for name, n in tensors:
-        counts[""] += n
-        parts = name.split(".")
-        for end in range(1, len(parts) + 1):
-            prefix = ".".join(parts[:end])
-            counts[prefix] = counts.get(prefix, 0) + n
-            names.add(prefix)
+    counts = _prefix_counts(tensors)
+    names = set(counts) - {""}
     return _compare(root, counts, names, plugin)
 
 
@@ -438,17 +421,21 @@ def _compare(root: Block, counts: dict[str, int], names: set[str], plugin: str) 
 def _parameter_counts(model: Any) -> tuple[dict[str, int], set[str]]:
     """Parameters under every dotted prefix (``""`` is the whole model), each tensor counted once where
     ``named_parameters()`` first reports it; and every submodule and parameter name."""
+    counts = _prefix_counts((name, p.numel()) for name, p in model.named_parameters())
+    names = {name for name, _ in model.named_modules()} | (set(counts) - {""})
+    return counts, names
+
+
+def _prefix_counts(tensors: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """Elements under every dotted prefix of the tensors' names (``""``: all of them)."""
     counts: dict[str, int] = {"": 0}
-    names = {name for name, _ in model.named_modules()}
-    for name, parameter in model.named_parameters():
-        names.add(name)
-        n = parameter.numel()
+    for name, n in tensors:
         counts[""] += n
         parts = name.split(".")
         for end in range(1, len(parts) + 1):
             prefix = ".".join(parts[:end])
             counts[prefix] = counts.get(prefix, 0) + n
-    return counts, names
+    return counts
 
 
 def _join(*parts: str) -> str:
@@ -534,7 +521,7 @@ def _check_block(
         params.text() if not params.is_zero() else (f"0, weight tied to {block.tied_to}" if block.tied_to else "0")
     )
     missing = sorted({m for concrete, _ in copies for m in concrete if m and m not in names})
-    found = [(concrete, sum(counts.get(m, 0) for m in _outermost(concrete))) for concrete, _ in copies]
+    found = [(concrete, sum(counts.get(m, 0) for m in outermost(concrete))) for concrete, _ in copies]
     expected = found[0][1] if found and not missing else None
     mismatched = tuple((concrete[0], n) for concrete, n in found[1:] if n != found[0][1]) if not missing else ()
     return BlockCheck(
@@ -549,6 +536,6 @@ def _check_block(
     )
 
 
-def _outermost(names: tuple[str, ...]) -> list[str]:
+def outermost(names: tuple[str, ...]) -> list[str]:
     """The names not inside another of them, so a parameter is summed once however the names overlap."""
     return [n for n in dict.fromkeys(names) if not any(o != n and (o == "" or n.startswith(o + ".")) for o in names)]

@@ -344,13 +344,7 @@ def _reference_for(entry: Entry) -> Reference | None:
     """The entry's own reference when it names one, else the architecture's for this configuration."""
     spec = entry.spec.reference
     if spec is not None:
-        return Reference(
-            library=spec.library,
-            target=spec.target,
-            config_class=spec.config_class,
-            kwargs=spec.kwargs,
-            model_kwargs=spec.model_kwargs,
-        )
+        return spec.to_reference()
     if entry.architecture.reference is None:
         return None
     try:
