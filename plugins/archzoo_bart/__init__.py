@@ -36,7 +36,7 @@ from archzoo.blocks import (
     with_modules,
 )
 from archzoo.formula import Poly
-from archzoo.hf_config import DROPOUT, INITIALISATION, TOKEN_ID, USE_CACHE, HFTable, hf_reader
+from archzoo.hf_config import DROPOUT, INITIALISATION, TOKEN_ID, USE_CACHE, HFTable, check_padding_index, hf_reader
 from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
@@ -376,12 +376,7 @@ HF_MBART = _table("mbart", "MBart", None, deprecated=())
 
 
 def _read(hf: dict[str, Any], pre_norm: bool) -> dict[str, Any]:
-    vocab, pad = hf["vocab_size"], hf["pad_token_id"]
-    if isinstance(vocab, int) and isinstance(pad, int) and not isinstance(pad, bool) and not -vocab <= pad < vocab:
-        raise ValueError(
-            f"pad_token_id: {pad} is outside the vocabulary of {vocab:,} tokens, and transformers' "
-            "token embedding refuses such a padding index; set pad_token_id to null or to a token id"
-        )
+    check_padding_index(hf["vocab_size"], hf["pad_token_id"])
     return dict(
         vocab_size=hf["vocab_size"],
         max_positions=hf["max_position_embeddings"],

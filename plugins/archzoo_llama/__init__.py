@@ -31,6 +31,7 @@ from archzoo.blocks import (
     embedding,
     experts,
     feed_forward,
+    layer_norm,
     linear,
     lm_head,
     repeat,
@@ -45,6 +46,7 @@ from archzoo.hf_config import (
     TOKEN_ID,
     USE_CACHE,
     HFTable,
+    check_padding_index,
     hf_reader,
 )
 from archzoo.symbols import declare_symbol, symbol
@@ -161,8 +163,7 @@ D_SHARED = declare_symbol("d_s", latex="d_{s}", meaning="width of the shared exp
 def _norm(name: str, d: Poly, cfg: DecoderConfig) -> Block:
     if cfg.norm == "rms_norm":
         return rms_norm(name, d)
-    # OLMo's LayerNorm normalises with neither weight nor bias: no parameters, and no matmul FLOPs
-    return Block(name=name, kind="layer_norm", description=f"LayerNorm({d}), no weight or bias")
+    return layer_norm(name, d, affine=False)  # OLMo's: neither weight nor bias
 
 
 def _gated_kind(cfg: DecoderConfig) -> str:
@@ -717,12 +718,7 @@ def _check_rope(rope: Any, family: str) -> None:
 def _shared(hf: dict[str, Any], family: str) -> dict[str, Any]:
     """The keys every type, dense or mixture of experts, reads alike; num_key_value_heads null means one
     key/value head per query head."""
-    vocab, pad = hf["vocab_size"], hf.get("pad_token_id")
-    if isinstance(vocab, int) and isinstance(pad, int) and not isinstance(pad, bool) and not -vocab <= pad < vocab:
-        raise ValueError(
-            f"pad_token_id: {pad} is outside the vocabulary of {vocab:,} tokens, and transformers' "
-            "token embedding refuses such a padding index; set pad_token_id to null or to a token id"
-        )
+    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     _check_rope(hf["rope_parameters"], family)
     return dict(
         family=family,

@@ -31,7 +31,16 @@ from archzoo.blocks import (
     with_modules,
 )
 from archzoo.formula import Poly
-from archzoo.hf_config import DROPOUT, INITIALISATION, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
+from archzoo.hf_config import (
+    DROPOUT,
+    INITIALISATION,
+    NOT_READ,
+    TOKEN_ID,
+    USE_CACHE,
+    HFTable,
+    check_padding_index,
+    hf_reader,
+)
 from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
@@ -95,10 +104,7 @@ class OptConfig(ArchConfig):
 
 
 def _norm(name: str, d: Poly, cfg: OptConfig) -> Block:
-    if cfg.norm_affine:
-        return layer_norm(name, d)
-    # nn.LayerNorm(elementwise_affine=False) normalises with neither weight nor bias: no parameters, no matmul FLOPs
-    return Block(name=name, kind="layer_norm", description=f"LayerNorm({d}), no weight or bias")
+    return layer_norm(name, d, affine=cfg.norm_affine)
 
 
 def build(cfg: OptConfig) -> Block:
@@ -264,24 +270,15 @@ HF_OPT = HFTable(
 )
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 @hf_reader(HF_OPT)
 def _from_opt(hf: dict[str, Any], model_class: str = "OPTModel") -> dict[str, Any]:
-    vocab, pad = hf["vocab_size"], hf["pad_token_id"]
-    if _is_int(vocab) and _is_int(pad) and not -vocab <= pad < vocab:
-        raise ValueError(
-            f"pad_token_id: {pad} is outside the vocabulary of {vocab:,} tokens, and transformers' token embedding "
-            "refuses such a padding index; set pad_token_id to null or to a token id"
-        )
+    check_padding_index(hf["vocab_size"], hf["pad_token_id"])
     remove = hf["_remove_final_layer_norm"]
     # OPTDecoder builds its final LayerNorm when do_layer_norm_before and not _remove_final_layer_norm: false
     # leaves final_norm null (it follows pre_norm); a value that is not a boolean is reported under its key
     final_norm = False if remove is True else None if remove is False else remove
     return dict(
-        vocab_size=vocab,
+        vocab_size=hf["vocab_size"],
         d_model=hf["hidden_size"],
         n_layers=hf["num_hidden_layers"],
         d_ff=hf["ffn_dim"],

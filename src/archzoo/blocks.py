@@ -264,8 +264,11 @@ def learned_tensor(name: str, numel: Poly, *, leading: bool, role: str = "", des
     )
 
 
-def layer_norm(name: str, d: Poly, *, bias: bool = True, description: str = "") -> Block:
-    """LayerNorm: a scale, and a shift unless ``bias`` is off. Lower order: not in the approximation."""
+def layer_norm(name: str, d: Poly, *, bias: bool = True, affine: bool = True, description: str = "") -> Block:
+    """LayerNorm: a scale, and a shift unless ``bias`` is off; neither without ``affine`` (torch's
+    ``elementwise_affine=False``, OLMo's norm: no parameters). Lower order: not in the approximation."""
+    if not affine:
+        return Block(name=name, kind="layer_norm", description=description or f"LayerNorm({d}), no weight or bias")
     params = 2 * d if bias else d
     return _leaf(name, "layer_norm", description or f"LayerNorm({d}{'' if bias else ', bias=False'})", params=params)
 

@@ -91,6 +91,17 @@ class HFTable:
             raise ValueError(f"HF table {self.model_type!r}: base class {self.base_class!r} is not in classes")
 
 
+def check_padding_index(vocab: Any, pad: Any) -> None:
+    """Refuse a ``pad_token_id`` outside a vocabulary of ``vocab`` tokens, as transformers' token embedding does
+    (values of another type are left to the configuration model, which names their key)."""
+    whole = [isinstance(v, int) and not isinstance(v, bool) for v in (vocab, pad)]
+    if all(whole) and not -vocab <= pad < vocab:
+        raise ValueError(
+            f"pad_token_id: {pad} is outside the vocabulary of {vocab:,} tokens, and transformers' "
+            "token embedding refuses such a padding index; set pad_token_id to null or to a token id"
+        )
+
+
 def hf_reader(table: HFTable) -> Callable[[Callable], Callable]:
     """Attach ``table`` to a reader ``fn(values, model_class) -> archzoo keys`` (``fn.hf_table``).
 
