@@ -15,8 +15,9 @@ A plugin's conformance test is a few lines with it::
 
 This module is also a pytest plugin (the ``pytest11`` entry point ``archzoo``), so the fixtures
 ``archzoo_host``, ``archzoo_architecture`` and ``archzoo_config`` are there in every test of an environment
-where archzoo is installed. Importing it imports neither torch nor pytest: ``archzoo plugins --check`` runs
-`check_plugin` without them. The assertions that build a reference need torch (and transformers for its
+where archzoo is installed. Importing it never imports torch, and needs no pytest (it imports pytest only
+to define the fixtures, when pytest is installed): ``archzoo plugins --check`` runs `check_plugin` without
+either. The assertions that build a reference need torch (and transformers for its
 models); without them they skip the test (or, outside pytest, fail) saying what to install.
 """
 
