@@ -423,3 +423,34 @@ def test_models_table_and_downloads_show_active(mixtral, bert):
     assert [m["active_status"] for m in data["models"]] == ["unpublished", "within-rounding"]
     rows = list(csv.DictReader(io.StringIO(pages.models_csv([bert, mixtral]))))
     assert rows[1]["active_params"] == str(MIXTRAL_ACTIVE) and rows[1]["published_active"] == "13B"
+
+
+# ---- configuration types as a person writes them ------------------------------------------------------
+
+
+def test_configuration_types_read_as_a_person_writes_them():
+    from typing import Annotated, Literal
+
+    from pydantic import PositiveInt
+
+    from archzoo.architecture import _type_name
+
+    assert _type_name(Literal["lm", "none"]) == "'lm' | 'none'"
+    assert _type_name(PositiveInt | None) == "integer or null"  # pydantic's Annotated[int, Gt(0)]
+    assert _type_name(Annotated[int, "x"]) == "integer"
+    assert _type_name(None | bool) == "boolean or null"  # null last, wherever it is written
+    assert (_type_name(int), _type_name(float), _type_name(str)) == ("integer", "number", "string")
+    assert _type_name(list[int]) == "list of integer"
+
+
+def test_architecture_page_types_have_no_backslash_and_no_annotated():
+    from archzoo.host import get_host
+
+    for arch in get_host().architectures.values():
+        text = pages.architecture_page(views.architecture_view(arch))
+        table = text[text.index("## Configuration") :]
+        table = table[: table.index("</table>")]
+        assert "Annotated" not in table and "\\|" not in table, arch.name
+    gpt = pages.architecture_page(views.architecture_view(get_host().architecture("gpt")))
+    assert "<code>integer or null</code>" in gpt  # d_head: PositiveInt | None
+    assert "<code>&#x27;lm&#x27; | &#x27;none&#x27;" in gpt  # head: Literal["lm", "none", ...]

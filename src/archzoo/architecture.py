@@ -59,15 +59,31 @@ class ArchConfig(BaseModel):
         return value
 
 
+#: How a configuration type reads to a person writing a registry entry (YAML's, JSON's words).
+_TYPE_WORDS = {int: "integer", float: "number", bool: "boolean", str: "string", type(None): "null"}
+
+
 def _type_name(annotation: Any) -> str:
-    """``int | None`` -> ``int or null``; ``Literal['a', 'b']`` -> ``'a' | 'b'``."""
+    """A configuration key's type as a person would write it: ``int | None`` -> ``integer or null``,
+    ``Literal['a', 'b']`` -> ``'a' | 'b'``, ``PositiveInt | None`` -> ``integer or null`` (constraints
+    such as pydantic's ``Annotated[int, Gt(0)]`` are checked, not named), ``list[int]`` -> ``list of integer``."""
+    import types
     import typing
 
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_name(args[0])
     if origin is typing.Literal:
         return " | ".join(repr(a) for a in args)
-    if args and (origin is typing.Union or str(origin) == "<class 'types.UnionType'>"):
-        return " or ".join("null" if a is type(None) else _type_name(a) for a in args)
+    if args and (origin is typing.Union or origin is types.UnionType):
+        names = [_type_name(a) for a in args if a is not type(None)]
+        return " or ".join(names + (["null"] if type(None) in args else []))
+    if origin in (list, tuple, set, frozenset) and args:
+        return f"list of {_type_name(args[0])}"
+    if origin is dict and len(args) == 2:
+        return f"mapping of {_type_name(args[0])} to {_type_name(args[1])}"
+    if annotation in _TYPE_WORDS:
+        return _TYPE_WORDS[annotation]
     return getattr(annotation, "__name__", str(annotation))
 
 
