@@ -33,6 +33,8 @@ from archzoo.blocks import (
     layer_norm,
     lm_head,
     repeat,
+    seq2seq_decoder,
+    seq2seq_encoder,
     with_modules,
 )
 from archzoo.formula import Poly
@@ -172,8 +174,8 @@ def build(cfg: BartConfig) -> Block:
     )
     children = [
         embedding("shared", V, d, role="token", description=shared),
-        _stack(cfg, "encoder", V, d, d_ff_e),
-        _stack(cfg, "decoder", V, d, d_ff_d),
+        seq2seq_encoder(_stack(cfg, "encoder", V, d, d_ff_e)),  # generation: runs in prefill only
+        seq2seq_decoder(_stack(cfg, "decoder", V, d, d_ff_d)),
     ]
     if cfg.head == "lm":
         head = lm_head(d, V, tied_to="shared" if cfg.tie_embeddings else "")

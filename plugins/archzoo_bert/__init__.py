@@ -18,6 +18,7 @@ from archzoo.blocks import (
     layer_norm,
     learned_tensor,
     linear,
+    off_loss_path,
     repeat,
     with_modules,
 )
@@ -164,7 +165,13 @@ def build(cfg: BertConfig) -> Block:
     )
     children.append(repeat(layer, L, name="layers", shared=cfg.shared_layers))
     if cfg.pooler:
-        children.append(linear("pooler", d, d, tokens=const(1), description="dense + tanh on the first token"))
+        pooler = linear("pooler", d, d, tokens=const(1), description="dense + tanh on the first token")
+        # read by the sentence-pair head or the classifier; else (the base model, whose loss is taken from the
+        # last hidden state) its output reaches no loss and autograd runs no backward through it
+        read = cfg.head in ("pretraining", "next_sentence") or (
+            cfg.head == "sequence_classification" and not cfg.classifier_dense
+        )
+        children.append(pooler if read else off_loss_path(pooler))
     K = LABELS(cfg.num_labels)
     if cfg.head in ("mlm", "pretraining"):
         if cfg.tie_embeddings:

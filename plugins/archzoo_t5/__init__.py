@@ -39,6 +39,8 @@ from archzoo.blocks import (
     lm_head,
     repeat,
     rms_norm,
+    seq2seq_decoder,
+    seq2seq_encoder,
     with_modules,
 )
 from archzoo.formula import Poly
@@ -164,9 +166,10 @@ def build(cfg: T5Config) -> Block:
         embedding("token", V, d, role="token", description="token embeddings, shared by the encoder and the decoder"),
         _stack(cfg, "encoder", symbol("L_e", cfg.n_layers), d, inner, decoder=False),
     ]
-    if cfg.decoder:
+    if cfg.decoder:  # generation: the encoder runs in prefill only, the decoder once per token
         L_d = symbol("L_d", cfg.n_decoder_layers or cfg.n_layers)
-        children.append(_stack(cfg, "decoder", L_d, d, inner, decoder=True))
+        children[1] = seq2seq_encoder(children[1])
+        children.append(seq2seq_decoder(_stack(cfg, "decoder", L_d, d, inner, decoder=True)))
     if cfg.head == "lm":
         head = lm_head(d, V, tied_to="token" if cfg.tie_embeddings else "")
         scaled = " (decoder output scaled by d^-1/2)" if cfg.tie_embeddings else ""

@@ -21,8 +21,10 @@ from archzoo.blocks import (
     embedding,
     feed_forward,
     layer_norm,
-    linear,
+    lm_head,
     repeat,
+    seq2seq_decoder,
+    seq2seq_encoder,
     with_modules,
 )
 from archzoo.symbols import symbol
@@ -89,28 +91,37 @@ def build(cfg: TransformerConfig) -> Block:
             children.append(embedding("source_embedding", V, d, role="token"))
             children.append(embedding("target_embedding", V, d, role="token"))
     children += [
-        composite(
-            "encoder",
-            "stack",
-            [repeat(encoder_layer, symbol("L_e", cfg.n_encoder_layers), name="layers"), layer_norm("norm", d, bias=b)],
-            "encoder stack and its final LayerNorm",
+        seq2seq_encoder(
+            composite(
+                "encoder",
+                "stack",
+                [
+                    repeat(encoder_layer, symbol("L_e", cfg.n_encoder_layers), name="layers"),
+                    layer_norm("norm", d, bias=b),
+                ],
+                "encoder stack and its final LayerNorm",
+            )
         ),
-        composite(
-            "decoder",
-            "stack",
-            [repeat(decoder_layer, symbol("L_d", cfg.n_decoder_layers), name="layers"), layer_norm("norm", d, bias=b)],
-            "decoder stack and its final LayerNorm",
+        seq2seq_decoder(
+            composite(
+                "decoder",
+                "stack",
+                [
+                    repeat(decoder_layer, symbol("L_d", cfg.n_decoder_layers), name="layers"),
+                    layer_norm("norm", d, bias=b),
+                ],
+                "decoder stack and its final LayerNorm",
+            )
         ),
     ]
     if cfg.vocab_size:
         tied = ("embedding" if cfg.share_embeddings else "target_embedding") if cfg.tie_output else ""
         children.append(
-            linear(
-                "output_projection",
+            lm_head(
                 d,
                 symbol("V", cfg.vocab_size),
-                bias=False,
                 tied_to=tied,
+                name="output_projection",
                 description="pre-softmax projection" + (f", weight tied to {tied}" if tied else ""),
             )
         )

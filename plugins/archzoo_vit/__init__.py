@@ -17,6 +17,7 @@ from archzoo.blocks import (
     layer_norm,
     learned_tensor,
     linear,
+    off_loss_path,
     patch_embedding,
     repeat,
     with_modules,
@@ -140,7 +141,10 @@ def build(cfg: VitConfig) -> Block:
     children += [repeat(layer, L, name="layers"), layer_norm("final_norm", d)]
     if cfg.pooler:
         pooled = d if cfg.pooler_size is None else POOLER_WIDTH(cfg.pooler_size)
-        children.append(linear("pooler", d, pooled, tokens=const(1), description="dense + tanh on the [CLS] token"))
+        # no head reads the pooler (a classifier reads the [CLS] token of the final norm): a training step's
+        # loss never reaches it, so autograd runs no backward through it
+        pooler = linear("pooler", d, pooled, tokens=const(1), description="dense + tanh on the [CLS] token")
+        children.append(off_loss_path(pooler))
     width = d
     if cfg.representation_size is not None:
         r = PRE_LOGITS(cfg.representation_size)

@@ -18,15 +18,35 @@ Conventions, the same as ``torch.utils.flop_counter.FlopCounterMode`` on an eage
 * Experts: all ``E`` are parameters; the FLOPs are those of the ``k`` each token runs through (``N k``
   expert evaluations for ``N`` tokens), plus the router's ``2 N d E``. The *active* parameters are those
   one token uses in one forward pass: the total less ``E - k`` experts in every mixture-of-experts layer.
+
+Beyond one forward pass, every block also carries (leaves set them, composites and copies sum them):
+
+* ``backward_flops``: the backward pass of one training step, a scalar loss taken from the model's main
+  output, every parameter trainable and the inputs not requiring gradients. A matmul-class op costs
+  ``2 x`` its forward FLOPs when its input needs a gradient (one product for the input's gradient, one
+  for the weight's), ``1 x`` when only its weight does (`patch_embedding`, reading the pixels, or a
+  `linear` with ``input_grad=False``), and nothing when its output does not reach the loss
+  (`off_loss_path`: BERT's pooler when the loss is taken from the last hidden state).
+* ``prefill_flops``: the first call of generation. A decoder runs over its ``N`` prompt tokens and
+  computes the logits of the last position only (`lm_head`; transformers' ``logits_to_keep=1``, as
+  ``generate`` does). An encoder-decoder runs its encoder over ``N`` source tokens and its decoder over
+  the one start token, computing every layer's cross-attention keys and values over the ``N`` source
+  tokens once (`seq2seq_encoder`, `seq2seq_decoder`).
+* ``decode_flops``: one later step with a key/value cache: the step that reads position ``N`` (``N - 1``
+  tokens cached, attention over ``N`` keys) and computes its logits. An encoder-decoder's encoder does not
+  run, and its cross-attention reads the cached keys and values of ``S`` source tokens (the free symbol
+  `archzoo.formula.S`; a report evaluates it at ``S = N`` unless told otherwise). Generating ``M`` tokens
+  after a ``P``-token prompt costs ``prefill(P) + sum(decode(n) for n in P+1 .. P+M-1)``; from an
+  encoder-decoder's ``S`` source tokens, ``prefill(S) + sum(decode(n, S) for n in 2 .. M)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .formula import N, Poly, const, total
+from .formula import N, Poly, S, const, total
 
 __all__ = [
     "ACTIVATIONS",
@@ -42,9 +62,12 @@ __all__ = [
     "learned_tensor",
     "linear",
     "lm_head",
+    "off_loss_path",
     "patch_embedding",
     "repeat",
     "rms_norm",
+    "seq2seq_decoder",
+    "seq2seq_encoder",
     "with_modules",
 ]
 
@@ -107,6 +130,9 @@ class Block:
     modules: tuple[str, ...] = ()  # the reference model's submodules holding this block's parameters
     copies: Poly | None = None  # the stored sets the runs are picked from (experts: E), when not one per run
     cross_kv_cache: Poly = ZERO
+    backward_flops: Poly = ZERO  # the backward pass of a training step (module docstring)
+    prefill_flops: Poly = ZERO  # the first call of generation: the prompt, logits of its last position
+    decode_flops: Poly = ZERO  # one cached step at context N (cross-attention over S source tokens)
 
     def stored_factor(self) -> Poly:
         """The sets of its child's weights this block stores (1 when it holds no copies)."""
@@ -193,6 +219,24 @@ class BlockVisit:
     def attention_flops(self) -> Poly:
         return self.executed * self.block.attention_flops
 
+    @property
+    def backward_flops(self) -> Poly:
+        """The backward FLOPs of every executed copy, in one training step."""
+        return self.executed * self.block.backward_flops
+
+    @property
+    def training_flops(self) -> Poly:
+        """Forward and backward FLOPs of every executed copy: one training step."""
+        return self.executed * (self.block.flops + self.block.backward_flops)
+
+    @property
+    def prefill_flops(self) -> Poly:
+        return self.executed * self.block.prefill_flops
+
+    @property
+    def decode_flops(self) -> Poly:
+        return self.executed * self.block.decode_flops
+
 
 def active_params(root: Block) -> Poly:
     """The parameters one token uses in one forward pass: each leaf's parameters times the copies of it
@@ -205,6 +249,62 @@ def _leaf(name: str, kind: str, description: str, **formulas: Any) -> Block:
     return Block(name=name, kind=kind, description=description, **formulas)
 
 
+def _one_token(flops: Poly) -> Poly:
+    """A per-token cost for one new token: ``N`` tokens become 1 (a fixed count, image patches, stays)."""
+    return flops.substitute("N", 1)
+
+
+def _map_leaves(block: Block, change: Callable[[Block], Block]) -> Block:
+    """``block`` with ``change(leaf)`` applied to every leaf and the phase formulas of the blocks above
+    summed again (copies multiplied), so that a marked sub-tree stays consistent from its root down."""
+    if not block.children:
+        return change(block)
+    children = tuple(_map_leaves(child, change) for child in block.children)
+    if block.repeat is not None:
+        (child,) = children
+        return replace(
+            block,
+            children=children,
+            backward_flops=block.repeat * child.backward_flops,
+            prefill_flops=block.repeat * child.prefill_flops,
+            decode_flops=block.repeat * child.decode_flops,
+        )
+    return replace(
+        block,
+        children=children,
+        backward_flops=total(c.backward_flops for c in children),
+        prefill_flops=total(c.prefill_flops for c in children),
+        decode_flops=total(c.decode_flops for c in children),
+    )
+
+
+def off_loss_path(block: Block) -> Block:
+    """``block`` and everything below it marked off the loss path: its output never reaches the loss of a
+    training step, so autograd runs no backward through it (BERT's and ViT's pooler when the loss is taken
+    from the last hidden state). Its forward FLOPs are unchanged."""
+    return _map_leaves(block, lambda leaf: replace(leaf, backward_flops=ZERO))
+
+
+def seq2seq_encoder(block: Block) -> Block:
+    """An encoder-decoder's encoder: it runs once, in prefill, over the ``N`` source tokens (its forward
+    FLOPs), and never in a decode step."""
+    return _map_leaves(block, lambda leaf: replace(leaf, prefill_flops=leaf.flops, decode_flops=ZERO))
+
+
+def seq2seq_decoder(block: Block) -> Block:
+    """An encoder-decoder's decoder. Prefill runs it over one start token (``generate``'s
+    ``decoder_start_token_id``), which is its decode step at context 1 over ``N`` source tokens, plus the
+    work a decode step reuses from the cache: the cross-attention keys and values of the source, computed
+    there once (a leaf that costs nothing in a decode step costs its forward FLOPs in prefill)."""
+
+    def first_call(leaf: Block) -> Block:
+        if leaf.decode_flops.is_zero():
+            return replace(leaf, prefill_flops=leaf.flops)
+        return replace(leaf, prefill_flops=leaf.decode_flops.substitute("N", 1).substitute("S", N))
+
+    return _map_leaves(block, first_call)
+
+
 def linear(
     name: str,
     d_in: Poly,
@@ -213,30 +313,38 @@ def linear(
     bias: bool = True,
     tokens: Poly = N,
     tied_to: str = "",
+    input_grad: bool = True,
     description: str = "",
 ) -> Block:
-    """A linear layer ``y = x W^T + b`` applied to ``tokens`` rows; a tied weight counts only its bias."""
+    """A linear layer ``y = x W^T + b`` applied to ``tokens`` rows; a tied weight counts only its bias.
+
+    Its backward pass costs twice its forward FLOPs (the input's gradient and the weight's), or once with
+    ``input_grad=False``: a layer reading the model's inputs, which need no gradient."""
     weight = d_in * d_out
     bias_params = d_out if bias else ZERO
     shape = f"Linear({d_in}, {d_out}{'' if bias else ', bias=False'})"
+    flops = 2 * tokens * d_in * d_out
     return Block(
         name=name,
         kind="linear",
         params=bias_params if tied_to else weight + bias_params,
         approx=ZERO if tied_to else weight,
-        flops=2 * tokens * d_in * d_out,
+        flops=flops,
+        backward_flops=(2 if input_grad else 1) * flops,
+        prefill_flops=flops,
+        decode_flops=_one_token(flops),
         description=description or (f"{shape}, weight tied to {tied_to}" if tied_to else shape),
         tied_to=tied_to,
     )
 
 
-def lm_head(d: Poly, vocab: Poly, *, tied_to: str = "", description: str = "") -> Block:
+def lm_head(d: Poly, vocab: Poly, *, tied_to: str = "", name: str = "lm_head", description: str = "") -> Block:
     """A language model's head: ``d`` to ``vocab`` logits with no bias. ``tied_to`` names the embedding block
-    whose weight it reuses; a tied head holds no parameters of its own (PyTorch counts a shared tensor once)."""
+    whose weight it reuses; a tied head holds no parameters of its own (PyTorch counts a shared tensor once).
+    In prefill it computes the logits of the last position only (``logits_to_keep=1``)."""
     tied = f", weight tied to the {tied_to} embedding" if tied_to else ""
-    return linear(
-        "lm_head", d, vocab, bias=False, tied_to=tied_to, description=description or f"next-token logits{tied}"
-    )
+    head = linear(name, d, vocab, bias=False, tied_to=tied_to, description=description or f"next-token logits{tied}")
+    return replace(head, prefill_flops=head.decode_flops)
 
 
 def embedding(name: str, num: Poly, dim: Poly, *, role: str = "", description: str = "") -> Block:
@@ -288,6 +396,9 @@ def composite(name: str, kind: str, children: list[Block] | tuple[Block, ...], d
         approx=total(c.approx for c in children),
         flops=total(c.flops for c in children),
         attention_flops=total(c.attention_flops for c in children),
+        backward_flops=total(c.backward_flops for c in children),
+        prefill_flops=total(c.prefill_flops for c in children),
+        decode_flops=total(c.decode_flops for c in children),
         kv_cache=total(c.kv_cache for c in children),
         cross_kv_cache=total(c.cross_kv_cache for c in children),
         embedding_params=total(c.embedding_params for c in children),
@@ -316,21 +427,32 @@ def attention(
     layout); ``kv_inner`` the width of the key/value heads (smaller for grouped- and multi-query
     attention). Causal self-attention caches ``2 kv_inner`` elements per token; cross-attention caches
     ``2 kv_inner`` per source token (the keys and values of the memory it attends to, computed once).
+
+    A decode step runs one query: over ``N`` keys in self-attention (the cache and the new token), over
+    the ``S`` cached source keys in cross-attention, whose key and value projections do not run.
     """
     kv_inner = inner if kv_inner is None else kv_inner
     out_bias = bias if out_bias is None else out_bias
     core_flops = 2 * tokens_q * tokens_kv * inner + 2 * tokens_q * tokens_kv * inner
+    keys = tokens_kv.substitute("N", S) if cross else tokens_kv
     core = _leaf(
         "scores",
         "attention_core",
         "softmax(Q Kᵀ / √d_h) V: the score product and the weighted sum, no parameters",
         flops=core_flops,
         attention_flops=core_flops,
+        backward_flops=2 * core_flops,
+        prefill_flops=core_flops,
+        decode_flops=4 * _one_token(tokens_q) * keys * inner,
     )
+    k_proj = linear("k_proj", d, kv_inner, bias=bias, tokens=tokens_kv)
+    v_proj = linear("v_proj", d, kv_inner, bias=bias, tokens=tokens_kv)
+    if cross:  # keys and values of the source: computed in prefill, read from the cache in a decode step
+        k_proj, v_proj = replace(k_proj, decode_flops=ZERO), replace(v_proj, decode_flops=ZERO)
     children = [
         linear("q_proj", d, inner, bias=bias, tokens=tokens_q),
-        linear("k_proj", d, kv_inner, bias=bias, tokens=tokens_kv),
-        linear("v_proj", d, kv_inner, bias=bias, tokens=tokens_kv),
+        k_proj,
+        v_proj,
         core,
         linear("out_proj", inner, d, bias=out_bias, tokens=tokens_q),
     ]
@@ -372,15 +494,20 @@ def feed_forward(
 def patch_embedding(
     name: str, channels: Poly, patch: Poly, d: Poly, n_patches: Poly, *, bias: bool = True, description: str = ""
 ) -> Block:
-    """A ``patch x patch`` convolution with stride ``patch``: one ``d``-wide token per image patch."""
+    """A ``patch x patch`` convolution with stride ``patch``: one ``d``-wide token per image patch. Its
+    backward computes the weight's gradient only (``1 x`` its forward): the pixels need none."""
     weight = d * channels * patch * patch
+    flops = 2 * n_patches * channels * patch * patch * d
     return _leaf(
         name,
         "patch_embedding",
         description or f"Conv2d({channels}, {d}, kernel={patch}, stride={patch})",
         params=weight + (d if bias else ZERO),
         approx=weight,
-        flops=2 * n_patches * channels * patch * patch * d,
+        flops=flops,
+        backward_flops=flops,
+        prefill_flops=flops,
+        decode_flops=flops,
     )
 
 
@@ -403,6 +530,9 @@ def _copies(
         approx=stored * block.approx,
         flops=runs * block.flops,
         attention_flops=runs * block.attention_flops,
+        backward_flops=runs * block.backward_flops,
+        prefill_flops=runs * block.prefill_flops,
+        decode_flops=runs * block.decode_flops,
         kv_cache=runs * block.kv_cache,
         cross_kv_cache=runs * block.cross_kv_cache,
         embedding_params=stored * block.embedding_params,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["N", "Poly", "Symbol", "const", "sym"]
+__all__ = ["N", "Poly", "S", "Symbol", "const", "sym"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,17 @@ class Poly:
         return Poly({m: c for m, c in terms.items() if c != 0}, self._merged_symbols(other))
 
     __rmul__ = __mul__
+
+    def substitute(self, name: str, value: Poly | int) -> Poly:
+        """This polynomial with symbol ``name`` replaced by ``value`` (a number or another polynomial)."""
+        replacement = self._lift(value)
+        result = const(0)
+        for mono, coef in self.terms.items():
+            term = Poly({tuple((n, p) for n, p in mono if n != name): coef}, self.symbols)
+            power = dict(mono).get(name, 0)
+            result = result + term * replacement**power
+        symbols = {n: s for n, s in result.symbols.items() if n != name or replacement._uses(name)}
+        return Poly(result.terms, symbols)
 
     def __pow__(self, exponent: int) -> Poly:
         result = const(1)
@@ -230,3 +241,6 @@ def total(polys: Iterable[Poly]) -> Poly:
 
 
 N = sym("N", None, latex="N", meaning="sequence length (tokens, or patches plus special tokens)", order=3)
+#: the source length an encoder-decoder's decode step attends to (its cross-attention keys); only the
+#: decode formulas use it, as a second free length beside the decoder's context ``N``
+S = sym("S", None, latex="S", meaning="source length an encoder-decoder's decoder attends to", order=4)
