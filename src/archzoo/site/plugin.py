@@ -54,7 +54,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files
 
 from ..errors import ArchzooError
-from . import pages
+from . import explore, pages
 from .generate import PROGRESS_EVERY, Zoo, collect
 
 __all__ = ["DEFAULT_PAGES", "PACKAGE_DOCS", "PAGES", "THEME_DIR", "ArchzooPlugin", "ArchzooPluginConfig"]
@@ -95,8 +95,8 @@ _EXTENSIONS: dict[str, dict[str, Any]] = {
 }
 _FEATURES_NEEDED = ["navigation.indexes", "navigation.prune", "content.action.edit"]
 _FEATURES_DEFAULT = ["navigation.top", "navigation.footer", "search.suggest", "search.highlight", "content.code.copy"]
-_CSS = ["assets/vendor/katex/katex.min.css", "assets/archzoo.css"]
-_JS = ["assets/vendor/katex/katex.min.js", "assets/archzoo.js"]
+_CSS = ["assets/vendor/katex/katex.min.css", "assets/archzoo.css", "assets/explore.css"]
+_JS = ["assets/vendor/katex/katex.min.js", "assets/archzoo.js", "assets/whatif.js", "assets/compare.js"]
 #: mkdocs-material's default fonts, fetched from Google Fonts; replaced by the system's fonts.
 _MATERIAL_FONT = {"text": "Roboto", "code": "Roboto Mono"}
 _FIXED_DATE = "1980-01-01"
@@ -223,6 +223,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         generated[pages.model_path("index")] = pages.models_page(zoo.models)
         generated["models.json"] = pages.models_json(zoo.models)
         generated["models.csv"] = pages.models_csv(zoo.models)
+        generated.update(self._explore_files(zoo))
         docs = Path(config.docs_dir).name
         for uri in sorted(f.src_uri for f in files):  # the owner's pages, and every other file of docs/
             if uri in generated or uri.startswith((f"{pages.MODELS_DIR}/", f"{pages.ARCHITECTURES_DIR}/")):
@@ -237,6 +238,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         nav = pages.nav_config(
             zoo.architectures, static_pages=static + ([] if config.nav else own), flat=self.config.flat_nav
         )
+        nav.append({"Compare models": explore.COMPARE_PAGE})
         config.nav = nav + list(config.nav or [])  # the owner's own navigation, if any, after the zoo's
         log.info(
             "archzoo: generated %s model pages and %s architecture pages (%.1f s)",
@@ -245,6 +247,21 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
             time.perf_counter() - started,
         )
         return files
+
+    def _explore_files(self, zoo: Zoo) -> dict[str, str]:
+        """The compare page, and the JSON each model's and architecture's what-if and the compare page read."""
+        from ..host import get_host
+
+        out = {explore.COMPARE_PAGE: explore.compare_page(zoo.models)}
+        for entry in sorted(zoo.registry, key=lambda e: e.id):
+            out[explore.model_data_path(entry.id)] = explore.to_json(explore.model_data(entry))
+        architectures = get_host().architectures
+        for view in zoo.architectures:
+            arch = architectures.get(view.name)
+            data = explore.architecture_data(arch) if arch is not None else None
+            if data is not None:
+                out[explore.architecture_data_path(view.name)] = explore.to_json(data)
+        return out
 
     def _owner_titles(self, config, taken: set[str]) -> list[tuple[str, str]]:
         """The owner's own pages, for the navigation and the home page: (first heading, file), by file."""
