@@ -198,22 +198,24 @@ def count(ctx, architecture, config_file, sets, hf_config, hf_class, explain, se
 
 def _print_hf_reading(reading) -> None:
     """What ``--explain`` adds: the class counted, then every key of the file and what became of it."""
-    from .terminal import print_table
+    from .terminal import Column, print_lines, print_table
 
     source = {
         "AutoModel": "the base model AutoModel builds",
         "--hf-class": "named by --hf-class",
         "architectures": "the first entry of architectures",
     }.get(reading.class_source, "")
-    click.echo()
     if reading.model_class:
         sets = ", ".join(f"{k}={json.dumps(v)}" for k, v in reading.class_values.items())
-        click.echo(
-            f"{reading.path}: model type {reading.model_type} ({reading.config_class}), counted as "
-            f"{reading.model_class} ({source}{'; it sets ' + sets if sets else ''})"
+        print_lines(
+            [
+                "",
+                f"{reading.path}: model type {reading.model_type} ({reading.config_class}), counted as "
+                f"{reading.model_class} ({source}{'; it sets ' + sets if sets else ''})",
+            ]
         )
     else:
-        click.echo(f"{reading.path}: model type {reading.model_type}")
+        print_lines(["", f"{reading.path}: model type {reading.model_type}"])
 
     def shown(value) -> str:
         text = json.dumps(value) if not isinstance(value, str) or not value.startswith("<") else value
@@ -225,7 +227,15 @@ def _print_hf_reading(reading) -> None:
         rows.append([key.key, shown(key.to_dict()["value"]), what, key.detail])
     for key, value in reading.overrides.items():
         rows.append([f"--set {key}", shown(value), "read", "given on the command line; replaces what the file gives"])
-    print_table(["key", "value", "disposition", "why"], rows)
+    print_table(
+        [
+            Column("key", min_width=12),
+            Column("value", min_width=10, drop=2),
+            Column("disposition", min_width=10, drop=3),
+            Column("why", min_width=12, wrap=True, drop=1),
+        ],
+        rows,
+    )
 
 
 @cli.command(
@@ -281,22 +291,33 @@ def plugins(ctx, as_json, check):
     if as_json:
         _emit_json({"plugins": data, "problems": problems})
         return
+    from .terminal import Column, print_lines, print_table
+
     for plugin in data:
-        click.secho(f"{plugin['name']} {plugin['version']}", bold=True, nl=False)
-        click.echo(f"  ({plugin['module']}; {plugin['source']})")
+        print_lines([f"{plugin['name']} {plugin['version']}  ({plugin['module']}; {plugin['source']})"], style="bold")
         for shown in plugin["architectures"]:
             hf = f"  reads HF model types: {', '.join(shown['hf_model_types'])}" if shown["hf_model_types"] else ""
-            click.echo(f"  architecture {shown['name']}: {shown['title']}{hf}")
-            width = max((len(f["key"]) for f in shown["config"]), default=0)
-            for f in shown["config"]:
-                click.echo(f"    {f['key']:<{width}}  = {json.dumps(f['default']):<8} {f['description']}")
+            print_lines([f"  architecture {shown['name']}: {shown['title']}{hf}"])
+            print_table(
+                [  # keys and defaults are whole words, never cut: the description wraps around them
+                    Column("", min_width=2, drop=1),
+                    Column("key", min_width=40),
+                    Column("default", min_width=40),
+                    Column("description", min_width=16, wrap=True),
+                ],
+                [["  ", f["key"], "= " + json.dumps(f["default"]), f["description"]] for f in shown["config"]],
+                boxed=False,
+                header=False,
+            )
         for folder in plugin["registry_dirs"]:
-            click.echo(
-                f"  ships a registry folder: {folder}  (opt in: --plugin-registry {plugin['name']}, or "
-                f"plugin_registries: [{plugin['name']}] in the site's mkdocs.yml)"
+            print_lines(
+                [
+                    f"  ships a registry folder: {folder}  (opt in: --plugin-registry {plugin['name']}, or "
+                    f"plugin_registries: [{plugin['name']}] in the site's mkdocs.yml)"
+                ]
             )
     for p in problems:
-        click.secho(f"not loaded: {p['plugin']}: {p['reason']}", fg="red")
+        print_lines([f"not loaded: {p['plugin']}: {p['reason']}"], style="red")
 
 
 def _check_plugins(ctx: click.Context, host: PluginHost, as_json: bool) -> None:
@@ -422,6 +443,20 @@ def _find(ctx: click.Context, dirs: tuple[Path, ...], model_id: str, plugin_regi
     return find_model(model_id, list(dirs) or None, _host(ctx), plugin_registries=plugin_registries)
 
 
+def _list_columns():
+    from .terminal import Column
+
+    return (
+        Column("id", min_width=12),
+        Column("arch", min_width=4, drop=1),
+        Column("params", numeric=True, drop=2),
+        Column("exact", numeric=True),
+        Column("published", numeric=True, drop=3),
+        Column("difference", numeric=True, drop=5),
+        Column("status", min_width=10, drop=4),
+    )
+
+
 def _entry_row(row) -> dict[str, Any]:
     return {
         "id": row.id,
@@ -458,7 +493,12 @@ Examples:
 @click.pass_context
 def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_dirs, plugin_registries):
     """List registry models whose id contains PATTERN, or matches it as a glob (`gpt2*`, `*-base-*`): exact and
-    published sizes, and the difference."""
+    published sizes, and the difference.
+
+    On a narrow terminal the id and status columns shrink (ending in …), and columns are left out in
+    this order: arch, params, published, status, difference; the exact count stays. Piped output has
+    every column, one model a line.
+    """
     if architecture:
         _host(ctx).architecture(architecture)  # an unknown name is an error that names the loaded ones
     import fnmatch
@@ -484,19 +524,12 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
         writer.writerows(rows)
         return
     if not rows:
-        from .errors import closest
-
-        hint = closest(pattern, [r.id for r in index.rows.values()])
-        raise ArchzooError(
-            f"no model matches {pattern!r}"
-            + (f" in architecture {architecture!r}" if architecture else "")
-            + (f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else "")
-        )
+        raise ArchzooError(_no_match(pattern, glob, architecture, index))
     from .terminal import print_table
 
     print_table(
-        ["id", "arch", "params", "exact", "published", "difference", "status"],
-        (
+        _list_columns(),
+        [
             [
                 r["id"],
                 r["architecture"],
@@ -507,8 +540,29 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
                 r["status"] + (f" ({r['reason']})" if r["reason"] else ""),
             ]
             for r in rows
-        ),
-        right={2, 3, 4, 5},
+        ],
+    )
+
+
+def _no_match(pattern: str, glob: bool, architecture: str | None, index) -> str:
+    """Why nothing matched, and what would: the glob that finds a pattern anywhere in an id, else the
+    closest ids."""
+    import fnmatch
+
+    from .errors import closest
+
+    where = f" in architecture {architecture!r}" if architecture else ""
+    ids = [r.id for r in index.rows.values() if architecture is None or r.architecture == architecture]
+    if glob:
+        anywhere = "*" + pattern.strip("*") + "*"
+        if anywhere != pattern and any(fnmatch.fnmatchcase(i, anywhere) for i in ids):
+            return (
+                f"no model matches {pattern!r}{where} (a glob matches whole ids); {anywhere!r} finds it "
+                "anywhere in an id"
+            )
+    hint = closest(pattern.strip("*?[]"), [r.id for r in index.rows.values()])
+    return f"no model matches {pattern!r}{where}" + (
+        f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
     )
 
 
@@ -557,40 +611,49 @@ def show(ctx, model_id, seq_len, depth, as_json, registry_dirs, plugin_registrie
     if as_json:
         _emit_json(_entry_dict(entry, seq_len))
         return
-    from .terminal import print_report, published_lines
+    from .terminal import print_lines, print_report, published_lines
 
     spec = entry.spec
-    click.secho(f"{entry.id}: {spec.title} ({spec.year})", bold=True)
-    click.echo(spec.summary)
-    click.echo(f"registry file: {entry.path}")
-    for line in published_lines(entry):
-        click.echo(line)
-    click.echo()
+    print_lines([f"{entry.id}: {spec.title} ({spec.year})"], style="bold")
+    print_lines([spec.summary, f"registry file: {entry.path}", *published_lines(entry), ""])
     print_report(_entry_report(entry, seq_len), max_depth=depth)
 
 
 @cli.command(
     epilog="""\b
-Example:
+Examples:
   archzoo compare bert-base-uncased roberta-base distilbert-base-uncased
+  archzoo compare gpt2 gpt2-medium --seq-len 256
 """
 )
 @click.argument("model_ids", nargs=-1, required=True)
 @click.option("--depth", type=click.IntRange(min=1), default=2, show_default=True, help="Block levels to compare.")
+@click.option(
+    "--seq-len",
+    type=int,
+    help="Sequence length N of every model's FLOPs (default: the shortest of the models' own contexts, so that "
+    "all run at the same N; an image model's N is set by its configuration).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @registry_option
 @plugin_registry_option
 @click.pass_context
-def compare(ctx, model_ids, depth, as_json, registry_dirs, plugin_registries):
-    """Compare models side by side, block by block: what differs and by how much."""
+def compare(ctx, model_ids, depth, seq_len, as_json, registry_dirs, plugin_registries):
+    """Compare models side by side, block by block: what differs and by how much.
+
+    Each Δ column is the model to its left minus the first model; a block that neither has shows no
+    difference. On a narrow terminal the block names shrink (ending in …), the Δ columns are left out
+    (the last first), then the models after the first two.
+    """
     if len(model_ids) < 2:
         raise click.UsageError("give at least two model ids to compare")
     entries = [_find(ctx, registry_dirs, m, plugin_registries) for m in model_ids]
+    reports, same_n = _compare_reports(entries, seq_len)
     paths: list[str] = []
     values: dict[str, dict[str, int]] = {}
-    for entry in entries:
+    for entry, report in zip(entries, reports, strict=True):
         values[entry.id] = {}
-        for visit in entry.report.root.visits():  # parameters of all stored copies, as every report gives them
+        for visit in report.root.visits():  # parameters of all stored copies, as every report gives them
             if visit.depth > depth:
                 continue
             path = visit.path.split(".", 1)[1] if "." in visit.path else "(total)"
@@ -603,34 +666,98 @@ def compare(ctx, model_ids, depth, as_json, registry_dirs, plugin_registries):
         row: dict[str, Any] = {"block": path, **{e.id: values[e.id].get(path) for e in entries}}
         base = values[first].get(path)
         row["differs"] = len({values[e.id].get(path) for e in entries}) > 1
-        row["delta_vs_first"] = {e.id: (values[e.id].get(path) or 0) - (base or 0) for e in entries[1:]}
+        row["delta_vs_first"] = {e.id: _difference(base, values[e.id].get(path)) for e in entries[1:]}
         rows.append(row)
     if as_json:
         _emit_json(
             {
                 "models": [e.id for e in entries],
                 "blocks": rows,
-                "active_params": {e.id: e.report.active_params for e in entries},
-                "flops": {e.id: {"seq_len": e.report.seq_len, "forward": e.report.flops} for e in entries},
+                "active_params": {e.id: r.active_params for e, r in zip(entries, reports, strict=True)},
+                "flops": {
+                    e.id: {"seq_len": r.seq_len, "forward": r.flops} for e, r in zip(entries, reports, strict=True)
+                },
+                "seq_len": reports[0].seq_len if same_n else None,
             }
         )
         return
-    from .terminal import print_table
+    from .terminal import Column, fits, print_lines, print_table
 
-    def cell(v):
+    def cell(v: int | None) -> str:
         return "-" if v is None else f"{v:,}"
 
+    def delta(base: int | None, other: int | None) -> str:
+        d = _difference(base, other)
+        return "" if d is None else ("same" if d == 0 and base is not None else f"{d:+,}")
+
+    def columns(headers: list[str]) -> list[Column]:
+        shown = [Column("block", min_width=12)]
+        for i, (entry, header) in enumerate(zip(entries, headers, strict=True)):
+            shown.append(Column(header, numeric=True, drop=None if i < 2 else 2 * len(entries) - i, name=entry.id))
+            if i:
+                shown.append(Column("Δ", numeric=True, drop=len(entries) - i, name=f"Δ of {entry.id}"))
+        return shown
+
     table_rows = []
+
+    def add(name: str, figures: list[int | None]) -> None:
+        row = [name, cell(figures[0])]
+        for figure in figures[1:]:
+            row += [cell(figure), delta(figures[0], figure)]
+        table_rows.append(row)
+
     for row in rows:
-        deltas = [row["delta_vs_first"][e.id] for e in entries[1:]]
-        delta = ", ".join(f"{d:+,}" for d in deltas) if row["differs"] else "same"
-        table_rows.append([row["block"]] + [cell(row[e.id]) for e in entries] + [delta])
-    if any(e.report.active_params != e.report.params for e in entries):  # a mixture of experts among them
-        table_rows.append(["active parameters"] + [f"{e.report.active_params:,}" for e in entries] + [""])
-    table_rows.append(["forward FLOPs"] + [f"{e.report.flops:,} (N={e.report.seq_len})" for e in entries] + [""])
-    print_table(
-        ["block"] + [e.id for e in entries] + [f"Δ vs {first}"], table_rows, right=set(range(1, len(entries) + 2))
-    )
+        add(row["block"], [row[e.id] for e in entries])
+    if any(r.active_params != r.params for r in reports):  # a mixture of experts among them
+        add("active parameters", [r.active_params for r in reports])
+    add("forward FLOPs", [r.flops for r in reports])
+    shown = columns([e.id for e in entries])
+    if not fits(shown, table_rows):  # the ids make the columns too wide: letters, with a legend
+        letters = [chr(ord("A") + i) if i < 26 else f"#{i + 1}" for i in range(len(entries))]
+        shown = columns(letters)
+        print_lines([f"{letter} = {e.id}" for letter, e in zip(letters, entries, strict=True)])
+    print_table(shown, table_rows)
+    if same_n:
+        how = "--seq-len" if seq_len is not None else "the shortest of the models' own contexts"
+        print_lines([f"forward FLOPs of every model at N = {reports[0].seq_len:,} ({how})"], style="dim")
+    else:
+        each = ", ".join(f"{e.id} at N = {r.seq_len:,}" for e, r in zip(entries, reports, strict=True))
+        print_lines(
+            [f"forward FLOPs at each model's own N, which an image model's configuration sets: {each}"], style="dim"
+        )
+
+
+def _difference(base: int | None, other: int | None) -> int | None:
+    """``other - base``, a missing block counting as 0; None when neither model has the block."""
+    if base is None and other is None:
+        return None
+    return (other or 0) - (base or 0)
+
+
+def _compare_reports(entries, seq_len: int | None):
+    """Every entry's report at one N: ``--seq-len``, else the shortest of their own contexts. When an
+    image model's fixed N makes one N impossible (and none was asked for), each at its own N. Returns
+    the reports and whether they share N."""
+    from .report import make_report
+
+    def at(n: int | None):
+        reports = []
+        for entry in entries:
+            try:
+                reports.append(make_report(entry.architecture, entry.config, n, seq_len_name="--seq-len"))
+            except ConfigError as exc:
+                raise ConfigError(f"{entry.id}: {exc}") from None
+        return reports
+
+    if seq_len is not None:
+        return at(seq_len), True
+    own = [entry.report.seq_len for entry in entries]
+    if len(set(own)) == 1:
+        return [entry.report for entry in entries], True
+    try:
+        return at(min(own)), True
+    except ConfigError:
+        return [entry.report for entry in entries], False
 
 
 @cli.command(
@@ -722,7 +849,9 @@ def verify_command(ctx, target, as_json, registry_dirs, plugin_registries):
     if as_json:
         _emit_json(result.to_json())
     else:
-        click.echo(result.render())
+        from .terminal import print_lines
+
+        print_lines(result.render().splitlines())
     if not result.ok:
         ctx.exit(1)
 
@@ -787,8 +916,9 @@ def checkpoint(ctx, path, model_id, hf_config, hf_class, as_json, registry_dirs,
     if as_json:
         _emit_json({**checkpoint_json(found), "configuration": source, "comparison": result.to_json()})
     else:
-        click.echo(f"configuration: {source}")
-        click.echo(result.render())
+        from .terminal import print_lines
+
+        print_lines([f"configuration: {source}", *result.render().splitlines()])
     if not result.ok:
         ctx.exit(1)
 

@@ -1,12 +1,21 @@
-"""Terminal rendering of reports and tables (rich), kept apart from the numbers they show."""
+"""Terminal rendering of reports and tables (rich), kept apart from the numbers they show.
+
+On a terminal a table fits the window without ever splitting a number or a word: a numeric column keeps
+its width and never wraps; a text column shrinks to its own minimum, its cells ending in an ellipsis ("…")
+when cut; and when even that leaves no room, columns are left out in the order each table states (the
+exact count last), with a line saying which. Piped output (a file, ``less``, CI logs) is plain text: the
+same columns aligned with spaces, one row a line, nothing cut, wrapped or dropped.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rich import box
+from rich.cells import cell_len
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -16,13 +25,200 @@ from .report import Report, human_bytes, human_count
 if TYPE_CHECKING:
     from .registry import Entry
 
-__all__ = ["console", "print_report", "print_table", "published_lines"]
+__all__ = [
+    "Column",
+    "console",
+    "fit_columns",
+    "fits",
+    "print_lines",
+    "print_report",
+    "print_table",
+    "published_lines",
+    "summary_rows",
+]
 
-import os
-import sys
+# rich asks the terminal for its width (or reads COLUMNS) at each print; piped output never wraps.
+console = Console(highlight=False)
 
-# Piped output (a file, `less`, CI logs) gets a readable width rather than rich's default 80 columns.
-console = Console(highlight=False, width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 120)
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a terminal table.
+
+    ``numeric`` columns are right-justified, never wrap and never shrink. A text column shrinks down to
+    ``min_width`` characters, its cells ending in an ellipsis when cut, or with ``wrap`` breaking between
+    words (formulas, descriptions), never inside one. ``drop`` ranks the columns that may be left out
+    when the terminal is too narrow: rank 1 goes first; None never goes.
+    """
+
+    header: str
+    numeric: bool = False
+    min_width: int = 10
+    drop: int | None = None
+    wrap: bool = False
+    name: str = ""  # what the note of left-out columns calls it (default: the header)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What `fit_columns` decided: the columns kept (indices), the width of each kept column, and the
+    headers of the columns left out."""
+
+    kept: list[int]
+    widths: list[int]
+    dropped: list[str]
+
+
+def _natural(column: Column, cells: Iterable[str]) -> int:
+    """The width a column needs to show every cell (and its header) whole on one line."""
+    return max([cell_len(column.header), *(max(map(cell_len, cell.splitlines()), default=0) for cell in cells)])
+
+
+def _floors(column: Column, natural: int, cells: Sequence[str]) -> tuple[int, int]:
+    """The narrowest a column may be: (no word cut, as cut as it goes). A number: its natural width, both.
+    Wrapped text: its longest word (within twice ``min_width``), else ``min_width``. Text that ends in an
+    ellipsis: ``min_width``."""
+    if column.numeric:
+        return natural, natural
+    hard = min(natural, column.min_width)
+    if column.wrap:
+        longest = max((cell_len(word) for cell in cells for word in cell.split()), default=1)
+        return min(natural, max(hard, min(longest, 2 * column.min_width))), hard
+    return hard, hard
+
+
+def _share(room: int, naturals: dict[int, int], floors: dict[int, int]) -> dict[int, int]:
+    """Widths for columns sharing ``room``: each its natural width if all fit, else the widest cut first,
+    none below its floor; what is left goes to the cut columns, left to right."""
+    if sum(naturals.values()) <= room:
+        return dict(naturals)
+    cap = max(naturals.values(), default=0)
+    while cap > 0 and sum(max(floors[i], min(n, cap)) for i, n in naturals.items()) > room:
+        cap -= 1
+    widths = {i: max(floors[i], min(n, cap)) for i, n in naturals.items()}
+    spare = room - sum(widths.values())
+    for i, n in naturals.items():
+        extra = max(0, min(spare, n - widths[i]))
+        widths[i] += extra
+        spare -= extra
+    return widths
+
+
+def fit_columns(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int, *, gaps: int = 3) -> Layout:
+    """Fit the columns into ``width`` characters, where each column costs ``gaps`` characters more than
+    its content (3 for rich's boxed table: a border and a space on each side; 2 for a borderless one).
+
+    Columns are left out, lowest ``drop`` rank first, until the numbers at full width and the text at its
+    minimum fit. The room left goes first to the text that ends in an ellipsis (so as little is cut as
+    can be), then to the text that wraps, each time the widest giving way first.
+    """
+    naturals = [_natural(c, [row[i] for row in rows]) for i, c in enumerate(columns)]
+    floors = [_floors(c, naturals[i], [row[i] for row in rows]) for i, c in enumerate(columns)]
+    kept = list(range(len(columns)))
+    droppable = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop is not None)
+    dropped: list[str] = []
+    edge = 1 if gaps == 3 else -2  # a boxed table's closing border; a borderless one has no outer padding
+
+    def room() -> int:
+        return width - gaps * len(kept) - edge - sum(naturals[i] for i in kept if columns[i].numeric)
+
+    while sum(floors[i][1] for i in kept if not columns[i].numeric) > room() and droppable:
+        _, index = droppable.pop(0)
+        kept.remove(index)
+        dropped.append(columns[index].name or columns[index].header)
+    wrapped = [i for i in kept if columns[i].wrap and not columns[i].numeric]
+    cut = [i for i in kept if not columns[i].wrap and not columns[i].numeric]
+    whole = sum(floors[i][1] for i in cut) + sum(floors[i][0] for i in wrapped) <= room()
+    wrap_floor = {i: floors[i][0 if whole else 1] for i in wrapped}
+    widths = {i: naturals[i] for i in kept if columns[i].numeric}
+    widths.update(
+        _share(room() - sum(wrap_floor.values()), {i: naturals[i] for i in cut}, {i: floors[i][1] for i in cut})
+    )
+    widths.update(_share(room() - sum(widths[i] for i in cut), {i: naturals[i] for i in wrapped}, wrap_floor))
+    return Layout(kept, [widths[i] for i in kept], dropped)
+
+
+def fits(columns: Sequence[Column], rows: Sequence[Sequence[str]], *, out: Console | None = None) -> bool:
+    """Whether a boxed table of these columns shows them all: piped, always; on a terminal, when none
+    would be left out at its width."""
+    out = out or console
+    return not out.is_terminal or not fit_columns(columns, rows, out.width).dropped
+
+
+def plain_lines(columns: Sequence[Column], rows: Sequence[Sequence[str]], *, header: bool = True) -> list[str]:
+    """The table as plain text for a pipe: columns aligned with two spaces, one row a line, nothing cut."""
+    widths = [
+        max([cell_len(c.header) if header else 0, *(cell_len(row[i]) for row in rows)]) for i, c in enumerate(columns)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [
+            (" " * (w - cell_len(cell)) + cell) if c.numeric else cell + " " * (w - cell_len(cell))
+            for c, w, cell in zip(columns, widths, cells, strict=True)
+        ]
+        return "  ".join(padded).rstrip()
+
+    return ([line([c.header for c in columns])] if header else []) + [line(row) for row in rows]
+
+
+def print_lines(lines: Iterable[str], *, out: Console | None = None, style: str = "") -> None:
+    """Lines of prose: on a terminal, wrapped between words to its width; piped, as they are."""
+    out = out or console
+    for text in lines:
+        if out.is_terminal:
+            out.print(Text(text, style=style), overflow="ellipsis")
+        else:
+            out.print(Text(text), soft_wrap=True, crop=False)
+
+
+def print_table(
+    columns: Sequence[Column | str],
+    rows: Iterable[Sequence[str]],
+    *,
+    title: str = "",
+    out: Console | None = None,
+    boxed: bool = True,
+    header: bool = True,
+    styles: Sequence[str] = (),
+) -> list[str]:
+    """A table that fits the terminal (see the module's docstring), or plain text when piped. A plain
+    string in ``columns`` is a text column of that header. Returns the headers of the columns left out."""
+    out = out or console
+    spec = [c if isinstance(c, Column) else Column(c) for c in columns]
+    cells = [list(row) for row in rows]
+    if not out.is_terminal:
+        if title:
+            out.print(Text(title), soft_wrap=True, crop=False)
+        for text in plain_lines(spec, cells, header=header):
+            out.print(Text(text), soft_wrap=True, crop=False)
+        return []
+    layout = fit_columns(spec, cells, out.width, gaps=3 if boxed else 2)
+    table = Table(
+        title=Text(title) if title else None,
+        title_justify="left",
+        show_header=header,
+        box=box.HEAVY_HEAD if boxed else None,
+        pad_edge=boxed,
+    )
+    for i, width in zip(layout.kept, layout.widths, strict=True):
+        column = spec[i]
+        table.add_column(
+            column.header,
+            justify="right" if column.numeric else "left",
+            width=width,
+            no_wrap=not column.wrap,
+            overflow="ellipsis",
+            style=styles[i] if i < len(styles) else "",
+        )
+    for row in cells:
+        table.add_row(*(Text(row[i]) for i in layout.kept))
+    out.print(table)
+    named = [name for name in layout.dropped if name]  # a column without a name is only layout
+    if named:
+        print_lines(
+            [f"left out at {out.width} columns: {', '.join(named)} (a wider window shows them)"], out=out, style="dim"
+        )
+    return layout.dropped
 
 
 def copies_text(visit: BlockVisit) -> str:
@@ -72,7 +268,7 @@ def published_lines(entry: Entry) -> list[str]:
     return lines
 
 
-def _tree_rows(report: Report):
+def _tree_rows(report: Report) -> Iterator[tuple[int, str, int, int, str]]:
     """(depth, indented name, params, flops, formula) rows, from the tree's one walk: params of every
     stored copy, FLOPs of every executed copy, the formula of one copy. The copies are named where they
     begin (the block directly under a repeat); the blocks inside it have as many."""
@@ -93,99 +289,100 @@ def _tree_rows(report: Report):
         yield depth, indent + name, visit.params.evaluate(), visit.flops.evaluate(N=report.seq_len), formula
 
 
-def print_report(report: Report, *, max_depth: int = 3, out: Console | None = None) -> None:
-    """The summary, then the per-block tree with formulas."""
-    out = out or console
+def summary_rows(report: Report) -> list[tuple[str, str, str]]:
+    """The report's headline figures as (label, figure, detail) rows: the figure is exact (a count, or a
+    size with its unit), the detail says it in short and how it is made. A new figure is one more row."""
     arch = report.architecture
     total = report.params
     n = report.seq_len
-    summary = Table(show_header=False, box=None, pad_edge=False)
-    summary.add_column(style="bold")
-    summary.add_column(justify="right")
-    summary.add_column(style="dim")
-    _row(summary, "architecture", arch.name, arch.title)
-    _row(summary, "parameters", f"{total:,}", f"{human_count(total)}  = {report.root.params.text()}")
+    rows = [
+        ("architecture", arch.name, arch.title),
+        ("parameters", f"{total:,}", f"{human_count(total)}  = {report.root.params.text()}"),
+    ]
     active = report.active_params
     if active != total:
-        _row(
-            summary,
-            "active parameters",
-            f"{active:,}",
-            f"{human_count(active)}  used by one token  = {report.active_formula.text()}",
+        rows.append(
+            (
+                "active parameters",
+                f"{active:,}",
+                f"{human_count(active)}  used by one token  = {report.active_formula.text()}",
+            )
         )
-    _row(summary, "leading order", f"{report.approx:,}", f"{human_count(report.approx)}  = {report.root.approx.text()}")
-    _row(summary, "non-embedding", f"{report.non_embedding:,}", human_count(report.non_embedding))
+    rows.append(("leading order", f"{report.approx:,}", f"{human_count(report.approx)}  = {report.root.approx.text()}"))
+    rows.append(("non-embedding", f"{report.non_embedding:,}", human_count(report.non_embedding)))
     sizes = report.weight_bytes()
-    _row(
-        summary,
-        "weights",
-        human_bytes(sizes["fp32"]) + " fp32",
-        "  ".join(f"{human_bytes(v)} {k}" for k, v in sizes.items() if k != "fp32"),
+    rows.append(
+        (
+            "weights",
+            human_bytes(sizes["fp32"]) + " fp32",
+            "  ".join(f"{human_bytes(v)} {k}" for k, v in sizes.items() if k != "fp32"),
+        )
     )
-    _row(
-        summary,
-        f"forward FLOPs (N={n:,})",
-        f"{report.flops:,}",
-        f"{human_count(report.flops)}, of which attention {human_count(report.attention_flops)}",
+    rows.append(
+        (
+            f"forward FLOPs (N={n:,})",
+            f"{report.flops:,}",
+            f"{human_count(report.flops)}, of which attention {human_count(report.attention_flops)}",
+        )
     )
-    _row(summary, "FLOPs formula", "", report.root.flops.text())
-    _row(summary, "time complexity", "", report.root.flops.complexity())
+    rows.append(("FLOPs formula", "", report.root.flops.text()))
+    rows.append(("time complexity", "", report.root.flops.complexity()))
     overtakes = report.attention_overtakes_at
-    _row(summary, "attention > rest from", f"N = {overtakes:,}" if overtakes else "never", "")
+    rows.append(("attention > rest from", f"N = {overtakes:,}" if overtakes else "never", ""))
     kv = report.kv_cache_elements_per_token
     if kv:
-        _row(
-            summary,
-            "KV cache per token",
-            human_bytes(2 * kv) + " fp16",
-            f"{kv:,} elements = {report.root.kv_cache.text()}",
+        rows.append(
+            ("KV cache per token", human_bytes(2 * kv) + " fp16", f"{kv:,} elements = {report.root.kv_cache.text()}")
         )
     cross_kv = report.cross_kv_cache_elements_per_source_token
     if cross_kv:
-        _row(
-            summary,
-            "cross-attention KV cache per source token",
-            human_bytes(2 * cross_kv) + " fp16",
-            f"{cross_kv:,} elements = {report.root.cross_kv_cache.text()}",
+        rows.append(
+            (
+                "cross-attention KV cache per source token",
+                human_bytes(2 * cross_kv) + " fp16",
+                f"{cross_kv:,} elements = {report.root.cross_kv_cache.text()}",
+            )
         )
-    out.print(summary)
+    return rows
+
+
+#: The summary: labels and details wrap between words; the figure keeps its width.
+SUMMARY_COLUMNS = (
+    Column("label", min_width=12, wrap=True),
+    Column("figure", numeric=True),
+    Column("detail", min_width=12, wrap=True),
+)
+
+#: The block tree: the name shrinks; columns leave in this order: share, formula, FLOPs (params stays).
+TREE_COLUMNS = (
+    Column("block", min_width=14),
+    Column("params", numeric=True),
+    Column("share", numeric=True, drop=1),
+    Column("FLOPs", numeric=True, drop=3),
+    Column("formula", min_width=16, wrap=True, drop=2),
+)
+
+
+def print_report(report: Report, *, max_depth: int = 3, out: Console | None = None) -> None:
+    """The summary, then the per-block tree with formulas."""
+    out = out or console
+    print_table(SUMMARY_COLUMNS, summary_rows(report), out=out, boxed=False, header=False, styles=("bold", "", "dim"))
     out.print()
-
-    tree = Table(title=f"blocks (params of all copies, FLOPs at N={n:,}, formula of one copy)", title_justify="left")
-    tree.add_column("block", no_wrap=True)
-    tree.add_column("params", justify="right")
-    tree.add_column("share", justify="right")
-    tree.add_column("FLOPs", justify="right")
-    tree.add_column("formula", overflow="fold", ratio=1)
-    for depth, name, params, flops, formula in _tree_rows(report):
-        if depth > max_depth:
-            continue
-        share = f"{100 * params / total:.1f}%" if total and params else ""
-        _row(tree, name, f"{params:,}", share, human_count(flops) if flops else "", formula)
-    out.print(tree)
+    total = report.params
+    rows = [
+        [
+            name,
+            f"{params:,}",
+            f"{100 * params / total:.1f}%" if total and params else "",
+            human_count(flops) if flops else "",
+            formula,
+        ]
+        for depth, name, params, flops, formula in _tree_rows(report)
+        if depth <= max_depth
+    ]
+    n = report.seq_len
+    print_table(
+        TREE_COLUMNS, rows, title=f"blocks (params of all copies, FLOPs at N={n:,}, formula of one copy)", out=out
+    )
     symbols = "  ".join(f"{s['name']}={s['value']:,}" for s in report.symbols() if s["value"] is not None)
-    out.print(f"[dim]symbols: {escape(symbols)}[/dim]")
-
-
-def _row(table: Table, *cells: str) -> None:
-    """A row of plain text: names, titles and formulas come from registry files, config.json files and
-    plugins, so rich must not read their brackets as markup."""
-    table.add_row(*(Text(cell) for cell in cells))
-
-
-def print_table(
-    headers: list[str],
-    rows: Iterable[list[str]],
-    *,
-    right: Iterable[int] = (),
-    title: str = "",
-    out: Console | None = None,
-) -> None:
-    """An aligned table; the columns whose index is in ``right`` are right-justified."""
-    right = set(right)
-    table = Table(title=Text(title) if title else None, title_justify="left")
-    for i, header in enumerate(headers):
-        table.add_column(header, justify="right" if i in right else "left", overflow="fold", no_wrap=i == 0)
-    for row in rows:
-        _row(table, *row)
-    (out or console).print(table)
+    print_lines([f"symbols: {symbols}"], out=out, style="dim")
