@@ -8,6 +8,7 @@ and importing this plugin stays torch-free.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
@@ -27,6 +28,7 @@ from archzoo.blocks import (
     seq2seq_encoder,
     with_modules,
 )
+from archzoo.formula import total
 from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
@@ -52,6 +54,20 @@ class TransformerConfig(ArchConfig):
     def _check(self) -> TransformerConfig:
         check_heads(self.d_model, self.n_heads)
         return self
+
+
+def _first_layer_reads_inputs(cfg: TransformerConfig, stack: Block) -> Block:
+    """``stack`` with the backward of a training step its first layer skips when there is no vocabulary:
+    torch.nn.Transformer then takes the source and target embeddings themselves as inputs, which need no
+    gradient, so the first layer's query, key and value projections compute their weights' gradients only
+    (1x their forward FLOPs, not 2x). The stack's figure says so; the per-copy figures of its layers are
+    those of every later copy."""
+    if cfg.vocab_size:
+        return stack
+    layers = next(child for child in stack.children if child.name == "layers")
+    attention_block = next(child for child in layers.children[0].children if child.name == "self_attention")
+    saved = total(c.flops for c in attention_block.children if c.name in ("q_proj", "k_proj", "v_proj"))
+    return replace(stack, backward_flops=stack.backward_flops - saved)
 
 
 def build(cfg: TransformerConfig) -> Block:
@@ -91,27 +107,33 @@ def build(cfg: TransformerConfig) -> Block:
             children.append(embedding("source_embedding", V, d, role="token"))
             children.append(embedding("target_embedding", V, d, role="token"))
     children += [
-        seq2seq_encoder(
-            composite(
-                "encoder",
-                "stack",
-                [
-                    repeat(encoder_layer, symbol("L_e", cfg.n_encoder_layers), name="layers"),
-                    layer_norm("norm", d, bias=b),
-                ],
-                "encoder stack and its final LayerNorm",
-            )
+        _first_layer_reads_inputs(
+            cfg,
+            seq2seq_encoder(
+                composite(
+                    "encoder",
+                    "stack",
+                    [
+                        repeat(encoder_layer, symbol("L_e", cfg.n_encoder_layers), name="layers"),
+                        layer_norm("norm", d, bias=b),
+                    ],
+                    "encoder stack and its final LayerNorm",
+                )
+            ),
         ),
-        seq2seq_decoder(
-            composite(
-                "decoder",
-                "stack",
-                [
-                    repeat(decoder_layer, symbol("L_d", cfg.n_decoder_layers), name="layers"),
-                    layer_norm("norm", d, bias=b),
-                ],
-                "decoder stack and its final LayerNorm",
-            )
+        _first_layer_reads_inputs(
+            cfg,
+            seq2seq_decoder(
+                composite(
+                    "decoder",
+                    "stack",
+                    [
+                        repeat(decoder_layer, symbol("L_d", cfg.n_decoder_layers), name="layers"),
+                        layer_norm("norm", d, bias=b),
+                    ],
+                    "decoder stack and its final LayerNorm",
+                )
+            ),
         ),
     ]
     if cfg.vocab_size:

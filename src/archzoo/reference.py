@@ -3,7 +3,9 @@
 This is how archzoo checks itself: the module is built on the meta device (no memory, no weights),
 its parameters are counted with ``sum(p.numel() for p in model.parameters())`` (tied weights once),
 and one forward pass of batch 1 is run under ``torch.utils.flop_counter.FlopCounterMode`` with eager
-attention. Needs the ``verify`` extra (torch, transformers); nothing on the lookup path imports it.
+attention. Beyond one forward pass, `reference_training_flops` counts one training step (forward and
+backward, a scalar loss from the model's main output) and `reference_prefill_flops` /
+`reference_decode_flops` the two calls of generation with a key/value cache. Needs the ``verify`` extra (torch, transformers); nothing on the lookup path imports it.
 
 A reference is built from its description alone (`archzoo.Reference`): a transformers class from its
 configuration class, a timm model by name, and anything else, a torch module or a class a plugin
@@ -22,7 +24,14 @@ from .errors import ArchzooError
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["build_reference", "reference_flops", "reference_params"]
+__all__ = [
+    "build_reference",
+    "reference_decode_flops",
+    "reference_flops",
+    "reference_params",
+    "reference_prefill_flops",
+    "reference_training_flops",
+]
 
 
 #: the largest reference built with real weights (`Reference.device` "cpu"): 4 bytes each, 400 MB
@@ -104,4 +113,107 @@ def reference_flops(ref: Reference, seq_len: int) -> int:
     model.train()
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         model(*args, **kwargs)
+    return counter.get_total_flops()
+
+
+def training_loss(output: Any) -> torch.Tensor:
+    """The scalar loss of a training step: the sum of the model's main output. That is ``logits`` where the
+    class returns them; else every ``*_logits`` output it returns (``prediction_logits`` and
+    ``seq_relationship_logits`` of a pre-training head, ``start_logits`` and ``end_logits`` of question
+    answering: what the class's own loss reads); else the last hidden state; a plain tensor is its own."""
+    import torch
+
+    if isinstance(output, torch.Tensor):
+        return output.sum()
+    if getattr(output, "logits", None) is not None:
+        return output.logits.sum()  # type: ignore[no-any-return]
+    named = [value for key, value in output.items() if key.endswith("_logits") and key != "router_logits"]
+    if named:
+        return sum(value.sum() for value in named)  # type: ignore[no-any-return]
+    return output.last_hidden_state.sum()  # type: ignore[no-any-return]
+
+
+def reference_training_flops(ref: Reference, seq_len: int) -> int:
+    """FLOPs of one training step of batch 1 at ``seq_len`` tokens, as FlopCounterMode counts them: the forward
+    pass and the backward of `training_loss`, every parameter trainable, the inputs requiring no gradient,
+    dropout 0 and eager attention. Backward runs on the meta device; a reference that needs values (a mixture
+    of experts routing its tokens) runs on the CPU with seeded weights (`Reference.device`)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = build_reference(ref, ref.device)
+    args, kwargs = _inputs(ref, seq_len)
+    model.train()  # as reference_flops: torch.nn's encoder layers keep off their fused inference path
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    for parameter in model.parameters():
+        parameter.requires_grad_(True)
+    with FlopCounterMode(display=False) as counter:
+        training_loss(model(*args, **kwargs)).backward()
+    return counter.get_total_flops()
+
+
+def _generative(ref: Reference) -> torch.nn.Module:
+    if ref.library == "timm" or ref.inputs not in ("token_ids", "encoder_decoder_token_ids"):
+        raise ArchzooError(
+            f"{ref.target}: archzoo measures prefill and decode on transformers' text classes (or a plugin's "
+            "subclass of one) only; this reference takes no token ids or keeps no key/value cache"
+        )
+    return build_reference(ref, ref.device)
+
+
+def _keeps_last_logits(model: torch.nn.Module) -> dict[str, Any]:
+    """``logits_to_keep=1`` where the class takes it (transformers 5.23's causal LMs; generate passes it)."""
+    import inspect
+
+    return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model.forward).parameters else {}
+
+
+def reference_prefill_flops(ref: Reference, seq_len: int) -> int:
+    """FLOPs of generation's first call, as FlopCounterMode counts it: a decoder over ``seq_len`` prompt tokens,
+    the logits of the last position only where the class takes ``logits_to_keep``; an encoder-decoder's
+    encoder over ``seq_len`` source tokens and its decoder over the one start token (its cross-attention
+    keys and values computed over the source there)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = _generative(ref)
+    ids = torch.zeros(1, seq_len, dtype=torch.long, device=ref.device)
+    kwargs: dict[str, Any] = {"input_ids": ids, "use_cache": True}
+    if ref.inputs == "encoder_decoder_token_ids":
+        kwargs["decoder_input_ids"] = torch.zeros(1, 1, dtype=torch.long, device=ref.device)
+    else:
+        kwargs.update(_keeps_last_logits(model))
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(**kwargs)
+    return counter.get_total_flops()
+
+
+def reference_decode_flops(ref: Reference, context: int, source: int | None = None) -> int:
+    """FLOPs of one cached decode step, as FlopCounterMode counts it: the step that reads position ``context``
+    with the ``context - 1`` tokens before it in the cache (``past_key_values`` from a first call, not
+    counted), attending over ``context`` keys; an encoder-decoder's decoder attends to ``source`` source
+    tokens (default ``context``) whose encoder output and cross-attention keys and values are cached."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    if context < 2:
+        raise ArchzooError(f"decode context {context}: a decode step needs at least one cached token (context 2)")
+    model = _generative(ref)
+
+    def ids(n: int) -> torch.Tensor:
+        return torch.zeros(1, n, dtype=torch.long, device=ref.device)
+
+    with torch.no_grad():
+        if ref.inputs == "encoder_decoder_token_ids":
+            encoder = model.get_encoder()  # type: ignore[operator]
+            encoder_outputs = encoder(input_ids=ids(context if source is None else source))
+            first = model(encoder_outputs=encoder_outputs, decoder_input_ids=ids(context - 1), use_cache=True)
+            step = {"encoder_outputs": encoder_outputs, "decoder_input_ids": ids(1)}
+        else:
+            first = model(input_ids=ids(context - 1), use_cache=True)
+            step = {"input_ids": ids(1)}
+        with FlopCounterMode(display=False) as counter:
+            model(**step, past_key_values=first.past_key_values, use_cache=True)
     return counter.get_total_flops()

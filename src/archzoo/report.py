@@ -2,6 +2,11 @@
 
 `make_report` is the one place a configuration becomes numbers; the CLI, the registry and the site
 all read `Report`. Its `to_dict` is the documented JSON schema (``archzoo.report/1``).
+
+FLOPs come in four phases, each read off the one block tree (`archzoo.blocks`): one forward pass, one
+training step (forward and backward), and the two calls of generation with a key/value cache (prefill of
+the prompt, one decode step). ``units="macs"`` halves every FLOP figure and formula and says so: a
+multiply-accumulate is two FLOPs, and archzoo counts only matmul-class work, where that is exact.
 """
 
 from __future__ import annotations
@@ -17,9 +22,30 @@ from .errors import ConfigError
 from .formula import Poly
 from .host import build_blocks, call_plugin
 
-__all__ = ["DTYPE_BITS", "SCHEMA", "Report", "check_seq_len", "human_bytes", "human_count", "make_report"]
+__all__ = [
+    "DTYPE_BITS",
+    "SCHEMA",
+    "UNITS",
+    "Approximation",
+    "Report",
+    "check_seq_len",
+    "check_units",
+    "human_bytes",
+    "human_count",
+    "in_units",
+    "make_report",
+]
 
 SCHEMA = "archzoo.report/1"
+
+#: What FLOP figures are given in: FLOPs (the default), or multiply-accumulates (every figure halved).
+UNITS = ("flops", "macs")
+
+#: Why an architecture has no prefill or decode figures: no causal self-attention, so nothing is cached.
+NOT_GENERATIVE = (
+    "an encoder only: no causal self-attention, so no key/value cache, no prefill and no decode step "
+    "(every token is read in one forward pass)"
+)
 
 #: Bits per parameter for the weight sizes a report lists.
 DTYPE_BITS: dict[str, int] = {"fp32": 32, "fp16": 16, "bf16": 16, "int8": 8, "int4": 4}
@@ -60,6 +86,67 @@ def human_bytes(n: int | float) -> str:
 
 def _formula(poly: Poly) -> dict[str, str]:
     return {"text": poly.text(), "latex": poly.latex(), "substituted": poly.text(substitute=True)}
+
+
+def check_units(units: str) -> str:
+    """``units`` checked: ``flops`` or ``macs``."""
+    if units not in UNITS:
+        raise ConfigError(f"units {units!r}: expected one of {', '.join(UNITS)} (macs halves every FLOP figure)")
+    return units
+
+
+def in_units(flops: Poly, units: str) -> Poly:
+    """A FLOP formula in ``units``: as it is, or halved into multiply-accumulates. archzoo's FLOPs are all
+    matmul-class (``2 x`` the multiply-accumulates), so every coefficient is even and the halving exact."""
+    if check_units(units) == "flops":
+        return flops
+    odd = [c for c in flops.terms.values() if c % 2]
+    if odd:  # not a count of multiply-accumulates: a formula that counts other work
+        raise ValueError(f"{flops.text()}: an odd coefficient ({odd[0]}) cannot be halved into MACs")
+    return Poly({m: c // 2 for m, c in flops.terms.items()}, flops.symbols)
+
+
+def _count(flops: int | float, units: str) -> int | float:
+    """A FLOP figure in ``units`` (an approximation's odd figure halves to a float)."""
+    if check_units(units) == "flops":
+        return flops
+    return flops // 2 if isinstance(flops, int) and flops % 2 == 0 else flops / 2
+
+
+@dataclass(frozen=True)
+class Approximation:
+    """A published rule of thumb for a training step's FLOPs, beside the exact figure.
+
+    ``flops`` is None where the rule needs something the architecture does not have, and ``omitted`` says
+    what; ``error`` is ``(approximation - exact) / exact``."""
+
+    name: str
+    formula: str
+    source: str
+    flops: int | None
+    exact: int
+    omitted: str = ""
+
+    @property
+    def error(self) -> float | None:
+        return None if self.flops is None or not self.exact else (self.flops - self.exact) / self.exact
+
+    def to_dict(self, units: str = "flops") -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "formula": self.formula,
+            "source": self.source,
+            "flops": None if self.flops is None else _count(self.flops, units),
+            "relative_error": self.error,
+            "omitted": self.omitted or None,
+        }
+
+
+KAPLAN = "Kaplan et al. 2020, Scaling Laws for Neural Language Models (arXiv:2001.08361), Section 2.1: C ≈ 6 N"
+HOFFMANN = (
+    "Hoffmann et al. 2022, Training Compute-Optimal Large Language Models (arXiv:2203.15556), Appendix F, "
+    "Table A4: embeddings, attention (QKV, logits, softmax, AV, output), dense block, final logits; backward 2x forward"
+)
 
 
 def attention_overtakes_at(attention: Poly, rest: Poly) -> int | None:
@@ -175,6 +262,100 @@ class Report:
     def attention_overtakes_at(self) -> int | None:
         return attention_overtakes_at(self.root.attention_flops, self.root.flops - self.root.attention_flops)
 
+    # ---- FLOPs beyond one forward pass ---------------------------------------------------------
+    @property
+    def training_formula(self) -> Poly:
+        """One training step: the forward pass and its backward (`archzoo.blocks`, ``backward_flops``)."""
+        return self.root.flops + self.root.backward_flops
+
+    @property
+    def backward_flops(self) -> int:
+        return self.root.backward_flops.evaluate(N=self.seq_len)
+
+    @property
+    def training_flops(self) -> int:
+        """FLOPs of one training step of batch 1 at N tokens: forward and backward."""
+        return self.training_formula.evaluate(N=self.seq_len)
+
+    @property
+    def generative(self) -> bool:
+        """Whether the model generates with a key/value cache: it has causal self-attention."""
+        return not self.root.kv_cache.is_zero()
+
+    @property
+    def prefill_flops(self) -> int | None:
+        """Generation's first call over N prompt (an encoder-decoder: source) tokens; None for an encoder."""
+        return self.root.prefill_flops.evaluate(N=self.seq_len) if self.generative else None
+
+    @property
+    def decode_flops(self) -> int | None:
+        """One cached decode step at context N (source N for an encoder-decoder); None for an encoder."""
+        return self.decode_at(self.seq_len) if self.generative else None
+
+    def decode_at(self, context: int, source: int | None = None) -> int:
+        """One cached decode step: the one reading position ``context`` (``context - 1`` tokens cached), an
+        encoder-decoder's cross-attention over ``source`` source tokens (default: ``context``)."""
+        return self.root.decode_flops.evaluate(N=context, S=context if source is None else source)
+
+    @property
+    def generation_note(self) -> str | None:
+        """Why prefill and decode are None, or None when they are given."""
+        return None if self.generative else NOT_GENERATIVE
+
+    def _symbol_values(self) -> dict[str, int]:
+        return {s["name"]: s["value"] for s in self.symbols()}
+
+    def _first_width(self, kind: str, leaf: str) -> int | None:
+        """The input width of the first ``kind`` block's ``leaf`` linear, read off its FLOPs for one token."""
+        d = self._symbol_values().get("d")
+        for visit in self.root.visits():
+            if visit.block.kind == kind and d:
+                for child in visit.block.children:
+                    if child.name == leaf:
+                        return child.flops.evaluate(N=1) // (2 * d)
+        return None
+
+    def approximations(self) -> list[Approximation]:
+        """The usual rules for a training step's FLOPs, each with its error against the exact figure:
+        ``6·params·tokens``, ``6·non-embedding params·tokens`` (Kaplan et al. 2020), and Hoffmann et al.
+        2022's Appendix F formula from the report's symbols (omitted, with the reason, where the
+        architecture lacks what it needs)."""
+        n, exact = self.seq_len, self.training_flops
+        out = [
+            Approximation("6·params·tokens", "6·P·N", KAPLAN, 6 * self.params * n, exact),
+            Approximation("6·non-embedding params·tokens", "6·P_ne·N", KAPLAN, 6 * self.non_embedding * n, exact),
+        ]
+        values = self._symbol_values()
+        heads = values.get("h") or getattr(self.config, "n_heads", None)
+        width = values["h"] * values["d_h"] if "h" in values and "d_h" in values else None
+        width = width or self._first_width("self_attention", "out_proj")
+        d_ff = values.get("d_ff") or self._first_width("feed_forward", "fc_out")
+        formula = "3·(2·N·V·d + L·(2·3·N·d·(d_h·h) + 2·N²·(d_h·h) + 3·h·N² + 2·N²·(d_h·h) + 2·N·(d_h·h)·d + 2·N·2·d·d_ff) + 2·N·d·V)"
+        missing = ""
+        if "L" not in values:
+            missing = "it describes one stack of L layers (this model has an encoder and a decoder)"
+        elif "V" not in values:
+            missing = "it needs a vocabulary (embeddings and final logits): this model has none"
+        elif self.active_params != self.params:
+            missing = "it describes dense layers: a mixture of experts' router and k-of-E experts are not in it"
+        elif not (heads and width and d_ff):
+            missing = "it needs heads, the attention width and d_ff, which this architecture does not give"
+        flops = None
+        if not missing:
+            L, V, d = values["L"], values["V"], values["d"]
+            assert heads and width and d_ff  # for the type checker: checked just above
+            layer = (
+                2 * 3 * n * d * width
+                + 2 * n * n * width
+                + 3 * heads * n * n
+                + 2 * n * n * width
+                + 2 * n * width * d
+                + 2 * n * 2 * d * d_ff
+            )
+            flops = 3 * (2 * n * V * d + L * layer + 2 * n * d * V)
+        out.append(Approximation("Hoffmann et al. 2022, Appendix F", formula, HOFFMANN, flops, exact, missing))
+        return out
+
     # ---- memory --------------------------------------------------------------------------------
     def weight_bytes(self) -> dict[str, int]:
         """Bytes of the weights alone in each dtype (int4 packs two parameters a byte, rounded up)."""
@@ -201,24 +382,29 @@ class Report:
     # ---- output --------------------------------------------------------------------------------
     def symbols(self) -> list[dict[str, Any]]:
         seen: dict[str, Any] = {}
-        for poly in (self.root.params, self.root.flops, self.root.kv_cache, self.root.cross_kv_cache):
+        polys = [self.root.params, self.root.flops, self.root.kv_cache, self.root.cross_kv_cache]
+        if self.generative:
+            polys.append(self.root.decode_flops)
+        for poly in polys:
             for s in poly.used_symbols():
                 seen.setdefault(s.name, s)
         return [
             {
                 "name": s.name,
                 "latex": s.tex(),
-                "value": s.value if s.name != "N" else self.seq_len,
+                "value": s.value if s.name not in ("N", "S") else self.seq_len,
                 "meaning": s.meaning,
                 "definition": s.definition,
             }
             for s in seen.values()
         ]
 
-    def visit_dict(self, visit: BlockVisit) -> dict[str, Any]:
+    def visit_dict(self, visit: BlockVisit, units: str = "flops") -> dict[str, Any]:
         """One block of the tree as JSON, without its children: ``params`` for all its stored copies and
-        ``params_each`` for one, ``flops`` for all its executed copies (`BlockVisit`)."""
+        ``params_each`` for one, ``flops`` (and ``training_flops``) for all its executed copies (`BlockVisit`),
+        in ``units``."""
         block = visit.block
+        n = self.seq_len
         out: dict[str, Any] = {
             "name": block.name,
             "path": visit.path,
@@ -229,11 +415,15 @@ class Report:
             "params": visit.params.evaluate(),
             "params_each": block.params.evaluate(),
             "approx": visit.approx.evaluate(),
-            "flops": visit.flops.evaluate(N=self.seq_len),
+            "flops": in_units(visit.flops, units).evaluate(N=n),
+            "training_flops": in_units(visit.training_flops, units).evaluate(N=n),
             "formula": _formula(visit.params),
             "formula_each": _formula(block.params),
-            "flops_formula": _formula(visit.flops),
+            "flops_formula": _formula(in_units(visit.flops, units)),
         }
+        if self.generative:
+            out["prefill_flops"] = in_units(visit.prefill_flops, units).evaluate(N=n)
+            out["decode_flops"] = in_units(visit.decode_flops, units).evaluate(N=n, S=n)
         if block.repeat is not None:
             out["repeat"] = block.repeat.evaluate()
             out["shared"] = block.shared
@@ -243,23 +433,58 @@ class Report:
             out["tied_to"] = block.tied_to
         return out
 
-    def blocks_dict(self) -> dict[str, Any]:
+    def blocks_dict(self, units: str = "flops") -> dict[str, Any]:
         """The block tree as nested JSON objects, each with its ``children``, read off `Block.visits`."""
         open_: list[dict[str, Any]] = []  # the blocks above the current one, by depth
         for visit in self.root.visits():
-            out = {**self.visit_dict(visit), "children": []}
+            out = {**self.visit_dict(visit, units), "children": []}
             del open_[visit.depth :]
             if open_:
                 open_[-1]["children"].append(out)
             open_.append(out)
         return open_[0]
 
-    def to_dict(self) -> dict[str, Any]:
+    def flops_dict(self, units: str = "flops") -> dict[str, Any]:
+        """The ``flops`` section of `to_dict`, in ``units`` (``flops`` or ``macs``: every figure and formula
+        halved; ``units`` says which)."""
+        n = self.seq_len
         rest = self.root.flops - self.root.attention_flops
+
+        def figure(poly: Poly, **free: int) -> int:
+            return in_units(poly, units).evaluate(N=n, **free)
+
+        prefill = self.root.prefill_flops if self.generative else None
+        decode = self.root.decode_flops if self.generative else None
+        return {
+            "units": units,
+            "seq_len": n,
+            "forward": figure(self.root.flops),
+            "attention": figure(self.root.attention_flops),
+            "other": figure(rest),
+            "formula": _formula(in_units(self.root.flops, units)),
+            "attention_formula": _formula(in_units(self.root.attention_flops, units)),
+            "other_formula": _formula(in_units(rest, units)),
+            "complexity": self.root.flops.complexity(),
+            "attention_overtakes_at": self.attention_overtakes_at,
+            "backward": figure(self.root.backward_flops),
+            "training": figure(self.training_formula),
+            "training_formula": _formula(in_units(self.training_formula, units)),
+            "training_approximations": [a.to_dict(units) for a in self.approximations()],
+            "prefill": None if prefill is None else figure(prefill),
+            "prefill_formula": None if prefill is None else _formula(in_units(prefill, units)),
+            "decode": None if decode is None else figure(decode, S=n),
+            "decode_formula": None if decode is None else _formula(in_units(decode, units)),
+            "generation_note": self.generation_note,
+        }
+
+    def to_dict(self, units: str = "flops") -> dict[str, Any]:
+        """The report as JSON (``archzoo.report/1``); FLOP figures in ``units`` (``flops`` or ``macs``)."""
+        check_units(units)
         kv = self.kv_cache_elements_per_token
         cross_kv = self.cross_kv_cache_elements_per_source_token
         return {
             "schema": SCHEMA,
+            "units": units,
             "architecture": self.architecture.name,
             "config": self.config.model_dump(mode="json"),
             "params": {
@@ -272,17 +497,7 @@ class Report:
                 "active_formula": _formula(self.active_formula),
                 "approx_formula": _formula(self.root.approx),
             },
-            "flops": {
-                "seq_len": self.seq_len,
-                "forward": self.flops,
-                "attention": self.attention_flops,
-                "other": self.flops - self.attention_flops,
-                "formula": _formula(self.root.flops),
-                "attention_formula": _formula(self.root.attention_flops),
-                "other_formula": _formula(rest),
-                "complexity": self.root.flops.complexity(),
-                "attention_overtakes_at": self.attention_overtakes_at,
-            },
+            "flops": self.flops_dict(units),
             "memory": {
                 "weights_bytes": self.weight_bytes(),
                 "kv_cache_bytes_per_token": ({"fp32": 4 * kv, "fp16": 2 * kv} if kv else None),
@@ -295,7 +510,7 @@ class Report:
                 "training_bytes_adam": self.training_bytes_adam(),
             },
             "symbols": self.symbols(),
-            "blocks": self.blocks_dict(),
+            "blocks": self.blocks_dict(units),
         }
 
 
