@@ -292,6 +292,12 @@ def evaluate(data: Mapping[str, Any], values: Mapping[str, int], seq_len: int | 
         if isinstance(value, bool) or not isinstance(value, int) or not field["min"] <= value <= MAX_SIZE:
             raise Refused(f"{key}: expected a whole number from {field['min']} to {MAX_SIZE:,}, got {value!r}")
     config = {**data["config"], **values}
+    for rule in data.get("rules", ()):
+        if config[rule["divisor"]] == 0 or config[rule["key"]] % config[rule["divisor"]]:
+            raise Refused(
+                f"{rule['key']} {config[rule['key']]:,} is not divisible by {rule['divisor']} "
+                f"{config[rule['divisor']]:,}; the configuration requires it (archzoo count refuses it)"
+            )
     n_rule = data["n"]
     default = _bound(n_rule, config)
     assert default is not None
@@ -315,7 +321,7 @@ def evaluate(data: Mapping[str, Any], values: Mapping[str, int], seq_len: int | 
     return out
 
 
-def _rule(base_value: int | None, key: str, base: Mapping[str, Any], seen: list[tuple[int, int | None]]) -> Any:
+def _rule(base_value: int | None, key: str, base: Mapping[str, Any], seen: Sequence[tuple[int, int | None]]) -> Any:
     """How a value behaves as ``key`` changes: ``"same"`` (unchanged), ``("key", offset)`` (the key's value plus
     a constant) or None (neither). ``seen`` holds (the key's value, the value) for each probe."""
     if all(v == base_value for _, v in seen):
@@ -359,8 +365,8 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
         for name, s in symbols.items():
             # a probe where the symbol is gone (T = 0: no segment embedding) says nothing of what it follows;
             # the figures' check below still covers it
-            seen = [(v, b.symbols[name]) for v, b in probes[key] if name in b.symbols]
-            rule = _rule(s.value, key, base_config, seen)
+            present = [(v, b.symbols[name]) for v, b in probes[key] if name in b.symbols]
+            rule = _rule(s.value, key, base_config, present)
             if rule != "same":
                 moved_by[name].add(key)
                 if isinstance(rule, tuple) and name not in bindings:
@@ -415,6 +421,7 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
             }
         )
     data["fields"] = fields
+    data["rules"] = _divisibility_rules(arch, base_config, keys)
     # 2. every probe of every key, evaluated as the browser would, must equal the rebuilt tree's figures
     for field in fields:
         key = field["key"]
@@ -450,6 +457,42 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
                 )
             break
     return data
+
+
+def _valid(arch: Architecture, data: Mapping[str, Any]) -> bool:
+    try:
+        arch.config_model.model_validate(dict(data))
+    except (ValidationError, ValueError):
+        return False
+    return True
+
+
+def _divisibility_rules(arch: Architecture, config: Mapping[str, Any], keys: Sequence[str]) -> list[dict[str, str]]:
+    """The configuration's rules that one key divides another (``n_heads`` divides ``d_model``), as far as
+    they show: ``a`` plus ``b`` is valid but ``a`` plus one is not. The browser refuses a what-if that breaks
+    one. A rule seen where there is none only makes the calculator refuse more; a rule of another kind (a
+    head width must be even) is left to archzoo count, as the page says."""
+    rules = []
+    for a in keys:
+        for b in keys:
+            small, big = config[b], config[a]
+            if a == b or small < 2 or big % small or big + small > MAX_SIZE:
+                continue
+            if not _valid(arch, {**config, a: big + small}) or _valid(arch, {**config, a: big + 1}):
+                continue
+            # the rule is b's, not another key's of the same value (n_layers = n_heads = 12): with b changed
+            # to another divisor of a, a plus the new b must be valid and a plus the old b not
+            for other in (2 * small, small // 2, 3 * small):
+                if other >= 2 and big % other == 0 and (big + small) % other and big + other <= MAX_SIZE:
+                    changed = {**config, b: other}
+                    if (
+                        _valid(arch, changed)
+                        and _valid(arch, {**changed, a: big + other})
+                        and not _valid(arch, {**changed, a: big + small})
+                    ):
+                        rules.append({"key": a, "divisor": b})
+                    break
+    return rules
 
 
 def _predicts(data: Mapping[str, Any], values: Mapping[str, int], built: _Built) -> bool | str:
@@ -588,8 +631,8 @@ def compare_page(models: Sequence[ModelView]) -> str:
         + "\n\n# Compare models\n\n"
         "Pick two to four models to see their headline figures and block trees side by side. The "
         "selection is kept in the address (`?models=a,b`), so a comparison can be linked. Figures are "
-        "those of the model pages; FLOPs are at each model's own sequence length N unless a common N is "
-        "given.\n\n"
+        "those of the model pages; FLOPs are at each model's own sequence length N, "
+        "shown beside them.\n\n"
         f'<div class="archzoo-compare" data-models="../models.json" data-data="../{DATA_DIR}/models/" '
         f'data-count="{len(models)}" markdown="0">'
         "<noscript><p>The comparison is drawn by JavaScript; without it, the "

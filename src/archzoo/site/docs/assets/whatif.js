@@ -150,6 +150,13 @@
       }
     });
     var keys = Object.assign(integerKeys(data.config), values);
+    (data.rules || []).forEach(function (r) {
+      var divisor = keys[r.divisor];
+      if (divisor === 0n || keys[r.key] % divisor !== 0n) {
+        throw new Refused(r.key + " " + group(keys[r.key]) + " is not divisible by " + r.divisor + " " +
+          group(divisor) + "; the configuration requires it (archzoo count refuses it)");
+      }
+    });
     var rule = data.n;
     var seq = bound(rule, keys);
     if (n !== null && !rule.fixed) {
@@ -320,9 +327,10 @@
     form.appendChild(formulas);
 
     var refusedKeys = data.fields.filter(function (f) { return f.refused; });
-    var note = "The browser checks that each value is a whole number in range and that every division " +
-      "comes out whole; the configuration's other rules (for example that n_kv_heads divides n_heads) are " +
-      "checked by archzoo count.";
+    var note = "The browser checks that each value is a whole number in range, that every division " +
+      "comes out whole and that " + ((data.rules || []).map(function (r) { return r.divisor + " divides " + r.key; })
+        .join(", ") || "the keys the export names divide each other") + "; the configuration's other rules " +
+      "(for example that n_kv_heads divides n_heads, or an even head width) are checked by archzoo count only.";
     form.appendChild(el("p", { "class": "az-whatif-note", text: note }));
     var reset = el("button", { type: "button", "class": "md-button az-whatif-reset", text: "Reset" });
     form.appendChild(reset);

@@ -1,0 +1,182 @@
+"""The data the compare page and the what-if calculators read (archzoo.site.explore): the exported polynomials,
+evaluated in Python with the exported structure alone, give `archzoo count --set ... --json`'s figures for
+changed values; keys that change the block tree's structure are refused rather than answered wrongly."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from archzoo.cli import main
+from archzoo.host import get_host
+from archzoo.registry import load_registry
+from archzoo.report import make_report
+from archzoo.site import explore
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _count(capsys, arch: str, values: dict[str, int], seq_len: int | None = None) -> dict:
+    """`archzoo count ARCH --set KEY=VALUE ... [--seq-len N] --json`, run in this process."""
+    args = ["count", arch, "--json"]
+    for key, value in values.items():
+        args += ["--set", f"{key}={value}"]
+    if seq_len is not None:
+        args += ["--seq-len", str(seq_len)]
+    code = main(args)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _figures(report: dict) -> dict[str, int]:
+    return {
+        "params": report["params"]["total"],
+        "active": report["params"]["active"],
+        "flops": report["flops"]["forward"],
+        "kv_cache": report["memory"]["kv_cache"]["elements_per_token"],
+        "cross_kv_cache": report["memory"]["kv_cache"]["cross_elements_per_source_token"],
+    }
+
+
+def _whatif(arch_name: str) -> dict:
+    data = explore.architecture_data(get_host().architectures[arch_name])
+    assert data is not None
+    # what the browser gets: the file as written, read back (no Python object survives the trip)
+    return json.loads(explore.to_json(data))["whatif"]
+
+
+# what the issue asks of every calculator: the common keys of these architectures are answered exactly
+CHANGES = [
+    ("bert", {"n_layers": 24, "d_model": 1024, "n_heads": 16, "d_ff": 4096}, None),
+    ("bert", {"vocab_size": 50265, "max_positions": 514, "type_vocab_size": 1}, 128),
+    ("gpt", {"n_layers": 48, "d_model": 1600, "n_heads": 25}, None),
+    ("gpt", {"vocab_size": 50304, "max_positions": 2048}, 1000),
+    ("llama", {"n_kv_heads": 8}, None),
+    ("llama", {"n_kv_heads": 1, "n_layers": 16, "d_ff": 8192}, 512),
+    ("llama", {"d_model": 4096, "n_heads": 32, "n_kv_heads": 8}, None),
+    ("moe", {"n_experts": 16, "top_k": 4, "n_kv_heads": 4}, 4096),
+    ("vit", {"n_layers": 24, "d_model": 1024, "n_heads": 16, "d_ff": 4096, "num_classes": 10}, None),
+    ("t5", {"n_layers": 12, "d_model": 768, "n_heads": 12, "d_ff": 3072}, None),
+    ("opt", {"n_layers": 24, "d_model": 1536, "d_ff": 6144}, None),
+    ("bloom", {"n_layers": 30, "vocab_size": 1000}, 4096),
+]
+
+
+@pytest.mark.parametrize(
+    ("arch", "values", "seq_len"), CHANGES, ids=[f"{a}-{i}" for i, (a, _, _) in enumerate(CHANGES)]
+)
+def test_exported_polynomials_give_archzoo_counts_figures(capsys, arch, values, seq_len):
+    data = _whatif(arch)
+    for key in values:
+        field = next(f for f in data["fields"] if f["key"] == key)
+        assert field["refused"] == "", (key, field["refused"])
+    assert explore.evaluate(data, values, seq_len) == _figures(_count(capsys, arch, values, seq_len))
+
+
+def test_unchanged_configuration_is_the_published_count():
+    """bert-base-uncased's what-if, as exported, evaluates to transformers' BertModel(BertConfig()) count:
+    109,482,240 parameters (sum(p.numel()) on the meta device, transformers 5.23)."""
+    registry = load_registry([REPO / "registry"], get_host())
+    entry = registry.get_model("bert-base-uncased")
+    data = json.loads(explore.to_json(explore.model_data(entry)))
+    assert explore.evaluate(data["whatif"], {})["params"] == 109_482_240
+    assert data["figures"]["params"] == "109482240"
+    assert data["tree"][0]["params"] == "109482240" and data["tree"][0]["depth"] == 0
+
+
+def test_random_changes_agree_with_count():
+    """Random values of every key the export accepts, for every architecture, against the rebuilt tree
+    (`archzoo count`'s own code path, make_report): equal, or refused by the export."""
+    rng = random.Random(12)
+    host = get_host()
+    checked = 0
+    for name, arch in host.architectures.items():
+        data = _whatif(name)
+        free = [f for f in data["fields"] if not f["refused"]]
+        for _ in range(6):
+            values = {
+                f["key"]: max(f["min"], f["value"] * rng.choice([1, 2, 3]) // rng.choice([1, 2, 4])) for f in free
+            }
+            values = {k: v for k, v in values.items() if rng.random() < 0.6}
+            try:
+                config = arch.config_model.model_validate({**data["config"], **values})
+            except ValueError:  # an invalid configuration (pydantic's ValidationError): archzoo count refuses it too
+                continue
+            report = make_report(arch, config)
+            try:
+                predicted = explore.evaluate(data, values)
+            except explore.Refused:
+                continue
+            assert predicted == _figures(report.to_dict()), (name, values)
+            checked += 1
+    assert checked >= 20
+
+
+def test_structure_changes_are_refused():
+    """Keys whose change adds or removes blocks are refused with a reason, never answered with a number:
+    ViT's image and patch sizes (N follows the number of patches), a mixture of experts' shared expert
+    (0 = none), BART's two feed-forward widths (one symbol while they are equal)."""
+    vit = _whatif("vit")
+    refused = {f["key"]: f["refused"] for f in vit["fields"] if f["refused"]}
+    assert set(refused) >= {"image_size", "patch_size"}
+    with pytest.raises(explore.Refused, match=r"^image_size: "):
+        explore.evaluate(vit, {"image_size": 384})
+    moe = _whatif("moe")
+    assert next(f for f in moe["fields"] if f["key"] == "d_ff_shared")["refused"]
+    bart = _whatif("bart")
+    assert next(f for f in bart["fields"] if f["key"] == "d_ff_encoder")["refused"]
+
+
+def test_divisions_must_come_out_whole(capsys):
+    """LLaMA's head width is d_model / n_heads (learnt from the probes: the plugin gives it no definition);
+    a width the heads do not divide is refused, as archzoo count refuses it."""
+    data = _whatif("llama")
+    assert data["symbols"]["d_h"]["derived"] == "d_model / n_heads"
+    with pytest.raises(explore.Refused, match=r"not a whole number"):
+        explore.evaluate(data, {"n_heads": 30})
+    assert main(["count", "llama", "--set", "n_heads=30"]) != 0
+    assert "n_heads" in capsys.readouterr().err
+
+
+def test_rules_between_keys_are_refused(capsys):
+    """BERT's heads must divide its width: a figure for d_model 1024 with 12 heads would be a number for a
+    model archzoo count refuses to build."""
+    data = _whatif("bert")
+    assert {"key": "d_model", "divisor": "n_heads"} in data["rules"]
+    with pytest.raises(explore.Refused, match=r"^d_model 1,024 is not divisible by n_heads 12"):
+        explore.evaluate(data, {"d_model": 1024})
+    assert main(["count", "bert", "--set", "d_model=1024"]) != 0
+    assert "not divisible" in capsys.readouterr().err
+
+
+def test_out_of_range_values_are_refused():
+    data = _whatif("gpt")
+    with pytest.raises(explore.Refused, match=r"^n_layers: expected a whole number from 1"):
+        explore.evaluate(data, {"n_layers": 0})
+    with pytest.raises(explore.Refused, match=r"^N: expected a whole number from 1 to 1,024"):
+        explore.evaluate(data, {}, 1025)
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "expected"),
+    [("d / h", {"d": 768, "h": 12}, 64), ("(a + b)²", {"a": 2, "b": 3}, 25), ("2 * x - 1", {"x": 5}, 9)],
+)
+def test_expressions(text, values, expected):
+    assert explore.evaluate_expression(text, values) == expected
+
+
+def test_unreadable_definitions_are_refused():
+    with pytest.raises(explore.Refused):
+        explore.evaluate_expression("sqrt(d)", {"d": 4})
+    with pytest.raises(explore.Refused):
+        explore.evaluate_expression("d / 5", {"d": 12})
+
+
+def test_compare_page_loads_only_local_data():
+    text = explore.compare_page([])
+    assert 'class="archzoo-compare"' in text and 'data-models="../models.json"' in text
+    assert "http" not in text
