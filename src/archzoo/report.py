@@ -144,8 +144,9 @@ class Approximation:
 
 KAPLAN = "Kaplan et al. 2020, Scaling Laws for Neural Language Models (arXiv:2001.08361), Section 2.1: C ≈ 6 N"
 HOFFMANN = (
-    "Hoffmann et al. 2022, Training Compute-Optimal Large Language Models (arXiv:2203.15556), Appendix F, "
-    "Table A4: embeddings, attention (QKV, logits, softmax, AV, output), dense block, final logits; backward 2x forward"
+    "Hoffmann et al. 2022, Training Compute-Optimal Large Language Models (arXiv:2203.15556), Appendix F "
+    "(FLOPs computation): embeddings, attention (QKV, logits, softmax, AV, output), dense block, final logits; "
+    "backward 2x forward"
 )
 
 
