@@ -21,7 +21,8 @@ What it does, by MkDocs event:
   superfences with mermaid, ...), the theme features the navigation relies on, the stylesheets and
   scripts, system fonts (no font CDN: the site works offline).
 * ``on_files``: reads the registry (`archzoo.site.generate.collect`), and adds every generated page
-  (home, all models, a page per model and per architecture), ``models.json`` and ``models.csv``,
+  (home, all models, a page per model and per architecture, the compare page), ``models.json`` and
+  ``models.csv``, the JSON the compare page and the what-if calculators read (`archzoo.site.explore`),
   archzoo's own pages that ``pages`` names, their assets and the entry schema; then the navigation.
   The owner's files in ``docs/`` win over archzoo's pages and assets of the same name; a generated page
   cannot be replaced (a file in its place is an error).
