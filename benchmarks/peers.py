@@ -1,105 +1,140 @@
 """Benchmark: what each peer tool reports for the same models, how long it takes, and how much memory.
 
-Run: python benchmarks/peers.py [--json FILE] [--models bert,gpt2,vit,llama] [--tools ...]
+Run: python benchmarks/peers.py [--models bert,gpt2,vit,llama] [--tools archzoo,torchinfo,...] [--json FILE]
 Needs torch 2.13.0 (CPU), transformers and the peer tools in the same environment:
     pip install torchinfo fvcore thop ptflops calflops deepspeed accelerate
 
-Every (tool, model) pair runs in a fresh Python process: it builds the model on the CPU from its
-transformers configuration (no download), runs the tool once, and prints what the tool reports:
-parameters, its "FLOPs" or "MACs" as the tool labels them, and memory where the tool estimates it. The
-parent records the process's wall time and peak resident memory (``os.wait4``), and the time of the
-tool's own call. ``archzoo`` runs as its command line (``archzoo show ID --json``), which builds nothing.
-Nothing is asserted: the figures are printed for the reader (machines are noisy).
+Every (tool, model) pair runs in a fresh Python process. The model is the class and configuration of its
+registry entry's ``reference`` (so that every tool and archzoo count the same model), built on the CPU with
+random weights (no download), or on the meta device where the tool itself builds it that way (accelerate's
+``estimate-memory``). The child runs the tool once and prints what the tool reports, each figure under the
+name the tool gives it: parameters, "FLOPs" or "MACs", memory. The parent records the process's wall time
+and peak resident memory (``os.wait4``), and the child the time of the tool's own call. archzoo runs as its
+command line (``archzoo show ID --json``), which builds nothing.
+
+The results are merged, model by model, into ``benchmarks/results/peers.json`` (``--json`` to write
+elsewhere), with the versions of every tool; ``archzoo.site.peers.peers_page`` renders them, and
+``tests/test_peers.py`` reproduces every difference from archzoo's exact figure. Nothing is asserted here
+(machines are noisy): run it once per model, e.g. ``--models llama``, since building LLaMA takes minutes.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
+import platform
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
-#: model -> (transformers class, configuration class and keywords, registry id, N): the class each registry
-#: entry describes, so that archzoo's figures are for the same model; N = 128 tokens for text
-MODELS: dict[str, tuple[str, str, dict[str, Any], str, int]] = {
-    "bert": ("BertModel", "BertConfig", {}, "bert-base-uncased", 128),
-    "gpt2": ("GPT2LMHeadModel", "GPT2Config", {}, "gpt2", 128),
-    # the registry entry's class: ViT-B/16 with its 1000-class ImageNet head
-    "vit": ("ViTForImageClassification", "ViTConfig", {"num_labels": 1000}, "vit-base-patch16-224", 197),
-    "llama": (
-        "LlamaForCausalLM",
-        "LlamaConfig",
-        dict(
-            vocab_size=32000,
-            hidden_size=2048,
-            intermediate_size=5632,
-            num_hidden_layers=22,
-            num_attention_heads=32,
-            num_key_value_heads=4,
-            max_position_embeddings=2048,
-        ),
-        "tinyllama-1.1b",
-        128,
-    ),
+#: model -> (registry id, N): the registry entry whose reference class and configuration every tool builds;
+#: N tokens for text (ViT-B/16 at 224 px sees 196 patches and the class token)
+MODELS: dict[str, tuple[str, int]] = {
+    "bert": ("bert-base-uncased", 128),
+    "gpt2": ("gpt2", 128),
+    "vit": ("vit-base-patch16-224", 197),
+    "llama": ("tinyllama-1.1b", 128),
 }
 TOOLS = ("archzoo", "flop_counter", "torchinfo", "fvcore", "thop", "ptflops", "calflops", "deepspeed", "accelerate")
+#: the distribution each tool is installed as, for its version
+DISTRIBUTIONS = {
+    "archzoo": "archzoo",
+    "flop_counter": "torch",
+    "torchinfo": "torchinfo",
+    "fvcore": "fvcore",
+    "thop": "thop",
+    "ptflops": "ptflops",
+    "calflops": "calflops",
+    "deepspeed": "deepspeed",
+    "accelerate": "accelerate",
+}
+RESULTS = Path(__file__).parent / "results" / "peers.json"
 
 
-def _build(model_name: str) -> tuple[Any, dict[str, Any]]:
+def _figure(label: str, quantity: str | None, value: int) -> dict[str, Any]:
+    """One figure a tool reports: its own name for it, and which exact figure it estimates
+    (``params``, ``flops``, ``weights_bytes`` in fp32, ``training_bytes`` with Adam in fp32, or None)."""
+    return {"label": label, "quantity": quantity, "value": int(value)}
+
+
+def _build(spec: dict[str, Any], device: str = "cpu") -> tuple[Any, dict[str, Any]]:
+    """The registry entry's reference class, eager attention, with batch-1 inputs of N tokens (or one image)."""
     import torch
     import transformers
 
     transformers.logging.set_verbosity_error()
-    cls, config_cls, kwargs, _, n = MODELS[model_name]
-    config = getattr(transformers, config_cls)(**kwargs)
+    config = getattr(transformers, spec["config_class"].split(".", 1)[1])(**spec["kwargs"])
     config._attn_implementation = "eager"
-    model = getattr(transformers, cls)(config).eval()
-    if model_name == "vit":
-        inputs = {"pixel_values": torch.zeros(1, 3, 224, 224)}
+    with torch.device(device):
+        model = getattr(transformers, spec["target"].split(".", 1)[1])(config).eval()
+    if "ViT" in spec["target"]:
+        inputs = {"pixel_values": torch.zeros(1, 3, config.image_size, config.image_size)}
     else:
-        inputs = {"input_ids": torch.zeros(1, n, dtype=torch.long)}
+        inputs = {"input_ids": torch.zeros(1, spec["n"], dtype=torch.long)}
     return model, inputs
 
 
-def _measure(tool: str, model_name: str) -> dict[str, Any]:
-    """Run one tool on one model in this process; what it reports, as it labels it."""
+def _measure(tool: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one tool on one model in this process: what it reports, as it labels it."""
     import torch
 
-    model, inputs = _build(model_name)
+    if tool == "accelerate":
+        return _accelerate(spec)
+    model, inputs = _build(spec)
     x = next(iter(inputs.values()))
+    out: dict[str, Any] = {}
     start = time.perf_counter()
-    out: dict[str, Any]
     with torch.no_grad():
         if tool == "flop_counter":
             from torch.utils.flop_counter import FlopCounterMode
 
             with FlopCounterMode(display=False) as counter:
                 model(**inputs)
-            out = {"params": sum(p.numel() for p in model.parameters()), "flops": counter.get_total_flops()}
+            figures = [
+                _figure(
+                    "sum(p.numel() for p in model.parameters())", "params", sum(p.numel() for p in model.parameters())
+                ),
+                _figure("get_total_flops()", "flops", counter.get_total_flops()),
+            ]
         elif tool == "torchinfo":
             from torchinfo import summary
 
             s = summary(model, input_data=inputs, verbose=0)
-            out = {
-                "params": s.total_params,
-                "macs": s.total_mult_adds,
-                "memory_bytes": s.total_input + s.total_output_bytes + s.total_param_bytes,
-            }
+            figures = [
+                _figure("Total params", "params", s.total_params),
+                _figure("Total mult-adds", "macs", s.total_mult_adds),
+                _figure("Params size", "weights_bytes", s.total_param_bytes),
+                _figure("Estimated Total Size", None, s.total_input + s.total_output_bytes + s.total_param_bytes),
+            ]
         elif tool == "fvcore":
             from fvcore.nn import FlopCountAnalysis, parameter_count
 
-            analysis = FlopCountAnalysis(model, (x,))
-            analysis.unsupported_ops_warnings(False).uncalled_modules_warnings(False)
-            out = {"params": parameter_count(model)[""], "flops (one per multiply-add)": analysis.total()}
+            def total() -> int:
+                analysis = FlopCountAnalysis(model, (x,))
+                analysis.unsupported_ops_warnings(False).uncalled_modules_warnings(False)
+                return int(analysis.total())
+
+            try:
+                flops = total()
+            except RuntimeError as exc:  # the KV cache in a decoder's output cannot be traced
+                out["error"] = " ".join(str(exc).split())[:200]
+                out["note"] = "figures with use_cache=False, after the default failed"
+                model.config.use_cache = False
+                flops = total()
+            figures = [
+                _figure("parameter_count()['']", "params", parameter_count(model)[""]),
+                _figure("FlopCountAnalysis.total()", "macs", flops),
+            ]
         elif tool == "thop":
             from thop import profile
 
             macs, params = profile(model, inputs=(x,), verbose=False)
-            out = {"params": int(params), "macs": int(macs)}
+            figures = [_figure("params", "params", params), _figure("macs", "macs", macs)]
         elif tool == "ptflops":
             from ptflops import get_model_complexity_info
 
@@ -111,41 +146,78 @@ def _measure(tool: str, model_name: str) -> dict[str, Any]:
                 print_per_layer_stat=False,
                 verbose=False,
             )
-            out = {"params": int(params), "macs": int(macs)}
-        elif tool == "calflops":
-            from calflops import calculate_flops
+            figures = [_figure("params", "params", params), _figure("macs", "macs", macs)]
+        elif tool in ("calflops", "deepspeed"):
+            if tool == "calflops":
+                from calflops import calculate_flops
 
-            flops, macs, params = calculate_flops(
-                model=model, kwargs=dict(inputs), output_as_string=False, print_results=False, print_detailed=False
-            )
-            out = {"params": int(params), "flops": int(flops), "macs": int(macs)}
-        elif tool == "deepspeed":
-            from deepspeed.profiling.flops_profiler import get_model_profile
+                flops, macs, params = calculate_flops(
+                    model=model, kwargs=dict(inputs), output_as_string=False, print_results=False, print_detailed=False
+                )
+            else:
+                from deepspeed.profiling.flops_profiler import get_model_profile
 
-            flops, macs, params = get_model_profile(
-                model, kwargs=dict(inputs), print_profile=False, detailed=False, as_string=False
-            )
-            out = {"params": int(params), "flops": int(flops), "macs": int(macs)}
-        elif tool == "accelerate":
-            from accelerate.utils import calculate_maximum_sizes
-
-            total, (largest, _) = calculate_maximum_sizes(model)
-            out = {"memory_bytes (weights)": int(total), "largest layer bytes": int(largest)}
+                flops, macs, params = get_model_profile(
+                    model, kwargs=dict(inputs), print_profile=False, detailed=False, as_string=False
+                )
+            figures = [
+                _figure("params", "params", params),
+                _figure("flops", "flops", flops),
+                _figure("macs", "macs", macs),
+            ]
         else:
             raise SystemExit(f"unknown tool {tool!r}; expected one of {', '.join(TOOLS)}")
     out["tool_seconds"] = round(time.perf_counter() - start, 3)
+    out["figures"] = figures
     return out
 
 
-def _run(tool: str, model_name: str) -> dict[str, Any]:
+def _accelerate(spec: dict[str, Any]) -> dict[str, Any]:
+    """``accelerate estimate-memory``'s logic, offline: the model built empty (meta) from its configuration,
+    as the command builds it from the Hub's, then its sizes and the Adam training estimate in float32."""
+    from accelerate import init_empty_weights
+    from accelerate.commands.estimate import estimate_training_usage
+    from accelerate.utils import calculate_maximum_sizes
+
+    start = time.perf_counter()
+    with init_empty_weights():
+        model, _ = _build(spec)
+    total, (largest, _) = calculate_maximum_sizes(model)
+    training = estimate_training_usage(total, "float32")
+    return {
+        "tool_seconds": round(time.perf_counter() - start, 3),
+        "figures": [
+            _figure("Total Size (float32)", "weights_bytes", total),
+            _figure("Training using Adam (float32)", "training_bytes", max(training.values())),
+            _figure("Largest Layer (float32)", None, largest),
+        ],
+    }
+
+
+def _spec(model_name: str) -> dict[str, Any]:
+    """The registry entry's reference: the class, configuration and keywords every tool builds."""
+    from archzoo.registry import load_registry
+
+    model_id, n = MODELS[model_name]
+    reference = load_registry().get_model(model_id).spec.reference
+    assert reference is not None and reference.config_class is not None, model_id
+    return {
+        "id": model_id,
+        "n": n,
+        "target": reference.target,
+        "config_class": reference.config_class,
+        "kwargs": reference.kwargs,
+    }
+
+
+def _run(tool: str, spec: dict[str, Any]) -> dict[str, Any]:
     """One fresh process: its report, wall time and peak resident memory."""
     if tool == "archzoo":
-        _, _, _, model_id, n = MODELS[model_name]
-        cmd = [sys.executable, "-m", "archzoo.cli", "show", model_id, "--json"]
-        if model_name != "vit":
-            cmd += ["--seq-len", str(n)]
+        cmd = [sys.executable, "-m", "archzoo.cli", "show", spec["id"], "--json"]
+        if "ViT" not in spec["target"]:
+            cmd += ["--seq-len", str(spec["n"])]
     else:
-        cmd = [sys.executable, __file__, "--one", tool, model_name]
+        cmd = [sys.executable, __file__, "--one", tool, json.dumps(spec)]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
@@ -156,35 +228,70 @@ def _run(tool: str, model_name: str) -> dict[str, Any]:
         stdout, stderr = out.read(), err.read()
     if os.waitstatus_to_exitcode(status) != 0:
         return {"error": (stderr.strip().splitlines() or ["(no message)"])[-1][:200], "wall_seconds": round(wall, 2)}
-    data = json.loads(stdout if tool == "archzoo" else stdout.strip().splitlines()[-1])
     if tool == "archzoo":
-        report = data["report"]
-        data = {"params": report["params"]["total"], "flops": report["flops"]["forward"]}
+        report = json.loads(stdout)["report"]
+        data: dict[str, Any] = {
+            "figures": [
+                _figure("params.total", "params", report["params"]["total"]),
+                _figure("flops.forward", "flops", report["flops"]["forward"]),
+                _figure("memory.weights_bytes.fp32", "weights_bytes", report["memory"]["weights_bytes"]["fp32"]),
+                _figure(
+                    "memory.training_bytes_adam.fp32", "training_bytes", report["memory"]["training_bytes_adam"]["fp32"]
+                ),
+            ]
+        }
+    else:
+        data = json.loads(stdout.strip().splitlines()[-1])
     data.update(wall_seconds=round(wall, 2), peak_rss_mib=round(usage.ru_maxrss / 1024, 1))  # Linux: KiB
     return data
 
 
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in sorted({*DISTRIBUTIONS.values(), "transformers"}):
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--one", nargs=2, metavar=("TOOL", "MODEL"), help=argparse.SUPPRESS)
-    parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--tools", default=",".join(TOOLS))
-    parser.add_argument("--json", metavar="FILE", help="also write every figure to FILE as JSON")
+    parser.add_argument("--one", nargs=2, metavar=("TOOL", "SPEC"), help=argparse.SUPPRESS)
+    parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}")
+    parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated, of {', '.join(TOOLS)}")
+    parser.add_argument("--json", metavar="FILE", default=str(RESULTS), help="merge the figures into FILE")
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(_measure(*args.one)))
+        print(json.dumps(_measure(args.one[0], json.loads(args.one[1]))))
         return
-    results: dict[str, dict[str, Any]] = {}
-    for model_name in args.models.split(","):
-        results[model_name] = {}
-        for tool in args.tools.split(","):
-            figures = _run(tool, model_name)
-            results[model_name][tool] = figures
-            shown = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in figures.items())
-            print(f"{model_name:6} {tool:13} {shown}", flush=True)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(results, f, indent=2)
+    models, tools = args.models.split(","), args.tools.split(",")
+    unknown = [m for m in models if m not in MODELS] + [t for t in tools if t not in TOOLS]
+    if unknown:
+        parser.error(
+            f"unknown model or tool {', '.join(unknown)}; models: {', '.join(MODELS)}; tools: {', '.join(TOOLS)}"
+        )
+    path = Path(args.json)
+    results: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    results.setdefault("models", {})
+    results["versions"] = _versions()
+    results["machine"] = f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()}"
+    for model_name in models:
+        spec = _spec(model_name)
+        entry = results["models"].setdefault(model_name, {})
+        entry.update(id=spec["id"], model=spec["target"], n=spec["n"])
+        entry.setdefault("tools", {})
+        for tool in tools:
+            figures = _run(tool, spec)
+            entry["tools"][tool] = figures
+            shown = ", ".join(f"{f['label']} {f['value']:,}" for f in figures.get("figures", []))
+            print(
+                f"{model_name:6} {tool:13} {shown} {figures.get('error', '')} {figures.get('wall_seconds')} s",
+                flush=True,
+            )
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
