@@ -327,10 +327,11 @@
     form.appendChild(formulas);
 
     var refusedKeys = data.fields.filter(function (f) { return f.refused; });
+    var rules = (data.rules || []).map(function (r) { return r.divisor + " divides " + r.key; });
     var note = "The browser checks that each value is a whole number in range, that every division " +
-      "comes out whole and that " + ((data.rules || []).map(function (r) { return r.divisor + " divides " + r.key; })
-        .join(", ") || "the keys the export names divide each other") + "; the configuration's other rules " +
-      "(for example that n_kv_heads divides n_heads, or an even head width) are checked by archzoo count only.";
+      "comes out whole" + (rules.length ? " and that " + rules.join(", ") : "") + "; the configuration's " +
+      "other rules (for example that n_kv_heads divides n_heads, or an even head width) are checked by " +
+      "archzoo count only.";
     form.appendChild(el("p", { "class": "az-whatif-note", text: note }));
     var reset = el("button", { type: "button", "class": "md-button az-whatif-reset", text: "Reset" });
     form.appendChild(reset);
