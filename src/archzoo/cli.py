@@ -27,6 +27,74 @@ Examples:
 """
 
 
+def _epilog_sections(epilog: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """An epilog as written here, ``Title:`` lines each over ``  term  description`` items (a line indented
+    further continues the description above), as (title, [(term, description)]) sections."""
+    sections: list[tuple[str, list[tuple[str, str]]]] = []
+    for line in epilog.splitlines():
+        if not line.strip() or line.strip() == "\b":
+            continue
+        if not line.startswith(" "):
+            sections.append((line.strip(), []))
+        elif line.startswith("   ") and sections and sections[-1][1]:
+            term, description = sections[-1][1][-1]
+            sections[-1][1][-1] = (term, f"{description} {line.strip()}".strip())
+        else:
+            term, _, description = line.strip().partition("  ")
+            sections[-1][1].append((term, description.strip()))
+    return sections
+
+
+def _continued(command: str, width: int) -> list[str]:
+    """A command too long for one line, broken between words with the shell's `` \\`` continuation, so
+    that it can still be pasted as it is shown."""
+    lines: list[str] = []
+    for word in command.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) + 2 <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word if not lines else "  " + word)
+    return [line + " \\" for line in lines[:-1]] + lines[-1:]
+
+
+class _LaidOut:
+    """Examples and environment variables laid out to the terminal's width as click lays out options: a
+    description wraps between words, a long command breaks as the shell continues a line."""
+
+    epilog: str | None
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for title, items in _epilog_sections(self.epilog or ""):
+            formatter.write_paragraph()
+            with formatter.indentation():
+                formatter.write_text(title)
+                with formatter.indentation():
+                    room = formatter.width - formatter.current_indent
+                    rows: list[tuple[str, str]] = []
+                    for term, description in items:
+                        if len(term) <= room:
+                            rows.append((term, description))
+                            continue
+                        if rows:
+                            formatter.write_dl(rows, col_max=min(30, room // 2))
+                            rows = []
+                        for line in _continued(term, room):
+                            formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
+                        if description:
+                            with formatter.indentation(), formatter.indentation():
+                                formatter.write_text(description)
+                    if rows:
+                        formatter.write_dl(rows, col_max=min(30, room // 2))
+
+
+class _Command(_LaidOut, click.Command):
+    pass
+
+
+class _Group(_LaidOut, click.Group):
+    command_class = _Command
+
+
 def _emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=False))
 
@@ -89,15 +157,23 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 
 
 @click.group(
+    cls=_Group,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog=f"""\b
 Environment:
-  {ENV_PLUGINS}=a,b          load only these plugins
-  {ENV_STRICT}=1             a broken plugin is an error, not a warning
-  {ENV_TRACE}=1      print every plugin hook call
-  ARCHZOO_REGISTRY=dir1:dir2   registry folders of list, show, compare, validate, verify
-                               (default ./registry) and of a build without a mkdocs.yml
-  ARCHZOO_CACHE_DIR=DIR        where the registry index is cached (default ~/.cache/archzoo)
+  {ENV_PLUGINS}=a,b  load only these plugins
+  {ENV_STRICT}=1  a broken plugin is an error, not a warning
+  {ENV_TRACE}=1  print every plugin hook call
+  ARCHZOO_REGISTRY=dir1:dir2  registry folders of list, show, compare, validate, verify
+                              (default ./registry) and of a build without a mkdocs.yml
+  ARCHZOO_CACHE_DIR=DIR  where the registry index is cached (default $XDG_CACHE_HOME/archzoo, else
+                         ~/.cache/archzoo)
+  XDG_CACHE_HOME=DIR  the cache folder ARCHZOO_CACHE_DIR defaults under
+  SOURCE_DATE_EPOCH=SECONDS  the date a built site is stamped with (default: a fixed date, so builds
+                             are reproducible)
+  COLUMNS=N  the terminal width tables fit (default: the window's)
+  TTY_COMPATIBLE=1  tables drawn for a terminal even when piped (rich; piped output is plain text)
+  NO_COLOR=1  no colours or bold
 """,
 )
 @click.option("--strict", is_flag=True, help="Fail when any plugin cannot be loaded, instead of skipping it.")
