@@ -18,6 +18,7 @@ import markdown
 import pytest
 
 from archzoo.registry import load_registry
+from archzoo.report import human_bytes
 from archzoo.site import diagram, pages, svg, views
 from archzoo.site.mdext import END, START
 
@@ -179,7 +180,7 @@ def test_model_page_markdown(bert):
     # formulas are arithmatex's output, symbolic and substituted
     assert '<span class="arithmatex">\\(d^{2} + d\\)</span>' in text
     assert "\\(= 768^{2} + 768\\)" in text
-    assert '<div class="arithmatex">\\[F(N) = ' in text
+    assert '<p class="az-eq"><span class="arithmatex">\\(F(N) = ' in text  # inline: KaTeX may break it
     # links are where MkDocs publishes the pages
     assert 'href="../../architectures/bert/"' in text and 'href="../../methodology/#conventions"' in text
     # every raw block is closed
@@ -205,7 +206,7 @@ def test_model_page_is_deterministic(registry):
 def test_raw_blocks_render_like_plain_markdown(bert):
     """The mdext fast path changes the cost, not the output."""
     text = pages.model_page(bert).split("---\n", 2)[2]
-    body = text[text.index("## Summary") : text.index("## Blocks")]
+    body = text[text.index("## Details") : text.index("## Blocks")]
     fast = markdown.Markdown(extensions=["archzoo.site.mdext", "tables"]).convert(body)
     plain = markdown.Markdown(extensions=["tables"]).convert(body)
     strip = lambda html: re.sub(r"<!-- /?archzoo:html -->\s*", "", html).replace("\n", "")  # noqa: E731
@@ -454,3 +455,162 @@ def test_architecture_page_types_have_no_backslash_and_no_annotated():
     gpt = pages.architecture_page(views.architecture_view(get_host().architecture("gpt")))
     assert "<code>integer or null</code>" in gpt  # d_head: PositiveInt | None
     assert "<code>&#x27;lm&#x27; | &#x27;none&#x27;" in gpt  # head: Literal["lm", "none", ...]
+
+
+# ---- a model page's first screen, its Blocks table, the what-if placeholder ------------------------------------
+
+
+def _between(text: str, start: str, end: str) -> str:
+    return text[text.index(start) : text.index(end, text.index(start))]
+
+
+def test_headline_figures_come_first(bert):
+    text = pages.model_page(bert)
+    headline = _between(text, '<div class="az-headline">', "## Details")
+    assert text.index('<div class="az-headline">') < text.index("## Details") < text.index("## Blocks")
+    for expected in (
+        f'<span class="az-num">{BERT_BASE_PARAMS:,}</span>',  # exact parameters
+        '<span class="az-num">110M</span>',  # BERT paper, Section 3
+        f'<span class="az-num">{BERT_BASE_PARAMS - 110_000_000:+,}</span> (-0.47%)',
+        "reason <code>rounded</code>",
+        "Devlin et al. (2019)",
+        "Forward FLOPs at N = 512",
+        "Weights in fp16",
+        f'<span class="az-num">{human_bytes(2 * BERT_BASE_PARAMS)}</span>',  # 2 bytes a parameter
+        "KV cache",
+    ):
+        assert expected in headline, expected
+
+
+def test_headline_of_a_decoder_shows_its_kv_cache_per_token(gpt2):
+    headline = _between(pages.model_page(gpt2), '<div class="az-headline">', "## Details")
+    assert "KV cache per token, fp16" in headline
+    assert f'<span class="az-num">{human_bytes(2 * GPT2_KV_ELEMENTS)}</span>' in headline
+    assert "no figure recorded" in headline
+
+
+def test_whatif_placeholder_on_model_and_architecture_pages(bert):
+    from archzoo.host import get_host
+
+    text = pages.model_page(bert)
+    placeholder = '<div class="archzoo-whatif" data-architecture="bert" data-model="bert-base-uncased"></div>'
+    assert text.count(placeholder) == 1
+    assert text.index('<div class="az-headline">') < text.index(placeholder) < text.index("## Details")
+    arch = pages.architecture_page(views.architecture_view(get_host().architecture("bert"), models=(bert,)))
+    empty = '<div class="archzoo-whatif" data-architecture="bert" data-model=""></div>'
+    assert arch.count(empty) == 1
+    assert arch.index("## Configuration") < arch.index(empty) < arch.index("## General formulas")
+    assert pages.whatif('a"b', "<m>") == (
+        '<div class="archzoo-whatif" data-architecture="a&quot;b" data-model="&lt;m&gt;"></div>'
+    )
+
+
+def test_blocks_table_puts_each_formula_on_a_row_of_its_own(bert):
+    text = pages.model_page(bert)
+    table = _between(text, '<div class="az-blocks">', "</table>")
+    assert table.count('<tr class="az-row">') == table.count('<tr class="az-formula">') == len(bert.rows)
+    header = _between(table, "<thead>", "</thead>")
+    assert "Formula" not in header and header.count("<th ") == 5  # block, count, parameters, share, FLOPs
+    q_proj = _between(table, ">q_proj<", '<tr class="az-row">')
+    assert f">{12 * (768 * 768 + 768):,}<" in q_proj  # Linear(768, 768) in each of 12 layers
+    formula_row = _between(q_proj, '<tr class="az-formula">', "</tr>")
+    assert '<td colspan="5" style="--az-depth:4">' in formula_row
+    assert "\\(d^{2} + d\\)" in formula_row and '<span class="az-values">' in formula_row
+    assert text.index('class="az-values-toggle"') < text.index('<div class="az-blocks">')  # the switch precedes it
+
+
+# ---- pictures of the zoo ------------------------------------------------------------------------------------
+
+
+def _points(svg_text: str) -> list[tuple[str, float, float, str]]:
+    """(href, cx, cy, class) of every linked point of a scatter plot."""
+    root = ET.fromstring(svg_text)
+    ns = "{http://www.w3.org/2000/svg}"
+    out = []
+    for a in root.iter(ns + "a"):
+        circle = a.find(ns + "circle")
+        out.append((a.get("href"), float(circle.get("cx")), float(circle.get("cy")), circle.get("class")))
+    return out
+
+
+def test_year_plot_has_a_linked_point_per_model_on_a_log_axis(bert, gpt2, albert, mixtral):
+    import math
+
+    models = [bert, gpt2, albert, mixtral]
+    plot = pages.year_plot(models)
+    points = _points(plot)
+    assert len(points) == 4
+    assert sorted(href for href, *_ in points) == sorted(f"models/{m.id}/" for m in models)
+    ys = {href: cy for href, _, cy, _ in points}
+    # log scale: a count sits between the ticks of its powers of ten at log10 of it, e.g. BERT-base's
+    # 109,482,240 (transformers' BertModel) at 0.039 of the way from 100M to 1B, Mixtral's 46,702,792,704
+    # (transformers' MixtralForCausalLM) at 0.669 of the way from 10B to 100B
+    ticks = {
+        t.text: float(t.get("y"))
+        for t in ET.fromstring(plot).iter("{http://www.w3.org/2000/svg}text")
+        if t.get("class") == "az-tick" and t.get("text-anchor") == "end"
+    }
+    for href, params, low, high in (
+        ("models/bert-base-uncased/", BERT_BASE_PARAMS, "100M", "1B"),
+        ("models/mixtral-8x7b/", MIXTRAL_PARAMS, "10B", "100B"),
+    ):
+        fraction = math.log10(params) - math.floor(math.log10(params))
+        assert ys[href] == pytest.approx(
+            ticks[low] + fraction * (ticks[high] - ticks[low]), abs=0.06
+        )  # coordinates to 0.1
+    # coloured by architecture, with a legend naming each
+    assert {cls for *_, cls in points} >= {"az-point az-c0", "az-point az-c1"}
+    assert ">BERT<" in plot and ">GPT<" in plot
+    assert pages.year_plot(models, "index.md", directory_urls=False).count('href="models/gpt2.html"') == 1
+
+
+def test_published_plot_places_the_gap_and_colours_by_reason(bert, gpt2, mixtral):
+    plot = pages.published_plot([bert, gpt2, mixtral])
+    points = {href: (cx, cy, cls) for href, cx, cy, cls in _points(plot)}
+    assert set(points) == {"models/bert-base-uncased/", "models/mixtral-8x7b/"}  # GPT-2 has no published figure
+    assert ">rounded<" in plot and f">{pages.WITHIN_ROUNDING}<" in plot
+    assert points["models/bert-base-uncased/"][2] != points["models/mixtral-8x7b/"][2]  # two reasons, two colours
+    zero = ET.fromstring(plot).find(".//{http://www.w3.org/2000/svg}line[@class='az-zero']")
+    assert zero is not None
+    # BERT-base's 109,482,240 is 0.47% under the paper's 110M, Mixtral's 46.7B 0.63% under 47B: both below 0
+    assert all(cy > float(zero.get("y1")) for _, cy, _ in points.values())
+
+
+def test_architecture_plot_links_every_model_of_the_architecture(registry, bert):
+    from archzoo.host import get_host
+
+    view = views.architecture_view(get_host().architecture("bert"), models=(bert,))
+    plot = pages.architecture_plot(view)
+    assert [href for href, *_ in _points(plot)] == ["../../models/bert-base-uncased/"]
+    assert "forward FLOPs at N" in plot and "N = 512" in plot
+    assert "az-scatter" in pages.architecture_page(view)
+
+
+def test_scatter_plot_places_known_values_on_log_and_linear_axes():
+    points = [
+        svg.Point(x=2018, y=1e6, group="a", label="one", href="one/"),
+        svg.Point(x=2020, y=1e9, group="b", label="two", href="two/"),
+        svg.Point(x=2020, y=1e8, group="b", label="three"),  # no page: drawn, not linked
+        svg.Point(x=2019, y=0, group="a", label="left out: log axis"),
+    ]
+    plot = svg.scatter_plot(points, x=svg.Axis("year", ticks="year"), y=svg.Axis("p", log=True), title="t")
+    root = ET.fromstring(plot)
+    ns = "{http://www.w3.org/2000/svg}"
+    circles = [c for c in root.iter(ns + "circle") if c.find(ns + "title") is not None]
+    assert [c.find(ns + "title").text for c in circles] == ["one", "two", "three"]
+    assert len(list(root.iter(ns + "a"))) == 2
+    ticks = {
+        t.text: float(t.get("y")) for t in root.iter(ns + "text") if t.get("class") == "az-tick" and t.get("x") == "58"
+    }
+    cy = {c.find(ns + "title").text: float(c.get("cy")) for c in circles}
+    # 10^6 and 10^9 sit exactly on their ticks; 10^8 two thirds of the way up from 10^6 to 10^9
+    assert cy["one"] == pytest.approx(ticks["1M"], abs=0.01) and cy["two"] == pytest.approx(ticks["1B"], abs=0.01)
+    assert (cy["one"] - cy["three"]) / (cy["one"] - cy["two"]) == pytest.approx(2 / 3, abs=1e-3)
+    # two points of one year are spread side by side around it
+    assert float(circles[1].get("cx")) != float(circles[2].get("cx"))
+    assert svg.scatter_plot([], x=svg.Axis("x"), y=svg.Axis("y"), title="t") == ""
+
+
+def test_linear_ticks_are_round_and_cover_the_range():
+    assert svg.linear_ticks(-0.07, 0.62) == [-0.1, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    assert svg.linear_ticks(2016.5, 2024.5, 14) == [float(y) for y in range(2016, 2026)]

@@ -31,6 +31,7 @@ from urllib.parse import quote
 import yaml
 
 from ..report import human_bytes, human_count
+from . import svg
 from .mdext import END, START
 from .views import ArchitectureView, BlockRow, ModelView, fmt_gap, weights_text
 
@@ -157,11 +158,6 @@ def _m(tex: str) -> str:
     """Inline math inside a raw HTML block: arithmatex's own output, which the site's script renders
     (KaTeX, with no trusted commands: a plugin's LaTeX cannot make links or raw HTML)."""
     return f'<span class="arithmatex">\\({escape(displayable(tex), quote=False)}\\)</span>' if tex else "—"
-
-
-def _display(tex: str) -> str:
-    """Display math as a raw HTML block (arithmatex's output for ``$$ ... $$``)."""
-    return _raw(f'<div class="arithmatex">\\[{escape(displayable(tex), quote=False)}\\]</div>')
 
 
 def _raw(html: str) -> str:
@@ -297,7 +293,7 @@ def _href(from_path: str, to_path: str, directory_urls: bool = True) -> str:
 def _tree_name(row: BlockRow) -> str:
     mark = "└&nbsp;" if row.depth else ""
     return (
-        f'<span class="az-tree" style="padding-left:{row.depth * 0.9:.1f}em">{mark}<span class="az-block" '
+        f'<span class="az-tree" style="--az-depth:{row.depth}">{mark}<span class="az-block" '
         f'title="{_e(row.description)}">{_e(row.name)}</span></span>'
     )
 
@@ -436,26 +432,131 @@ def _summary_table(view: ModelView) -> str:
 
 
 def _blocks_table(rows: Sequence[BlockRow], *, substituted: bool = True, flops: bool = True) -> str:
-    """The block tree as a table; each formula cell holds the symbolic formula for one copy and, below
-    it, the same formula with the configuration's values."""
-    headers = ["Block", "Count", "Parameters", "Share"] + (["FLOPs"] if flops else []) + ["Formula (one copy)"]
-    align = "lrrr" + ("r" if flops else "") + "l"
+    """The block tree as a table: a row of figures per block, and under it a row of its own with the
+    parameter formula for one copy, so that a long formula never narrows the figures' columns. The
+    formula with the configuration's values is in the same row, shown on demand (`_values_toggle`)."""
+    headers = ["Block", "Count", "Parameters", "Share"] + (["FLOPs"] if flops else [])
+    names = {"l": "left", "r": "right"}
+    align = "lrrr" + ("r" if flops else "")
+    # the share column gives way first on a narrow screen (the stylesheet hides it; the bar chart shows it)
+    classes = ["", "", "", ' class="az-share"', ""]
+
+    def row_html(cells: Sequence[str], tag: str) -> str:
+        return "".join(
+            f'<{tag}{css} align="{names[a]}">{c}</{tag}>' for c, a, css in zip(cells, align, classes, strict=False)
+        )
+
+    head = row_html(headers, "th")
     body = []
     for row in rows:
+        cells = [_tree_name(row), _count(row), f"{row.params:,}", _share(row.share)]
+        if flops:
+            cells.append(human_count(row.flops) if row.flops else "—")
+        body.append(f'<tr class="az-row">{row_html(cells, "td")}</tr>')
         if row.formula == "0":
             formula = "0"
         else:
             formula = _m(row.formula)
             if substituted and row.substituted != row.formula:
-                formula += f'<br><span class="az-values">{_m("= " + row.substituted)}</span>'
+                formula += f' <span class="az-values">{_m("= " + row.substituted)}</span>'
         if row.tied_to:
             formula += f" (weight tied to <code>{_e(row.tied_to)}</code>)"
-        cells = [_tree_name(row), _count(row), f"{row.params:,}", _share(row.share)]
-        if flops:
-            cells.append(human_count(row.flops) if row.flops else "—")
-        cells.append(formula)
-        body.append(cells)
-    return _html_table(headers, body, align, css="az-blocks")
+        indent = f' style="--az-depth:{row.depth}"' if row.depth else ""
+        body.append(f'<tr class="az-formula"><td colspan="{len(headers)}"{indent}>{formula}</td></tr>')
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return _raw(f'<div class="az-blocks">{table}</div>')
+
+
+#: The switch that shows every formula of a Blocks table with the configuration's values (CSS only:
+#: ``.az-values`` is hidden until the checkbox before the table is checked).
+def _values_toggle(key: str) -> str:
+    return (
+        f'<input type="checkbox" class="az-values-toggle" id="az-values-{key}">'
+        f'<label class="az-values-label" for="az-values-{key}">show the formulas with this configuration’s '
+        "values</label>"
+    )
+
+
+def _equation(tex: str) -> str:
+    """A formula of its own paragraph, as inline math so that KaTeX may break it after a + or an =
+    (display math never breaks, and a long polynomial would scroll sideways on a phone)."""
+    return f'<p class="az-eq">{_m(tex)}</p>'
+
+
+def whatif(architecture: str, model_id: str = "") -> str:
+    """Where the what-if calculator goes (its script fills the element): on every model page and every
+    architecture page; ``model_id`` is "" on an architecture page."""
+    return f'<div class="archzoo-whatif" data-architecture="{_e(architecture)}" data-model="{_e(model_id)}"></div>'
+
+
+def _card(label: str, value: str, note: str = "", css: str = "") -> str:
+    """One headline figure: a short label, the figure large, a line of context under it."""
+    return (
+        f'<div class="az-card{(" " + css) if css else ""}"><div class="az-card-label">{label}</div>'
+        f'<div class="az-card-value">{value}</div>'
+        + (f'<div class="az-card-note">{note}</div>' if note else "")
+        + "</div>"
+    )
+
+
+def _short_citation(citation: str) -> str:
+    """``Devlin et al. (2019). “BERT...”. NAACL`` -> ``Devlin et al. (2019)``."""
+    head, found, _ = citation.partition("). ")
+    return head + ")" if found else citation
+
+
+def _headline(view: ModelView) -> str:
+    """The first screen of a model page: exact parameters, the published figure and the difference with
+    its reason, forward FLOPs at N, the weights in fp16 and the KV cache, each a figure that stands out."""
+    cards = []
+    params_note = human_count(view.params)
+    if view.active_params != view.params:
+        params_note += f" · {view.active_params:,} active ({human_count(view.active_params)})"
+    cards.append(_card("Parameters (exact)", f'<span class="az-num">{view.params:,}</span>', params_note, "az-wide"))
+    if view.published is None or view.published_value is None or view.difference is None:
+        cards.append(_card("Published", "—", "no figure recorded in the registry entry"))
+    else:
+        reason = (
+            f"reason <code>{_e(view.reason)}</code>: {_e(view.reason_text)}"
+            if view.reason
+            else "within the rounding of the printed figure"
+            if view.status in ("within-rounding", "exact")
+            else f"status {_e(view.status)}"
+        )
+        difference = f'<span class="az-num">{view.difference:+,}</span> ({fmt_gap(view.gap)})'
+        cards.append(
+            _card(
+                "Published",
+                f'<span class="az-num">{_e(view.published)}</span>',
+                f"{_e(_short_citation(view.published_citation))}; difference {difference}; {reason}",
+            )
+        )
+    cards.append(
+        _card(
+            f"Forward FLOPs at N = {view.seq_len:,}",
+            f'<span class="az-num">{human_count(view.flops)}</span>',
+            f'<span class="az-num">{view.flops:,}</span>',
+        )
+    )
+    if "fp16" in view.weights:
+        others = " · ".join(
+            f'<span class="az-num">{k} {human_bytes(v)}</span>' for k, v in view.weights.items() if k != "fp16"
+        )
+        cards.append(
+            _card("Weights in fp16", f'<span class="az-num">{human_bytes(view.weights["fp16"])}</span>', others)
+        )
+    if view.kv_elements:
+        cards.append(
+            _card(
+                "KV cache per token, fp16",
+                f'<span class="az-num">{human_bytes(2 * view.kv_elements)}</span>',
+                f"{view.kv_elements:,} elements; {human_bytes(2 * view.kv_elements * view.seq_len)} for "
+                f"{view.seq_len:,} tokens",
+            )
+        )
+    else:
+        cards.append(_card("KV cache", "none", "no cache: every token attends to the whole input at once"))
+    return f'<div class="az-headline">{"".join(cards)}</div>'
 
 
 def _symbols_table(symbols: Sequence[dict[str, Any]], seq_len_note: str = "") -> str:
@@ -532,14 +633,17 @@ def model_page(view: ModelView, *, page_path: str | None = None, directory_urls:
         f"{_e(view.architecture_title)}</a> architecture · {_e(view.year)}" + (f" · tags: {tags}" if tags else "")
     )
     doc.p(_e(view.summary))
-    doc.md("## Summary").html(_unraw(_summary_table(view)))
+    doc.html(_headline(view))
+    doc.html(whatif(view.architecture, view.id))
+    doc.md("## Details").html(_unraw(_summary_table(view)))
     doc.md("## Blocks")
     doc.p(
         f"Every block of the model, with how many times it runs in one forward pass (for experts: per token, "
         f"and of how many stored), its parameters (all stored copies; a shared layer's weights count once), "
-        f"its share of the {view.params:,} parameters, its forward FLOPs at N = {view.seq_len:,}, and its "
-        "parameter formula for one copy, symbolic and, below it, with the configuration's values."
+        f"its share of the {view.params:,} parameters and its forward FLOPs at N = {view.seq_len:,}; under "
+        "each block, its parameter formula for one copy."
     )
+    doc.html(_values_toggle("blocks"))
     doc.html(_unraw(_blocks_table(view.rows)))
     doc.md("### Symbols").html(_unraw(_symbols_table(view.symbols, f"{view.seq_len:,} here")))
     doc.html(_unraw(_figure(view.params_svg, f"Parameters of {view.id} by block (all copies).")))
@@ -548,34 +652,29 @@ def model_page(view: ModelView, *, page_path: str | None = None, directory_urls:
         "Forward FLOPs for a batch of one sequence of N tokens, counting 2 FLOPs per multiply–accumulate "
         f'(<a href="{href("methodology.md")}#conventions">conventions</a>):'
     )
-    doc.html(_unraw(_display(f"F(N) = {view.flops_formula}")))
+    doc.html(_equation(f"F(N) = {view.flops_formula}"))
     qk, av = _m("QK^{\\top}"), _m("AV")
     doc.p(f"split into the attention products {qk} and {av} and everything else:")
-    doc.html(_unraw(_display(f"F_{{\\mathrm{{attn}}}}(N) = {view.attention_formula}")))
-    doc.html(_unraw(_display(f"F_{{\\mathrm{{rest}}}}(N) = {view.other_formula}")))
-    doc.html(
-        _unraw(
-            _html_table(
-                ("Resource", "Complexity"),
-                [
-                    ("Time", f"{_m(view.time_complexity)} FLOPs per forward pass"),
-                    ("Memory", _memory_text(view)),
-                    (
-                        "Attention overtakes the rest",
-                        (
-                            f"from <strong>N = {view.overtakes_at:,}</strong> tokens"
-                            + (
-                                ""
-                                if view.overtakes_at <= view.seq_len
-                                else f", beyond this model's N = {view.seq_len:,}: at its own length the rest dominates"
-                            )
-                            if view.overtakes_at
-                            else "never: no N² term"
-                        ),
-                    ),
-                ],
+    doc.html(_equation(f"F_{{\\mathrm{{attn}}}}(N) = {view.attention_formula}"))
+    doc.html(_equation(f"F_{{\\mathrm{{rest}}}}(N) = {view.other_formula}"))
+    overtakes = (
+        (
+            f"from <strong>N = {view.overtakes_at:,}</strong> tokens"
+            + (
+                ""
+                if view.overtakes_at <= view.seq_len
+                else f", beyond this model's N = {view.seq_len:,}: at its own length the rest dominates"
             )
         )
+        if view.overtakes_at
+        else "never: no N² term"
+    )
+    doc.html(
+        '<ul class="az-facts">'
+        f"<li><strong>Time</strong>: {_m(view.time_complexity)} FLOPs per forward pass</li>"
+        f"<li><strong>Memory</strong>: {_memory_text(view)}</li>"
+        f"<li><strong>Attention overtakes the rest</strong> {overtakes}</li>"
+        "</ul>"
     )
     doc.html(
         _unraw(
@@ -690,7 +789,7 @@ def _default(value: Any) -> str:
         return repr(value)
 
 
-def architecture_page(view: ArchitectureView) -> str:
+def architecture_page(view: ArchitectureView, *, directory_urls: bool = True) -> str:
     """The markdown of an architecture's page: its plugin, configuration keys, blocks, formulas, models.
 
     Everything the plugin wrote (title, summary, citation, configuration descriptions and defaults,
@@ -716,6 +815,15 @@ def architecture_page(view: ArchitectureView) -> str:
     doc.md(f"## Models ({len(view.models)})")
     if view.models:
         doc.md(_models_table(view.models, page_path))
+        doc.html(
+            _unraw(
+                _figure(
+                    architecture_plot(view, directory_urls),
+                    f"Exact parameters and forward FLOPs of each {view.title} model at its own sequence length "
+                    "N, log–log, coloured by N. Each point opens its model's page.",
+                )
+            )
+        )
     else:
         doc.p("No registry entry uses this architecture yet.")
     doc.md("## Configuration")
@@ -730,6 +838,7 @@ def architecture_page(view: ArchitectureView) -> str:
             )
         )
     )
+    doc.html(whatif(view.name))
     if view.error:
         doc.p(f"The default configuration cannot be built ({_e(view.error)}), so no formulas are shown.")
         return doc.text()
@@ -738,10 +847,10 @@ def architecture_page(view: ArchitectureView) -> str:
         f"For the default configuration ({view.default_params:,} parameters); other configurations change "
         "which blocks exist (a pooler, a head, tied weights) and the values of the symbols."
     )
-    doc.html(_unraw(_display(f"\\text{{params}} = {view.params_formula}")))
-    doc.html(_unraw(_display(f"\\text{{leading order}} = {view.approx_formula}")))
-    doc.html(_unraw(_display(f"F(N) = {view.flops_formula}")))
-    doc.html(_unraw(_display(f"F_{{\\mathrm{{attn}}}}(N) = {view.attention_formula}")))
+    doc.html(_equation(f"\\text{{params}} = {view.params_formula}"))
+    doc.html(_equation(f"\\text{{leading order}} = {view.approx_formula}"))
+    doc.html(_equation(f"F(N) = {view.flops_formula}"))
+    doc.html(_equation(f"F_{{\\mathrm{{attn}}}}(N) = {view.attention_formula}"))
     doc.p(f"Time complexity: {_m(view.time_complexity)}.")
     if view.kv_formula:
         doc.p(f"KV cache per token: {_m(view.kv_formula)} elements.")
@@ -754,6 +863,89 @@ def architecture_page(view: ArchitectureView) -> str:
     doc.md("## Default configuration")
     doc.html(_unraw(_code(view.default_config_yaml, "yaml")))
     return doc.text()
+
+
+# ---- pictures of the zoo -------------------------------------------------------------------------------
+
+
+def _model_link(page_path: str, model_id: str, directory_urls: bool) -> str:
+    return _href(page_path, model_path(model_id), directory_urls)
+
+
+def year_plot(models: Sequence[ModelView], page_path: str = "index.md", directory_urls: bool = True) -> str:
+    """Every model's exact parameters against its year, log scale, coloured by architecture; each point
+    links to the model's page."""
+    points = [
+        svg.Point(
+            x=m.year,
+            y=m.params,
+            group=m.architecture_title,
+            label=f"{m.id} ({m.year}): {m.params:,} parameters",
+            href=_model_link(page_path, m.id, directory_urls),
+        )
+        for m in sorted(models, key=lambda m: (m.year, m.params, m.id))
+    ]
+    return svg.scatter_plot(
+        points,
+        x=svg.Axis("year", ticks="year"),
+        y=svg.Axis("parameters (exact, log scale)", log=True),
+        title="Parameters against year, every model of the zoo",
+        groups=sorted({m.architecture_title for m in models}),
+        css="az-years",
+    )
+
+
+#: The legend entry of a published figure within the rounding of the count (no reason needed).
+WITHIN_ROUNDING = "within rounding"
+
+
+def published_plot(models: Sequence[ModelView], page_path: str = "index.md", directory_urls: bool = True) -> str:
+    """How far each paper's figure is from the exact count: (exact − published) / published against the
+    exact count (log scale), coloured by the entry's reason; models with no published figure are left out."""
+    points = [
+        svg.Point(
+            x=m.params,
+            y=m.gap,
+            group=m.reason or WITHIN_ROUNDING,
+            label=f"{m.id}: {m.params:,} exact, {m.published} published, {fmt_gap(m.gap)}"
+            + (f" ({m.reason})" if m.reason else ""),
+            href=_model_link(page_path, m.id, directory_urls),
+        )
+        for m in sorted(models, key=lambda m: (m.params, m.id))
+        if m.gap is not None
+    ]
+    return svg.scatter_plot(
+        points,
+        x=svg.Axis("parameters (exact, log scale)", log=True),
+        y=svg.Axis("(exact − published) / published", ticks="percent"),
+        title="Published figures against the exact counts",
+        groups=[WITHIN_ROUNDING],
+        zero_line=True,
+        css="az-published",
+    )
+
+
+def architecture_plot(view: ArchitectureView, directory_urls: bool = True) -> str:
+    """An architecture's models: exact parameters against forward FLOPs at each model's own N, log–log."""
+    page_path = architecture_path(view.name)
+    points = [
+        svg.Point(
+            x=m.params,
+            y=m.flops,
+            group=f"N = {m.seq_len:,}",
+            label=f"{m.id}: {m.params:,} parameters, {human_count(m.flops)} FLOPs at N = {m.seq_len:,}",
+            href=_model_link(page_path, m.id, directory_urls),
+        )
+        for m in sorted(view.models, key=lambda m: (m.params, m.id))
+    ]
+    return svg.scatter_plot(
+        points,
+        x=svg.Axis("parameters (exact, log scale)", log=True),
+        y=svg.Axis("forward FLOPs at N (log scale)", log=True),
+        title=f"Parameters and forward FLOPs of the {view.title} models",
+        groups=[f"N = {n:,}" for n in sorted({m.seq_len for m in view.models})],
+        css="az-architecture",
+    )
 
 
 # ---- home and all-models pages ----------------------------------------------------------------------
@@ -777,9 +969,10 @@ def home_page(
     title: str = "archzoo model zoo",
     description: str = "",
     static_pages: Sequence[tuple[str, str]] = (),
+    directory_urls: bool = True,
 ) -> str:
-    """The landing page: the owner's title and description, the largest and smallest models, the
-    architectures, and the site's other pages. Its front matter has no title, so the browser's title is
+    """The landing page: the owner's title and description, the zoo in two pictures, the largest and
+    smallest models, the architectures, and the site's other pages. Its front matter has no title, so the browser's title is
     the site's name once (the theme shows ``page - site`` for every other page)."""
     page_path = "index.md"
     by_size = sorted(models, key=lambda m: (m.params, m.id))
@@ -805,6 +998,18 @@ def home_page(
     ]
     if models:
         parts += [
+            "## The zoo in pictures",
+            _figure(
+                year_plot(models, page_path, directory_urls),
+                "Exact parameters of every model against the year of its paper (log scale), coloured by "
+                "architecture; models of one year are spread side by side. Each point opens its model's page.",
+            ),
+            _figure(
+                published_plot(models, page_path, directory_urls),
+                "How far each paper's printed figure is from the exact count, (exact − published) / published, "
+                "coloured by the reason the registry entry gives; on the zero line the figures agree. "
+                "Models without a published figure are left out. Each point opens its model's page.",
+            ),
             "## Largest models",
             _models_table(list(reversed(by_size))[:top], page_path, architecture=True),
             "## Smallest models",
