@@ -4,16 +4,22 @@ import pytest
 
 from archzoo.blocks import (
     attention,
+    composite,
     embedding,
+    experts,
     feed_forward,
     layer_norm,
     learned_tensor,
     linear,
+    lm_head,
+    off_loss_path,
     patch_embedding,
     repeat,
     rms_norm,
+    seq2seq_decoder,
+    seq2seq_encoder,
 )
-from archzoo.formula import const, sym
+from archzoo.formula import N, S, const, sym
 
 d = sym("d", 512)
 
@@ -118,3 +124,72 @@ def test_cross_attention_caches_per_source_token():
     block = attention("cross", d, d, cross=True)
     assert block.cross_kv_cache.evaluate() == 2 * 512 and block.kv_cache.is_zero()
     assert repeat(block, sym("L", 6)).cross_kv_cache.evaluate() == 6 * 2 * 512
+
+
+# ---- beyond one forward pass: backward, prefill, decode ---------------------------------------------------
+# A linear layer's backward under autograd is two matmuls of its forward's size when its input needs a gradient
+# (grad_input = grad_out W, grad_W = grad_outᵀ x), one when only the weight does; torch's convolution_backward
+# likewise computes only the gradients asked for.
+
+
+def test_backward_of_a_linear_layer_is_two_products_or_one():
+    assert linear("fc", d, d).backward_flops.evaluate(N=7) == 2 * (2 * 7 * 512 * 512)
+    assert linear("fc", d, d, input_grad=False).backward_flops.evaluate(N=7) == 2 * 7 * 512 * 512
+
+
+def test_the_patch_convolution_computes_no_gradient_for_the_pixels():
+    block = patch_embedding("patches", sym("C", 3), sym("p", 16), sym("d", 768), sym("n_p", 196))
+    assert block.backward_flops.terms == block.flops.terms
+
+
+def test_off_loss_path_zeroes_the_backward_of_a_whole_sub_tree_and_its_parents_sum_again():
+    ff = feed_forward("ff", d, sym("d_ff", 64))
+    model = composite("model", "model", [attention("attn", d, d), off_loss_path(repeat(ff, sym("L", 3), name="ffs"))])
+    assert model.children[1].backward_flops.is_zero()
+    assert all(b.backward_flops.is_zero() for _, _, b in model.children[1].walk())
+    assert model.backward_flops.terms == model.children[0].backward_flops.terms
+    assert model.flops.terms == (model.children[0].flops + 3 * ff.flops).terms  # the forward pass still runs it
+
+
+def test_the_walk_sums_to_the_root_in_every_phase():
+    layer = composite("layer", "layer", [attention("attn", d, d, causal=True), feed_forward("ff", d, sym("d_ff", 64))])
+    moe = experts(
+        feed_forward("expert", d, sym("d_e", 32)), sym("E", 4), sym("k", 2), router=linear("gate", d, sym("E", 4))
+    )
+    root = composite("model", "model", [repeat(layer, sym("L", 2), name="layers"), moe, lm_head(d, sym("V", 10))])
+    leaves = [v for v in root.visits() if not v.block.children]
+    for phase in ("flops", "backward_flops", "prefill_flops", "decode_flops"):
+        assert sum(getattr(v, phase).evaluate(N=5, S=3) for v in leaves) == getattr(root, phase).evaluate(N=5, S=3)
+
+
+def test_prefill_computes_one_row_of_logits_and_decode_one_token_over_n_keys():
+    head = lm_head(d, sym("V", 100))
+    assert head.prefill_flops.evaluate(N=9) == head.decode_flops.evaluate(N=9) == 2 * 512 * 100
+    attn = attention("attn", d, d, causal=True)
+    core = next(c for c in attn.children if c.kind == "attention_core")
+    assert core.prefill_flops.terms == core.flops.terms
+    assert core.decode_flops.evaluate(N=9) == 2 * 9 * 512 + 2 * 9 * 512  # Q Kᵀ and A V for one query
+    assert attn.decode_flops.evaluate(N=9) == 4 * 2 * 512 * 512 + 4 * 9 * 512
+
+
+def test_cross_attention_decodes_over_s_cached_source_tokens_and_projects_them_in_prefill():
+    cross = seq2seq_decoder(attention("cross", d, d, cross=True))
+    by_name = {c.name: c for c in cross.children}
+    assert by_name["k_proj"].decode_flops.is_zero() and by_name["v_proj"].decode_flops.is_zero()
+    assert by_name["scores"].decode_flops.evaluate(N=4, S=11) == 4 * 11 * 512
+    # prefill: one start token's query over N source keys; the source's keys and values projected once
+    assert by_name["scores"].prefill_flops.evaluate(N=11) == 4 * 11 * 512
+    assert by_name["k_proj"].prefill_flops.evaluate(N=11) == 2 * 11 * 512 * 512
+    assert by_name["q_proj"].prefill_flops.evaluate(N=11) == 2 * 512 * 512
+
+
+def test_an_encoder_runs_in_prefill_only():
+    encoder = seq2seq_encoder(repeat(feed_forward("ff", d, sym("d_ff", 64)), sym("L_e", 2), name="layers"))
+    assert encoder.decode_flops.is_zero() and encoder.prefill_flops.terms == encoder.flops.terms
+
+
+def test_substitute_replaces_a_symbol_by_a_number_or_a_formula():
+    poly = 3 * N * N * d + 2 * N + 7
+    assert poly.substitute("N", 1).evaluate() == 3 * 512 + 2 + 7
+    assert poly.substitute("N", S).evaluate(S=4) == poly.evaluate(N=4)
+    assert "N" not in poly.substitute("N", 2).free_symbols()
