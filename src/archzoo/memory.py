@@ -1,0 +1,520 @@
+"""Memory of a training step and of inference: activations saved for backward, measured and as formulas.
+
+**Activations.** The activation memory of one training step is the bytes of the tensors autograd saves for
+backward during the forward pass, batch 1, N tokens, dropout 0, training mode. `measure_activations` records
+them with ``torch.autograd.graph.saved_tensors_hooks``: each *storage* is counted once, at its full size
+(a view saved twice, or saved by two operations, holds one buffer), and the storages of parameters and
+buffers are excluded: weights are not activations (they are counted in the weights, and are there whether or
+not a step runs). Each storage belongs to the innermost module running when it was first saved (forward
+pre/post hooks keep the stack); one saved by several modules (LLaMA's rotary cos/sin table, used by every
+layer) belongs to their innermost common ancestor. `archzoo.verify.compare_blocks_to_tensors` then sums them
+per block through `Block.modules`, as it sums parameters.
+
+The meta device is enough: its tensors have storages with an identity and a size, and the saved set depends
+on shapes and dtypes only (a CPU run of the same small configuration gives the same bytes, which a test
+checks), so measuring BERT-base or a LLaMA layer costs no memory.
+
+`activation_formula` gives the same bytes as a polynomial in N, d, h, d_ff, ... per block, for the
+implementations whose saved tensors it knows (transformers' BERT, GPT-2, ViT and LLaMA-style decoders), with
+eager attention (the ``h N²`` scores and probabilities saved), fused attention (SDPA: queries, keys, values,
+output and an fp32 log-sum-exp per query and head, no N² tensor) or full recomputation (each layer's input
+only; the layer's activations live again, one layer at a time, during backward).
+
+**Peak memory.** `inference_peak` and `training_peak` add weights, the KV cache, gradients, optimiser states
+and activations, each figure with the assumptions it rests on, in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .architecture import Reference
+from .errors import ArchzooError
+from .formula import Poly
+
+if TYPE_CHECKING:
+    import torch
+
+    from .blocks import Block
+
+__all__ = [
+    "ActivationMeasurement",
+    "SavedTensor",
+    "measure_activations",
+]
+
+Dtype = Literal["fp32", "bf16"]
+AttentionKind = Literal["eager", "fused"]
+
+#: bytes of one element in the dtypes activations are measured and computed in
+DTYPE_BYTES: dict[str, int] = {"fp32": 4, "bf16": 2, "fp16": 2}
+
+
+# ---- measuring ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SavedTensor:
+    """One storage autograd saved for backward: the module that owns it, the first tensor saved from it
+    (shape, dtype) and the storage's size in bytes (which a view may be smaller than)."""
+
+    module: str
+    shape: tuple[int, ...]
+    dtype: str
+    nbytes: int
+    saves: int = 1  # how many times autograd saved a tensor of this storage
+
+
+@dataclass(frozen=True)
+class ActivationMeasurement:
+    """What `measure_activations` found: every saved storage, and the parameter bytes it left out."""
+
+    saved: tuple[SavedTensor, ...]
+    parameter_saves: int  # saves of a parameter's or buffer's storage, excluded
+    module_names: tuple[str, ...] = field(default=(), repr=False)  # every submodule and parameter name
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(s.nbytes for s in self.saved)
+
+    def by_module(self) -> dict[str, int]:
+        """Bytes per owning module (``""`` is the model's own forward)."""
+        out: dict[str, int] = {}
+        for s in self.saved:
+            out[s.module] = out.get(s.module, 0) + s.nbytes
+        return out
+
+    def by_block(self, root: Block, plugin: str = "") -> dict[str, int | None]:
+        """Bytes per mapped block of ``root`` (its first copy, for a repeated block), summed through
+        `Block.modules` by `archzoo.verify.compare_blocks_to_tensors`; None for a block whose submodule the
+        model lacks."""
+        from .verify import compare_blocks_to_tensors
+
+        named = [(name, 0) for name in self.module_names]  # a module that saves nothing holds 0 bytes
+        named += [(f"{s.module}.#" if s.module else "#", s.nbytes) for s in self.saved]
+        comparison = compare_blocks_to_tensors(root, named, plugin)
+        return {row.path: row.expected for row in comparison.blocks}
+
+
+def _zero_dropout(ref: Reference) -> Reference:
+    """``ref`` with every dropout probability of its configuration class set to 0."""
+    if ref.library != "transformers" or not ref.config_class:
+        return ref
+    from .reference import _import
+
+    defaults = _import(ref.config_class)().to_dict()
+    zeroed = {
+        key: 0.0
+        for key, value in defaults.items()
+        if ("dropout" in key or "pdrop" in key) and isinstance(value, float) and key not in ref.kwargs
+    }
+    zeroed.update({k: 0.0 for k, v in ref.kwargs.items() if ("dropout" in k or "pdrop" in k) and isinstance(v, float)})
+    return ref.model_copy(update={"kwargs": {**ref.kwargs, **zeroed}})
+
+
+@contextmanager
+def _default_dtype(dtype: torch.dtype) -> Iterator[None]:
+    import torch
+
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(before)
+
+
+def _recompute_layers(model: Any, layer_lists: tuple[str, ...]) -> None:
+    """Run every layer of the named ``nn.ModuleList``\\ s under ``torch.utils.checkpoint`` (reentrant): the
+    layer's forward runs without grad and autograd saves only its inputs, attributed to the layer."""
+    import functools
+
+    import torch.utils.checkpoint
+
+    for name in layer_lists:
+        for layer in model.get_submodule(name):
+            forward = layer.forward
+
+            def checkpointed(*args: Any, _forward: Any = forward, **kwargs: Any) -> Any:
+                return torch.utils.checkpoint.checkpoint(
+                    functools.partial(_forward, **kwargs), *args, use_reentrant=True
+                )
+
+            layer.forward = checkpointed
+
+
+def measure_activations(
+    ref: Reference,
+    seq_len: int,
+    *,
+    dtype: Dtype = "fp32",
+    attention: AttentionKind = "eager",
+    recompute: tuple[str, ...] = (),
+    device: Literal["meta", "cpu"] = "meta",
+) -> ActivationMeasurement:
+    """The tensors autograd saves in the forward pass of one training step of ``ref`` at batch 1 and
+    ``seq_len`` tokens: dropout 0 (every dropout probability of the configuration), training mode, the
+    model built in ``dtype``; ``attention`` eager (the reference's own) or fused (transformers' SDPA);
+    ``recompute`` names the ``nn.ModuleList``\\ s whose layers are recomputed in backward (full activation
+    checkpointing: only each layer's inputs are saved)."""
+    import warnings
+
+    import torch
+
+    from .reference import _inputs, build_reference
+
+    ref = _zero_dropout(ref)
+    torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype]
+    with _default_dtype(torch_dtype), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = build_reference(ref, device)
+    if attention == "fused":
+        if ref.library != "transformers":
+            raise ArchzooError(f"{ref.target}: fused attention is measured for transformers classes only")
+        model.set_attn_implementation("sdpa")
+    if recompute:
+        _recompute_layers(model, recompute)
+    model.train()
+    args, kwargs = _inputs(ref.model_copy(update={"device": device}), seq_len)
+
+    held = {t.untyped_storage()._cdata for t in (*model.parameters(), *model.buffers())}
+    names = {module: name for name, module in model.named_modules()}
+    stack = [""]
+    owners: dict[int, list[str]] = {}  # storage -> the modules that saved it, in order
+    first: dict[int, torch.Tensor] = {}
+    parameter_saves = 0
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        nonlocal parameter_saves
+        key = tensor.untyped_storage()._cdata
+        if key in held:
+            parameter_saves += 1
+        else:
+            owners.setdefault(key, []).append(stack[-1])
+            first.setdefault(key, tensor)  # held until the end, so no storage identity is reused
+        return tensor
+
+    def enter(module: Any, args: Any) -> None:
+        stack.append(names[module])
+
+    def leave(module: Any, args: Any, output: Any) -> None:
+        stack.pop()  # returns None: a forward hook's return value would replace the module's output
+
+    handles = []
+    for module in model.modules():
+        handles.append(module.register_forward_pre_hook(enter))
+        handles.append(module.register_forward_hook(leave))
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            model(*args, **kwargs)
+    finally:
+        for handle in handles:
+            handle.remove()
+    saved = tuple(
+        SavedTensor(
+            module=_owner(owners[key]),
+            shape=tuple(first[key].shape),
+            dtype=str(first[key].dtype).removeprefix("torch."),
+            nbytes=first[key].untyped_storage().nbytes(),
+            saves=len(owners[key]),
+        )
+        for key in owners
+    )
+    every_name = tuple(names.values()) + tuple(name for name, _ in model.named_parameters())
+    return ActivationMeasurement(saved, parameter_saves, every_name)
+
+
+def _owner(modules: list[str]) -> str:
+    """The module a storage belongs to: the first that saved it, or, when layers of a stack saved it (their
+    names differ in an index), the innermost module holding all of them."""
+    split = [m.split(".") for m in modules]
+    differs = any(
+        a != b and a.isdigit() and b.isdigit() for parts in split[1:] for a, b in zip(split[0], parts, strict=False)
+    )
+    return _common_ancestor(modules) if differs else modules[0]
+
+
+def _common_ancestor(modules: list[str]) -> str:
+    """The innermost module containing every one of ``modules`` (dotted names; ``""`` is the model)."""
+    parts = [m.split(".") if m else [] for m in dict.fromkeys(modules)]
+    common: list[str] = []
+    for level in zip(*parts, strict=False):
+        if len(set(level)) != 1:
+            break
+        common.append(level[0])
+    return ".".join(common)
+
+
+# ---- the formula --------------------------------------------------------------------------------
+
+#: transformers classes whose saved tensors the formula knows, by architecture: measured with transformers
+#: 5.23 and torch 2.13 (tests/test_memory.py checks every one at several configurations and lengths)
+SUPPORTED_CLASSES: dict[str, tuple[str, ...]] = {
+    "bert": ("transformers.BertModel",),
+    "gpt": ("transformers.GPT2Model", "transformers.GPT2LMHeadModel"),
+    "vit": ("transformers.ViTModel", "transformers.ViTForImageClassification"),
+    "llama": ("transformers.LlamaModel", "transformers.LlamaForCausalLM"),
+}
+
+#: elements of the feed-forward's hidden width each activation saves, besides the linear layers' inputs:
+#: nn.functional.gelu, silu save their input; GPT-2's gelu_new is written out in Python ops and saves four
+_ACTIVATION_SAVES = {"gelu": 1, "gelu_pytorch_tanh": 1, "silu": 1, "swish": 1, "gelu_new": 4}
+
+Device = Literal["meta", "cpu"]
+
+
+class UnsupportedActivationMemory(ArchzooError):
+    """The formula does not know what this configuration's implementation saves for backward."""
+
+
+@dataclass(frozen=True)
+class ActivationFormula:
+    """Activation bytes of one training step as polynomials in ``N`` (batch 1), per block path: the block's
+    own saved tensors plus its children's, every copy included (a stack of ``L`` layers holds ``L`` layers).
+    ``per_copy`` holds the same for one copy of a repeated block (one layer)."""
+
+    root: str
+    blocks: dict[str, Poly]
+    per_copy: dict[str, Poly]
+    dtype: str
+    attention: str
+    recompute: bool
+    device: str
+    assumptions: tuple[str, ...]
+
+    @property
+    def total(self) -> Poly:
+        return self.blocks[self.root]
+
+    def bytes_at(self, seq_len: int) -> int:
+        return self.total.evaluate(N=seq_len)
+
+
+def _over(poly: Poly, by: Poly) -> Poly:
+    """``poly / by`` for ``by`` one symbol (``d``), each term of ``poly`` holding it: a width read off a weight
+    (``d·d_ff / d``)."""
+    from .formula import Poly as P
+
+    (mono,) = by.terms
+    ((name, _),) = mono
+    terms = {}
+    for m, c in poly.terms.items():
+        powers = dict(m)
+        if powers.get(name, 0) < 1:
+            raise ValueError(f"{poly.text()} is not a multiple of {name}")
+        powers[name] -= 1
+        terms[tuple(sorted((n, p) for n, p in powers.items() if p))] = c
+    return P(terms, poly.symbols)
+
+
+def _child(block: Block, name: str) -> Block:
+    for child in block.children:
+        if child.name == name:
+            return child
+    raise KeyError(name)
+
+
+def _symbol_of(root: Block, name: str, value: int, definition: str = "") -> Poly:
+    """The tree's own symbol ``name`` when its formulas use it, else the shared symbol bound to ``value``."""
+    from .symbols import symbol
+
+    for poly in (root.params, root.flops, root.kv_cache):
+        if name in poly.symbols and poly._uses(name):
+            return poly.symbols[name].poly()
+    return symbol(name, value, definition=definition)
+
+
+def activation_formula(
+    report: Any,
+    *,
+    dtype: Dtype = "fp32",
+    attention: AttentionKind = "eager",
+    recompute: bool = False,
+    device: Device = "meta",
+) -> ActivationFormula:
+    """The bytes autograd saves in one training step of ``report``'s configuration (batch 1, dropout 0, its
+    transformers reference in ``dtype``), as a polynomial in ``N`` per block: what `measure_activations`
+    measures, exactly. ``device`` matters for LayerNorm's mean and reciprocal deviation, which the meta device
+    keeps in fp32 for a 16-bit input (as CUDA does) and the CPU kernel in the input's dtype; fused attention
+    (SDPA's flash kernel) is what the CPU runs, since the meta device falls back to SDPA's math path, which
+    saves the probabilities. Raises `UnsupportedActivationMemory` for an implementation it does not know."""
+    from .formula import N, const
+
+    arch = report.architecture.name
+    config = report.config
+    root: Block = report.root
+    if arch not in SUPPORTED_CLASSES:
+        raise UnsupportedActivationMemory(
+            f"{arch}: archzoo knows the tensors saved for backward by "
+            f"{', '.join(c for cs in SUPPORTED_CLASSES.values() for c in cs)} only; what another "
+            "implementation saves (its copies, fp32 upcasts, fused kernels) is measured with "
+            "archzoo.memory.measure_activations, not guessed"
+        )
+    ref = report.architecture.reference(config) if report.architecture.reference else None
+    if ref is None or ref.target not in SUPPORTED_CLASSES[arch]:
+        target = "no transformers class" if ref is None else ref.target
+        raise UnsupportedActivationMemory(
+            f"{arch}: this configuration is built by {target}; the activation formula is known for "
+            f"{', '.join(SUPPORTED_CLASSES[arch])} (other families and heads save other tensors: measure them "
+            "with archzoo.memory.measure_activations)"
+        )
+    activation = getattr(config, "activation", "")
+    if activation not in _ACTIVATION_SAVES:
+        raise UnsupportedActivationMemory(
+            f"{arch}: activation {activation!r}: the formula knows what {', '.join(_ACTIVATION_SAVES)} save; "
+            "relu and tanh save their output, which the next layer shares, and others save several intermediates"
+        )
+    if attention == "fused" and device != "cpu":
+        raise UnsupportedActivationMemory(
+            "fused attention is SDPA's flash kernel, which the CPU runs; on the meta device SDPA falls back to its "
+            "math path, which saves the h·N² probabilities like eager attention: use device='cpu'"
+        )
+    b = const(DTYPE_BYTES[dtype])
+    stats = const(4) if device == "meta" else b  # LayerNorm's mean and 1/σ, per token
+    fp32, int64 = const(4), const(8)
+    d = _symbol_of(root, "d", config.d_model)
+    h = _symbol_of(root, "h", config.n_heads)
+    layers_block = _child(root, "layers")
+    layer = layers_block.children[0]
+    L = layers_block.repeat
+    assert L is not None
+    names = [c.name for c in layer.children]
+    attention_block = next(c for c in layer.children if c.kind == "self_attention")
+    ff = next(c for c in layer.children if c.kind == "feed_forward")
+    inner = _over(_child(attention_block, "q_proj").approx, d)
+    d_ff = _over(_child(ff, "fc_in").approx, d)
+    Nd, Ni, Nf = N * d, N * inner, N * d_ff
+
+    def layer_norm() -> Poly:
+        return b * Nd + 2 * stats * N  # the input, and mean and 1/σ per token
+
+    def rms_norm() -> Poly:
+        # LlamaRMSNorm: x in fp32 (a copy in 16 bits), 1/rms in fp32, and x/rms back in the dtype for the weight
+        return fp32 * Nd + fp32 * N + b * Nd
+
+    norm = rms_norm if arch == "llama" else layer_norm
+    # the probabilities: softmax's output, in fp32 where the implementation upcasts it (and a copy in the dtype)
+    upcast = arch in ("vit", "llama")
+    probs = (fp32 + (b if dtype != "fp32" else const(0))) * h * N**2 if upcast else b * h * N**2
+    # queries, keys, values held for the products: GPT-2 holds its fused c_attn output (3 inner wide) for one
+    # of them, and contiguous copies of the other two; the others a copy of each
+    qkv = 5 * Ni if arch == "gpt" else 3 * Ni
+    if attention == "eager":
+        core = b * qkv + probs
+    else:  # SDPA: q, k, v (keys and values at their own width), the output, a log-sum-exp per query and head
+        kv = _over(_child(attention_block, "k_proj").approx, d)
+        held = 5 * Ni if arch == "gpt" else Ni + 2 * N * kv
+        core = b * held + fp32 * h * N
+    attn_own = b * Nd + core + b * Ni  # the input the projections share, the core, the output projection's input
+    per: dict[str, Poly] = {}
+    lp = f"{root.name}.layers.layer"
+    if arch == "llama":  # mapped to the projections: each linear's input where it is first saved
+        per.update(
+            {
+                f"{lp}.attention.q_proj": b * Nd,
+                f"{lp}.attention.k_proj": const(0),
+                f"{lp}.attention.v_proj": const(0),
+                # SDPA's output is saved by SDPA first; eager attention's is copied for the projection
+                f"{lp}.attention.out_proj": b * Ni if attention == "eager" else const(0),
+                f"{lp}.mlp.fc_gate": b * Nd,
+                f"{lp}.mlp.fc_in": const(0),
+                f"{lp}.mlp.fc_out": b * Nf,
+            }
+        )
+        per[f"{lp}.attention"] = attn_own
+        # SwiGLU: silu's input (the gate's output), the product's two factors, the down projection's input
+        per[f"{lp}.mlp"] = b * Nd + 4 * b * Nf
+    else:
+        per[f"{lp}.attention"] = attn_own
+        ff_name = ff.name
+        per[f"{lp}.{ff_name}"] = b * Nd + (_ACTIVATION_SAVES[activation] + 1) * b * Nf
+    for child in layer.children:
+        if child.kind in ("layer_norm", "rms_norm"):
+            per[f"{lp}.{child.name}"] = norm()
+    if recompute:  # only each layer's input; GPT-2 passes its attention mask positionally, so it is saved too
+        per = {path: const(0) for path in per}
+        per[lp] = b * Nd
+    else:
+        per[lp] = total_of(per[f"{lp}.{name}"] for name in names)
+    blocks: dict[str, Poly] = {}
+    shared = const(0)
+    if arch == "llama" and not recompute:  # the rotary cos and sin tables every layer multiplies by
+        d_h = _symbol_of(root, "d_h", config.d_head or config.d_model // config.n_heads, definition="d / h")
+        shared = 2 * b * N * d_h
+    if arch == "gpt" and recompute:
+        shared = b * N**2  # the additive causal mask, an argument of every layer
+    blocks[f"{root.name}.layers"] = L * per[lp] + shared
+    for path, poly in per.items():
+        blocks[path] = L * poly
+    tops: dict[str, Poly] = {}
+    for child in root.children:
+        path = f"{root.name}.{child.name}"
+        if child.name == "layers":
+            continue
+        if child.kind in ("layer_norm", "rms_norm"):
+            tops[path] = norm()
+        elif child.name == "token":
+            tops[path] = int64 * N  # the token ids the embedding's backward indexes with
+        elif child.name == "position":
+            tops[path] = int64 * N if arch == "gpt" else const(0)  # GPT-2's position ids; ViT's is a table
+        elif child.name == "lm_head":
+            tops[path] = b * Nd
+        elif child.name == "pooler":  # the first token, a view holding the whole last hidden state; tanh's output
+            tops[path] = b * Nd + b * d
+        elif child.name == "head":  # the [CLS] token, a view holding the whole final norm's output
+            tops[path] = b * Nd
+        elif child.name == "embeddings":
+            parts: dict[str, Poly] = {}
+            for part in child.children:
+                part_path = f"{path}.{part.name}"
+                if part.name in ("token", "segment"):
+                    parts[part_path] = int64 * N
+                elif part.kind == "layer_norm":
+                    parts[part_path] = norm()
+                elif part.kind == "patch_embedding":  # the convolution saves the image
+                    channels, patch = _symbol_of(root, "C", config.channels), _symbol_of(root, "p", config.patch_size)
+                    n_p = _symbol_of(root, "n_p", config.n_patches)
+                    parts[part_path] = b * channels * patch**2 * n_p
+                else:
+                    parts[part_path] = const(0)
+            tops.update(parts)
+            tops[path] = total_of(parts.values())
+        else:
+            raise UnsupportedActivationMemory(f"{arch}: block {path} ({child.kind}) is not known to the formula")
+    blocks.update(tops)
+    blocks[root.name] = blocks[f"{root.name}.layers"] + total_of(
+        poly for path, poly in tops.items() if path.count(".") == 1
+    )
+    assumptions = (
+        f"batch 1, dropout 0, training mode, weights and activations in {dtype}",
+        "each storage counted once, parameters and buffers excluded",
+        {
+            "eager": "eager attention: the h·N² probabilities are saved",
+            "fused": "fused attention (SDPA's flash kernel): no h·N² tensor, a log-sum-exp per query and head",
+        }[attention],
+        *(
+            ["full recomputation: only each layer's input is saved (a layer's activations live again in backward)"]
+            if recompute
+            else []
+        ),
+        f"LayerNorm statistics in {'fp32 (meta device, as CUDA)' if device == 'meta' else dtype + ' (CPU kernel)'}",
+    )
+    return ActivationFormula(
+        root=root.name,
+        blocks=blocks,
+        per_copy=per,
+        dtype=dtype,
+        attention=attention,
+        recompute=recompute,
+        device=device,
+        assumptions=assumptions,
+    )
+
+
+def total_of(polys: Any) -> Poly:
+    from .formula import total
+
+    return total(polys)
