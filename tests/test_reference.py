@@ -136,3 +136,19 @@ def test_building_a_cpu_reference_leaves_the_callers_random_state_alone():
     torch.manual_seed(123)
     build_reference(arch.reference(small), "cpu")
     assert torch.equal(torch.rand(3), expected)
+
+
+def test_a_training_steps_loss_is_the_sum_of_the_main_output():
+    """logits where the class returns them; else every ``*_logits`` output (a pre-training head's two, question
+    answering's start and end: what the class's own loss reads); else the last hidden state."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from transformers.modeling_outputs import BaseModelOutput, CausalLMOutput, QuestionAnsweringModelOutput
+
+    from archzoo.reference import training_loss
+
+    ones = torch.ones(2, 3)
+    assert training_loss(CausalLMOutput(logits=ones, hidden_states=(3 * ones,))).item() == 6
+    assert training_loss(QuestionAnsweringModelOutput(start_logits=ones, end_logits=2 * ones)).item() == 18
+    assert training_loss(BaseModelOutput(last_hidden_state=5 * ones)).item() == 30
+    assert training_loss(4 * ones).item() == 24

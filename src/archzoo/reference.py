@@ -31,6 +31,7 @@ __all__ = [
     "reference_params",
     "reference_prefill_flops",
     "reference_training_flops",
+    "training_loss",
 ]
 
 
