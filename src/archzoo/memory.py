@@ -174,7 +174,7 @@ def measure_activations(
     if attention == "fused":
         if ref.library != "transformers":
             raise ArchzooError(f"{ref.target}: fused attention is measured for transformers classes only")
-        model.set_attn_implementation("sdpa")
+        model.set_attn_implementation("sdpa")  # type: ignore[operator]
     if recompute:
         _recompute_layers(model, recompute)
     model.train()
@@ -518,3 +518,280 @@ def total_of(polys: Any) -> Poly:
     from .formula import total
 
     return total(polys)
+
+
+# ---- Korthikanti et al. 2022 --------------------------------------------------------------------
+
+
+def korthikanti_layer_bytes(report: Any) -> Poly:
+    """Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", eq. 1: one
+    Transformer layer stores ``s b h (34 + 5 a s / h)`` bytes in 16-bit, with dropout masks (1 byte an element);
+    at batch ``b = 1``, ``s = N`` tokens, width ``h = d`` and ``a`` heads: ``34 N d + 5 a N²``."""
+    from .formula import N
+
+    d = _symbol_of(report.root, "d", report.config.d_model)
+    heads = _symbol_of(report.root, "h", report.config.n_heads)
+    return 34 * N * d + 5 * heads * N**2
+
+
+@dataclass(frozen=True)
+class GapTerm:
+    """One reason the exact bytes of a layer differ from Korthikanti's: the bytes (a polynomial, per layer) and
+    why."""
+
+    name: str
+    bytes: Poly
+    reason: str
+
+
+def korthikanti_gap(report: Any) -> tuple[GapTerm, ...]:
+    """The terms that take Korthikanti's per-layer bytes to the exact bytes of one layer of ``report``'s
+    transformers class in bf16 (eager attention, dropout 0, meta device): Korthikanti's figure plus their sum is
+    `activation_formula`'s ``per_copy`` bytes of the layer, exactly. For the implementations the formula knows."""
+    from .formula import N, const
+
+    arch = report.architecture.name
+    activation_formula(report, dtype="bf16")  # refuses what it does not know
+    root = report.root
+    d = _symbol_of(root, "d", report.config.d_model)
+    heads = _symbol_of(root, "h", report.config.n_heads)
+    layer = _child(root, "layers").children[0]
+    ff = next(c for c in layer.children if c.kind == "feed_forward")
+    d_ff = _over(_child(ff, "fc_in").approx, d)
+    Nd = N * d
+    terms = [
+        GapTerm(
+            "dropout masks",
+            -(heads * N**2 + 2 * Nd),
+            "at p = 0 no dropout runs, so none of Korthikanti's masks (a s² b for the probabilities, s b h after the "
+            "attention and after the MLP, one byte an element) is saved",
+        ),
+        GapTerm(
+            "dropout output",
+            -2 * heads * N**2,
+            "at p = 0 the probabilities are passed on unchanged: the tensor the value product saves is softmax's "
+            "output, stored once, where Korthikanti counts the dropout's output (2 a s² b) beside it",
+        ),
+    ]
+    norms = sum(1 for c in layer.children if c.kind in ("layer_norm", "rms_norm"))
+    if arch == "llama":
+        terms.append(
+            GapTerm(
+                "RMSNorm in fp32",
+                norms * (4 * Nd + 4 * N),
+                "LlamaRMSNorm upcasts its input to fp32 (a 4-byte copy) and saves 1/rms per token in fp32, besides "
+                "the 2-byte normalised tensor Korthikanti counts as the LayerNorm's input",
+            )
+        )
+    else:
+        terms.append(
+            GapTerm(
+                "LayerNorm statistics",
+                norms * 8 * N,
+                "each LayerNorm saves its mean and 1/σ per token, in fp32 (4 bytes each) for a bf16 input; "
+                "Korthikanti counts its input only",
+            )
+        )
+    if arch in ("vit", "llama"):
+        terms.append(
+            GapTerm(
+                "fp32 softmax",
+                4 * heads * N**2,
+                "softmax runs in fp32 (dtype=torch.float32): its 4-byte output is saved for its backward, and a "
+                "2-byte copy for the value product, where Korthikanti counts 2 bytes",
+            )
+        )
+    if arch == "gpt":
+        terms.append(
+            GapTerm(
+                "fused QKV output held",
+                4 * Nd,
+                "GPT-2's Conv1D computes Q, K and V as one 3d-wide tensor; the query saved for Q Kᵀ is a view "
+                "holding all of it (6 bytes a token and channel), and the transposed key and the value are saved "
+                "as contiguous copies (2 + 2), against Korthikanti's 2 for each of Q, K and V",
+            )
+        )
+    extra = {"gelu_new": 3, "gelu": 0, "gelu_pytorch_tanh": 0}.get(report.config.activation)
+    if arch == "llama":
+        terms.append(
+            GapTerm(
+                "SwiGLU feed-forward",
+                8 * N * d_ff - 16 * Nd,
+                "the gated feed-forward saves the gate's output, silu's output, the up projection's output and "
+                "their product (4 tensors of d_ff, 2 bytes each) besides its input, where Korthikanti's MLP saves "
+                "the GeLU's input and output, 4h wide (16 s b h)",
+            )
+        )
+    else:
+        if extra:
+            terms.append(
+                GapTerm(
+                    "gelu_new intermediates",
+                    extra * 2 * N * d_ff,
+                    "GPT-2's gelu_new is written in Python (0.5 x (1 + tanh(...))): autograd saves tanh's output, "
+                    "1 + tanh and 0.5 x besides the input, three more d_ff-wide tensors",
+                )
+            )
+        if (d_ff - 4 * d).terms:
+            terms.append(
+                GapTerm(
+                    "feed-forward width",
+                    4 * N * d_ff - 16 * Nd,
+                    "Korthikanti's MLP is 4h wide; this one is d_ff wide (its GeLU input and output, 2 bytes each)",
+                )
+            )
+    return tuple(t for t in terms if not (t.bytes - const(0)).is_zero())
+
+
+# ---- peak memory --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One part of a peak: its bytes, and what the figure assumes."""
+
+    name: str
+    bytes: int
+    assumption: str
+
+
+@dataclass(frozen=True)
+class PeakMemory:
+    """A peak-memory figure: the sum of its items, each with its assumption, and the assumptions of the whole."""
+
+    kind: str  # "inference" or "training"
+    items: tuple[MemoryItem, ...]
+    assumptions: tuple[str, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(item.bytes for item in self.items)
+
+    def lines(self) -> list[str]:
+        """Plain-text lines: each item with its bytes and assumption, then the total."""
+        from .report import human_bytes
+
+        out = [f"{item.name}: {human_bytes(item.bytes)} ({item.bytes:,} B) - {item.assumption}" for item in self.items]
+        out.append(f"{self.kind} peak: {human_bytes(self.total)} ({self.total:,} B)")
+        return out + [f"assumes: {a}" for a in self.assumptions]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "total_bytes": self.total,
+            "items": [{"name": i.name, "bytes": i.bytes, "assumption": i.assumption} for i in self.items],
+            "assumptions": list(self.assumptions),
+        }
+
+
+_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1}
+
+
+def _check_dtype(name: str, dtype: str) -> int:
+    if dtype not in _BYTES:
+        raise ArchzooError(f"{name}: unknown dtype {dtype!r}; expected one of {', '.join(_BYTES)}")
+    return _BYTES[dtype]
+
+
+def inference_peak(report: Any, *, seq_len: int | None = None, dtype: str = "bf16") -> PeakMemory:
+    """Weights, the KV cache of ``seq_len`` tokens and the largest activation alive at once in one eager
+    forward pass of batch 1 (under ``torch.no_grad``, nothing is saved for backward). The largest live
+    activation is an estimate from the block tree, stated as such: the residual stream plus the larger of the
+    attention scores and probabilities of one layer (``2 h N²``, both alive around softmax), the
+    feed-forward's hidden tensors of one layer (``2 N d_ff``, or 3 for a gated one), and the logits (``N V``)."""
+    n = report.seq_len if seq_len is None else seq_len
+    size = _check_dtype("dtype", dtype)
+    params = report.params
+    kv = report.kv_cache_elements_per_token * n
+    cross = report.cross_kv_cache_elements_per_source_token * n
+    config = report.config
+    d, heads = config.d_model, getattr(config, "n_heads", 1)
+    widest_ff = 0
+    logits = 0
+    for visit in report.root.visits():
+        block = visit.block
+        if block.kind == "feed_forward":
+            fc_in = _child(block, "fc_in")
+            width = fc_in.flops.evaluate(N=1) // (2 * d)
+            gated = any(c.name == "fc_gate" for c in block.children)
+            widest_ff = max(widest_ff, (3 if gated else 2) * n * width)
+        if block.name == "lm_head":
+            logits = n * block.flops.evaluate(N=1) // (2 * d)
+    scores = 2 * heads * n * n
+    largest = n * d + max(scores, widest_ff, logits)
+    items = (
+        MemoryItem("weights", params * size, f"{params:,} parameters in {dtype}"),
+        MemoryItem(
+            "KV cache",
+            (kv + cross) * size,
+            f"keys and values of {n:,} tokens in {dtype}" + (" (and of as many source tokens)" if cross else ""),
+        ),
+        MemoryItem(
+            "largest live activation",
+            largest * size,
+            f"estimate: the residual stream (N·d) plus the largest of one layer's scores and probabilities "
+            f"(2·h·N² = {scores:,}), its feed-forward hidden tensors ({widest_ff:,}) and the logits ({logits:,}) "
+            f"elements, in {dtype}",
+        ),
+    )
+    return PeakMemory(
+        "inference",
+        items,
+        (
+            f"batch 1, N = {n:,}, eager attention",
+            "no allocator overhead, no CUDA context, no workspace",
+        ),
+    )
+
+
+def training_peak(
+    report: Any,
+    *,
+    seq_len: int | None = None,
+    weights: str = "bf16",
+    gradients: str | None = None,
+    optimizer_states: str = "fp32",
+    master_weights: bool = True,
+    activations: ActivationFormula | None = None,
+    attention: AttentionKind = "eager",
+    recompute: bool = False,
+) -> PeakMemory:
+    """Weights, gradients, Adam's ``m`` and ``v``, an optional fp32 master copy of the weights, and the
+    activations of one training step (`activation_formula`, exact for the implementations it knows; None
+    refused with its reason). ``gradients`` default to the weights' dtype."""
+    n = report.seq_len if seq_len is None else seq_len
+    w = _check_dtype("weights", weights)
+    gradients = gradients or weights
+    g = _check_dtype("gradients", gradients)
+    o = _check_dtype("optimizer_states", optimizer_states)
+    params = report.params
+    act_dtype: Dtype = "fp32" if weights == "fp32" else "bf16"
+    formula = activations or activation_formula(report, dtype=act_dtype, attention=attention, recompute=recompute)
+    items = [
+        MemoryItem("weights", params * w, f"{params:,} parameters in {weights}"),
+        MemoryItem("gradients", params * g, f"one gradient per parameter in {gradients}"),
+        MemoryItem("Adam m and v", 2 * params * o, f"two moments per parameter in {optimizer_states}"),
+    ]
+    if master_weights and weights != "fp32":
+        items.append(
+            MemoryItem("fp32 master weights", params * 4, "mixed precision: an fp32 copy the optimiser updates")
+        )
+    items.append(
+        MemoryItem(
+            "activations",
+            formula.bytes_at(n),
+            f"saved for backward at N = {n:,}: " + "; ".join(formula.assumptions),
+        )
+    )
+    if recompute:  # backward runs one layer again, saving its activations, while the others' inputs wait
+        full = activation_formula(report, dtype=act_dtype, attention=attention)
+        layer = full.per_copy[f"{full.root}.layers.layer"].evaluate(N=n)
+        items.append(MemoryItem("one recomputed layer", layer, "a layer's saved tensors, alive during its backward"))
+    return PeakMemory(
+        "training",
+        tuple(items),
+        (
+            "all parameters trainable; gradients and activations both alive at the start of backward (the peak)",
+            "no allocator fragmentation, no temporary buffers of backward, no CUDA context",
+        ),
+    )
