@@ -287,8 +287,61 @@ def test_a_pattern_without_wildcards_matches_as_a_substring(capsys):
 def test_help_lists_every_environment_variable(capsys):
     code, out, _ = run(capsys, "--help")
     assert code == 0
-    for name in ("ARCHZOO_PLUGINS", "ARCHZOO_STRICT", "ARCHZOO_TRACE_PLUGINS", "ARCHZOO_REGISTRY", "ARCHZOO_CACHE_DIR"):
+    read = (
+        "ARCHZOO_PLUGINS",
+        "ARCHZOO_STRICT",
+        "ARCHZOO_TRACE_PLUGINS",
+        "ARCHZOO_REGISTRY",
+        "ARCHZOO_CACHE_DIR",
+        "XDG_CACHE_HOME",  # registry_index.cache_dir
+        "SOURCE_DATE_EPOCH",  # the site's date stamp
+        "COLUMNS",  # rich's and click's width
+        "TTY_COMPATIBLE",  # rich: draw for a terminal when piped
+        "NO_COLOR",
+    )
+    for name in read:
         assert f"    {name}=" in out, name
+
+
+def test_every_environment_variable_archzoo_reads_is_in_the_help(capsys):
+    """An os.environ read anywhere in archzoo names a variable that --help lists."""
+    import archzoo
+
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    source = Path(archzoo.__file__).parent
+    names = set()
+    for path in source.rglob("*.py"):
+        names.update(re.findall(r"environ(?:\.get)?\(\s*[\"']([A-Z_]+)[\"']", path.read_text(encoding="utf-8")))
+        names.update(re.findall(r"environ\[[\"']([A-Z_]+)[\"']\]", path.read_text(encoding="utf-8")))
+    from archzoo.host import ENV_PLUGINS, ENV_STRICT, ENV_TRACE
+
+    names |= {ENV_PLUGINS, ENV_STRICT, ENV_TRACE}
+    names.discard("PYTEST_CURRENT_TEST")  # archzoo.testing asks whether it runs inside a test: not the user's
+    assert "ARCHZOO_REGISTRY" in names and "SOURCE_DATE_EPOCH" in names  # the search finds what it should
+    missing = sorted(name for name in names if f"    {name}=" not in out)
+    assert not missing, missing
+
+
+def test_build_says_where_the_site_went_once(tmp_path):
+    """Run as a user runs it (a process of its own, MkDocs' logging as it is set up there)."""
+    import subprocess
+    import sys
+
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    shipped = Path(__file__).parents[1] / "registry" / "bert" / "bert-tiny.yaml"
+    (registry / "bert-tiny.yaml").write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "archzoo.cli", "build", "--registry", str(registry), "--out", str(tmp_path / "site")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    said = (done.stdout + done.stderr).count("site written to")
+    assert said == 1 and done.stdout == f"site written to {tmp_path / 'site'}\n", (done.stdout, done.stderr)
 
 
 # ---- the plugin authors' kit: plugins --check, new-plugin ----------------------------------------------

@@ -745,13 +745,20 @@ def compare(ctx, model_ids, depth, seq_len, as_json, registry_dirs, plugin_regis
         row["delta_vs_first"] = {e.id: _difference(base, values[e.id].get(path)) for e in entries[1:]}
         rows.append(row)
     if as_json:
+        later = list(zip(entries[1:], reports[1:], strict=True))
         _emit_json(
             {
                 "models": [e.id for e in entries],
                 "blocks": rows,
                 "active_params": {e.id: r.active_params for e, r in zip(entries, reports, strict=True)},
+                "active_params_delta_vs_first": {e.id: r.active_params - reports[0].active_params for e, r in later},
                 "flops": {
-                    e.id: {"seq_len": r.seq_len, "forward": r.flops} for e, r in zip(entries, reports, strict=True)
+                    e.id: {
+                        "seq_len": r.seq_len,
+                        "forward": r.flops,
+                        "delta_vs_first": None if r is reports[0] else r.flops - reports[0].flops,
+                    }
+                    for e, r in zip(entries, reports, strict=True)
                 },
                 "seq_len": reports[0].seq_len if same_n else None,
             }
