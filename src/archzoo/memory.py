@@ -41,9 +41,20 @@ if TYPE_CHECKING:
     from .blocks import Block
 
 __all__ = [
+    "SUPPORTED_CLASSES",
+    "ActivationFormula",
     "ActivationMeasurement",
+    "GapTerm",
+    "MemoryItem",
+    "PeakMemory",
     "SavedTensor",
+    "UnsupportedActivationMemory",
+    "activation_formula",
+    "inference_peak",
+    "korthikanti_gap",
+    "korthikanti_layer_bytes",
     "measure_activations",
+    "training_peak",
 ]
 
 Dtype = Literal["fp32", "bf16"]
@@ -791,7 +802,7 @@ def training_peak(
         "training",
         tuple(items),
         (
-            "all parameters trainable; gradients and activations both alive at the start of backward (the peak)",
+            "all parameters trainable; every gradient counted alive beside every activation (an upper bound: gradients fill in as backward frees activations)",
             "no allocator fragmentation, no temporary buffers of backward, no CUDA context",
         ),
     )
