@@ -801,7 +801,12 @@ def compare(ctx, model_ids, depth, seq_len, as_json, registry_dirs, plugin_regis
         print_lines([f"{letter} = {e.id}" for letter, e in zip(letters, entries, strict=True)])
     print_table(shown, table_rows)
     if same_n:
-        how = "--seq-len" if seq_len is not None else "the shortest of the models' own contexts"
+        own = {e.report.seq_len for e in entries}
+        how = (
+            "--seq-len"
+            if seq_len is not None
+            else ("each model's own" if len(own) == 1 else "the shortest of the models' own contexts")
+        )
         print_lines([f"forward FLOPs of every model at N = {reports[0].seq_len:,} ({how})"], style="dim")
     else:
         each = ", ".join(f"{e.id} at N = {r.seq_len:,}" for e, r in zip(entries, reports, strict=True))
