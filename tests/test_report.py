@@ -120,3 +120,21 @@ def test_cross_attention_kv_cache_against_bart():
     report = archzoo.count("transformer", d_model=64, n_heads=4, d_ff=128, n_encoder_layers=2, n_decoder_layers=3)
     assert report.cross_kv_cache_elements_per_source_token * 11 == cross
     assert report.kv_cache_elements_per_token * 5 == own
+
+
+def test_macs_halve_a_formula_exactly_and_refuse_one_that_is_not_matmul_work():
+    from archzoo.formula import N, sym
+    from archzoo.report import in_units
+
+    d = sym("d", 8)
+    assert in_units(4 * N * d + 2, "macs").text() == "2·N·d + 1"
+    assert in_units(4 * N * d, "flops").text() == "4·N·d"
+    with pytest.raises(ValueError, match=r"^3·N: an odd coefficient \(3\) cannot be halved into MACs$"):
+        in_units(3 * N, "macs")
+
+
+def test_an_encoder_has_no_prefill_or_decode_and_says_why():
+    report = archzoo.count("bert", 64)
+    assert (report.prefill_flops, report.decode_flops) == (None, None)
+    assert "no causal self-attention" in (report.generation_note or "")
+    assert archzoo.count("gpt", 64).generation_note is None
