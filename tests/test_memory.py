@@ -9,10 +9,12 @@ configurations and several N. Korthikanti's figure is eq. 1 of Korthikanti et al
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
 import archzoo
+from archzoo import Reference
 from archzoo.formula import total
 
 pytest.importorskip("torch")
@@ -62,6 +64,17 @@ def _report(arch: str, seed: int, seq_len: int) -> archzoo.Report:
     return archzoo.count(arch, **config) if arch == "vit" else archzoo.count(arch, seq_len=seq_len, **config)
 
 
+def _reference(report: archzoo.Report) -> Reference:
+    assert report.architecture.reference is not None
+    ref = report.architecture.reference(report.config)
+    assert ref is not None
+    return ref
+
+
+def _config_of(report: archzoo.Report) -> Any:
+    return report.config
+
+
 CASES = [  # (dtype, attention, recompute, device)
     ("fp32", "eager", False, "meta"),
     ("bf16", "eager", False, "meta"),
@@ -77,7 +90,7 @@ CASES = [  # (dtype, attention, recompute, device)
 @pytest.mark.parametrize("dtype, attention, recompute, device", CASES)
 def test_the_formula_is_what_autograd_saves_block_by_block(arch, seed, seq_len, dtype, attention, recompute, device):
     report = _report(arch, seed, seq_len)
-    ref = report.architecture.reference(report.config)
+    ref = _reference(report)
     measured = measure_activations(
         ref, report.seq_len, dtype=dtype, attention=attention, device=device,
         recompute=LAYER_LISTS[ref.target] if recompute else (),
@@ -94,7 +107,7 @@ def test_the_formula_is_what_autograd_saves_block_by_block(arch, seed, seq_len, 
 
 def test_the_meta_device_saves_what_the_cpu_saves_in_fp32():
     report = _report("gpt", 3, 7)
-    ref = report.architecture.reference(report.config)
+    ref = _reference(report)
     on_meta, on_cpu = (measure_activations(ref, 7, device=device) for device in ("meta", "cpu"))
     assert [(s.module, s.shape, s.nbytes) for s in on_meta.saved] == [
         (s.module, s.shape, s.nbytes) for s in on_cpu.saved
@@ -104,17 +117,30 @@ def test_the_meta_device_saves_what_the_cpu_saves_in_fp32():
 def test_weights_are_not_activations():
     """Every linear layer saves its weight for the input's gradient: those saves are counted apart, not as bytes."""
     report = _report("bert", 1, 6)
-    measured = measure_activations(report.architecture.reference(report.config), 6)
-    assert measured.parameter_saves >= 6 * report.config.n_layers  # q, k, v, out, up, down in every layer
-    assert all(s.shape != (report.config.d_model, report.config.d_model) for s in measured.saved)
+    measured = measure_activations(_reference(report), 6)
+    assert measured.parameter_saves >= 6 * _config_of(report).n_layers  # q, k, v, out, up, down in every layer
+    assert all(s.shape != (_config_of(report).d_model, _config_of(report).d_model) for s in measured.saved)
 
 
 def test_a_table_every_layer_reads_belongs_to_the_stack():
     """LLaMA's rotary cos and sin are computed once and saved by every layer's attention: one storage each."""
     report = _report("llama", 1, 9)
-    measured = measure_activations(report.architecture.reference(report.config), 9)
+    measured = measure_activations(_reference(report), 9)
     shared = [s for s in measured.saved if s.module == "model.layers"]
-    assert len(shared) == 2 and all(s.saves == 2 * report.config.n_layers for s in shared)
+    assert len(shared) == 2 and all(s.saves == 2 * _config_of(report).n_layers for s in shared)
+
+
+@pytest.mark.parametrize("arch, recompute", [("llama", False), ("gpt", True)])
+def test_one_layer_owns_what_a_stack_of_layers_shares(arch, recompute):
+    """LLaMA's rotary table (and GPT-2's causal mask under recomputation) belongs to the stack when several layers
+    save it, and to the one layer's attention (the layer) when there is one."""
+    config = {**_config(arch, 10), "n_layers": 1}
+    report = archzoo.count(arch, seq_len=6, **config)
+    ref = _reference(report)
+    measured = measure_activations(ref, 6, dtype="bf16", recompute=LAYER_LISTS[ref.target] if recompute else ())
+    formula = activation_formula(report, dtype="bf16", recompute=recompute)
+    for path, got in measured.by_block(report.root).items():
+        assert formula.per_copy.get(path, formula.blocks[path]).evaluate(N=6) == got, path
 
 
 # ---- refusals -----------------------------------------------------------------------------------
@@ -140,7 +166,7 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_layer(arch):
     layer = activation_formula(report, dtype="bf16").per_copy[f"{report.root.name}.layers.layer"]
     gap = total(t.bytes for t in korthikanti_gap(report))
     assert (korthikanti_layer_bytes(report) + gap - layer).is_zero()
-    N, d, h = report.seq_len, report.config.d_model, report.config.n_heads
+    N, d, h = report.seq_len, _config_of(report).d_model, _config_of(report).n_heads
     assert korthikanti_layer_bytes(report).evaluate(N=N) == 34 * N * d + 5 * h * N * N  # s b h (34 + 5 a s / h), b = 1
 
 
@@ -149,7 +175,7 @@ def _terms(report: archzoo.Report) -> dict[str, int]:
 
 
 def _bf16(report: archzoo.Report, **kwargs):
-    return measure_activations(report.architecture.reference(report.config), report.seq_len, dtype="bf16", **kwargs)
+    return measure_activations(_reference(report), report.seq_len, dtype="bf16", **kwargs)
 
 
 def test_gap_dropout_masks_and_dropout_output_appear_when_dropout_runs():
@@ -158,7 +184,7 @@ def test_gap_dropout_masks_and_dropout_output_appear_when_dropout_runs():
     import archzoo.memory as memory
 
     report = _report("gpt", 5, 6)
-    N, d, h, L = 6, report.config.d_model, report.config.n_heads, report.config.n_layers
+    N, d, h, L = 6, _config_of(report).d_model, _config_of(report).n_heads, _config_of(report).n_layers
     plain = _bf16(report).total_bytes
     zero = memory._zero_dropout
     try:
@@ -182,7 +208,7 @@ def test_gap_layernorm_statistics_are_two_fp32_numbers_a_token():
 
 def test_gap_softmax_in_fp32():
     report = _report("vit", 7, 0)
-    h, N = report.config.n_heads, report.seq_len
+    h, N = _config_of(report).n_heads, report.seq_len
     fp32 = [s for s in _bf16(report).saved if ".layers.0.attention" in s.module and s.dtype == "float32"]
     assert sum(s.nbytes for s in fp32) == 4 * h * N * N == _terms(report)["fp32 softmax"]
 
@@ -190,14 +216,14 @@ def test_gap_softmax_in_fp32():
 def test_gap_gelu_new_saves_three_more_tensors():
     report = _report("gpt", 8, 7)
     act = [s for s in _bf16(report).saved if s.module.endswith("h.0.mlp.act")]
-    d_ff = 4 * report.config.d_model
+    d_ff = 4 * _config_of(report).d_model
     assert [s.shape for s in act] == [(1, 7, d_ff)] * 4  # the input, and three more
     assert 3 * act[0].nbytes == _terms(report)["gelu_new intermediates"]
 
 
 def test_gap_gpt2_holds_its_fused_qkv_output():
     report = _report("gpt", 9, 7)
-    d = report.config.d_model
+    d = _config_of(report).d_model
     attn = [s for s in _bf16(report).saved if s.module == "transformer.h.0.attn"]
     assert max(s.nbytes for s in attn) == 2 * 7 * 3 * d  # the c_attn output, held whole by the query's view
     assert _terms(report)["fused QKV output held"] == 4 * 7 * d
@@ -210,7 +236,7 @@ def test_training_peak_adds_its_parts_with_their_assumptions():
     from archzoo.reference import reference_params
 
     report = archzoo.count("gpt", d_model=64, n_heads=4, n_layers=2, seq_len=16)
-    params = reference_params(report.architecture.reference(report.config))  # torch's count
+    params = reference_params(_reference(report))  # torch's count
     peak = training_peak(report)
     parts = {item.name: item.bytes for item in peak.items}
     assert parts["weights"] == 2 * params and parts["gradients"] == 2 * params

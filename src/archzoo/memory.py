@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .architecture import Reference
 from .errors import ArchzooError
-from .formula import Poly
+from .formula import Poly, total
 
 if TYPE_CHECKING:
     import torch
@@ -307,8 +307,6 @@ class ActivationFormula:
 def _over(poly: Poly, by: Poly) -> Poly:
     """``poly / by`` for ``by`` one symbol (``d``), each term of ``poly`` holding it: a width read off a weight
     (``d·d_ff / d``)."""
-    from .formula import Poly as P
-
     (mono,) = by.terms
     ((name, _),) = mono
     terms = {}
@@ -318,7 +316,7 @@ def _over(poly: Poly, by: Poly) -> Poly:
             raise ValueError(f"{poly.text()} is not a multiple of {name}")
         powers[name] -= 1
         terms[tuple(sorted((n, p) for n, p in powers.items() if p))] = c
-    return P(terms, poly.symbols)
+    return Poly(terms, poly.symbols)
 
 
 def _child(block: Block, name: str) -> Block:
@@ -333,8 +331,9 @@ def _symbol_of(root: Block, name: str, value: int, definition: str = "") -> Poly
     from .symbols import symbol
 
     for poly in (root.params, root.flops, root.kv_cache):
-        if name in poly.symbols and poly._uses(name):
-            return poly.symbols[name].poly()
+        for used in poly.used_symbols():
+            if used.name == name:
+                return used.poly()
     return symbol(name, value, definition=definition)
 
 
@@ -449,7 +448,7 @@ def activation_formula(
         per = {path: const(0) for path in per}
         per[lp] = b * Nd
     else:
-        per[lp] = total_of(per[f"{lp}.{name}"] for name in names)
+        per[lp] = total(per[f"{lp}.{name}"] for name in names)
     blocks: dict[str, Poly] = {}
     shared = const(0)
     if arch == "llama" and not recompute:  # the rotary cos and sin tables every layer multiplies by
@@ -457,6 +456,10 @@ def activation_formula(
         shared = 2 * b * N * d_h
     if arch == "gpt" and recompute:
         shared = b * N**2  # the additive causal mask, an argument of every layer
+    if L.evaluate() == 1 and not shared.is_zero():  # one layer saves it: the layer's (its attention's) own
+        if not recompute:
+            per[f"{lp}.attention"] = per[f"{lp}.attention"] + shared
+        per[lp], shared = per[lp] + shared, const(0)
     blocks[f"{root.name}.layers"] = L * per[lp] + shared
     for path, poly in per.items():
         blocks[path] = L * poly
@@ -492,11 +495,11 @@ def activation_formula(
                 else:
                     parts[part_path] = const(0)
             tops.update(parts)
-            tops[path] = total_of(parts.values())
+            tops[path] = total(parts.values())
         else:
             raise UnsupportedActivationMemory(f"{arch}: block {path} ({child.kind}) is not known to the formula")
     blocks.update(tops)
-    blocks[root.name] = blocks[f"{root.name}.layers"] + total_of(
+    blocks[root.name] = blocks[f"{root.name}.layers"] + total(
         poly for path, poly in tops.items() if path.count(".") == 1
     )
     assumptions = (
@@ -523,12 +526,6 @@ def activation_formula(
         device=device,
         assumptions=assumptions,
     )
-
-
-def total_of(polys: Any) -> Poly:
-    from .formula import total
-
-    return total(polys)
 
 
 # ---- Korthikanti et al. 2022 --------------------------------------------------------------------
