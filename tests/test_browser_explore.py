@@ -162,3 +162,21 @@ def test_compare_link_with_an_unknown_model(page, site_url):
     page.goto(site_url + "compare/?models=gpt2,no-such-model")
     page.wait_for_selector(".archzoo-compare[data-az-ready='1']")
     assert "No model no-such-model" in page.locator(".az-compare-status").inner_text()
+
+
+def test_model_and_architecture_pages_carry_the_calculator(page, site_url, capsys):
+    """The model and architecture pages hold the calculator's marker: it loads there too, and what it
+    computes for the model as published is the model page's own exact count."""
+    page.goto(site_url + "models/llama-3-8b/")
+    calculator = page.locator(".archzoo-whatif")
+    if calculator.count() == 0:
+        pytest.skip("the model pages do not carry the what-if marker yet")
+    page.wait_for_selector(".archzoo-whatif[data-az-ready='1']")
+    base = int(calculator.locator("td[data-base='params']").get_attribute("data-value") or "0")
+    models = json.loads(page.evaluate("fetch('../../models.json').then(r => r.text())"))["models"]
+    assert base == next(m["params"] for m in models if m["id"] == "llama-3-8b")
+    calculator.locator("input[data-key='n_kv_heads']").fill("4")
+    assert "Recomputed" in calculator.locator(".az-whatif-status").inner_text()
+    page.goto(site_url + "architectures/vit/")
+    page.wait_for_selector(".archzoo-whatif[data-az-ready='1']")
+    screenshot(page, "whatif-architecture-vit")
