@@ -28,6 +28,8 @@ from archzoo.memory import (  # noqa: E402
     korthikanti_gap,
     korthikanti_layer_bytes,
     measure_activations,
+    memory_dict,
+    memory_rows,
     training_peak,
 )
 
@@ -251,3 +253,15 @@ def test_inference_peak_counts_the_kv_cache_of_n_tokens():
     peak = inference_peak(report, dtype="bf16")
     kv = {i.name: i.bytes for i in peak.items}["KV cache"]
     assert kv == 2 * 3 * 2 * (2 * 16) * 32  # K and V, 3 layers, 2 heads of 16, 32 tokens, 2 bytes
+
+
+def test_the_summary_for_the_report_carries_every_figure_or_the_reason():
+    report = archzoo.count("gpt", d_model=64, n_heads=4, n_layers=2, seq_len=16)
+    data = memory_dict(report)
+    assert data["activations"]["eager_bf16"]["bytes"] == activation_formula(report, dtype="bf16").bytes_at(16)
+    assert data["activations"]["recompute_fp32"]["bytes"] == activation_formula(report, recompute=True).bytes_at(16)
+    assert data["training_peak"]["total_bytes"] == training_peak(report).total
+    assert data["korthikanti"]["bytes"] == 2 * (34 * 16 * 64 + 5 * 4 * 16**2)  # eq. 1 times L = 2 layers
+    t5 = memory_dict(archzoo.count("t5", d_model=64, n_heads=4, n_layers=2, d_ff=96, d_kv=16))
+    assert t5["activations"]["unsupported"].startswith("t5: ") and "training_peak" not in t5
+    assert [label for label, _, _ in memory_rows(report)][:2] == ["inference peak (N=16)", "activations (N=16)"]

@@ -6,19 +6,25 @@ them with ``torch.autograd.graph.saved_tensors_hooks``: each *storage* is counte
 (a view saved twice, or saved by two operations, holds one buffer), and the storages of parameters and
 buffers are excluded: weights are not activations (they are counted in the weights, and are there whether or
 not a step runs). Each storage belongs to the innermost module running when it was first saved (forward
-pre/post hooks keep the stack); one saved by several modules (LLaMA's rotary cos/sin table, used by every
-layer) belongs to their innermost common ancestor. `archzoo.verify.compare_blocks_to_tensors` then sums them
-per block through `Block.modules`, as it sums parameters.
+pre/post hooks keep the stack); one saved by several layers of a stack (LLaMA's rotary cos/sin table, read by
+every layer) belongs to the stack. `archzoo.verify.compare_blocks_to_tensors` then sums them per block through
+`Block.modules`, as it sums parameters.
 
-The meta device is enough: its tensors have storages with an identity and a size, and the saved set depends
-on shapes and dtypes only (a CPU run of the same small configuration gives the same bytes, which a test
-checks), so measuring BERT-base or a LLaMA layer costs no memory.
+The meta device is enough for eager attention and recomputation: its tensors have storages with an identity
+and a size, and the saved set depends on shapes and dtypes only, so measuring BERT-base or TinyLlama costs no
+memory. It agrees with a CPU run of the same configuration in fp32 (a test checks it); in bf16 the meta
+kernels keep LayerNorm's mean and 1/σ in fp32 (as CUDA's kernel does), the CPU kernel in bf16, so the formula
+takes the device. Fused attention is measured on the CPU: there SDPA runs its flash kernel, while on the meta
+device it falls back to its math path, which saves the probabilities as eager attention does.
 
 `activation_formula` gives the same bytes as a polynomial in N, d, h, d_ff, ... per block, for the
-implementations whose saved tensors it knows (transformers' BERT, GPT-2, ViT and LLaMA-style decoders), with
-eager attention (the ``h N²`` scores and probabilities saved), fused attention (SDPA: queries, keys, values,
-output and an fp32 log-sum-exp per query and head, no N² tensor) or full recomputation (each layer's input
-only; the layer's activations live again, one layer at a time, during backward).
+implementations whose saved tensors it knows (transformers' BertModel, GPT-2, ViT and Llama classes), with
+eager attention (the ``h N²`` probabilities saved, in fp32 where the class upcasts softmax), fused attention
+(SDPA: queries, keys, values, output and an fp32 log-sum-exp per query and head, no N² tensor) or full
+recomputation (each layer's input only; the layer's activations live again, one layer at a time, in backward).
+It is read off the block tree (the widths of its linear layers, its kinds and names), the symbols of its
+formulas, and three configuration fields the tree does not carry: the heads ``h``, the activation, and, for
+ViT, the image's channels and patches.
 
 **Peak memory.** `inference_peak` and `training_peak` add weights, the KV cache, gradients, optimiser states
 and activations, each figure with the assumptions it rests on, in words.
@@ -39,6 +45,7 @@ if TYPE_CHECKING:
     import torch
 
     from .blocks import Block
+    from .report import Report
 
 __all__ = [
     "SUPPORTED_CLASSES",
@@ -54,6 +61,8 @@ __all__ = [
     "korthikanti_gap",
     "korthikanti_layer_bytes",
     "measure_activations",
+    "memory_dict",
+    "memory_rows",
     "training_peak",
 ]
 
@@ -319,6 +328,11 @@ def _over(poly: Poly, by: Poly) -> Poly:
     return Poly(terms, poly.symbols)
 
 
+def _config(report: Report) -> Any:
+    """The configuration's fields the block tree does not carry (heads, activation, image), by name."""
+    return report.config
+
+
 def _child(block: Block, name: str) -> Block:
     for child in block.children:
         if child.name == name:
@@ -338,7 +352,7 @@ def _symbol_of(root: Block, name: str, value: int, definition: str = "") -> Poly
 
 
 def activation_formula(
-    report: Any,
+    report: Report,
     *,
     dtype: Dtype = "fp32",
     attention: AttentionKind = "eager",
@@ -354,7 +368,7 @@ def activation_formula(
     from .formula import N, const
 
     arch = report.architecture.name
-    config = report.config
+    config: Any = report.config  # the fields the tree does not carry: heads, activation, image
     root: Block = report.root
     if arch not in SUPPORTED_CLASSES:
         raise UnsupportedActivationMemory(
@@ -531,14 +545,14 @@ def activation_formula(
 # ---- Korthikanti et al. 2022 --------------------------------------------------------------------
 
 
-def korthikanti_layer_bytes(report: Any) -> Poly:
+def korthikanti_layer_bytes(report: Report) -> Poly:
     """Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", eq. 1: one
     Transformer layer stores ``s b h (34 + 5 a s / h)`` bytes in 16-bit, with dropout masks (1 byte an element);
     at batch ``b = 1``, ``s = N`` tokens, width ``h = d`` and ``a`` heads: ``34 N d + 5 a N²``."""
     from .formula import N
 
-    d = _symbol_of(report.root, "d", report.config.d_model)
-    heads = _symbol_of(report.root, "h", report.config.n_heads)
+    d = _symbol_of(report.root, "d", _config(report).d_model)
+    heads = _symbol_of(report.root, "h", _config(report).n_heads)
     return 34 * N * d + 5 * heads * N**2
 
 
@@ -552,7 +566,7 @@ class GapTerm:
     reason: str
 
 
-def korthikanti_gap(report: Any) -> tuple[GapTerm, ...]:
+def korthikanti_gap(report: Report) -> tuple[GapTerm, ...]:
     """The terms that take Korthikanti's per-layer bytes to the exact bytes of one layer of ``report``'s
     transformers class in bf16 (eager attention, dropout 0, meta device): Korthikanti's figure plus their sum is
     `activation_formula`'s ``per_copy`` bytes of the layer, exactly. For the implementations the formula knows."""
@@ -561,8 +575,8 @@ def korthikanti_gap(report: Any) -> tuple[GapTerm, ...]:
     arch = report.architecture.name
     activation_formula(report, dtype="bf16")  # refuses what it does not know
     root = report.root
-    d = _symbol_of(root, "d", report.config.d_model)
-    heads = _symbol_of(root, "h", report.config.n_heads)
+    d = _symbol_of(root, "d", _config(report).d_model)
+    heads = _symbol_of(root, "h", _config(report).n_heads)
     layer = _child(root, "layers").children[0]
     ff = next(c for c in layer.children if c.kind == "feed_forward")
     d_ff = _over(_child(ff, "fc_in").approx, d)
@@ -619,7 +633,7 @@ def korthikanti_gap(report: Any) -> tuple[GapTerm, ...]:
                 "as contiguous copies (2 + 2), against Korthikanti's 2 for each of Q, K and V",
             )
         )
-    extra = {"gelu_new": 3, "gelu": 0, "gelu_pytorch_tanh": 0}.get(report.config.activation)
+    extra = {"gelu_new": 3, "gelu": 0, "gelu_pytorch_tanh": 0}.get(_config(report).activation)
     if arch == "llama":
         terms.append(
             GapTerm(
@@ -701,7 +715,7 @@ def _check_dtype(name: str, dtype: str) -> int:
     return _BYTES[dtype]
 
 
-def inference_peak(report: Any, *, seq_len: int | None = None, dtype: str = "bf16") -> PeakMemory:
+def inference_peak(report: Report, *, seq_len: int | None = None, dtype: str = "bf16") -> PeakMemory:
     """Weights, the KV cache of ``seq_len`` tokens and the largest activation alive at once in one eager
     forward pass of batch 1 (under ``torch.no_grad``, nothing is saved for backward). The largest live
     activation is an estimate from the block tree, stated as such: the residual stream plus the larger of the
@@ -712,8 +726,12 @@ def inference_peak(report: Any, *, seq_len: int | None = None, dtype: str = "bf1
     params = report.params
     kv = report.kv_cache_elements_per_token * n
     cross = report.cross_kv_cache_elements_per_source_token * n
-    config = report.config
-    d, heads = config.d_model, getattr(config, "n_heads", 1)
+    d, heads = getattr(report.config, "d_model", None), getattr(report.config, "n_heads", None)
+    if not isinstance(d, int) or not isinstance(heads, int):
+        raise UnsupportedActivationMemory(
+            f"{report.architecture.name}: its configuration names no d_model and n_heads, which the largest live "
+            "activation is estimated from"
+        )
     widest_ff = 0
     logits = 0
     for visit in report.root.visits():
@@ -753,7 +771,7 @@ def inference_peak(report: Any, *, seq_len: int | None = None, dtype: str = "bf1
 
 
 def training_peak(
-    report: Any,
+    report: Report,
     *,
     seq_len: int | None = None,
     weights: str = "bf16",
@@ -803,3 +821,71 @@ def training_peak(
             "no allocator fragmentation, no temporary buffers of backward, no CUDA context",
         ),
     )
+
+
+# ---- for the report, the CLI and the terminal ---------------------------------------------------
+
+
+def memory_dict(report: Report) -> dict[str, Any]:
+    """The memory figures of ``report`` at its N as JSON: activations (bf16 and fp32; eager, fused and full
+    recomputation, each with its formula), Korthikanti's figure and the gap, and both peaks with their
+    assumptions. Where the formula does not know the implementation, ``activations`` holds the reason."""
+    n = report.seq_len
+    out: dict[str, Any] = {"seq_len": n, "inference_peak": inference_peak(report).to_dict()}
+    try:
+        variants: dict[str, Any] = {}
+        for dtype in ("bf16", "fp32"):
+            for name, kwargs in (
+                ("eager", {}),
+                ("fused", {"attention": "fused", "device": "cpu"}),
+                ("recompute", {"recompute": True}),
+            ):
+                formula = activation_formula(report, dtype=dtype, **kwargs)  # type: ignore[arg-type]
+                variants[f"{name}_{dtype}"] = {
+                    "bytes": formula.bytes_at(n),
+                    "formula": formula.total.text(),
+                    "assumptions": list(formula.assumptions),
+                }
+        out["activations"] = variants
+        layers = _child(report.root, "layers").repeat
+        assert layers is not None
+        out["korthikanti"] = {
+            "bytes": layers.evaluate() * korthikanti_layer_bytes(report).evaluate(N=n),
+            "layer_formula": korthikanti_layer_bytes(report).text(),
+            "source": "Korthikanti et al. 2022, arXiv:2205.05198, eq. 1 (16-bit, with dropout masks), times L",
+            "gap_per_layer": [
+                {"term": t.name, "bytes": t.bytes.evaluate(N=n), "formula": t.bytes.text(), "reason": t.reason}
+                for t in korthikanti_gap(report)
+            ],
+        }
+        out["training_peak"] = training_peak(report).to_dict()
+    except UnsupportedActivationMemory as exc:
+        out["activations"] = {"unsupported": str(exc)}
+    return out
+
+
+def memory_rows(report: Report) -> list[tuple[str, str, str]]:
+    """Rows for the terminal summary, ``(label, figure, detail)``: activations of a training step in bf16 (eager,
+    fused, recomputed) with the eager formula, Korthikanti's figure, and the two peaks."""
+    from .report import human_bytes
+
+    n = report.seq_len
+    peak = inference_peak(report)
+    rows = [(f"inference peak (N={n:,})", human_bytes(peak.total), "bf16 weights + KV cache + largest activation")]
+    try:
+        eager = activation_formula(report, dtype="bf16")
+    except UnsupportedActivationMemory as exc:
+        return [*rows, ("activations", "", f"not known: {exc}")]
+    fused = activation_formula(report, dtype="bf16", attention="fused", device="cpu").bytes_at(n)
+    recomputed = activation_formula(report, dtype="bf16", recompute=True).bytes_at(n)
+    layers = _child(report.root, "layers").repeat
+    assert layers is not None
+    korthikanti = layers.evaluate() * korthikanti_layer_bytes(report).evaluate(N=n)
+    training = training_peak(report)
+    return [
+        *rows,
+        (f"activations (N={n:,})", human_bytes(eager.bytes_at(n)), f"bf16, eager = {eager.total.text()}"),
+        ("  fused / recomputed", f"{human_bytes(fused)} / {human_bytes(recomputed)}", "SDPA; only each layer's input"),
+        ("  Korthikanti et al.", human_bytes(korthikanti), "L·(34·N·d + 5·h·N²), with dropout masks"),
+        ("training peak", human_bytes(training.total), "bf16 weights and gradients, fp32 Adam and master weights"),
+    ]
