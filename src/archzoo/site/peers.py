@@ -60,7 +60,8 @@ EXPLANATIONS: dict[tuple[str, str], Explanation] = {
         "test_torchinfo_counts_a_tied_weight_once_per_module",
     ),
     ("torchinfo", "weights_bytes"): Explanation(
-        "4 bytes per parameter as its `Total params` counts them: a tied weight twice",
+        "4 bytes per parameter of the layers it lists: a tied weight twice (GPT-2's head), and parameters a "
+        "module holds directly, outside any layer, left out (ViT's class token and position embeddings)",
         "test_torchinfo_counts_a_tied_weight_once_per_module",
     ),
     ("torchinfo", "macs"): Explanation(
@@ -140,7 +141,8 @@ def _ratio(value: int, exact: int | None) -> str:
         return ""
     if value == exact:
         return "1 (exact)"
-    return f"{value / exact:.4f}"
+    ratio = value / exact
+    return f"{ratio:.6f}" if abs(ratio - 1) < 1e-3 else f"{ratio:.4f}"  # a near miss still shows as one
 
 
 def _seconds(run: dict[str, Any]) -> str:
@@ -151,7 +153,7 @@ def _seconds(run: dict[str, Any]) -> str:
     return f"{wall:.2f} s" + (f" ({tool:.2f} s in the call)" if tool is not None else "")
 
 
-def _model_section(name: str, model: dict[str, Any], test_link: str) -> list[str]:
+def _model_section(name: str, model: dict[str, Any], test_link: str | None) -> list[str]:
     tools = model.get("tools", {})
     exact = _exact(tools)
     lines = [
@@ -187,8 +189,9 @@ def _model_section(name: str, model: dict[str, Any], test_link: str) -> list[str
             if target is None or value == target or tool == "archzoo":
                 continue
             explained = explanation_for(tool, quantity)
+            test = f"[`{explained.test}`]({test_link})" if explained and test_link else ""
             why = (
-                f"{explained.text}. Checked by [`{explained.test}`]({test_link})."
+                f"{explained.text}. Checked by {test or f'`{TEST_FILE}::{explained.test}`'}."
                 if explained
                 else "not explained yet: no test reproduces this difference."
             )
@@ -224,9 +227,11 @@ def _fastest_peer(tools: dict[str, Any]) -> tuple[str, float] | None:
     return tool, seconds
 
 
-def peers_page(results: dict[str, Any], *, test_link: str = TEST_FILE) -> str:
+def peers_page(results: dict[str, Any], *, test_link: str | None = None) -> str:
     """The Markdown page of ``results`` (the JSON ``benchmarks/peers.py`` writes): a table per model, then the
-    convention behind each difference from archzoo's exact figure, linked to ``test_link``."""
+    convention behind each difference from archzoo's exact figure, naming the test that reproduces it, linked
+    to ``test_link`` when given (the test file's address in the repository: a relative link would leave the
+    site and fail ``mkdocs build --strict``)."""
     versions = results.get("versions", {})
     lines = [
         "# Peer tools, side by side",
