@@ -258,3 +258,128 @@ def test_a_config_with_absurdly_many_layers_is_compared_without_enumerating_them
     assert code == 1
     assert "llama.layers.layer: the reference has no submodule model.layers.2\n" in out
     assert "model.layers.3" not in out
+
+
+# ---- quantised layouts and prefixes -------------------------------------------------------------------------
+
+
+def _quantised(llama, tmp_path, layout: str, keep=lambda name: True) -> Path:
+    """The tied LLaMA's checkpoint with every linear weight of its layers replaced by the tensors a quantiser
+    saves for it (shapes as AutoGPTQ's and AutoAWQ's QuantLinear and bitsandbytes' Linear4bit/Linear8bitLt
+    save them, 4-bit, one group), beside its config.json."""
+    import shutil
+
+    np = pytest.importorskip("numpy")
+    from safetensors.numpy import load_file, save_file
+
+    root, _, _ = llama
+    folder = tmp_path / layout
+    folder.mkdir()
+    shutil.copy(root / "whole" / "config.json", folder / "config.json")
+    tensors = load_file(str(root / "whole" / "model.safetensors"))
+    for name in [n for n in tensors if ".layers." in n and n.endswith("proj.weight") and keep(n)]:
+        out, inp = tensors.pop(name).shape  # torch's Linear weight: (out_features, in_features)
+        layer = name[: -len(".weight")]
+        if layout == "gptq":  # input dimension packed: 8 four-bit values an int32
+            tensors[layer + ".qweight"] = np.zeros((inp // 8, out), np.int32)
+            tensors[layer + ".qzeros"] = np.zeros((1, out // 8), np.int32)
+            tensors[layer + ".scales"] = np.zeros((1, out), np.float16)
+            tensors[layer + ".g_idx"] = np.zeros((inp,), np.int32)
+        elif layout == "awq":  # output dimension packed
+            tensors[layer + ".qweight"] = np.zeros((inp, out // 8), np.int32)
+            tensors[layer + ".qzeros"] = np.zeros((1, out // 8), np.int32)
+            tensors[layer + ".scales"] = np.zeros((1, out), np.float16)
+        elif layout == "nf4":  # two 4-bit values a byte, flattened
+            tensors[name] = np.zeros((out * inp // 2, 1), np.uint8)
+            tensors[name + ".absmax"] = np.zeros((out * inp // 64,), np.float32)
+            tensors[name + ".quant_map"] = np.zeros((16,), np.float32)
+            tensors[name + ".quant_state.bitsandbytes__nf4"] = np.zeros((60,), np.uint8)
+        elif layout == "int8":
+            tensors[name] = np.zeros((out, inp), np.int8)
+            tensors[layer + ".SCB"] = np.zeros((out,), np.float32)
+        elif layout == "bare":  # an int32 qweight with nothing to say how it packs
+            tensors[layer + ".qweight"] = np.zeros((inp // 8, out), np.int32)
+    save_file(tensors, str(folder / "model.safetensors"))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("layout", "shown"),
+    [
+        ("gptq", "GPTQ: 4-bit, 8 values an int32"),
+        ("awq", "AWQ: 4-bit, 8 values an int32"),
+        ("nf4", "bitsandbytes 4-bit: two values a byte"),
+        ("int8", "bitsandbytes 8-bit (LLM.int8): one value a byte"),
+    ],
+)
+def test_quantised_weights_count_unpacked(llama, tmp_path, layout, shown):
+    """Unpacked, the quantised checkpoint holds PyTorch's parameter count again, block by block; the scales,
+    zeros and state beside each weight are not parameters."""
+    _, params, _ = llama
+    folder = _quantised(llama, tmp_path, layout)
+    code, out, err = _checkpoint_cli(str(folder))
+    assert code == 0, out + err
+    assert f"total: reference {params:,}, archzoo {params:,}: match" in out
+    assert "14 quantised weights (model.layers.0.mlp.down_proj.weight, " in out and shown in out
+    code, out, _ = _checkpoint_cli(str(folder), "--json")
+    data = json.loads(out)
+    assert data["parameters"] == params and len(data["unpacked"]) == 14
+    assert data["elements"] != params and data["refused"] == {}
+
+
+def test_a_packed_weight_no_layout_explains_is_refused_with_the_reason(llama, tmp_path):
+    folder = _quantised(llama, tmp_path, "bare", keep=lambda name: name == "model.layers.0.self_attn.q_proj.weight")
+    code, out, _ = _checkpoint_cli(str(folder))
+    assert code == 1
+    assert (
+        "model.layers.0.self_attn.q_proj.qweight: packed, not unpacked: a qweight without its 2-d scales and "
+        "qzeros: the packing factor cannot be read from the shapes; the totals cannot agree"
+    ) in " ".join(out.split())
+
+
+def test_names_saved_from_the_base_class_map_onto_the_blocks(llama, tmp_path):
+    """LlamaModel saves its tensors without LlamaForCausalLM's 'model.' prefix (the head is tied: nothing
+    else differs): they are mapped with it, and the totals agree."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    root, params, _ = llama
+    folder = tmp_path / "base"
+    folder.mkdir()
+    shutil.copy(root / "whole" / "config.json", folder / "config.json")
+    tensors = load_file(str(root / "whole" / "model.safetensors"))
+    save_file({k.removeprefix("model."): v for k, v in tensors.items()}, str(folder / "model.safetensors"))
+    code, out, err = _checkpoint_cli(str(folder))
+    assert code == 0, out + err
+    assert "the tensor names lack the class's 'model.' prefix (saved from the base class): mapped with it" in " ".join(
+        out.split()
+    )
+    assert f"total: reference {params:,}, archzoo {params:,}: match" in out
+
+
+def test_names_saved_from_a_wrapping_class_map_onto_the_base_blocks(tmp_path):
+    """BertForMaskedLM saves BertModel's tensors under 'bert.', and its head under 'cls.': against BertModel
+    the body maps without the prefix, and the head is named as what no block maps."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BertConfig(
+        vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37
+    )
+    torch.manual_seed(0)
+    model = transformers.BertForMaskedLM(config)
+    model.save_pretrained(tmp_path / "mlm")
+    body = sum(p.numel() for p in model.bert.parameters())
+    code, out, _ = _checkpoint_cli(
+        str(tmp_path / "mlm"), "--hf-config", str(tmp_path / "mlm" / "config.json"), "--hf-class", "BertModel"
+    )
+    text = " ".join(out.split())
+    assert code == 1  # the head's tensors count in the checkpoint only, and BertModel's pooler is not saved
+    assert "carry a 'bert.' prefix the class lacks (saved from a class that wraps it): mapped without it" in text
+    assert "5 tensors no block maps (cls.predictions.bias, " in text
+    embeddings = sum(p.numel() for p in model.bert.embeddings.parameters())
+    assert f"bert.embeddings embeddings {embeddings:,} {embeddings:,} match" in text
+    layers = sum(p.numel() for p in model.bert.encoder.parameters())
+    assert f"bert.layers encoder.layer {layers:,} {layers:,} match" in text
+    assert body == embeddings + layers  # no pooler: BertForMaskedLM builds BertModel without one
+    assert "bert.pooler pooler missing" in text

@@ -6,6 +6,12 @@ holding each tensor. `read_checkpoint` takes either file, or the folder holding 
 `Checkpoint`: the tensors, their element counts by dtype, and the integer tensors whose element count is
 not a parameter count (quantised weights are packed: GPTQ's ``int32`` ``qweight`` holds eight 4-bit
 values per element).
+
+`unpack` recognises the packed layouts that can be read from the header alone and counts what they hold:
+GPTQ and AWQ (``qweight`` beside ``qzeros`` and ``scales``: the packing factor is a ratio of their shapes),
+bitsandbytes 4-bit (a ``uint8`` ``weight`` beside its ``weight.absmax``: two values a byte) and 8-bit
+(an ``int8`` ``weight`` beside its ``SCB``: one value a byte); their side tensors (scales, zeros, group
+indices, quantisation state) are not parameters. A packed tensor it cannot read is named with the reason.
 """
 
 from __future__ import annotations
@@ -23,9 +29,18 @@ from .files import decode_utf8, read_user_bytes
 if TYPE_CHECKING:
     from .architecture import ArchConfig, Architecture
     from .blocks import Block
-    from .verify import Verification
+    from .verify import BlockComparison, Verification
 
-__all__ = ["INDEX_NAME", "SINGLE_NAME", "Checkpoint", "Tensor", "compare_checkpoint", "read_checkpoint"]
+__all__ = [
+    "INDEX_NAME",
+    "SINGLE_NAME",
+    "Checkpoint",
+    "Tensor",
+    "Unpacked",
+    "compare_checkpoint",
+    "read_checkpoint",
+    "unpack",
+]
 
 #: the names transformers' ``save_pretrained`` gives a checkpoint, sharded or not
 INDEX_NAME = "model.safetensors.index.json"
@@ -215,8 +230,106 @@ def _names(names: list[str]) -> str:
     return ", ".join(names[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
 
 
+# ---- quantised tensors ------------------------------------------------------------------------------------
+
+#: GPTQ's and AWQ's side tensors beside a ``qweight``, and bitsandbytes 4-bit's after a ``weight.``: not parameters
+GPTQ_SIDE = ("qzeros", "scales", "g_idx")
+BNB_SIDE = ("absmax", "quant_map", "nested_absmax", "nested_quant_map")
+
+
+def _bnb_state_of(name: str) -> str:
+    """The weight a bitsandbytes 4-bit state tensor belongs to (``x.weight.absmax`` -> ``x.weight``), or ""."""
+    if ".weight.quant_state." in name:
+        return name.split(".weight.quant_state.", 1)[0] + ".weight"
+    head, _, leaf = name.rpartition(".")
+    return head if leaf in BNB_SIDE and head.endswith("weight") else ""
+
+
+@dataclass(frozen=True)
+class Unpacked:
+    """A checkpoint's tensors with quantised weights counted as the parameters they hold: ``tensors`` as
+    (name, parameters), the packed weight under the name of the weight it replaces; ``layouts`` names each
+    unpacked weight's layout; ``side`` the tensors that are quantisation state; ``refused`` the packed
+    tensors no layout explains, each with the reason."""
+
+    tensors: tuple[tuple[str, int], ...]
+    layouts: dict[str, str]
+    side: tuple[str, ...]
+    refused: dict[str, str]
+
+    @property
+    def parameters(self) -> int:
+        return sum(n for _, n in self.tensors)
+
+
+def unpack(checkpoint: Checkpoint) -> Unpacked:
+    """``checkpoint``'s tensors with each recognised quantised weight counted unpacked (see the module's
+    docstring for the layouts) and the quantisation side tensors set apart."""
+    by_name = {t.name: t for t in checkpoint.tensors}
+    out: list[tuple[str, int]] = []
+    layouts: dict[str, str] = {}
+    side: list[str] = []
+    refused: dict[str, str] = {}
+    for t in checkpoint.tensors:
+        layer, _, leaf = t.name.rpartition(".")
+        prefix = layer + "." if layer else ""
+        if (
+            (leaf in GPTQ_SIDE and prefix + "qweight" in by_name)
+            or _bnb_state_of(t.name) in by_name
+            or (leaf == "SCB" and prefix + "weight" in by_name)
+            or (leaf == "weight_format" and prefix + "SCB" in by_name)
+        ):
+            side.append(t.name)
+        elif leaf == "qweight":
+            found = _gptq(t, by_name.get(prefix + "qzeros"), by_name.get(prefix + "scales"))
+            if isinstance(found, str):
+                refused[t.name] = found
+                out.append((t.name, t.numel))
+            else:
+                layouts[prefix + "weight"], count = found
+                out.append((prefix + "weight", count))
+        elif leaf == "weight" and t.dtype == "U8" and t.name + ".absmax" in by_name:
+            layouts[t.name] = "bitsandbytes 4-bit: two values a byte"
+            out.append((t.name, 2 * t.numel))
+        elif leaf == "weight" and t.dtype == "I8" and prefix + "SCB" in by_name:
+            layouts[t.name] = "bitsandbytes 8-bit (LLM.int8): one value a byte"
+            out.append((t.name, t.numel))
+        else:
+            if t.packed and leaf in ("weight", "qweight"):
+                refused[t.name] = (
+                    f"an {t.dtype} weight without the side tensors of a known layout (GPTQ/AWQ qzeros and scales, "
+                    "bitsandbytes absmax or SCB): how many values each element holds cannot be read from the header"
+                )
+            out.append((t.name, t.numel))
+    return Unpacked(tuple(out), layouts, tuple(side), refused)
+
+
+def _gptq(qweight: Tensor, qzeros: Tensor | None, scales: Tensor | None) -> tuple[str, int] | str:
+    """The layout and unpacked count of a GPTQ or AWQ ``qweight``, or why it cannot be read.
+
+    GPTQ packs the input dimension: qweight (in/p, out), scales (groups, out), qzeros (groups, out/p).
+    AWQ packs the output dimension: qweight (in, out/p), scales (groups, out). p = 32 / bits."""
+    if qweight.dtype != "I32" or len(qweight.shape) != 2:
+        return f"a {qweight.dtype} qweight of shape {list(qweight.shape)}: GPTQ and AWQ pack into 2-d int32"
+    if scales is None or qzeros is None or len(scales.shape) != 2 or len(qzeros.shape) != 2:
+        return "a qweight without its 2-d scales and qzeros: the packing factor cannot be read from the shapes"
+    rows, cols = qweight.shape
+    out = scales.shape[1]
+    if cols == out and qzeros.shape[1] and out % qzeros.shape[1] == 0:
+        pack = out // qzeros.shape[1]
+        return f"GPTQ: {32 // pack}-bit, {pack} values an int32", rows * pack * cols
+    if cols and out % cols == 0 and out > cols:
+        pack = out // cols
+        return f"AWQ: {32 // pack}-bit, {pack} values an int32", rows * out
+    return (
+        f"qweight {list(qweight.shape)}, scales {list(scales.shape)}, qzeros {list(qzeros.shape)}: "
+        "neither GPTQ's layout nor AWQ's"
+    )
+
+
 def as_json(checkpoint: Checkpoint) -> dict[str, Any]:
     """The checkpoint's figures as plain data (``archzoo checkpoint --json``)."""
+    unpacked = unpack(checkpoint)
     return {
         "source": checkpoint.source,
         "files": list(checkpoint.files),
@@ -225,6 +338,11 @@ def as_json(checkpoint: Checkpoint) -> dict[str, Any]:
         "bytes": checkpoint.bytes(),
         "by_dtype": {dtype: {"tensors": n, "elements": e} for dtype, (n, e) in checkpoint.by_dtype().items()},
         "packed": [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape)} for t in checkpoint.packed()],
+        # quantised weights counted unpacked, their side tensors left out, what could not be unpacked and why
+        "parameters": unpacked.parameters,
+        "unpacked": unpacked.layouts,
+        "quantisation_side_tensors": list(unpacked.side),
+        "refused": unpacked.refused,
     }
 
 
@@ -234,30 +352,42 @@ def as_json(checkpoint: Checkpoint) -> dict[str, Any]:
 def compare_checkpoint(checkpoint: Checkpoint, architecture: Architecture, config: ArchConfig) -> Verification:
     """``checkpoint``'s tensors against archzoo's count of ``architecture`` with ``config``: the total, and each
     block that names its submodules (`archzoo.Block.modules`, as the reference class names them, which is how
-    transformers names the tensors it saves). The notes say why the totals can differ: integer tensors that
-    pack quantised weights, tensors no block maps (buffers a checkpoint may carry), a tied weight stored twice."""
+    transformers names the tensors it saves). Quantised weights count unpacked (`unpack`), and names saved from
+    the base class (no ``model.`` or ``bert.`` prefix) or from a head class (a prefix the base class lacks) are
+    mapped onto the blocks. The notes say why the totals can differ: packed tensors no layout explains, tensors
+    no block maps (buffers a checkpoint may carry), a tied weight stored twice."""
     from .report import make_report
     from .verify import Verification, compare_blocks_to_tensors
 
     report = make_report(architecture, config)
-    comparison = compare_blocks_to_tensors(
-        report.root, ((t.name, t.numel) for t in checkpoint.tensors), architecture.plugin or architecture.name
-    )
+    plugin = architecture.plugin or architecture.name
+    unpacked = unpack(checkpoint)
     notes = [f"{dtype}: {n:,} tensors, {elements:,} elements" for dtype, (n, elements) in checkpoint.by_dtype().items()]
-    packed = checkpoint.packed()
-    if packed:
+    if unpacked.layouts:
+        for layout in sorted(set(unpacked.layouts.values())):
+            names = [name for name, shown in unpacked.layouts.items() if shown == layout]
+            notes.append(f"{len(names):,} quantised weights ({_names(names)}) counted unpacked: {layout}")
+    if unpacked.side:
         notes.append(
-            f"{len(packed):,} integer tensors ({_names([t.name for t in packed])}): quantised weights are packed, so "
-            "their elements are not parameters and the totals cannot agree"
+            f"{len(unpacked.side):,} quantisation side tensors ({_names(list(unpacked.side))}): scales, zeros and "
+            "state, not parameters; left out of the checkpoint's total"
         )
-    mapped = [m for row in comparison.blocks for m in row.modules if m and "<i>" not in m]
-    mapped_copies = [m.split("<i>")[0] for row in comparison.blocks for m in row.modules if "<i>" in m]
-    loose = [
-        t.name
-        for t in checkpoint.tensors
-        if not any(t.name == m or t.name.startswith(m + ".") for m in mapped)
-        and not any(t.name.startswith(prefix) for prefix in mapped_copies)
-    ]
+    for name, reason in unpacked.refused.items():
+        notes.append(f"{name}: packed, not unpacked: {reason}; the totals cannot agree")
+    tensors, renamed = unpacked.tensors, ""
+    comparison = compare_blocks_to_tensors(report.root, tensors, plugin)
+    loose = _unmapped([name for name, _ in tensors], comparison)
+    if loose and comparison.blocks:
+        # a renaming is taken when more blocks find their submodules under it: not merely fewer loose tensors,
+        # which any prefix of one block's module ('embeddings.') would give by putting all of them there
+        found = _found(comparison)
+        for candidate, how in _prefix_variants(tensors, comparison):
+            tried = compare_blocks_to_tensors(report.root, candidate, plugin)
+            if _found(tried) > found:
+                tensors, comparison, renamed, found = candidate, tried, how, _found(tried)
+                loose = _unmapped([name for name, _ in candidate], tried)
+    if renamed:
+        notes.append(renamed)
     if loose and comparison.blocks:
         notes.append(
             f"{len(loose):,} tensors no block maps ({_names(loose)}): buffers or weights of another class; "
@@ -279,13 +409,52 @@ def compare_checkpoint(checkpoint: Checkpoint, architecture: Architecture, confi
         path=checkpoint.source,
         target="the checkpoint",
         how=f"{len(checkpoint.tensors):,} tensors in {len(checkpoint.files)} file(s), read from their headers",
-        expected_total=checkpoint.elements,
+        expected_total=unpacked.parameters,
         got_total=report.params,
         blocks=tuple(rows),
         unmapped=comparison.unmapped,
         notes=tuple(notes),
         reference={"files": list(checkpoint.files), "architecture": architecture.name},
     )
+
+
+def _found(comparison: BlockComparison) -> int:
+    """How many blocks find every submodule they name among the tensors."""
+    return sum(1 for row in comparison.blocks if not row.missing)
+
+
+def _unmapped(names: list[str], comparison: BlockComparison) -> list[str]:
+    """The tensor names no block's submodule holds."""
+    mapped = [m for row in comparison.blocks for m in row.modules if m and "<i>" not in m]
+    copies = [m.split("<i>")[0] for row in comparison.blocks for m in row.modules if "<i>" in m]
+    return [
+        name
+        for name in names
+        if not any(name == m or name.startswith(m + ".") for m in mapped)
+        and not any(name.startswith(prefix) for prefix in copies)
+    ]
+
+
+def _prefix_variants(
+    tensors: tuple[tuple[str, int], ...], comparison: BlockComparison
+) -> Iterable[tuple[tuple[tuple[str, int], ...], str]]:
+    """The tensors renamed as if saved from the base class (a prefix the class has, added: ``model.``,
+    ``bert.``) or from a head class (a prefix it lacks, dropped), each with the note that says so."""
+    modules = [m for row in comparison.blocks for m in row.modules if m]
+    firsts = {m.split(".", 1)[0] for m in modules if "." in m}
+    heads = {name.split(".", 1)[0] for name, _ in tensors if "." in name}
+    for prefix in sorted(firsts - heads):
+        yield (
+            tuple((f"{prefix}.{name}", n) for name, n in tensors),
+            f"the tensor names lack the class's {prefix + '.'!r} prefix (saved from the base class): mapped with it",
+        )
+    for prefix in sorted(heads - firsts):
+        cut = len(prefix) + 1
+        yield (
+            tuple((name[cut:] if name.startswith(prefix + ".") else name, n) for name, n in tensors),
+            f"the tensor names carry a {prefix + '.'!r} prefix the class lacks (saved from a class that wraps it): "
+            "mapped without it",
+        )
 
 
 def _block(root: Block, path: str) -> Block | None:
