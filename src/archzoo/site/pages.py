@@ -219,7 +219,7 @@ def _code(code: str, language: str) -> str:
     else:
         body = _highlight(code, language)
     return _raw(
-        f'<div class="language-{language} highlight"><pre><span></span><code>{body.rstrip()}</code></pre></div>'
+        f'<div class="language-{language} highlight az-wrap"><pre><span></span><code>{body.rstrip()}</code></pre></div>'
     )
 
 
@@ -242,12 +242,14 @@ def _yaml_code(text: str) -> str:
         f'<span class="l l-Scalar l-Scalar-Plain">{escape(m.group(2), quote=False)}</span>'
         for m in matches
     )
-    return _raw(f'<div class="language-yaml highlight"><pre><span></span><code>{body}</code></pre></div>')
+    return _raw(f'<div class="language-yaml highlight az-wrap"><pre><span></span><code>{body}</code></pre></div>')
 
 
 def _plain_code(text: str, language: str) -> str:
     """A code block without highlighting (a one-line shell command)."""
-    return _raw(f'<div class="language-{language} highlight"><pre><span></span><code>{_e(text)}</code></pre></div>')
+    return _raw(
+        f'<div class="language-{language} highlight az-wrap"><pre><span></span><code>{_e(text)}</code></pre></div>'
+    )
 
 
 def _figure(svg: str, caption: str) -> str:
@@ -294,7 +296,7 @@ def _tree_name(row: BlockRow) -> str:
     mark = "└&nbsp;" if row.depth else ""
     return (
         f'<span class="az-tree" style="--az-depth:{row.depth}">{mark}<span class="az-block" '
-        f'title="{_e(row.description)}">{_e(row.name)}</span></span>'
+        f'title="{_e(row.description)}">{_e(row.name).replace("_", "_<wbr>")}</span></span>'
     )
 
 
@@ -439,7 +441,7 @@ def _blocks_table(rows: Sequence[BlockRow], *, substituted: bool = True, flops: 
     names = {"l": "left", "r": "right"}
     align = "lrrr" + ("r" if flops else "")
     # the share column gives way first on a narrow screen (the stylesheet hides it; the bar chart shows it)
-    classes = ["", "", "", ' class="az-share"', ""]
+    classes = ["", ' class="az-count"', "", ' class="az-share"', ""]
 
     def row_html(cells: Sequence[str], tag: str) -> str:
         return "".join(
@@ -566,7 +568,7 @@ def _symbols_table(symbols: Sequence[dict[str, Any]], seq_len_note: str = "") ->
         shown = f"{value:,}" if isinstance(value, int) else (seq_len_note or "free")
         meaning = s["meaning"] + (f" = {s['definition']}" if s.get("definition") else "")
         rows.append((_m(s["latex"]), _e(meaning), _e(shown)))
-    return _html_table(("Symbol", "Meaning", "Value"), rows, "llr")
+    return _html_table(("Symbol", "Meaning", "Value"), rows, "llr", css="az-config az-symbols")
 
 
 class _Doc:
@@ -722,7 +724,7 @@ def model_page(view: ModelView, *, page_path: str | None = None, directory_urls:
         )
     )
     doc.p(
-        f'Registry entry: <code>{_e(view.source_path)}</code> · <a href="{href("models/index.md")}">all models</a>'
+        f'Registry entry: <code class="az-path">{_e(view.source_path)}</code> · <a href="{href("models/index.md")}">all models</a>'
         f' · <a href="{href("index.md")}">home</a>'
     )
     return doc.text()
@@ -775,7 +777,7 @@ def _models_table(
             f"{m.active_params:,}" if m.active_params != m.params else f'<span data-v="{m.params}">—</span>',
             published,
             fmt_gap(m.gap) + (f" ({fmt_gap(m.active_gap)} active)" if m.active_gap is not None else ""),
-            f'<span data-v="{int(m.flops)}">{human_count(m.flops)}</span> (N = {m.seq_len:,})',
+            f'<span data-v="{int(m.flops)}">{human_count(m.flops)}</span> <span class="az-n">(N = {m.seq_len:,})</span>',
         ]
         rows.append(row)
     return _table(headers, rows, align)
@@ -814,7 +816,8 @@ def architecture_page(view: ArchitectureView, *, directory_urls: bool = True) ->
         )
     doc.md(f"## Models ({len(view.models)})")
     if view.models:
-        doc.md(_models_table(view.models, page_path))
+        # on a phone the title and active columns give way (the stylesheet hides them: az-models)
+        doc.md(_compact(_models_table(view.models, page_path), "az-models"))
         doc.html(
             _unraw(
                 _figure(
@@ -831,7 +834,8 @@ def architecture_page(view: ArchitectureView, *, directory_urls: bool = True) ->
         _unraw(
             _html_table(
                 ("Key", "Type", "Default", "Meaning"),
-                [
+                css="az-config",
+                rows=[
                     (f"<code>{_e(k)}</code>", f"<code>{_e(t)}</code>", f"<code>{_e(_default(d))}</code>", _e(desc))
                     for k, t, d, desc in view.config_fields
                 ],
@@ -1011,24 +1015,26 @@ def home_page(
                 "Models without a published figure are left out. Each point opens its model's page.",
             ),
             "## Largest models",
-            _models_table(list(reversed(by_size))[:top], page_path, architecture=True),
+            _compact(_home_models_table(list(reversed(by_size))[:top], page_path)),
             "## Smallest models",
-            _models_table(by_size[:top], page_path, architecture=True),
+            _compact(_home_models_table(by_size[:top], page_path)),
         ]
     parts += [
         "## Architectures",
-        _table(
-            ("Architecture", "Plugin", "Models", "Summary"),
-            [
-                (
-                    _md_link(a.title, architecture_path(a.name)),
-                    f"<code>{text_md(a.plugin)}</code>",
-                    str(len(a.models)),
-                    text_md(a.summary),
-                )
-                for a in architectures
-            ],
-            "llrl",
+        _compact(
+            _table(
+                ("Architecture", "Models", "Summary"),
+                [
+                    (
+                        _md_link(a.title, architecture_path(a.name))
+                        + f'<br><code class="az-plugin">{text_md(a.plugin)}</code>',
+                        str(len(a.models)),
+                        text_md(a.summary),
+                    )
+                    for a in architectures
+                ],
+                "lrl",
+            )
         ),
     ]
     more = [
@@ -1038,6 +1044,31 @@ def home_page(
     if more:
         parts += ["## More", "\n".join(more)]
     return "\n\n".join(parts) + "\n"
+
+
+def _compact(table: str, css: str = "") -> str:
+    """A markdown table in a block the stylesheet sets tighter (no column's minimum width, less padding),
+    so that the home page's and an architecture page's tables fit a phone's screen."""
+    return f'<div class="az-compact{(" " + css) if css else ""}" markdown="1">\n\n{table}\n\n</div>'
+
+
+def _home_models_table(models: Sequence[ModelView], page_path: str) -> str:
+    """The home page's few models: what fits a phone (the all-models page has every column)."""
+    rows = []
+    for m in models:
+        published = text_md(m.published) if m.published else "—"
+        if m.published_active:
+            published += f" ({text_md(m.published_active)} active)"
+        rows.append(
+            (
+                _md_link(m.id, _rel(page_path, model_path(m.id)))
+                + f'<br><span class="az-tags">{text_md(m.architecture_title)}, {m.year}</span>',
+                f"{m.params:,}",
+                published,
+                fmt_gap(m.gap),
+            )
+        )
+    return _table(("Model", "Parameters", "Published", "Difference"), rows, "lrrr")
 
 
 def _paragraph(text: str) -> str:

@@ -248,8 +248,8 @@ def scatter_plot(
     title: str,
     groups: Sequence[str] = (),
     zero_line: bool = False,
-    width: int = 720,
-    height: int = 420,
+    width: int = 600,
+    height: int = 400,
     css: str = "",
 ) -> str:
     """Points on two axes, each a link to its page when it has one, coloured by group with a legend.
@@ -265,8 +265,8 @@ def scatter_plot(
     order = list(dict.fromkeys([*groups, *(p.group for p in shown)]))
     order = [g for g in order if any(p.group == g for p in shown)]
     colour = {g: f"az-c{i % PALETTE_SIZE}" for i, g in enumerate(order)}
-    legend_rows = len(order)
-    left, right, top, bottom = 64, 16, 16, 46 + 18 * ((legend_rows + 2) // 3)
+    columns = 2 if width < 700 else 3
+    left, right, top, bottom = 64, 16, 16, 50 + 20 * ((len(order) + columns - 1) // columns)
     plot_w, plot_h = width - left - right, height - top - bottom
     if plot_h < 120:
         height += 120 - plot_h
@@ -314,7 +314,7 @@ def scatter_plot(
         )
     out.append(f'<rect class="az-frame" x="{left}" y="{top}" width="{plot_w}" height="{plot_h}"/>')
     out.append(
-        f'<text class="az-label" x="{left + plot_w / 2:.0f}" y="{top + plot_h + 36}" text-anchor="middle">'
+        f'<text class="az-label" x="{left + plot_w / 2:.0f}" y="{top + plot_h + 38}" text-anchor="middle">'
         f"{escape(x.label)}</text>"
     )
     out.append(
@@ -328,10 +328,10 @@ def scatter_plot(
             f"<title>{escape(p.label)}</title></circle>"
         )
         out.append(f'<a href="{escape(p.href)}">{dot}</a>' if p.href else dot)
-    column_w = plot_w / 3
+    column_w = (width - 24) / columns
     for i, g in enumerate(order):
-        lx = left + (i % 3) * column_w
-        ly = top + plot_h + 56 + 18 * (i // 3)
+        lx = 12 + (i % columns) * column_w
+        ly = top + plot_h + 60 + 20 * (i // columns)
         out.append(f'<circle class="az-point {colour[g]}" cx="{_f(lx + 5)}" cy="{ly}" r="5"/>')
         out.append(f'<text class="az-legend" x="{_f(lx + 15)}" y="{ly}" dominant-baseline="middle">{escape(g)}</text>')
     out.append("</svg>")

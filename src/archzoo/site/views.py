@@ -68,7 +68,8 @@ def complexity_latex(poly: Poly) -> str:
     The same rule as `Poly.complexity`, rendered with the symbols' LaTeX names.
     """
     body = poly.dominant_terms()
-    return f"O\\left({body.latex()}\\right)" if not body.is_zero() else "O(1)"
+    # plain parentheses, not \\left( \\right): KaTeX may then break a long one after a + on a narrow screen
+    return f"O({body.latex()})" if not body.is_zero() else "O(1)"
 
 
 # ---- small formatting helpers ---------------------------------------------------------------------
