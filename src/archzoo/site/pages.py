@@ -296,7 +296,7 @@ def _tree_name(row: BlockRow) -> str:
     mark = "└&nbsp;" if row.depth else ""
     return (
         f'<span class="az-tree" style="--az-depth:{row.depth}">{mark}<span class="az-block" '
-        f'title="{_e(row.description)}">{_e(row.name).replace("_", "_<wbr>")}</span></span>'
+        f'title="{_e(row.description)}">{_e(row.name)}</span></span>'
     )
 
 
@@ -1062,7 +1062,7 @@ def _home_models_table(models: Sequence[ModelView], page_path: str) -> str:
         rows.append(
             (
                 _md_link(m.id, _rel(page_path, model_path(m.id)))
-                + f'<br><span class="az-tags">{text_md(m.architecture_title)}, {m.year}</span>',
+                + f'<br><span class="az-tags">{text_md(m.title)}, {m.year}</span>',
                 f"{m.params:,}",
                 published,
                 fmt_gap(m.gap),
