@@ -226,7 +226,7 @@ def _axis_tick(value: float, kind: str) -> str:
 
 def _spread(points: Sequence[Point], axis: Axis) -> dict[int, float]:
     """Points of a linear axis that share a value (models of one year) spread side by side, within
-    ±0.3 of a unit, in their given order: so that none hides another."""
+    ±0.4 of a unit, in their given order, so that fewer hide one another (a dense year still overlaps)."""
     if axis.log:
         return {}
     same: dict[float, list[int]] = {}
@@ -236,7 +236,7 @@ def _spread(points: Sequence[Point], axis: Axis) -> dict[int, float]:
     for indices in same.values():
         if len(indices) > 1:
             for k, i in enumerate(indices):
-                offsets[i] = -0.3 + 0.6 * k / (len(indices) - 1)
+                offsets[i] = -0.4 + 0.8 * k / (len(indices) - 1)
     return offsets
 
 
