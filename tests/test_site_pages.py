@@ -600,7 +600,9 @@ def test_scatter_plot_places_known_values_on_log_and_linear_axes():
     assert [c.find(ns + "title").text for c in circles] == ["one", "two", "three"]
     assert len(list(root.iter(ns + "a"))) == 2
     ticks = {
-        t.text: float(t.get("y")) for t in root.iter(ns + "text") if t.get("class") == "az-tick" and t.get("x") == "58"
+        t.text: float(t.get("y"))
+        for t in root.iter(ns + "text")
+        if t.get("class") == "az-tick" and t.get("text-anchor") == "end"
     }
     cy = {c.find(ns + "title").text: float(c.get("cy")) for c in circles}
     # 10^6 and 10^9 sit exactly on their ticks; 10^8 two thirds of the way up from 10^6 to 10^9

@@ -221,6 +221,8 @@ def _axis_tick(value: float, kind: str) -> str:
         return f"{value:+.1%}".replace(".0%", "%") if value else "0%"
     if kind == "year":
         return f"{value:.0f}"
+    if value >= 1e15:  # beyond T: a power of ten, 10 with its exponent raised
+        return f'10<tspan class="az-exp" dy="-7">{round(math.log10(value))}</tspan>'
     return _tick_label(value)
 
 
@@ -266,7 +268,7 @@ def scatter_plot(
     order = [g for g in order if any(p.group == g for p in shown)]
     colour = {g: f"az-c{i % PALETTE_SIZE}" for i, g in enumerate(order)}
     columns = 2 if width < 700 else 3
-    left, right, top, bottom = 64, 16, 16, 50 + 20 * ((len(order) + columns - 1) // columns)
+    left, right, top, bottom = 72, 16, 16, 50 + 20 * ((len(order) + columns - 1) // columns)
     plot_w, plot_h = width - left - right, height - top - bottom
     if plot_h < 120:
         height += 120 - plot_h
