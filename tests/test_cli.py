@@ -496,3 +496,44 @@ def test_brackets_in_a_config_file_are_shown_as_written_not_read_as_markup(capsy
     code, out, err = run(capsys, "count", "--hf-config", str(config), "--explain")
     assert code == 0, err
     assert '"[/]x [bold]y"' in out
+
+
+# ---- --units and --memory -----------------------------------------------------------------------------------------
+# Reference figures: GPT2LMHeadModel (GPT-2 small), N = 128, transformers 5.23 with eager attention, counted by
+# torch.utils.flop_counter.FlopCounterMode: forward 32,228,179,968 FLOPs, one training step 96,684,539,904.
+
+
+def test_units_macs_halves_the_reference_figures_and_says_so(capsys):
+    code, out, err = run(capsys, "show", "gpt2", "--seq-len", "128", "--units", "macs", "--json")
+    assert code == 0, err
+    flops = json.loads(out)["report"]["flops"]
+    assert flops["units"] == "macs"
+    assert flops["forward"] == 32_228_179_968 // 2 and flops["training"] == 96_684_539_904 // 2
+    code, out, err = run(capsys, "show", "gpt2", "--seq-len", "128", "--units", "macs", "--depth", "1")
+    assert code == 0, err
+    assert "forward MACs (N=128)" in out and f"{32_228_179_968 // 2:,}" in out
+    assert "training MACs (N=128)" in out and f"{96_684_539_904 // 2:,}" in out
+    assert "FLOPs (N=" not in out
+
+
+def test_units_default_to_flops_and_refuse_anything_else(capsys):
+    code, out, err = run(capsys, "count", "gpt", "--seq-len", "128", "--json")
+    assert code == 0, err
+    assert json.loads(out)["flops"]["training"] == 96_684_539_904
+    code, out, err = run(capsys, "count", "gpt", "--units", "gflops")
+    assert code == 2 and "'gflops' is not one of 'flops', 'macs'" in err
+
+
+def test_memory_prints_both_peaks_with_their_assumptions(capsys):
+    code, out, err = run(capsys, "count", "gpt", "--seq-len", "128", "--depth", "0", "--memory")
+    assert code == 0, err
+    # GPT-2 small holds 124,439,808 parameters (GPT2LMHeadModel on the meta device): 2 bytes each in bf16.
+    assert "weights: 248.9 MB (248,879,616 B)" in out
+    assert "inference peak:" in out and "training peak:" in out
+    assert out.count("assumes:") >= 4
+
+
+def test_memory_names_the_reason_when_activations_are_not_known(capsys):
+    code, out, err = run(capsys, "count", "t5", "--seq-len", "64", "--depth", "0", "--memory")
+    assert code == 0, err
+    assert "inference peak:" in out and "training peak: " in out and "not known" in out

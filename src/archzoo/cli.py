@@ -192,6 +192,35 @@ def cli(ctx: click.Context, strict: bool) -> None:
     _warn_problems(ctx.obj["host"])
 
 
+units_option = click.option(
+    "--units",
+    type=click.Choice(["flops", "macs"]),
+    default="flops",
+    show_default=True,
+    help="FLOP figures as FLOPs (2 per multiply-accumulate, as FlopCounterMode counts), or as MACs (every figure "
+    "halved, and labelled MACs).",
+)
+memory_option = click.option(
+    "--memory",
+    "show_memory",
+    is_flag=True,
+    help="Also print the inference and training peak memory, each part with the assumption behind it.",
+)
+
+
+def _print_peaks(report) -> None:
+    """The inference and training peaks, part by part with their assumptions, or why they are not known."""
+    from .memory import UnsupportedActivationMemory, inference_peak, training_peak
+    from .terminal import print_lines
+
+    for peak in (inference_peak, training_peak):
+        try:
+            lines = peak(report).lines()
+        except UnsupportedActivationMemory as exc:
+            lines = [f"{peak.__name__.replace('_', ' ')}: {exc}"]
+        print_lines(["", *lines])
+
+
 @cli.command(epilog=EPILOG_COUNT)
 @click.argument("architecture", required=False)
 @click.option(
@@ -225,8 +254,12 @@ def cli(ctx: click.Context, strict: bool) -> None:
     is_flag=True,
     help="Print the report as JSON (schema archzoo.report/1; with --hf-config, an hf_config section lists every key).",
 )
+@units_option
+@memory_option
 @click.pass_context
-def count(ctx, architecture, config_file, sets, hf_config, hf_class, explain, seq_len, depth, as_json):
+def count(
+    ctx, architecture, config_file, sets, hf_config, hf_class, explain, seq_len, depth, as_json, units, show_memory
+):
     """Count one configuration of an architecture: parameters, FLOPs, memory, per block.
 
     Keys not given take the architecture's defaults (the classic model); `archzoo plugins`
@@ -260,14 +293,16 @@ def count(ctx, architecture, config_file, sets, hf_config, hf_class, explain, se
         config = parse_config(arch, values, source=source)
     report = make_report(arch, config, seq_len, seq_len_name="--seq-len")
     if as_json:
-        data = report.to_dict()
+        data = report.to_dict(units=units)
         if reading is not None:
             data["hf_config"] = reading.to_dict()
         _emit_json(data)
         return
     from .terminal import print_report
 
-    print_report(report, max_depth=depth)
+    print_report(report, max_depth=depth, units=units)
+    if show_memory:
+        _print_peaks(report)
     if explain:
         _print_hf_reading(reading)
 
@@ -651,7 +686,7 @@ def _entry_report(entry, seq_len: int | None):
     return make_report(entry.architecture, entry.config, seq_len, seq_len_name="--seq-len")
 
 
-def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
+def _entry_dict(entry, seq_len: int | None, units: str = "flops") -> dict[str, Any]:
     report = _entry_report(entry, seq_len)
     spec = entry.spec
     data = {
@@ -660,7 +695,7 @@ def _entry_dict(entry, seq_len: int | None) -> dict[str, Any]:
         **spec.model_dump(mode="json", exclude={"config"}),
     }
     data.update(entry.figures())
-    data["report"] = report.to_dict()
+    data["report"] = report.to_dict(units=units)
     return data
 
 
@@ -678,21 +713,26 @@ Examples:
     "--depth", type=click.IntRange(min=0), default=3, show_default=True, help="Levels of the block tree to show."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON: the entry, plus its report (archzoo.report/1).")
+@units_option
+@memory_option
 @registry_option
 @plugin_registry_option
 @click.pass_context
-def show(ctx, model_id, seq_len, depth, as_json, registry_dirs, plugin_registries):
+def show(ctx, model_id, seq_len, depth, as_json, units, show_memory, registry_dirs, plugin_registries):
     """Show one registry model: published figure and source, reconciliation, and the full report."""
     entry = _find(ctx, registry_dirs, model_id, plugin_registries)
     if as_json:
-        _emit_json(_entry_dict(entry, seq_len))
+        _emit_json(_entry_dict(entry, seq_len, units))
         return
     from .terminal import print_lines, print_report, published_lines
 
     spec = entry.spec
     print_lines([f"{entry.id}: {spec.title} ({spec.year})"], style="bold")
     print_lines([spec.summary, f"registry file: {entry.path}", *published_lines(entry), ""])
-    print_report(_entry_report(entry, seq_len), max_depth=depth)
+    report = _entry_report(entry, seq_len)
+    print_report(report, max_depth=depth, units=units)
+    if show_memory:
+        _print_peaks(report)
 
 
 @cli.command(

@@ -21,6 +21,7 @@ from .blocks import Block, BlockVisit, active_params
 from .errors import ConfigError
 from .formula import Poly
 from .host import build_blocks, call_plugin
+from .memory import memory_dict
 
 __all__ = [
     "DTYPE_BITS",
@@ -509,6 +510,7 @@ class Report:
                     "cross_formula": _formula(self.root.cross_kv_cache) if cross_kv else None,
                 },
                 "training_bytes_adam": self.training_bytes_adam(),
+                "step": memory_dict(self),  # activations (eager, fused, recomputed), Korthikanti, both peaks
             },
             "symbols": self.symbols(),
             "blocks": self.blocks_dict(units),

@@ -10,7 +10,7 @@ same columns aligned with spaces, one row a line, nothing cut, wrapped or droppe
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from rich import box
@@ -20,7 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .blocks import BlockVisit
-from .report import Report, human_bytes, human_count
+from .memory import memory_rows
+from .report import Report, human_bytes, human_count, in_units
 
 if TYPE_CHECKING:
     from .registry import Entry
@@ -268,7 +269,7 @@ def published_lines(entry: Entry) -> list[str]:
     return lines
 
 
-def _tree_rows(report: Report) -> Iterator[tuple[int, str, int, int, str]]:
+def _tree_rows(report: Report, units: str = "flops") -> Iterator[tuple[int, str, int, int, str]]:
     """(depth, indented name, params, flops, formula) rows, from the tree's one walk: params of every
     stored copy, FLOPs of every executed copy, the formula of one copy. The copies are named where they
     begin (the block directly under a repeat); the blocks inside it have as many."""
@@ -286,12 +287,19 @@ def _tree_rows(report: Report) -> Iterator[tuple[int, str, int, int, str]]:
         )
         if block.tied_to and not block.params.is_zero():
             formula += f"  (weight tied to {block.tied_to})"
-        yield depth, indent + name, visit.params.evaluate(), visit.flops.evaluate(N=report.seq_len), formula
+        yield (
+            depth,
+            indent + name,
+            visit.params.evaluate(),
+            in_units(visit.flops, units).evaluate(N=report.seq_len),
+            formula,
+        )
 
 
-def summary_rows(report: Report) -> list[tuple[str, str, str]]:
+def summary_rows(report: Report, units: str = "flops") -> list[tuple[str, str, str]]:
     """The report's headline figures as (label, figure, detail) rows: the figure is exact (a count, or a
-    size with its unit), the detail says it in short and how it is made. A new figure is one more row."""
+    size with its unit), the detail says it in short and how it is made. A new figure is one more row.
+    ``units`` is ``flops`` or ``macs`` (every FLOP figure halved, and labelled MACs)."""
     arch = report.architecture
     total = report.params
     n = report.seq_len
@@ -318,17 +326,53 @@ def summary_rows(report: Report) -> list[tuple[str, str, str]]:
             "  ".join(f"{human_bytes(v)} {k}" for k, v in sizes.items() if k != "fp32"),
         )
     )
+    fl = report.flops_dict(units)
+    unit = "MACs" if units == "macs" else "FLOPs"
     rows.append(
         (
-            f"forward FLOPs (N={n:,})",
-            f"{report.flops:,}",
-            f"{human_count(report.flops)}, of which attention {human_count(report.attention_flops)}",
+            f"forward {unit} (N={n:,})",
+            f"{fl['forward']:,}",
+            f"{human_count(fl['forward'])}, of which attention {human_count(fl['attention'])}",
         )
     )
-    rows.append(("FLOPs formula", "", report.root.flops.text()))
+    rows.append((f"{unit} formula", "", fl["formula"]["text"]))
     rows.append(("time complexity", "", report.root.flops.complexity()))
     overtakes = report.attention_overtakes_at
     rows.append(("attention > rest from", f"N = {overtakes:,}" if overtakes else "never", ""))
+    rows.append(
+        (
+            f"training {unit} (N={n:,})",
+            f"{fl['training']:,}",
+            f"{human_count(fl['training'])} = forward + backward {human_count(fl['backward'])}; "
+            f"{fl['training'] / fl['forward']:.2f}× forward  = {fl['training_formula']['text']}",
+        )
+    )
+    for approx in fl["training_approximations"]:
+        if approx["flops"] is None:
+            rows.append((f"  ≈ {approx['name']}", "", f"omitted: {approx['omitted']}"))
+        else:
+            figure = f"{round(approx['flops']):,}"
+            halved = ", halved into MACs" if units == "macs" else ""
+            rows.append(
+                (f"  ≈ {approx['name']}", figure, f"{approx['relative_error']:+.1%}  = {approx['formula']}{halved}")
+            )
+    if fl["prefill"] is None:
+        rows.append(("prefill / decode", "none", fl["generation_note"]))
+    else:
+        rows.append(
+            (
+                f"prefill {unit} (N={n:,})",
+                f"{fl['prefill']:,}",
+                f"{human_count(fl['prefill'])}: N prompt tokens, logits of the last only  = {fl['prefill_formula']['text']}",
+            )
+        )
+        rows.append(
+            (
+                f"decode {unit} (position N={n:,})",
+                f"{fl['decode']:,}",
+                f"{human_count(fl['decode'])}: one token, N-1 cached  = {fl['decode_formula']['text']}",
+            )
+        )
     kv = report.kv_cache_elements_per_token
     if kv:
         rows.append(
@@ -343,6 +387,7 @@ def summary_rows(report: Report) -> list[tuple[str, str, str]]:
                 f"{cross_kv:,} elements = {report.root.cross_kv_cache.text()}",
             )
         )
+    rows.extend(memory_rows(report))
     return rows
 
 
@@ -363,10 +408,12 @@ TREE_COLUMNS = (
 )
 
 
-def print_report(report: Report, *, max_depth: int = 3, out: Console | None = None) -> None:
-    """The summary, then the per-block tree with formulas."""
+def print_report(report: Report, *, max_depth: int = 3, out: Console | None = None, units: str = "flops") -> None:
+    """The summary, then the per-block tree with formulas; FLOP figures in ``units`` (``flops`` or ``macs``)."""
     out = out or console
-    print_table(SUMMARY_COLUMNS, summary_rows(report), out=out, boxed=False, header=False, styles=("bold", "", "dim"))
+    print_table(
+        SUMMARY_COLUMNS, summary_rows(report, units), out=out, boxed=False, header=False, styles=("bold", "", "dim")
+    )
     out.print()
     total = report.params
     rows = [
@@ -377,12 +424,16 @@ def print_report(report: Report, *, max_depth: int = 3, out: Console | None = No
             human_count(flops) if flops else "",
             formula,
         ]
-        for depth, name, params, flops, formula in _tree_rows(report)
+        for depth, name, params, flops, formula in _tree_rows(report, units)
         if depth <= max_depth
     ]
     n = report.seq_len
-    print_table(
-        TREE_COLUMNS, rows, title=f"blocks (params of all copies, FLOPs at N={n:,}, formula of one copy)", out=out
+    unit = "MACs" if units == "macs" else "FLOPs"
+    columns = (
+        TREE_COLUMNS
+        if units == "flops"
+        else tuple(replace(c, header=unit) if c.header == "FLOPs" else c for c in TREE_COLUMNS)
     )
+    print_table(columns, rows, title=f"blocks (params of all copies, {unit} at N={n:,}, formula of one copy)", out=out)
     symbols = "  ".join(f"{s['name']}={s['value']:,}" for s in report.symbols() if s["value"] is not None)
     print_lines([f"symbols: {symbols}"], out=out, style="dim")
