@@ -12,7 +12,7 @@ name the tool gives it: parameters, "FLOPs" or "MACs", memory. The parent record
 and peak resident memory (``os.wait4``), and the child the time of the tool's own call. archzoo runs as its
 command line (``archzoo show ID --json``), which builds nothing.
 
-The results are merged, model by model, into ``benchmarks/results/peers.json`` (``--json`` to write
+The results are merged, model by model, into ``src/archzoo/site/data/peers.json`` (package data: the site's peer-tools page is made from it) (``--json`` to write
 elsewhere), with the versions of every tool; ``archzoo.site.peers.peers_page`` renders them, and
 ``tests/test_peers.py`` reproduces every difference from archzoo's exact figure. Nothing is asserted here
 (machines are noisy): run it once per model, e.g. ``--models llama``, since building LLaMA takes minutes.
@@ -53,7 +53,7 @@ DISTRIBUTIONS = {
     "deepspeed": "deepspeed",
     "accelerate": "accelerate",
 }
-RESULTS = Path(__file__).parent / "results" / "peers.json"
+RESULTS = Path(__file__).resolve().parent.parent / "src" / "archzoo" / "site" / "data" / "peers.json"
 
 
 def _figure(label: str, quantity: str | None, value: int) -> dict[str, Any]:

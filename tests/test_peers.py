@@ -5,7 +5,7 @@ runs the tool on small randomised configurations of the four benchmarked classes
 and checks that the tool's figure equals the exact one (transformers' model: ``sum(p.numel())``,
 FlopCounterMode) changed by the stated convention, each term measured on the model by forward hooks or a
 TorchFunctionMode, never by the tool. DeepSpeed, too heavy for the dev extra, is checked on the committed
-full-size figures of ``benchmarks/results/peers.json``, as are all the others, against FlopCounterMode on
+full-size figures of ``src/archzoo/site/data/peers.json`` (package data: the site's peer-tools page is made from it), as are all the others, against FlopCounterMode on
 the meta device. The page renderer, `peers_page`, is tested last.
 """
 
@@ -22,7 +22,7 @@ from archzoo.site.peers import EXPLANATIONS, peers_page
 
 pytestmark = pytest.mark.reference
 
-RESULTS = Path(__file__).parent.parent / "benchmarks" / "results" / "peers.json"
+RESULTS = Path(__file__).parent.parent / "src" / "archzoo" / "site" / "data" / "peers.json"
 N = 16  # tokens of the small text models; the small ViT sees a 32 px image in 8 px patches: 17 tokens
 
 #: name -> (model class, configuration class, keywords): small, with every kind of layer the real one has

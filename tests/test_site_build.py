@@ -70,6 +70,8 @@ def test_build_writes_every_generated_page(built):
         "methodology",
         "writing-plugins",
         "performance",
+        "peers",
+        "compare",
     ):
         assert (built / path / "index.html").is_file(), path
     assert not (built / "SUMMARY").exists()  # the generated navigation file is not a page
@@ -77,6 +79,14 @@ def test_build_writes_every_generated_page(built):
     assert BERT_BASE_PARAMS in page and "110M" in page
     assert 'class="mermaid"' in page and "az-flops" in page and "arithmatex" in page
     assert "assets/vendor/mermaid/mermaid.tiny.js" in page  # loaded locally, never from a CDN
+
+
+def test_peers_page_is_made_from_the_shipped_results(built):
+    page = _page(built, "peers")
+    # BERT-base at N = 128: FlopCounterMode (transformers 5.23, eager) counts 22,348,431,360 FLOPs; fvcore reports
+    # 11,186,503,680 (MACs: half of it, plus its LayerNorm terms), as the committed benchmark run recorded.
+    assert "Peer tools, side by side" in page and "22,348,431,360" in page and "11,186,503,680" in page
+    assert "test_peers" in page
 
 
 def test_downloads(built):

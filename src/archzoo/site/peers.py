@@ -1,6 +1,6 @@
 """The peer tools page: what each tool reports for the same models, beside archzoo's exact figure, and why.
 
-`peers_page` is a plain function of ``benchmarks/results/peers.json`` (written by ``benchmarks/peers.py``):
+`peers_page` is a plain function of ``src/archzoo/site/data/peers.json`` (package data: the site's peer-tools page is made from it) (written by ``benchmarks/peers.py``):
 a table per model (the tool, what it calls the figure, its value, its ratio to the exact figure, the
 tool's time and its process's peak memory), then, for every figure that differs from the exact one, the
 convention that explains it, each named after the test in ``tests/test_peers.py`` that reproduces it.

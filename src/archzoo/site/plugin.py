@@ -39,10 +39,12 @@ site becomes one page showing the problem (``file:line: key: message``) on every
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,7 +57,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files
 
 from ..errors import ArchzooError
-from . import explore, pages
+from . import explore, pages, peers
 from .generate import PROGRESS_EVERY, Zoo, collect
 
 __all__ = ["DEFAULT_PAGES", "PACKAGE_DOCS", "PAGES", "THEME_DIR", "ArchzooPlugin", "ArchzooPluginConfig"]
@@ -74,7 +76,18 @@ PAGES = {
     "writing-entries": ("Writing a registry entry", "writing-entries.md"),
     "writing-plugins": ("Writing a plugin", "writing-plugins.md"),
     "performance": ("Performance", "performance.md"),
+    "peers": ("Peer tools", "peers.md"),
 }
+#: What each peer tool reports for the same models (written by benchmarks/peers.py), for the peers page.
+PEERS_RESULTS = HERE / "data" / "peers.json"
+
+
+def _peers_page() -> str:
+    return peers.peers_page(json.loads(PEERS_RESULTS.read_text(encoding="utf-8")))
+
+
+#: Those of archzoo's pages made at build time from package data rather than copied: name -> maker.
+GENERATED_PAGES: dict[str, Callable[[], str]] = {"peers": _peers_page}
 #: What a zoo publishes unless its configuration says otherwise: how the figures are made, and how to add one.
 DEFAULT_PAGES = ["methodology", "writing-entries"]
 #: The file every site publishes: the JSON Schema of a registry entry (editors read it through ``$schema``).
@@ -225,6 +238,9 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         generated["models.json"] = pages.models_json(zoo.models)
         generated["models.csv"] = pages.models_csv(zoo.models)
         generated.update(self._explore_files(zoo))
+        for name in self.config.pages:
+            if name in GENERATED_PAGES:
+                generated[PAGES[name][1]] = GENERATED_PAGES[name]()
         docs = Path(config.docs_dir).name
         for uri in sorted(f.src_uri for f in files):  # the owner's pages, and every other file of docs/
             if uri in generated or uri.startswith((f"{pages.MODELS_DIR}/", f"{pages.ARCHITECTURES_DIR}/")):
@@ -235,7 +251,8 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
                 )
         for uri, text in generated.items():
             files.append(File.generated(config, uri, content=text))
-        self._add_package_files(files, config, [path for _, path in static])
+        copied = [PAGES[name][1] for name in self.config.pages if name not in GENERATED_PAGES]
+        self._add_package_files(files, config, copied)
         nav = pages.nav_config(
             zoo.architectures, static_pages=static + ([] if config.nav else own), flat=self.config.flat_nav
         )
