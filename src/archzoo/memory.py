@@ -831,7 +831,11 @@ def memory_dict(report: Report) -> dict[str, Any]:
     recomputation, each with its formula), Korthikanti's figure and the gap, and both peaks with their
     assumptions. Where the formula does not know the implementation, ``activations`` holds the reason."""
     n = report.seq_len
-    out: dict[str, Any] = {"seq_len": n, "inference_peak": inference_peak(report).to_dict()}
+    out: dict[str, Any] = {"seq_len": n}
+    try:
+        out["inference_peak"] = inference_peak(report).to_dict()
+    except UnsupportedActivationMemory as exc:
+        out["inference_peak"] = {"unknown": str(exc)}
     try:
         variants: dict[str, Any] = {}
         for dtype in ("bf16", "fp32"):
@@ -870,8 +874,11 @@ def memory_rows(report: Report) -> list[tuple[str, str, str]]:
     from .report import human_bytes
 
     n = report.seq_len
-    peak = inference_peak(report)
-    rows = [(f"inference peak (N={n:,})", human_bytes(peak.total), "bf16 weights + KV cache + largest activation")]
+    try:
+        peak = inference_peak(report)
+        rows = [(f"inference peak (N={n:,})", human_bytes(peak.total), "bf16 weights + KV cache + largest activation")]
+    except UnsupportedActivationMemory as exc:
+        rows = [("inference peak", "", f"not known: {exc}")]
     try:
         eager = activation_formula(report, dtype="bf16")
     except UnsupportedActivationMemory as exc:
