@@ -169,8 +169,7 @@ def test_model_and_architecture_pages_carry_the_calculator(page, site_url, capsy
     computes for the model as published is the model page's own exact count."""
     page.goto(site_url + "models/llama-3-8b/")
     calculator = page.locator(".archzoo-whatif")
-    if calculator.count() == 0:
-        pytest.skip("the model pages do not carry the what-if marker yet")
+    assert calculator.count() == 1
     page.wait_for_selector(".archzoo-whatif[data-az-ready='1']")
     base = int(calculator.locator("td[data-base='params']").get_attribute("data-value") or "0")
     models = json.loads(page.evaluate("fetch('../../models.json').then(r => r.text())"))["models"]
@@ -180,3 +179,26 @@ def test_model_and_architecture_pages_carry_the_calculator(page, site_url, capsy
     page.goto(site_url + "architectures/vit/")
     page.wait_for_selector(".archzoo-whatif[data-az-ready='1']")
     screenshot(page, "whatif-architecture-vit")
+
+
+def test_the_calculator_fits_a_phone(page, site_url):
+    """At 390 px the figures stack, one per block: nothing of the calculator reaches past its column, on the
+    model with the longest figures (qwen2-72b: 15-digit FLOPs) and on an architecture page."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    for path in ("models/qwen2-72b/", "architectures/llama/"):
+        page.goto(site_url + path)
+        page.wait_for_selector(".archzoo-whatif[data-az-ready='1']")
+        beyond = page.evaluate(
+            """() => {
+              const box = document.querySelector('.archzoo-whatif').getBoundingClientRect();
+              return [...document.querySelectorAll('.archzoo-whatif *')]
+                .filter(e => e.getClientRects().length && e.getBoundingClientRect().right > box.right + 0.5)
+                .map(e => e.tagName + '.' + e.className + ' ' + e.getBoundingClientRect().right + ' > ' + box.right);
+            }"""
+        )
+        assert beyond == [], (path, beyond[:5])
+        scroll = page.evaluate(
+            "(() => { const s = document.querySelector('.az-whatif-scroll'); return s.scrollWidth - s.clientWidth; })()"
+        )
+        assert scroll <= 0, path
+    screenshot(page, "whatif-390")

@@ -224,7 +224,9 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         for view in zoo.models:
             generated[pages.model_path(view.id)] = zoo.pages[view.id]
         for arch in zoo.architectures:
-            generated[pages.architecture_path(arch.name)] = pages.architecture_page(arch)
+            generated[pages.architecture_path(arch.name)] = pages.architecture_page(
+                arch, directory_urls=config.use_directory_urls
+            )
         static = [PAGES[name] for name in self.config.pages]
         own = self._owner_titles(config, {path for _, path in static})
         generated["index.md"] = pages.home_page(
@@ -233,6 +235,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
             title=config.site_name,
             description=config.site_description or "",
             static_pages=static + own,
+            directory_urls=config.use_directory_urls,
         )
         generated[pages.model_path("index")] = pages.models_page(zoo.models)
         generated["models.json"] = pages.models_json(zoo.models)

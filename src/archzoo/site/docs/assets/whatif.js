@@ -297,12 +297,13 @@
     var body = el("tbody");
     var cells = {};
     shownFigures(data).forEach(function (name) {
-      var what = el("td", { "class": "az-whatif-value", "data-figure": name });
-      var change = el("td", { "class": "az-whatif-change" });
+      var what = el("td", { "class": "az-whatif-value", "data-figure": name, "data-label": "What if" });
+      var change = el("td", { "class": "az-whatif-change", "data-label": "Change" });
       cells[name] = { what: what, change: change };
       body.appendChild(el("tr", {}, [
         el("th", { scope: "row", text: LABELS[name] }),
-        el("td", { "data-base": name, "data-value": baseFigures[name].toString(), text: group(baseFigures[name]) }),
+        el("td", { "data-base": name, "data-value": baseFigures[name].toString(), "data-label": "This configuration",
+                   text: group(baseFigures[name]) }),
         what,
         change
       ]));
