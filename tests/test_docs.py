@@ -160,6 +160,9 @@ def test_every_page_archzoo_ships_can_be_chosen_for_a_site():
     written = {p.relative_to(DOCS).as_posix() for p in DOCS.glob("*.md")}
     assert written == listed
     assert set(GENERATED_PAGES) <= set(PAGES)
+    from archzoo.site.pages import PAGE_BLURBS
+
+    assert {path for _, path in PAGES.values()} <= set(PAGE_BLURBS)  # the home page says what each one is
 
 
 def test_performance_page_records_the_benchmark():

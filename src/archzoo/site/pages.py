@@ -962,6 +962,8 @@ PAGE_BLURBS = {
     "writing-entries.md": "add a model to the zoo: every field, the reason codes, the rounding and 5% rules.",
     "writing-plugins.md": "add an architecture, or a registry of models, as a plugin.",
     "performance.md": "how the site and the registry scale to thousands of models.",
+    "peers.md": "what torchinfo, fvcore, thop, ptflops, calflops, DeepSpeed and accelerate report for the same "
+    "models, and why each differs from the exact figure.",
 }
 
 
