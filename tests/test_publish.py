@@ -113,7 +113,7 @@ def test_unknown_pages_and_plugin_registries_are_clear_errors(tmp_path):
     assert (
         result.returncode == 2
         and "--pages: unknown page 'faq'; expected some of methodology, writing-entries, "
-        "writing-plugins, performance (or 'none')"
+        "writing-plugins, performance, peers (or 'none')"
         in result.stderr
     )
     result = _archzoo("build", "--registry", str(REPO / "registry"), "--plugin-registry", "nosuch", cwd=tmp_path)
