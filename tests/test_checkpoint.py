@@ -327,6 +327,19 @@ def test_quantised_weights_count_unpacked(llama, tmp_path, layout, shown):
     assert data["elements"] != params and data["refused"] == {}
 
 
+def test_a_quantised_checkpoint_alone_shows_its_unpacked_count(llama, tmp_path):
+    """With no configuration to compare with, the text output still gives the parameters the packed tensors
+    hold: PyTorch's count of the model the checkpoint was saved from."""
+    _, params, _ = llama
+    folder = _quantised(llama, tmp_path, "gptq")
+    (folder / "config.json").unlink()
+    code, out, err = _checkpoint_cli(str(folder / "model.safetensors"))
+    assert code == 0, out + err
+    assert (
+        f"parameters: {params:,} (14 quantised weights counted unpacked, 42 quantisation side tensors left out)" in out
+    )
+
+
 def test_a_packed_weight_no_layout_explains_is_refused_with_the_reason(llama, tmp_path):
     folder = _quantised(llama, tmp_path, "bare", keep=lambda name: name == "model.layers.0.self_attn.q_proj.weight")
     code, out, _ = _checkpoint_cli(str(folder))

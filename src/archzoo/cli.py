@@ -1038,6 +1038,13 @@ def checkpoint(ctx, path, model_id, hf_config, hf_class, as_json, registry_dirs,
         )
         for dtype, figures in data["by_dtype"].items():
             click.echo(f"  {dtype}: {figures['tensors']:,} tensors, {figures['elements']:,} elements")
+        if data["unpacked"] or data["quantisation_side_tensors"] or data["refused"]:
+            click.echo(
+                f"parameters: {data['parameters']:,} ({len(data['unpacked']):,} quantised weights counted unpacked, "
+                f"{len(data['quantisation_side_tensors']):,} quantisation side tensors left out)"
+            )
+            for name, reason in data["refused"].items():
+                click.echo(f"  {name}: packed, not unpacked: {reason}")
         click.echo("give --model ID or --hf-config FILE to compare them with archzoo's count", err=True)
         return
     result = compare_checkpoint(found, arch, config)
