@@ -467,6 +467,15 @@ def test_page_shows_each_figure_its_ratio_time_and_memory() -> None:
     assert "](" not in page
 
 
+def test_page_shows_markup_in_a_tool_s_message_as_written() -> None:
+    """fvcore's error names a Python type (``<class 'dict'>``): the page shows it, not an HTML tag."""
+    sample = json.loads(json.dumps(SAMPLE))
+    sample["models"]["bert"]["tools"]["thop"]["error"] = "TypeError: <class 'dict'> & <script>x</script>"
+    page = peers_page(sample)
+    assert "fails: TypeError: &lt;class 'dict'&gt; &amp; &lt;script&gt;x&lt;/script&gt;" in page
+    assert "<script>" not in page and "<class" not in page
+
+
 def test_page_explains_each_difference_with_its_test() -> None:
     page = peers_page(SAMPLE, test_link="https://example.org/tests/test_peers.py")
     why = page.split("### Why they differ", 1)[1]

@@ -9,6 +9,7 @@ convention that explains it, each named after the test in ``tests/test_peers.py`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
 from typing import Any
 
 __all__ = ["EXPLANATIONS", "TOOLS", "Explanation", "explanation_for", "peers_page"]
@@ -133,7 +134,14 @@ def _exact(tools: dict[str, Any]) -> dict[str, int]:
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text in a Markdown table cell or line: a tool's error message (``<class 'dict'>``) shown as written,
+    not read as HTML."""
+    return escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: Any) -> str:
+    """Text as a Markdown code span (shown literally already: no HTML escaping), in a table cell."""
+    return "`" + str(text).replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"
 
 
 def _ratio(value: int, exact: int | None) -> str:
@@ -159,7 +167,7 @@ def _model_section(name: str, model: dict[str, Any], test_link: str | None) -> l
     lines = [
         f"## {_cell(model.get('id', name))}",
         "",
-        f"`{_cell(model.get('model', ''))}`, batch 1, N = {model.get('n', '?')} tokens; exact figures by archzoo, "
+        f"{_code(model.get('model', ''))}, batch 1, N = {model.get('n', '?')} tokens; exact figures by archzoo, "
         "checked against FlopCounterMode and `sum(p.numel())` in the test suite.",
         "",
         "| tool | what it calls the figure | figure | value | ratio to exact | time (whole process) | peak memory |",
@@ -183,7 +191,7 @@ def _model_section(name: str, model: dict[str, Any], test_link: str | None) -> l
             target = exact.get(quantity) if quantity else None
             what = QUANTITIES.get(quantity or "", "not comparable")
             lines.append(
-                f"| {shown if i == 0 else ''} | `{_cell(figure['label'])}` | {what} | {value:,} | {_ratio(value, target)} "
+                f"| {shown if i == 0 else ''} | {_code(figure['label'])} | {what} | {value:,} | {_ratio(value, target)} "
                 f"| {_seconds(run) if i == 0 else ''} | {memory if i == 0 else ''} |"
             )
             if target is None or value == target or tool == "archzoo":
@@ -195,9 +203,11 @@ def _model_section(name: str, model: dict[str, Any], test_link: str | None) -> l
                 if explained
                 else "not explained yet: no test reproduces this difference."
             )
-            differences.append(f"- **{TOOLS.get(tool, tool)}, `{_cell(figure['label'])}`** ({value:,}): {why}")
+            differences.append(f"- **{TOOLS.get(tool, _cell(tool))}, {_code(figure['label'])}** ({value:,}): {why}")
         if run.get("note"):
-            differences.append(f"- **{TOOLS.get(tool, tool)}**: {_cell(run['note'])} ({_cell(run.get('error', ''))}).")
+            differences.append(
+                f"- **{TOOLS.get(tool, _cell(tool))}**: {_cell(run['note'])} ({_cell(run.get('error', ''))})."
+            )
     lines.append("")
     fastest = _fastest_peer(tools)
     if fastest and "wall_seconds" in tools.get("archzoo", {}):
