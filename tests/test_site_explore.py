@@ -169,6 +169,15 @@ def test_expressions(text, values, expected):
     assert explore.evaluate_expression(text, values) == expected
 
 
+def test_definitions_that_would_grow_without_end_are_refused():
+    """A plugin's definition is text it controls: repeated squaring or a long nesting is refused, not run."""
+    with pytest.raises(explore.Refused, match="beyond 1024 bits"):
+        explore.evaluate_expression("d" + "²" * 40, {"d": 3})
+    with pytest.raises(explore.Refused, match="longer than the 200"):
+        explore.evaluate_expression("(" * 5000 + "d" + ")" * 5000, {"d": 3})
+    assert explore.evaluate_expression("d²²", {"d": 3}) == 81
+
+
 def test_unreadable_definitions_are_refused():
     with pytest.raises(explore.Refused):
         explore.evaluate_expression("sqrt(d)", {"d": 4})

@@ -120,12 +120,25 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
+#: The longest derived-symbol definition read (``(224 / 16)²`` is 11), which also bounds its nesting.
+MAX_DEFINITION = 200
+#: The widest value a definition may reach on the way: far beyond any model's, well short of a hang.
+MAX_BITS = 1024
+
+
 def evaluate_expression(text: str, values: Mapping[str, int]) -> int:
     """The exact integer value of a derived symbol's definition (``d / h``, ``(a + b)²``): integers, symbol
     names, ``+ - * / ( ) ² ^``; a division must come out whole, else `Refused`. The browser's twin is
     ``expression`` in whatif.js."""
+    if len(text) > MAX_DEFINITION:
+        raise Refused(f"definition of {len(text):,} characters: longer than the {MAX_DEFINITION} this reads")
     tokens = _tokens(text)
     pos = 0
+
+    def bounded(value: int) -> int:
+        if value.bit_length() > MAX_BITS:  # a plugin's "d²²²²²²²²..." would otherwise grow without end
+            raise Refused(f"definition {text!r}: a value beyond {MAX_BITS} bits")
+        return value
 
     def peek() -> str | None:
         return tokens[pos] if pos < len(tokens) else None
@@ -151,12 +164,12 @@ def evaluate_expression(text: str, values: Mapping[str, int]) -> int:
             raise Refused(f"definition {text!r}: {token!r} is not a symbol of this model")
         while peek() in ("²", "^", "**"):
             if take() == "²":
-                value = value**2
+                value = bounded(value**2)
             else:
                 exponent = atom()
                 if exponent < 0 or exponent > 64:
                     raise Refused(f"definition {text!r}: exponent {exponent} out of range")
-                value = value**exponent
+                value = bounded(value**exponent)
         return value
 
     def mul() -> int:
@@ -169,7 +182,7 @@ def evaluate_expression(text: str, values: Mapping[str, int]) -> int:
                     raise Refused(f"{text} = {value} / {right} is not a whole number")
                 value //= right
             else:
-                value *= right
+                value = bounded(value * right)
         return value
 
     def add() -> int:
