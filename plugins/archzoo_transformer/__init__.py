@@ -106,35 +106,19 @@ def build(cfg: TransformerConfig) -> Block:
         else:
             children.append(embedding("source_embedding", V, d, role="token"))
             children.append(embedding("target_embedding", V, d, role="token"))
+
+    def stack(name: str, layer: Block, n_layers: str, count: int, marked: Callable[[Block], Block]) -> Block:
+        """The encoder or decoder: its layers and final LayerNorm, marked for generation, first layer's
+        inputs checked."""
+        layers = repeat(layer, symbol(n_layers, count), name="layers")
+        block = composite(
+            name, "stack", [layers, layer_norm("norm", d, bias=b)], f"{name} stack and its final LayerNorm"
+        )
+        return _first_layer_reads_inputs(cfg, marked(block))
+
     children += [
-        _first_layer_reads_inputs(
-            cfg,
-            seq2seq_encoder(
-                composite(
-                    "encoder",
-                    "stack",
-                    [
-                        repeat(encoder_layer, symbol("L_e", cfg.n_encoder_layers), name="layers"),
-                        layer_norm("norm", d, bias=b),
-                    ],
-                    "encoder stack and its final LayerNorm",
-                )
-            ),
-        ),
-        _first_layer_reads_inputs(
-            cfg,
-            seq2seq_decoder(
-                composite(
-                    "decoder",
-                    "stack",
-                    [
-                        repeat(decoder_layer, symbol("L_d", cfg.n_decoder_layers), name="layers"),
-                        layer_norm("norm", d, bias=b),
-                    ],
-                    "decoder stack and its final LayerNorm",
-                )
-            ),
-        ),
+        stack("encoder", encoder_layer, "L_e", cfg.n_encoder_layers, seq2seq_encoder),
+        stack("decoder", decoder_layer, "L_d", cfg.n_decoder_layers, seq2seq_decoder),
     ]
     if cfg.vocab_size:
         tied = ("embedding" if cfg.share_embeddings else "target_embedding") if cfg.tie_output else ""
