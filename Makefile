@@ -7,9 +7,12 @@ SYSTEM_PYTHON ?= python3
 VENV ?= .venv
 PYTHON = $(VENV)/bin/python
 PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
+# The exact versions the suite last passed with (constraints.txt); `make test-latest` runs it without them.
+LOCK = --constraint constraints.txt
+LATEST_VENV = .venv-latest
 PORT ?= 8000
 
-.PHONY: serve build test lint install install-test chromium venv clean
+.PHONY: serve build test test-fast test-latest lint install install-test chromium venv clean
 
 venv: $(PYTHON)
 
@@ -20,15 +23,16 @@ $(PYTHON):
 	  rm -rf $(VENV); echo "installing python3-venv (Debian's venv support)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && \
 	  $(SYSTEM_PYTHON) -m venv $(VENV); }
-	$(PIP) --upgrade pip
+	$(PIP) $(LOCK) pip
 
 install: venv
-	$(PIP) -e ".[site]"
+	$(PIP) $(LOCK) -e ".[site]"
 
-# torch is pinned first so that transformers does not pull a multi-GB CUDA build.
+# torch is pinned first so that transformers does not pull a multi-GB CUDA build; every other package comes
+# at the version constraints.txt locks, so a fresh machine runs the suite on what it last passed with.
 install-test: venv
-	$(PIP) "torch==2.13.0"
-	$(PIP) -e ".[dev]"
+	$(PIP) $(LOCK) "torch==2.13.0"
+	$(PIP) $(LOCK) -e ".[dev]"
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
@@ -52,5 +56,19 @@ lint: install-test
 test: install-test chromium lint
 	$(PYTHON) -m pytest
 
+# The inner loop: every test but the slow reference sweeps, browser and wheel tests (see README).
+test-fast: install-test
+	$(PYTHON) -m pytest -m "not slow and not browser and not wheel"
+
+# The suite on the newest releases pyproject.toml's ranges admit (torch stays 2.13.0, the CPU build on
+# disk), in its own environment: what a renewal of constraints.txt would bring, before it is made.
+test-latest: chromium
+	@test -x $(LATEST_VENV)/bin/python || $(SYSTEM_PYTHON) -m venv $(LATEST_VENV)
+	$(LATEST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(LATEST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
+	$(LATEST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade --upgrade-strategy eager -e ".[dev]"
+	$(LATEST_VENV)/bin/python -m pip freeze --exclude-editable | grep -iE '^(transformers|pyyaml|pydantic|mkdocs-material)=='
+	$(LATEST_VENV)/bin/python -m pytest
+
 clean:
-	rm -rf $(VENV) site
+	rm -rf $(VENV) $(LATEST_VENV) site

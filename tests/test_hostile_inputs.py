@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 import archzoo
+from archzoo import files
 from archzoo.cli import main
 from archzoo.errors import ConfigError
 
@@ -629,3 +631,25 @@ def test_an_entry_at_every_limit_shows_and_builds(tmp_path: Path, capsys):
 
     assert build_site(tmp_path / "site", registry=[folder]) == (tmp_path / "site").resolve()
     assert "Extreme ViT" in (tmp_path / "site" / "models" / "extreme-vit" / "index.html").read_text()
+
+
+class _StopsAtOnce(yaml.SafeLoader):
+    """A YAML parser that fails before its first event, as libyaml 0.2.6 (PyYAML 6.0.4) does on deep flow
+    nesting: it scans every '[' ahead of the first event and stops at 1,000 levels."""
+
+    def check_event(self, *choices):
+        raise yaml.scanner.ScannerError("while increasing flow level", None, "exceeded maximum nesting depth", None)
+
+
+@pytest.mark.parametrize("levels", [33, 1_000, 100_000])
+def test_the_depth_limit_holds_whatever_the_yaml_parser_stops_at(levels: int, tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.setattr(files, "_BASE", _StopsAtOnce)
+    folder = tmp_path / "registry" / "gpt"
+    folder.mkdir(parents=True)
+    (folder / "deep.yaml").write_text(_nested_yaml(levels), encoding="utf-8")
+    code = main(["validate", str(tmp_path / "registry")])
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert f"deep.yaml:6: config: {DEEP}" in err, err
+    with pytest.raises(files.InputError, match=DEEP):
+        files.load_yaml(_nested_yaml(levels), "deep.yaml")

@@ -14,7 +14,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -298,7 +298,24 @@ def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int =
 
     The error's ``line`` and ``key`` say where: the collection that went too deep, or the alias whose
     expansion crossed the limit. YAML syntax errors are left for the caller's own parse to report.
+
+    libyaml is walked first (fast); when it stops on an error, the walk is repeated with PyYAML's own parser,
+    a state machine with no nesting limit of its own and no recursion. libyaml 0.2.6 (PyYAML 6.0.4's wheels)
+    stops at 1,000 levels of flow nesting before yielding a single event, so without the second walk such
+    a file would reach the caller's parse unchecked, and PyYAML's recursive composer after it.
     """
+    try:
+        _walk_yaml_events(yaml.parse(text, Loader=_BASE), max_depth, max_nodes)
+    except yaml.YAMLError:
+        if _BASE is yaml.SafeLoader:
+            return
+        try:
+            _walk_yaml_events(yaml.parse(text, Loader=yaml.SafeLoader), max_depth, max_nodes)
+        except yaml.YAMLError:
+            return
+
+
+def _walk_yaml_events(events: Iterator[yaml.Event], max_depth: int, max_nodes: int) -> None:
     frames: list[list[Any]] = []  # [is_mapping, key path, expecting a key, current key, index, size]
     anchors: dict[str, int] = {}
     open_anchors: list[tuple[str | None, int]] = []
@@ -320,52 +337,49 @@ def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int =
             else:
                 parent[4] += 1
 
-    try:
-        for event in yaml.parse(text, Loader=_BASE):
-            if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.CollectionStartEvent)):
-                parent = frames[-1] if frames else None
-                is_key = bool(parent and parent[0] and parent[2])
-                key = child_key(parent) if parent and not is_key else (parent[1] if parent else ())
-                if isinstance(event, yaml.ScalarEvent):
-                    if is_key:
-                        parent[3] = event.value  # type: ignore[index]
-                    total += 1
-                    finish(1, event.anchor)
-                elif isinstance(event, yaml.AliasEvent):
-                    size = anchors.get(event.anchor or "", 1)
-                    total += size
-                    if total > max_nodes:
-                        raise InputError(
-                            f"the aliases expand to more than {max_nodes:,} values; archzoo reads "
-                            "plain, small data, so write the values out instead of repeating "
-                            "aliases",
-                            line=_event_line(event),
-                            key=key_path(key),
-                        )
-                    finish(size, None)
-                else:
-                    if len(frames) >= max_depth:
-                        raise InputError(
-                            f"nested more than {max_depth} levels deep; archzoo reads flat "
-                            "configurations, so remove the extra nesting",
-                            line=_event_line(event),
-                            key=key_path(key[:1]),
-                        )
-                    total += 1
-                    frames.append([isinstance(event, yaml.MappingStartEvent), key, True, None, 0, 1])
-                    open_anchors.append((event.anchor, _event_line(event) - 1))
-            elif isinstance(event, yaml.CollectionEndEvent):
-                frame = frames.pop()
-                anchor, _ = open_anchors.pop()
-                finish(frame[5], anchor)
-            if total > max_nodes:
-                raise InputError(
-                    f"holds more than {max_nodes:,} values; archzoo reads plain, small data",
-                    line=_event_line(event),
-                    key="",
-                )
-    except yaml.YAMLError:
-        return
+    for event in events:
+        if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.CollectionStartEvent)):
+            parent = frames[-1] if frames else None
+            is_key = bool(parent and parent[0] and parent[2])
+            key = child_key(parent) if parent and not is_key else (parent[1] if parent else ())
+            if isinstance(event, yaml.ScalarEvent):
+                if is_key:
+                    parent[3] = event.value  # type: ignore[index]
+                total += 1
+                finish(1, event.anchor)
+            elif isinstance(event, yaml.AliasEvent):
+                size = anchors.get(event.anchor or "", 1)
+                total += size
+                if total > max_nodes:
+                    raise InputError(
+                        f"the aliases expand to more than {max_nodes:,} values; archzoo reads "
+                        "plain, small data, so write the values out instead of repeating "
+                        "aliases",
+                        line=_event_line(event),
+                        key=key_path(key),
+                    )
+                finish(size, None)
+            else:
+                if len(frames) >= max_depth:
+                    raise InputError(
+                        f"nested more than {max_depth} levels deep; archzoo reads flat "
+                        "configurations, so remove the extra nesting",
+                        line=_event_line(event),
+                        key=key_path(key[:1]),
+                    )
+                total += 1
+                frames.append([isinstance(event, yaml.MappingStartEvent), key, True, None, 0, 1])
+                open_anchors.append((event.anchor, _event_line(event) - 1))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            frame = frames.pop()
+            anchor, _ = open_anchors.pop()
+            finish(frame[5], anchor)
+        if total > max_nodes:
+            raise InputError(
+                f"holds more than {max_nodes:,} values; archzoo reads plain, small data",
+                line=_event_line(event),
+                key="",
+            )
 
 
 def find_bad_scalars(
