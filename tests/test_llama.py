@@ -300,11 +300,12 @@ def _write(tmp_path: Path, data: dict) -> Path:
             "and archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it "
             "does not",
         ),
-        (
-            {"model_type": "llama"},
-            "LlamaForSequenceClassification",
-            "--hf-class: LlamaForSequenceClassification is not counted by archzoo: the llama plugin counts the base model "
-            "and the causal LM only; count one of those; supported llama classes: LlamaModel, LlamaForCausalLM",
+        (  # transformers 5.23 has no GemmaForQuestionAnswering
+            {"model_type": "gemma"},
+            "GemmaForQuestionAnswering",
+            "--hf-class: 'GemmaForQuestionAnswering' is not a gemma model class archzoo counts; did you mean "
+            "'GemmaForSequenceClassification'? supported: GemmaModel, GemmaForCausalLM, GemmaForSequenceClassification, "
+            "GemmaForTokenClassification",
         ),
         (
             {"model_type": "phi3", "vocab_size": 1000},

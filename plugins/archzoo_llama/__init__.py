@@ -54,6 +54,13 @@ from archzoo.symbols import declare_symbol, symbol
 __version__ = "0.1.0"
 
 
+#: The heads of transformers' classes of these types (*Model, *ForCausalLM, *ForSequenceClassification, ...).
+HEADS = ("lm", "none", "sequence_classification", "token_classification", "question_answering")
+
+#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
+
+
 class DecoderConfig(ArchConfig):
     """The keys every LLaMA-style decoder shares (attention, norms, embeddings, head); defaults are
     TinyLlama-1.1B (Zhang et al. 2024). `LlamaConfig` adds a dense feed-forward, `MoEConfig` experts."""
@@ -78,7 +85,17 @@ class DecoderConfig(ArchConfig):
     qkv_bias: bool = Field(False, description="biases on the query, key and value projections (Qwen2)")
     out_bias: bool = Field(False, description="bias on the attention output projection")
     mlp_bias: bool = Field(False, description="biases on the gate, up and down projections")
-    head: Literal["lm", "none"] = Field("lm", description="lm (*ForCausalLM) or none (the base *Model)")
+    head: Literal[HEADS] = Field(  # type: ignore[valid-type]
+        "lm",
+        description="lm (*ForCausalLM), none (the base *Model), sequence_classification (a bias-free score "
+        "layer on every token, the last one's kept), token_classification (a score layer with bias on every "
+        "token) or question_answering (Linear(d_model, 2) on every token): transformers' *For... classes",
+    )
+    num_labels: PositiveInt = Field(
+        2,
+        description="outputs of the sequence_classification and token_classification heads (transformers' "
+        "num_labels); question_answering always has 2",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -225,7 +242,30 @@ def _decoder(cfg: DecoderConfig, root: str, mlp: Block, mlp_text: str, descripti
     ]
     if cfg.head == "lm":
         children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
+    children += task_heads(cfg, d)
     return composite(root, "model", children, description)
+
+
+def task_heads(cfg: DecoderConfig, d: Poly) -> list[Block]:
+    """The classifier of transformers' generic *ForSequenceClassification, *ForTokenClassification and
+    *ForQuestionAnswering classes (modeling_layers.py), on the final norm's output. Each scores every token:
+    sequence classification then keeps the last non-padding token's scores, an index and no FLOPs."""
+    K = LABELS(cfg.num_labels)
+    if cfg.head == "sequence_classification":
+        return [
+            linear(
+                "score",
+                d,
+                K,
+                bias=False,
+                description="class scores on every token, no bias; the last non-padding token's are kept",
+            )
+        ]
+    if cfg.head == "token_classification":
+        return [linear("score", d, K, description="a label's scores per token")]
+    if cfg.head == "question_answering":
+        return [linear("qa_outputs", d, const(2), description="answer start and end logits per token")]
+    return []
 
 
 def build(cfg: LlamaConfig) -> Block:
@@ -261,7 +301,7 @@ def build_moe(cfg: MoEConfig) -> Block:
 
 def _layer_modules(root: str, cfg: DecoderConfig) -> dict[str, tuple[str, ...]]:
     """The block -> submodule table the families share: the model, attention, norms and head."""
-    base = "model." if cfg.head == "lm" else ""
+    base = "" if cfg.head == "none" else "model."
     layer = f"{root}.layers.layer"
     return {
         root: ("",),
@@ -278,6 +318,8 @@ def _layer_modules(root: str, cfg: DecoderConfig) -> dict[str, tuple[str, ...]]:
         f"{layer}.mlp": ("mlp",),
         f"{root}.final_norm": (f"{base}norm",),
         f"{root}.lm_head": ("lm_head",),
+        f"{root}.score": ("score",),
+        f"{root}.qa_outputs": ("qa_outputs",),
     }
 
 
@@ -339,16 +381,42 @@ def _builds(family: str, cfg: LlamaConfig) -> bool:
     }[family]
 
 
+#: transformers' class suffix for each head
+CLASS_SUFFIX = {
+    "none": "Model",
+    "lm": "ForCausalLM",
+    "sequence_classification": "ForSequenceClassification",
+    "token_classification": "ForTokenClassification",
+    "question_answering": "ForQuestionAnswering",
+}
+_ALL_HEADS = frozenset(CLASS_SUFFIX)
+#: the heads each model type has a class for in transformers 5.23 (Gemma and Phi-3 have no question answering,
+#: OLMo only sequence classification beside its base model and causal LM)
+FAMILY_HEADS = {
+    "llama": _ALL_HEADS,
+    "mistral": _ALL_HEADS,
+    "qwen2": _ALL_HEADS,
+    "gemma": _ALL_HEADS - {"question_answering"},
+    "olmo": frozenset({"none", "lm", "sequence_classification"}),
+    "phi3": _ALL_HEADS - {"question_answering"},
+    "mixtral": _ALL_HEADS,
+    "qwen2_moe": _ALL_HEADS,
+}
+
+
 def _reference_family(cfg: LlamaConfig) -> str | None:
-    """``cfg.family`` when its classes build the configuration, else the first family that does."""
-    if _builds(cfg.family, cfg):
-        return cfg.family
-    return next((f for f in ("llama", "qwen2", "gemma", "olmo") if _builds(f, cfg)), None)
+    """``cfg.family`` when its classes build the configuration and its head, else the first family that does."""
+    for family in (cfg.family, "llama", "qwen2", "gemma", "olmo"):
+        if _builds(family, cfg) and cfg.head in FAMILY_HEADS[family]:
+            return family
+    return None
 
 
 def _common_kwargs(cfg: DecoderConfig) -> dict[str, Any]:
     """The configuration-class arguments every family takes alike."""
+    labels = {"num_labels": cfg.num_labels} if cfg.head in ("sequence_classification", "token_classification") else {}
     return dict(
+        **labels,
         vocab_size=cfg.vocab_size,
         hidden_size=cfg.d_model,
         num_hidden_layers=cfg.n_layers,
@@ -364,7 +432,7 @@ def _common_kwargs(cfg: DecoderConfig) -> dict[str, Any]:
 def _transformers_reference(name: str, cfg: DecoderConfig, kwargs: dict[str, Any], **extra: Any) -> Reference:
     return Reference(
         library="transformers",
-        target=f"transformers.{name}{'ForCausalLM' if cfg.head == 'lm' else 'Model'}",
+        target=f"transformers.{name}{CLASS_SUFFIX[cfg.head]}",
         config_class=f"transformers.{name}Config",
         kwargs=kwargs,
         **extra,
@@ -405,9 +473,7 @@ def _builds_moe(family: str, cfg: MoEConfig) -> bool:
 def moe_reference(cfg: MoEConfig) -> Reference | None:
     """MixtralForCausalLM / Qwen2MoeForCausalLM (or their base models). Its parameters are counted on the
     meta device; its FLOPs need real weights (``device: cpu``), since routing reads the router's scores."""
-    family = (
-        cfg.family if _builds_moe(cfg.family, cfg) else next((f for f in MOE_FAMILIES if _builds_moe(f, cfg)), None)
-    )
+    family = next((f for f in (cfg.family, *MOE_FAMILIES) if _builds_moe(f, cfg) and cfg.head in FAMILY_HEADS[f]), None)
     if family is None:
         return None  # biases beyond q/k/v, OLMo's norm, or q/k/v biases without a shared expert
     kwargs = dict(_common_kwargs(cfg), num_experts_per_tok=cfg.top_k)
@@ -441,7 +507,6 @@ _WINDOW = (
     "FLOPs (archzoo counts the full N x N products, as eager attention computes them)"
 )
 _EPS = NORM_EPSILON.replace("LayerNorm", "RMSNorm")
-_UNSUPPORTED_HEAD = "the llama plugin counts the base model and the causal LM only; count one of those"
 
 _READ = {
     "vocab_size": "vocab_size",
@@ -457,6 +522,7 @@ _READ = {
     "pad_token_id": "(checked: inside the vocabulary)",
     # rotary settings change no count; read only to refuse a rotary type transformers does not build
     "rope_parameters": "(checked: a rotary type transformers builds)",
+    "num_labels": "num_labels",
 }
 _IGNORED = {
     "initializer_range": INITIALISATION,
@@ -474,7 +540,6 @@ def _table(
     read: dict[str, str],
     ignored: dict[str, str],
     refused: dict[str, tuple[tuple[Any, ...], str]] | None = None,
-    heads: tuple[str, ...] = (),
     aliases: dict[str, str] | None = None,
 ) -> HFTable:
     return HFTable(
@@ -486,8 +551,12 @@ def _table(
         ignored={**{k: v for k, v in _IGNORED.items() if k in defaults}, **ignored},
         refused=refused or {},
         base_class=f"{family}Model",
-        classes={f"{family}Model": {"head": "none"}, f"{family}ForCausalLM": {"head": "lm"}},
-        unsupported_classes={f"{family}For{h}": _UNSUPPORTED_HEAD for h in heads},
+        # every head class transformers 5.23 has for the type, in the order CLASS_SUFFIX lists them
+        classes={
+            f"{family}{suffix}": {"head": head}
+            for head, suffix in CLASS_SUFFIX.items()
+            if head in FAMILY_HEADS[model_type]
+        },
     )
 
 
@@ -523,7 +592,6 @@ HF_LLAMA = _table(
         "pretraining_tp": "tensor-parallel slicing of the original training code; transformers 5.23's Llama "
         "does not read it (the same weights and FLOPs)",
     },
-    heads=("QuestionAnswering", "SequenceClassification", "TokenClassification"),
 )
 
 HF_MISTRAL = _table(
@@ -552,7 +620,6 @@ HF_MISTRAL = _table(
     ),
     read={"head_dim": "d_head"},
     ignored={"rms_norm_eps": _EPS, "sliding_window": _WINDOW},
-    heads=("QuestionAnswering", "SequenceClassification", "TokenClassification"),
 )
 
 HF_QWEN2 = _table(
@@ -589,7 +656,6 @@ HF_QWEN2 = _table(
         "max_window_layers": _WINDOW,
         "layer_types": _WINDOW,
     },
-    heads=("QuestionAnswering", "SequenceClassification", "TokenClassification"),
 )
 
 HF_GEMMA = _table(
@@ -623,7 +689,6 @@ HF_GEMMA = _table(
         "use_bidirectional_attention": "drops the causal mask: the same score products, so no parameters and "
         "the same eager FLOPs",
     },
-    heads=("SequenceClassification", "TokenClassification"),
 )
 
 HF_OLMO = _table(
@@ -651,7 +716,6 @@ HF_OLMO = _table(
     ),
     read={"attention_bias": "qkv_bias, out_bias"},
     ignored={"clip_qkv": "clamps the query, key and value activations: no parameters, and no matmul FLOPs"},
-    heads=("SequenceClassification",),
 )
 
 HF_PHI3 = _table(
@@ -688,7 +752,6 @@ HF_PHI3 = _table(
         "sliding_window": _WINDOW,
         "original_max_position_embeddings": "the context length the rotary scaling (longrope) starts from: " + _ROPE,
     },
-    heads=("SequenceClassification", "TokenClassification"),
 )
 
 
@@ -730,6 +793,7 @@ def _shared(hf: dict[str, Any], family: str) -> dict[str, Any]:
         activation=hf["hidden_act"],
         max_positions=hf["max_position_embeddings"],
         tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
     )
 
 
@@ -856,7 +920,6 @@ HF_MIXTRAL = _table(
         "router_jitter_noise": "in training, scales the router's input by random factors: no parameters, no "
         "matmul FLOPs, and each token still runs exactly top_k experts",
     },
-    heads=("QuestionAnswering", "SequenceClassification", "TokenClassification"),
     aliases={"num_experts": "num_local_experts"},
 )
 
@@ -928,7 +991,6 @@ HF_QWEN2_MOE = _table(
             "archzoo's moe architecture gives every layer the same mixture of experts",
         ),
     },
-    heads=("QuestionAnswering", "SequenceClassification", "TokenClassification"),
 )
 
 

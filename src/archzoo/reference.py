@@ -213,8 +213,13 @@ def reference_decode_flops(ref: Reference, context: int, source: int | None = No
             first = model(encoder_outputs=encoder_outputs, decoder_input_ids=ids(context - 1), use_cache=True)
             step = {"encoder_outputs": encoder_outputs, "decoder_input_ids": ids(1)}
         else:
-            first = model(input_ids=ids(context - 1), use_cache=True)
+            from transformers import DynamicCache
+
+            # handed in and filled in place: token-classification and question-answering classes run with a
+            # cache but return none
+            cache = DynamicCache(config=model.config)  # type: ignore[arg-type]
+            first = model(input_ids=ids(context - 1), past_key_values=cache, use_cache=True)
             step = {"input_ids": ids(1)}
         with FlopCounterMode(display=False) as counter:
-            model(**step, past_key_values=first.past_key_values, use_cache=True)
+            model(**step, past_key_values=getattr(first, "past_key_values", None) or cache, use_cache=True)
     return counter.get_total_flops()
