@@ -10,9 +10,7 @@ anything is constructed.
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +35,14 @@ from .files import (
     yaml_character_problem,
 )
 from .host import PluginHost, call_plugin
+from .registry_index import (
+    WINDOWS_RESERVED,
+    RegistryProblem,
+    default_registry_dirs,
+    registry_folders,
+    split_plugin_problems,
+    yaml_files,
+)
 from .report import Report, make_report
 from .validation import _describe, _got
 
@@ -53,6 +59,9 @@ __all__ = [
     "find_model",
     "load_registry",
     "parse_published",
+    "registry_folders",
+    "split_plugin_problems",
+    "yaml_files",
 ]
 
 #: Reason codes for a computed count that differs from the published figure by more than rounding.
@@ -227,20 +236,6 @@ class EntrySpec(_Model):
 
 
 # ---- loaded entries -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RegistryProblem:
-    path: Path
-    line: int
-    key: str
-    message: str
-    plugin: str = ""  # the plugin that ships the file, when a plugin does
-
-    def __str__(self) -> str:
-        key = f"{self.key}: " if self.key else ""
-        shipped = f" (in the registry folder of plugin {self.plugin!r})" if self.plugin else ""
-        return f"{self.path}:{self.line}: {key}{self.message}{shipped}"
 
 
 @dataclass
@@ -498,18 +493,6 @@ def _read_yaml(
 # ---- the registry ---------------------------------------------------------------------------------
 
 
-def default_registry_dirs() -> list[Path]:
-    """``ARCHZOO_REGISTRY`` (paths separated by ``os.pathsep``), else ``./registry``, else the source checkout's."""
-    env = os.environ.get("ARCHZOO_REGISTRY", "").strip()
-    if env:
-        return [Path(p) for p in env.split(os.pathsep) if p]
-    here = Path("registry")
-    if here.is_dir():
-        return [here]
-    checkout = Path(__file__).resolve().parents[2] / "registry"
-    return [checkout] if checkout.is_dir() else []
-
-
 class Registry:
     """Every entry found in some folders, and every problem found on the way."""
 
@@ -560,93 +543,9 @@ class Registry:
             raise RegistryError("\n".join(str(p) for p in self.problems))
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or path.is_relative_to(root)
-
-
 def _files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: str | None = None) -> list[Path]:
     """The YAML files under ``paths``, as `yaml_files` finds them."""
     return [Path(name) for name in yaml_files(paths, problems, stem=stem)]
-
-
-def yaml_files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: str | None = None) -> list[str]:
-    """The YAML files under ``paths`` (folders searched recursively, sorted), each file once; with
-    ``stem``, only the files of that name (the folders are still listed, nothing else is touched).
-
-    A folder that cannot be listed, and a symbolic link that leads out of the folder it was found in,
-    are added to ``problems`` (naming the link, never its target's content) instead of being skipped
-    silently: either would make models vanish from the zoo without a word. Folders are read with
-    ``os.scandir``, and a path is resolved once per folder, not once per file, so listing 20,000 entries
-    costs a few tens of milliseconds.
-    """
-    files: list[str] = []
-    seen: set[str] = set()
-
-    def add(file: str, real: str) -> None:
-        if real not in seen:  # the same file named twice (a folder and a file in it, or via '..') loads once
-            seen.add(real)
-            files.append(file)
-
-    def wanted(name: str) -> bool:
-        return name.endswith((".yaml", ".yml")) and (stem is None or name.rsplit(".", 1)[0] == stem)
-
-    for path in paths:
-        if not path.is_dir():
-            add(str(path), os.path.realpath(path))
-            continue
-        root = path.resolve()
-        found: list[tuple[str, str, str]] = []
-        pending = [(str(path), "")]  # a folder and its path inside `path`, each name followed by NUL
-        while pending:
-            folder, parts = pending.pop()
-            prefix = folder if folder.endswith(os.sep) else folder + os.sep  # joined by hand: 20,000 joins
-            real_prefix = os.path.join(os.path.realpath(folder), "")
-            try:
-                with os.scandir(folder) as listing:
-                    items = list(listing)
-            except OSError as exc:
-                problems.append(
-                    RegistryProblem(
-                        Path(exc.filename or folder),
-                        1,
-                        "",
-                        f"cannot list this folder ({exc.strerror or exc}); its entries "
-                        "would be missing from the zoo, so fix its permissions or remove it",
-                    )
-                )
-                continue
-            for item in items:
-                child = prefix + item.name
-                link = item.is_symlink()
-                if link and not _inside(Path(child).resolve(), root):
-                    kind = "folder" if os.path.isdir(child) else "file"
-                    if kind == "folder" or wanted(item.name):
-                        fix = (
-                            "move the entries in, or give that folder with --registry"
-                            if kind == "folder"
-                            else "copy the entry in, or give its folder with --registry"
-                        )
-                        problems.append(
-                            RegistryProblem(
-                                Path(child),
-                                1,
-                                "",
-                                f"a symbolic link to a {kind} outside the registry folder {path}; {fix}",
-                            )
-                        )
-                    continue
-                if item.is_dir(follow_symlinks=False):
-                    pending.append((child, parts + item.name + "\0"))
-                elif wanted(item.name) and not (link and os.path.isdir(child)):
-                    # a link inside the registry is the file it points to; a plain file is itself
-                    real = os.path.realpath(child) if link else real_prefix + item.name
-                    found.append((parts + item.name, child, real))
-        # By path components, as Path orders them: NUL sorts before any character of a name, so the joined
-        # strings compare as the tuples of components would, and the sort compares strings in C.
-        found.sort()
-        for _, file, real in found:
-            add(file, real)
-    return files
 
 
 # ---- describing validation errors -----------------------------------------------------------------
@@ -734,6 +633,18 @@ def _check_entry(
                 "",
                 f"id {model_id!r} (the file name) is not a safe slug: use "
                 f"lowercase letters and digits separated by single '-' or '.'; {fix}",
+            )
+        )
+    elif model_id.split(".", 1)[0] in WINDOWS_RESERVED:
+        found.append(
+            RegistryProblem(
+                path,
+                1,
+                "",
+                f"id {model_id!r} (the file name) starts with {model_id.split('.', 1)[0]!r}, a device name Windows "
+                "reserves (con, prn, aux, nul, com0-9, lpt0-9, with any extension): no such file can exist there, "
+                f"so a contributor on Windows could not check it out; rename the file, e.g. "
+                f"'{model_id.split('.', 1)[0]}-model{model_id[len(model_id.split('.', 1)[0]) :]}{path.suffix}'",
             )
         )
     if duplicate_of is not None:
@@ -939,49 +850,6 @@ def find_model(
             f"registry entry {model_id!r} is invalid: {shown} (`archzoo validate {first.path}` lists every problem)"
         )
     return entry
-
-
-def registry_folders(
-    paths: Iterable[Path | str] | None, host: PluginHost, plugin_registries: Iterable[str] = ()
-) -> tuple[list[Path], dict[Path, str]]:
-    """The folders to load (``paths``, else `default_registry_dirs`, then the folders the plugins named in
-    ``plugin_registries`` ship) and, for each plugin folder, the plugin that ships it.
-
-    A plugin's entries are opt-in: nobody's zoo shows them unasked. ``"all"`` names every plugin that
-    ships a folder; a name that ships none is an error listing those that do.
-    """
-    dirs = [Path(p) for p in paths] if paths is not None else default_registry_dirs()
-    owners: dict[Path, str] = {}
-    shipping = {name: info.registry_dirs for name, info in host.plugins.items() if info.registry_dirs}
-    wanted = list(dict.fromkeys(plugin_registries))
-    if "all" in wanted:
-        wanted = list(shipping)
-    for name in wanted:
-        if name not in shipping:
-            have = ", ".join(sorted(shipping)) or "none of the installed plugins ships one"
-            raise RegistryError(
-                f"plugin registry {name!r}: no installed plugin of that name ships a registry "
-                f"folder (those that do: {have}; `archzoo plugins` lists them)"
-            )
-        for folder in shipping[name]:
-            owners[folder.resolve()] = name
-            dirs.append(folder)
-    return dirs, owners
-
-
-def split_plugin_problems(
-    problems: list[RegistryProblem], owners: dict[Path, str]
-) -> tuple[list[RegistryProblem], list[RegistryProblem]]:
-    """``(the user's problems, the plugins' problems)``: a problem in a folder a plugin ships names it."""
-    mine: list[RegistryProblem] = []
-    theirs: list[RegistryProblem] = []
-    for problem in problems:
-        owner = next((name for folder, name in owners.items() if _inside(problem.path.resolve(), folder)), None)
-        if owner is None:
-            mine.append(problem)
-        else:
-            theirs.append(dataclasses.replace(problem, plugin=owner))
-    return mine, theirs
 
 
 def entry_json_schema() -> dict[str, Any]:

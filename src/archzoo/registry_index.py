@@ -1,7 +1,11 @@
-"""The registry's index: one row per entry (its id, sizes, published figure, status), cached by file.
+"""The registry's files and index: which YAML files make the zoo, and one row per entry, cached by file.
 
-Validating and counting an entry takes about a millisecond; a zoo of 20,000 entries took half a minute to
-list. The index keeps each entry's row, and its problems, in a cache file keyed by the registry folders.
+This module reads no YAML and imports neither pydantic nor the entry schema: listing a zoo whose rows are
+cached needs only the folders and the cache (`archzoo.registry` validates an entry, and is imported where
+a file has to be read again).
+
+Validating and counting an entry takes a few milliseconds; a zoo of 20,000 entries took minutes to list.
+The index keeps each entry's row, and its problems, in a cache file keyed by the registry folders.
 A row is reused while its file keeps the same size, modification time, inode and change time (git's rule
 for its own index; the change time cannot be set back, so rewriting a file and restoring its modification
 time with ``os.utime`` is noticed), or, when those changed, the same content (SHA-256). A file written
@@ -11,38 +15,62 @@ while its content is unchanged, until a later listing finds it settled. Everythi
 count without changing the entry invalidates the whole cache: archzoo's version and source files, and
 every loaded plugin's name, version and module files.
 
+Files that must be read again are validated by worker processes, one per core, when there are enough of
+them to pay for the workers (`PARALLEL_MIN`); a listing that takes long says how far it is on standard
+error (`Progress`).
+
 The cache file is a header (format, fingerprint, CRC-32 of the rest) and the items as plain tuples,
 written with `marshal`, which decodes them in a third of the time the same rows take as JSON. `marshal`
-builds plain values only and never runs code, and it is read only after the header and the checksum
-match, so a foreign, truncated or corrupt file is ignored and the index rebuilt.
+builds plain values only and never runs code. The header is read first, with a read of its own length,
+so a foreign file of any size costs one small read; the rest is read only when the header and the size
+match, decoded only when the checksum matches, and trusted only when every value has the type its use
+expects and the row agrees with its file (its id is the file name, its path the file's). A cache file
+that another user owns, or that others may write, is never read: its rows could be forged. Anything
+else is ignored and the index rebuilt.
 
 The cache lives in ``$ARCHZOO_CACHE_DIR``, else ``$XDG_CACHE_HOME/archzoo``, else ``~/.cache/archzoo``;
-when it cannot be written the index is simply built each time.
+without a home folder (a container started with ``env -i`` under a user with no passwd entry), or when
+the folder cannot be written, the index is simply built each time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import marshal
 import os
+import stat as stat_module
 import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
-from .errors import InputError
-from .files import read_user_bytes
-from .host import PluginHost
-from .registry import Entry, RegistryProblem, _load_entry, registry_folders, split_plugin_problems, yaml_files
+from .errors import RegistryError
 
-__all__ = ["FORMAT", "IndexRow", "RegistryIndex", "cache_dir", "load_index"]
+if TYPE_CHECKING:
+    from .host import PluginHost
+    from .registry import Entry
+
+__all__ = [
+    "FORMAT",
+    "IndexRow",
+    "Progress",
+    "RegistryIndex",
+    "RegistryProblem",
+    "cache_dir",
+    "default_registry_dirs",
+    "load_index",
+    "registry_folders",
+    "split_plugin_problems",
+    "yaml_files",
+]
 
 #: Bumped whenever the layout of the cache file or of a cached row changes.
 FORMAT = "archzoo.registry-index/4"
@@ -54,6 +82,17 @@ RACY_NS = 2_000_000_000
 #: A cache file larger than this is not read (20,000 entries take about 6 MB).
 MAX_CACHE_BYTES = 1 << 30
 
+#: The largest registry file whose content is hashed (as `archzoo.files` reads entries: larger ones are refused).
+MAX_ENTRY_BYTES = 1 << 20
+
+#: Fewer files to read again than this are read in this process: starting workers would cost more.
+PARALLEL_MIN = 64
+
+#: Device names Windows reserves, with or without an extension, in any case: a file named so cannot exist there.
+WINDOWS_RESERVED = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(10)] + [f"lpt{i}" for i in range(10)]
+)
+
 # A cached file: (stamp, sha256, settled, stem, row, problems, warnings), where stamp is (size, mtime_ns,
 # inode, ctime_ns), row an IndexRow as a tuple (or None when the file has problems) and each problem a
 # (line, key, message) tuple: the path is the key it is cached under.
@@ -61,13 +100,210 @@ _STAMP, _DIGEST, _SETTLED, _STEM, _ROW, _PROBLEMS, _WARNINGS = range(7)
 _ITEM_LENGTH = 7
 
 
-def cache_dir() -> Path:
-    """Where index files are kept."""
+# ---- the registry's files ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegistryProblem:
+    path: Path
+    line: int
+    key: str
+    message: str
+    plugin: str = ""  # the plugin that ships the file, when a plugin does
+
+    def __str__(self) -> str:
+        key = f"{self.key}: " if self.key else ""
+        shipped = f" (in the registry folder of plugin {self.plugin!r})" if self.plugin else ""
+        return f"{self.path}:{self.line}: {key}{self.message}{shipped}"
+
+
+def default_registry_dirs() -> list[Path]:
+    """``ARCHZOO_REGISTRY`` (folders separated by ``os.pathsep``), else ``./registry``, else the source checkout's.
+
+    Each folder ``ARCHZOO_REGISTRY`` names must exist and be a folder: a file there would be a registry of
+    one entry, which is not what the variable means (``archzoo validate FILE`` checks one file).
+    """
+    env = os.environ.get("ARCHZOO_REGISTRY", "").strip()
+    if env:
+        folders = [Path(p) for p in env.split(os.pathsep) if p.strip()]
+        if not folders:
+            raise RegistryError(
+                f"ARCHZOO_REGISTRY={env!r}: names no folder; set it to registry folders separated by "
+                f"{os.pathsep!r}, or unset it"
+            )
+        for folder in folders:
+            if folder.is_dir():
+                continue
+            what = "is a file, not a folder" if folder.exists() else "no such folder"
+            raise RegistryError(
+                f"ARCHZOO_REGISTRY: {str(folder)!r} {what}; set ARCHZOO_REGISTRY to registry folders separated "
+                f"by {os.pathsep!r} (check a single entry with `archzoo validate FILE`)"
+            )
+        return folders
+    here = Path("registry")
+    if here.is_dir():
+        return [here]
+    checkout = Path(__file__).resolve().parents[2] / "registry"
+    return [checkout] if checkout.is_dir() else []
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def yaml_files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: str | None = None) -> list[str]:
+    """The YAML files under ``paths`` (folders searched recursively, sorted), each file once; with
+    ``stem``, only the files of that name (the folders are still listed, nothing else is touched).
+
+    A folder that cannot be listed, and a symbolic link that leads out of the folder it was found in,
+    are added to ``problems`` (naming the link, never its target's content) instead of being skipped
+    silently: either would make models vanish from the zoo without a word. Folders are read with
+    ``os.scandir``, and a path is resolved once per folder, not once per file, so listing 20,000 entries
+    costs a few tens of milliseconds.
+    """
+    files: list[str] = []
+    seen: set[str] = set()
+
+    def add(file: str, real: str) -> None:
+        if real not in seen:  # the same file named twice (a folder and a file in it, or via '..') loads once
+            seen.add(real)
+            files.append(file)
+
+    def wanted(name: str) -> bool:
+        return name.endswith((".yaml", ".yml")) and (stem is None or name.rsplit(".", 1)[0] == stem)
+
+    for path in paths:
+        if not path.is_dir():  # a file named itself: one entry, whose id is its name like any other's
+            if stem is None or path.name.rsplit(".", 1)[0] == stem:
+                add(str(path), os.path.realpath(path))
+            continue
+        root = path.resolve()
+        found: list[tuple[str, str, str]] = []
+        pending = [(str(path), "")]  # a folder and its path inside `path`, each name followed by NUL
+        while pending:
+            folder, parts = pending.pop()
+            prefix = folder if folder.endswith(os.sep) else folder + os.sep  # joined by hand: 20,000 joins
+            real_prefix = os.path.join(os.path.realpath(folder), "")
+            try:
+                with os.scandir(folder) as listing:
+                    items = list(listing)
+            except OSError as exc:
+                problems.append(
+                    RegistryProblem(
+                        Path(exc.filename or folder),
+                        1,
+                        "",
+                        f"cannot list this folder ({exc.strerror or exc}); its entries "
+                        "would be missing from the zoo, so fix its permissions or remove it",
+                    )
+                )
+                continue
+            for item in items:
+                child = prefix + item.name
+                link = item.is_symlink()
+                if link and not _inside(Path(child).resolve(), root):
+                    kind = "folder" if os.path.isdir(child) else "file"
+                    if kind == "folder" or wanted(item.name):
+                        fix = (
+                            "move the entries in, or give that folder with --registry"
+                            if kind == "folder"
+                            else "copy the entry in, or give its folder with --registry"
+                        )
+                        problems.append(
+                            RegistryProblem(
+                                Path(child),
+                                1,
+                                "",
+                                f"a symbolic link to a {kind} outside the registry folder {path}; {fix}",
+                            )
+                        )
+                    continue
+                if item.is_dir(follow_symlinks=False):
+                    pending.append((child, parts + item.name + "\0"))
+                elif wanted(item.name) and not (link and os.path.isdir(child)):
+                    # a link inside the registry is the file it points to; a plain file is itself
+                    real = os.path.realpath(child) if link else real_prefix + item.name
+                    found.append((parts + item.name, child, real))
+        # By path components, as Path orders them: NUL sorts before any character of a name, so the joined
+        # strings compare as the tuples of components would, and the sort compares strings in C.
+        found.sort()
+        for _, file, real in found:
+            add(file, real)
+    return files
+
+
+def registry_folders(
+    paths: Iterable[Path | str] | None, host: PluginHost, plugin_registries: Iterable[str] = ()
+) -> tuple[list[Path], dict[Path, str]]:
+    """The folders to load (``paths``, else `default_registry_dirs`, then the folders the plugins named in
+    ``plugin_registries`` ship) and, for each plugin folder, the plugin that ships it.
+
+    A plugin's entries are opt-in: nobody's zoo shows them unasked. ``"all"`` names every plugin that
+    ships a folder; a name that ships none is an error listing those that do.
+    """
+    dirs = [Path(p) for p in paths] if paths is not None else default_registry_dirs()
+    owners: dict[Path, str] = {}
+    shipping = {name: info.registry_dirs for name, info in host.plugins.items() if info.registry_dirs}
+    wanted = list(dict.fromkeys(plugin_registries))
+    if "all" in wanted:
+        wanted = list(shipping)
+    for name in wanted:
+        if name not in shipping:
+            have = ", ".join(sorted(shipping)) or "none of the installed plugins ships one"
+            raise RegistryError(
+                f"plugin registry {name!r}: no installed plugin of that name ships a registry "
+                f"folder (those that do: {have}; `archzoo plugins` lists them)"
+            )
+        for folder in shipping[name]:
+            owners[folder.resolve()] = name
+            dirs.append(folder)
+    return dirs, owners
+
+
+def split_plugin_problems(
+    problems: list[RegistryProblem], owners: dict[Path, str]
+) -> tuple[list[RegistryProblem], list[RegistryProblem]]:
+    """``(the user's problems, the plugins' problems)``: a problem in a folder a plugin ships names it."""
+    mine: list[RegistryProblem] = []
+    theirs: list[RegistryProblem] = []
+    for problem in problems:
+        owner = next((name for folder, name in owners.items() if _inside(problem.path.resolve(), folder)), None)
+        if owner is None:
+            mine.append(problem)
+        else:
+            theirs.append(dataclasses.replace(problem, plugin=owner))
+    return mine, theirs
+
+
+def _environment_path(name: str, value: str) -> Path:
+    """The folder an environment variable names, or an error naming the variable when it cannot be one."""
+    path = Path(value)
+    if not path.is_absolute():
+        raise RegistryError(
+            f"{name}={value!r}: not an absolute path; set {name} to a folder's full path (e.g. /var/cache/archzoo), "
+            "or unset it"
+        )
+    if path.exists() and not path.is_dir():
+        raise RegistryError(f"{name}={value!r}: is a file, not a folder; set {name} to a folder, or unset it")
+    return path
+
+
+def cache_dir() -> Path | None:
+    """Where index files are kept; None without a home folder, when nothing says where (no cache then).
+
+    ``ARCHZOO_CACHE_DIR`` and ``XDG_CACHE_HOME`` must name absolute paths that are not files (the XDG base
+    directory specification calls a relative one invalid); anything else is an error naming the variable.
+    """
     configured = os.environ.get("ARCHZOO_CACHE_DIR", "").strip()
     if configured:
-        return Path(configured)
+        return _environment_path("ARCHZOO_CACHE_DIR", configured)
     xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "archzoo"
+    if xdg:
+        return _environment_path("XDG_CACHE_HOME", xdg) / "archzoo"
+    home = os.path.expanduser("~")  # $HOME, else the passwd entry; left as "~" when there is neither
+    if not os.path.isabs(home) or home == os.sep:
+        return None  # no home folder: a cache in a shared place could be forged by another user, so none
+    return Path(home) / ".cache" / "archzoo"
 
 
 class IndexRow(NamedTuple):
@@ -112,6 +348,28 @@ class IndexRow(NamedTuple):
 _ROW_LENGTH = len(IndexRow._fields)
 
 
+def _row_types() -> frozenset[tuple[type, ...]]:
+    """Every sequence of value types a cached row may have (None where a field is optional)."""
+    types: list[tuple[type, ...]] = [()]
+    for field_type in IndexRow.__annotations__.values():
+        options = {
+            "str": (str,),
+            "int": (int,),
+            "tuple[str, ...]": (tuple,),
+            "str | None": (str, type(None)),
+            "int | None": (int, type(None)),
+            "float | None": (float, type(None)),
+        }[str(getattr(field_type, "__forward_arg__", field_type))]  # annotations are strings here
+        types = [done + (option,) for done in types for option in options]
+    return frozenset(types)
+
+
+#: The types a cached row's values may have, checked as one tuple (`type` is exact: True is no int here).
+_ROW_TYPES = _row_types()
+_STAMP_TYPES = (int, int, int, int)
+_PROBLEM_TYPES = (int, str, str)
+
+
 @dataclass
 class RegistryIndex:
     """Every entry's row, the problems and warnings of the files, and how much of it came from the cache."""
@@ -151,47 +409,112 @@ def _fingerprint(host: PluginHost) -> str:
     return digest.hexdigest()
 
 
-def _cache_file(dirs: list[Path], owners: dict[Path, str]) -> Path:
+def _cache_file(dirs: list[Path], owners: dict[Path, str]) -> Path | None:
+    folder = cache_dir()
+    if folder is None:
+        return None
     key = "\0".join(f"{d.resolve()}\0{owners.get(d.resolve(), '')}" for d in dirs)
-    return cache_dir() / f"index-{hashlib.sha256(key.encode()).hexdigest()[:24]}.marshal"
+    return folder / f"index-{hashlib.sha256(key.encode()).hexdigest()[:24]}.marshal"
 
 
 def _header(fingerprint: str) -> bytes:
     return f"{FORMAT}\n{fingerprint}\n".encode()
 
 
-def _read_cache(path: Path, fingerprint: str) -> dict[str, tuple]:
-    """The cached files, or nothing when the file is missing, foreign, stale, truncated or corrupt."""
+def _read_regular(path: Path | str, limit: int, head: bytes = b"", *, own: bool = False) -> bytes | None:
+    """The bytes of a regular file of at most ``limit`` bytes that starts with ``head``, else None.
+
+    ``head`` is read first, with a read of its own length: a file that does not start with it costs that
+    one read, whatever its size. With ``own``, a file another user owns, or that others may write, is
+    refused too. The file is opened without blocking (a FIFO put in its place would block the open) and
+    checked after it is opened (the path may have been swapped).
+    """
     try:
-        data = read_user_bytes(path, limit=MAX_CACHE_BYTES)
-    except InputError:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat_module.S_ISREG(info.st_mode) or info.st_size > limit or info.st_size < len(head):
+            return None
+        if own and hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & 0o022):
+            return None
+        if head and _read_exactly(fd, len(head)) != head:
+            return None
+        rest = _read_exactly(fd, info.st_size - len(head) + 1)  # one byte more: a file that grew is refused
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if rest is None or len(rest) != info.st_size - len(head):
+        return None
+    return head + rest
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """Up to ``size`` bytes (fewer at the end of the file)."""
+    chunks, got = [], 0
+    while got < size:
+        chunk = os.read(fd, min(1 << 20, size - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _valid_item(key: object, item: object) -> bool:
+    """Whether a decoded cache item has every type its use relies on, and a row that agrees with its file."""
+    if type(key) is not str or type(item) is not tuple or len(item) != _ITEM_LENGTH:
+        return False
+    stamp, digest, settled, stem, row, problems, warnings = item
+    if (
+        type(stamp) is not tuple
+        or tuple(map(type, stamp)) != _STAMP_TYPES
+        or not (digest is None or type(digest) is bytes)
+        or type(settled) is not bool
+        or type(stem) is not str
+        or type(problems) is not tuple
+        or type(warnings) is not tuple
+    ):
+        return False
+    for problem in problems + warnings:
+        if type(problem) is not tuple or tuple(map(type, problem)) != _PROBLEM_TYPES:
+            return False
+    if row is None:
+        return True
+    if type(row) is not tuple or tuple(map(type, row)) not in _ROW_TYPES:
+        return False
+    model_id, path, tags, params, published_value, gap = row[0], row[1], row[5], row[6], row[9], row[10]
+    if model_id != stem or path != key or stem != os.path.basename(key).rsplit(".", 1)[0]:
+        return False  # the id is the file name, and the row is its file's
+    if any(type(tag) is not str for tag in tags):
+        return False
+    if published_value is None:
+        return gap is None
+    return published_value > 0 and gap == (params - published_value) / published_value
+
+
+def _read_cache(path: Path | None, fingerprint: str) -> dict[str, tuple]:
+    """The cached files, or nothing when the file is missing, foreign, stale, truncated, corrupt or forged."""
+    if path is None:
         return {}
-    header = _header(fingerprint)
-    checksum = data[len(header) : len(header) + 9]
-    payload = memoryview(data)[len(header) + 9 :]
-    if not data.startswith(header) or checksum != b"%08x\n" % zlib.crc32(payload):
+    data = _read_regular(path, MAX_CACHE_BYTES, _header(fingerprint), own=True)
+    if data is None:
+        return {}
+    start = len(_header(fingerprint))
+    checksum = data[start : start + 9]
+    payload = memoryview(data)[start + 9 :]
+    if checksum != b"%08x\n" % zlib.crc32(payload):
         return {}
     try:
         files = marshal.loads(payload)
-    except Exception:
+    except Exception:  # marshal raises ValueError, EOFError or TypeError on bad data, and more on exotic input
         return {}
     if type(files) is not dict:
         return {}
     for key, item in files.items():  # the shape every use below relies on, checked once
-        if (
-            type(key) is not str
-            or type(item) is not tuple
-            or len(item) != _ITEM_LENGTH
-            or type(item[_STAMP]) is not tuple
-            or type(item[_STEM]) is not str
-            or type(item[_PROBLEMS]) is not tuple
-            or type(item[_WARNINGS]) is not tuple
-            or not (item[_ROW] is None or (type(item[_ROW]) is tuple and len(item[_ROW]) == _ROW_LENGTH))
-            or (
-                (item[_PROBLEMS] or item[_WARNINGS])
-                and any(type(p) is not tuple or len(p) != 3 for p in item[_PROBLEMS] + item[_WARNINGS])
-            )
-        ):
+        if not _valid_item(key, item):
             return {}
     return files
 
@@ -216,12 +539,14 @@ def _shared(key: str, item: tuple) -> tuple:
     return (*item[:_STEM], row[0] if item[_STEM] == row[0] else item[_STEM], row, *item[_ROW + 1 :])
 
 
-def _write_cache(path: Path, fingerprint: str, files: dict[str, tuple]) -> None:
+def _write_cache(path: Path | None, fingerprint: str, files: dict[str, tuple]) -> None:
+    if path is None:
+        return
     payload = marshal.dumps({key: _shared(key, item) for key, item in files.items()})
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)  # mode 0600
         with os.fdopen(fd, "wb") as f:
             f.write(_header(fingerprint) + b"%08x\n" % zlib.crc32(payload))
             f.write(payload)
@@ -258,10 +583,8 @@ def _settled(stamp: tuple[int, int, int, int], settled_before: int) -> bool:
 
 def _digest(path: str) -> bytes | None:
     """SHA-256 of a regular file small enough to be an entry; None for anything else."""
-    try:
-        return hashlib.sha256(read_user_bytes(Path(path))).digest()
-    except InputError:
-        return None
+    data = _read_regular(path, MAX_ENTRY_BYTES)
+    return None if data is None else hashlib.sha256(data).digest()
 
 
 def _problems(path: str, found: tuple) -> list[RegistryProblem]:
@@ -273,6 +596,8 @@ def _load(
     key: str, stamp: tuple | None, stem: str, host: PluginHost, settled_before: int, digest: bytes | None
 ) -> tuple:
     """Validate and count one file, as a cache item; ``digest`` is its content's, taken before this reads it."""
+    from .registry import _load_entry  # the entry schema and pydantic: only when a file is read again
+
     found: list[RegistryProblem] = []
     noted: list[RegistryProblem] = []
     entry = _load_entry(Path(key), host, found, noted, None)
@@ -289,48 +614,162 @@ def _load(
     )
 
 
+# ---- reading files again, in parallel ----------------------------------------------------------------
+
+#: (key, stamp, stem, digest) of a file to read again.
+_Job = tuple[str, "tuple[int, int, int, int] | None", str, "bytes | None"]
+
+# What a worker process needs, set in the parent before the workers are forked (nothing is pickled).
+_worker_state: tuple[PluginHost, int, bool] | None = None
+
+
+def _work(job: _Job) -> tuple:
+    assert _worker_state is not None, "set before the workers are forked"
+    host, settled_before, collecting = _worker_state
+    with _garbage_collection(collecting):
+        return _load(job[0], job[1], job[2], host, settled_before, job[3])
+
+
+def _workers(jobs: int) -> int:
+    """How many processes read ``jobs`` files: one per core this process may run on, when forking is safe."""
+    if jobs < PARALLEL_MIN or not sys.platform.startswith("linux"):  # fork is safe on Linux only
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, 16, jobs // (PARALLEL_MIN // 2)))
+
+
+def _load_all(
+    jobs: list[_Job], host: PluginHost, settled_before: int, collecting: bool, done: Callable[[int], None]
+) -> list[tuple]:
+    """The cache item of every job, in order; ``done(n)`` after each ``n`` items come back."""
+    global _worker_state
+    items: list[tuple] = []
+    workers = _workers(len(jobs))
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        _worker_state = (host, settled_before, collecting)
+        chunk = max(1, min(64, len(jobs) // (workers * 8)))
+        try:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                for item in pool.map(_work, jobs, chunksize=chunk):
+                    items.append(item)
+                    done(1)
+        except (BrokenProcessPool, OSError):  # a worker killed (out of memory) or none could start: go on here
+            pass
+        finally:
+            _worker_state = None
+    for key, stamp, stem, digest in jobs[len(items) :]:
+        with _garbage_collection(collecting):
+            items.append(_load(key, stamp, stem, host, settled_before, digest))
+        done(1)
+    return items
+
+
+class Progress:
+    """How far a long indexing is, on standard error: redrawn in place on a terminal (after half a second,
+    erased when done), else a plain line every ten seconds once it has taken three (a log keeps lines, and
+    output piped elsewhere never sees a carriage return)."""
+
+    TERMINAL_AFTER = 0.5
+    PLAIN_AFTER = 3.0
+    PLAIN_EVERY = 10.0
+
+    def __init__(self, total: int, stream: TextIO | None, clock: Callable[[], float] = time.monotonic):
+        self.total = total
+        self.stream = stream
+        self.clock = clock
+        self.started = clock()
+        self.done = 0
+        self.shown = 0.0  # when last drawn; 0: never
+        self.width = 0
+        try:
+            self.terminal = bool(stream and stream.isatty())
+        except (OSError, ValueError):
+            self.terminal = False
+
+    def _text(self) -> str:
+        return (
+            f"archzoo: indexing the registry: {self.done:,} of {self.total:,} entries read "
+            f"({100 * self.done // max(self.total, 1)}%)"
+        )
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        if self.stream is None:
+            return
+        now = self.clock()
+        elapsed = now - self.started
+        if self.terminal:
+            if elapsed >= self.TERMINAL_AFTER and now - self.shown >= 0.1:
+                text = self._text()
+                self.stream.write("\r" + text.ljust(self.width))
+                self.stream.flush()
+                self.width, self.shown = len(text), now
+        elif elapsed >= self.PLAIN_AFTER and (not self.shown or now - self.shown >= self.PLAIN_EVERY):
+            self.stream.write(f"{self._text()}, {elapsed:.0f} s so far\n")
+            self.stream.flush()
+            self.shown = now
+
+    def close(self) -> None:
+        if self.stream is None or not self.shown:
+            return
+        if self.terminal:
+            self.stream.write("\r" + " " * self.width + "\r")
+        else:
+            self.stream.write(
+                f"archzoo: indexed {self.total:,} entries in {self.clock() - self.started:.0f} s; "
+                "the next listing reads them from the cache\n"
+            )
+        self.stream.flush()
+
+
 def load_index(
     paths: Iterable[Path | str] | None = None,
     host: PluginHost | None = None,
     *,
     plugin_registries: Iterable[str] = (),
     use_cache: bool = True,
+    progress: TextIO | bool | None = True,
 ) -> RegistryIndex:
     """The rows of every entry under ``paths`` (default: `default_registry_dirs`) and plugin folders.
 
     The same entries, problems and warnings as `archzoo.registry.load_registry`, but each unchanged file's
-    row and problems come from the cache, so a warm listing of a large zoo reads no YAML at all.
+    row and problems come from the cache, so a warm listing of a large zoo reads no YAML at all. Files to
+    read again are read by one worker process per core when there are many. ``progress``: where to say
+    how far a long indexing is (True: standard error; False or None: nowhere), as `Progress` does.
     """
     from .host import get_host
 
     host = host or get_host()
     settled_before = time.time_ns() - RACY_NS  # taken before any file is looked at
     dirs, owners = registry_folders(paths, host, plugin_registries)
-    fingerprint = _fingerprint(host)
-    cache_path = _cache_file(dirs, owners)
+    cache_path = _cache_file(dirs, owners) if use_cache else None
+    fingerprint = _fingerprint(host) if cache_path is not None else ""
     collecting = gc.isenabled()
     # The cache holds a few hundred thousand acyclic tuples: with the collector running, each of its full
     # passes walks them all, a third of a warm listing's time. It runs only while an entry is validated
     # (which leaves cyclic garbage behind).
     with _garbage_collection(False):
-        cached = _read_cache(cache_path, fingerprint) if use_cache else {}
+        cached = _read_cache(cache_path, fingerprint)
         problems: list[RegistryProblem] = []
         files = yaml_files(dirs, problems)
         by_content: dict[tuple[bytes, str], tuple] | None = None  # built when a file's stamp first differs
         fresh: dict[str, tuple] = {}
-        rows: dict[str, IndexRow] = {}
-        warnings: list[RegistryProblem] = []
         first: dict[str, str] = {}
         changed = False  # whether the cache file needs writing again
-        reused = loaded = 0
-        make_row = IndexRow._make
+        reused = 0
+        # First pass: each file's item from the cache, or a job to read it again (None: a duplicate id).
+        found: list[tuple[str, tuple | None, str | None]] = []  # (key, item, the first file of its id)
+        jobs: list[_Job] = []
         for key in files:
             item = cached.get(key)
             stem = os.path.basename(key).rsplit(".", 1)[0] if item is None else item[_STEM]
             duplicate_of = first.setdefault(stem, key)
             if duplicate_of != key:  # never cached: it depends on the other file
-                with _garbage_collection(collecting):
-                    _load_entry(Path(key), host, problems, warnings, Path(duplicate_of))
+                found.append((key, None, duplicate_of))
                 continue
             stamp = _stamp(key)
             digest = None  # the content's SHA-256, read once per file and only when the stamp cannot vouch for it
@@ -363,10 +802,26 @@ def load_index(
                     item = (*item[:_SETTLED], True, *item[_SETTLED + 1 :])
                     changed = True
             else:
-                loaded += 1
-                changed = True
+                jobs.append((key, stamp, stem, digest or _digest(key)))
+            found.append((key, item, None))
+        # Second pass: the files read again, then every row and problem in the order of the files.
+        stream = sys.stderr if progress is True else (progress or None)
+        meter = Progress(len(jobs), stream)
+        loaded_items = iter(_load_all(jobs, host, settled_before, collecting, meter.advance))
+        meter.close()
+        rows: dict[str, IndexRow] = {}
+        warnings: list[RegistryProblem] = []
+        make_row = IndexRow._make
+        for key, item, first_of in found:
+            if first_of is not None:
+                from .registry import _load_entry
+
                 with _garbage_collection(collecting):
-                    item = _load(key, stamp, stem, host, settled_before, digest or _digest(key))
+                    _load_entry(Path(key), host, problems, warnings, Path(first_of))
+                continue
+            if item is None:
+                item = next(loaded_items)
+                changed = True
             if item[_STAMP] is not None:
                 fresh[key] = item
             if item[_PROBLEMS]:
@@ -376,9 +831,9 @@ def load_index(
             row = item[_ROW]
             if row is not None:
                 rows[row[0]] = make_row(row)
-        if use_cache and (changed or len(fresh) != len(cached)):  # unchanged: fresh holds cached items only
+        if cache_path is not None and (changed or len(fresh) != len(cached)):  # unchanged: cached items only
             _write_cache(cache_path, fingerprint, fresh)
-        del cached, fresh, by_content
+        del cached, fresh, by_content, found
         rows = {model_id: rows[model_id] for model_id in sorted(rows)}
     problems, plugin_problems = split_plugin_problems(problems, owners)
-    return RegistryIndex(rows, problems, warnings, plugin_problems, reused, loaded)
+    return RegistryIndex(rows, problems, warnings, plugin_problems, reused, len(jobs))
