@@ -11,13 +11,20 @@ values per element).
 GPTQ and AWQ (``qweight`` beside ``qzeros`` and ``scales``: the packing factor is a ratio of their shapes),
 bitsandbytes 4-bit (a ``uint8`` ``weight`` beside its ``weight.absmax``: two values a byte) and 8-bit
 (an ``int8`` ``weight`` beside its ``SCB``: one value a byte); their side tensors (scales, zeros, group
-indices, quantisation state) are not parameters. A packed tensor it cannot read is named with the reason.
+indices, quantisation state) are not parameters. A packed tensor it cannot read, or whose shapes no
+quantiser writes (a packing factor that is no bit width, scales and zeros of different group counts, more
+groups than values), is named with the reason instead of counted.
+
+Names in a checkpoint are anyone's text: every message and note shows them through `terminal.printable`,
+and the notes about many tensors are bounded (a few names, then how many more), however many there are.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
@@ -25,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import CheckpointError
 from .files import decode_utf8, read_user_bytes
+from .terminal import printable
 
 if TYPE_CHECKING:
     from .architecture import ArchConfig, Architecture
@@ -152,8 +160,17 @@ def _read_file(path: Path, shown: str) -> tuple[list[Tensor], dict[str, str]]:
         raise CheckpointError(
             'reading checkpoints needs the safetensors library: pip install "archzoo[checkpoint]"'
         ) from None
+    try:
+        import numpy  # noqa: F401 (safe_open(framework="numpy") imports it on every file, and safetensors does not install it)
+    except ImportError:
+        raise CheckpointError(
+            "reading checkpoints needs numpy, which safetensors reads headers with but does not install: "
+            'pip install "archzoo[checkpoint]" (or pip install numpy)'
+        ) from None
     if not path.is_file():
-        raise CheckpointError(f"{path}: no such file; give a .safetensors file, an index, or their folder")
+        raise CheckpointError(
+            f"{printable(str(path))}: no such file; give a .safetensors file, an index, or their folder"
+        )
     try:
         with safe_open(str(path), framework="numpy") as f:
             metadata = dict(f.metadata() or {})
@@ -163,7 +180,7 @@ def _read_file(path: Path, shown: str) -> tuple[list[Tensor], dict[str, str]]:
                 tensors.append(Tensor(name, piece.get_dtype(), tuple(piece.get_shape()), shown))
     except (SafetensorError, OSError, ValueError) as exc:
         raise CheckpointError(
-            f"{path}: not a safetensors file ({' '.join(str(exc).split())[:200]}); "
+            f"{printable(str(path))}: not a safetensors file ({printable(' '.join(str(exc).split())[:200])}); "
             "archzoo reads .safetensors checkpoints only (convert a .bin/.pt with transformers' save_pretrained)"
         ) from None
     return tensors, metadata
@@ -196,7 +213,7 @@ def _read_index(path: Path) -> Checkpoint:
         written = PurePath(shard)
         if written.is_absolute() or ".." in written.parts or written.name != shard:
             raise CheckpointError(
-                f"{path}: weight_map names the shard {shard!r}, outside the index's folder; "
+                f"{path}: weight_map names the shard '{printable(shard)}', outside the index's folder; "
                 "shards are file names beside the index"
             )
         found, _ = _read_file(folder / shard, shard)
@@ -227,7 +244,10 @@ def _check_shard(index: Path, shard: str, listed: set[str], names: Iterable[str]
 
 
 def _names(names: list[str]) -> str:
-    return ", ".join(names[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
+    """The first three names, as the terminal may show them, and how many more."""
+    return ", ".join(printable(name) for name in names[:3]) + (
+        f" and {len(names) - 3:,} more" if len(names) > 3 else ""
+    )
 
 
 # ---- quantised tensors ------------------------------------------------------------------------------------
@@ -289,11 +309,24 @@ def unpack(checkpoint: Checkpoint) -> Unpacked:
                 layouts[prefix + "weight"], count = found
                 out.append((prefix + "weight", count))
         elif leaf == "weight" and t.dtype == "U8" and t.name + ".absmax" in by_name:
-            layouts[t.name] = "bitsandbytes 4-bit: two values a byte"
-            out.append((t.name, 2 * t.numel))
+            problem = _bnb4_problem(t, by_name[t.name + ".absmax"])
+            if problem:
+                refused[t.name] = problem
+                out.append((t.name, t.numel))
+            else:
+                layouts[t.name] = "bitsandbytes 4-bit: two values a byte"
+                out.append((t.name, 2 * t.numel))
         elif leaf == "weight" and t.dtype == "I8" and prefix + "SCB" in by_name:
-            layouts[t.name] = "bitsandbytes 8-bit (LLM.int8): one value a byte"
-            out.append((t.name, t.numel))
+            scb = by_name[prefix + "SCB"]
+            if len(t.shape) == 2 and scb.shape != t.shape[:1]:
+                refused[t.name] = (
+                    f"an int8 weight {list(t.shape)} beside SCB {list(scb.shape)}: LLM.int8 stores one scale a row, "
+                    f"{t.shape[0]:,}; these shapes no quantiser writes"
+                )
+                out.append((t.name, t.numel))
+            else:
+                layouts[t.name] = "bitsandbytes 8-bit (LLM.int8): one value a byte"
+                out.append((t.name, t.numel))
         else:
             if t.packed and leaf in ("weight", "qweight"):
                 refused[t.name] = (
@@ -304,26 +337,73 @@ def unpack(checkpoint: Checkpoint) -> Unpacked:
     return Unpacked(tuple(out), layouts, tuple(side), refused)
 
 
+#: The bit widths GPTQ packs into int32 (AutoGPTQ's QuantLinear: 2, 4 and 8 bits, eight 4-bit values an int32;
+#: 3 bits as 32 values in three int32s) and AWQ (the widths that divide 32: AutoAWQ writes 4).
+GPTQ_BITS = (2, 3, 4, 8)
+AWQ_BITS = (2, 4, 8)
+#: bitsandbytes quantises 4-bit weights in blocks of 32 to 4,096 values, one absmax a block
+BNB_BLOCKS = tuple(2**k for k in range(5, 13))
+#: the dtypes quantisers store scales in
+SCALE_DTYPES = frozenset({"F16", "BF16", "F32"})
+
+
 def _gptq(qweight: Tensor, qzeros: Tensor | None, scales: Tensor | None) -> tuple[str, int] | str:
     """The layout and unpacked count of a GPTQ or AWQ ``qweight``, or why it cannot be read.
 
-    GPTQ packs the input dimension: qweight (in/p, out), scales (groups, out), qzeros (groups, out/p).
-    AWQ packs the output dimension: qweight (in, out/p), scales (groups, out). p = 32 / bits."""
+    GPTQ packs the input dimension: qweight (in·bits/32, out), scales (groups, out), qzeros (groups,
+    out·bits/32). AWQ packs the output dimension: qweight (in, out·bits/32), scales (groups, out), qzeros
+    (groups, out·bits/32). Shapes no quantiser writes are refused, never counted: a packing factor that is
+    no bit width, scales and zeros of different group counts, more groups than input values, an empty
+    dimension (where the packing cannot be read), scales that are not real numbers or zeros not int32."""
     if qweight.dtype != "I32" or len(qweight.shape) != 2:
         return f"a {qweight.dtype} qweight of shape {list(qweight.shape)}: GPTQ and AWQ pack into 2-d int32"
     if scales is None or qzeros is None or len(scales.shape) != 2 or len(qzeros.shape) != 2:
         return "a qweight without its 2-d scales and qzeros: the packing factor cannot be read from the shapes"
+    shapes = f"qweight {list(qweight.shape)}, scales {list(scales.shape)}, qzeros {list(qzeros.shape)}"
+    if qzeros.dtype != "I32" or scales.dtype not in SCALE_DTYPES:
+        return (
+            f"{shapes}: qzeros is {qzeros.dtype} and scales {scales.dtype}; GPTQ and AWQ store the zeros packed "
+            "in int32 and the scales as real numbers (F16, BF16 or F32)"
+        )
     rows, cols = qweight.shape
-    out = scales.shape[1]
-    if cols == out and qzeros.shape[1] and out % qzeros.shape[1] == 0:
-        pack = out // qzeros.shape[1]
-        return f"GPTQ: {32 // pack}-bit, {pack} values an int32", rows * pack * cols
-    if cols and out % cols == 0 and out > cols:
-        pack = out // cols
-        return f"AWQ: {32 // pack}-bit, {pack} values an int32", rows * out
+    groups, out = scales.shape
+    zero_groups, zero_cols = qzeros.shape
+    if 0 in (rows, cols, groups, out, zero_groups, zero_cols):
+        return f"{shapes}: an empty dimension, from which the packing factor cannot be read"
+    if zero_groups != groups:
+        return f"{shapes}: {groups:,} groups of scales but {zero_groups:,} of zeros; a quantiser writes one of each"
+    if cols == out:  # GPTQ: the input dimension is packed, qzeros packs the output one the same way
+        for bits in GPTQ_BITS:
+            if zero_cols * 32 == out * bits and rows * 32 % bits == 0:
+                inputs = rows * 32 // bits
+                if groups > inputs:
+                    return f"{shapes}: {groups:,} groups for {inputs:,} input values; a group holds at least one"
+                per = f"{32 // bits} values an int32" if 32 % bits == 0 else f"32 values in {bits} int32s"
+                return f"GPTQ: {bits}-bit, {per}", inputs * out
+        return (
+            f"{shapes}: qweight is as wide as scales (GPTQ's layout), but qzeros packs {out:,} values into "
+            f"{zero_cols:,} int32s, which no bit width GPTQ writes ({', '.join(map(str, GPTQ_BITS))}) gives"
+        )
+    for bits in AWQ_BITS:
+        if cols * 32 == out * bits:  # AWQ: the output dimension is packed, in qweight and qzeros alike
+            if zero_cols != cols:
+                return f"{shapes}: qweight packs the output into {cols:,} int32s, qzeros into {zero_cols:,}; AWQ packs both alike"
+            if groups > rows:
+                return f"{shapes}: {groups:,} groups for {rows:,} input values; a group holds at least one"
+            return f"AWQ: {bits}-bit, {32 // bits} values an int32", rows * out
+    return f"{shapes}: neither GPTQ's layout nor AWQ's (no bit width packs these shapes)"
+
+
+def _bnb4_problem(weight: Tensor, absmax: Tensor) -> str:
+    """Why a bitsandbytes 4-bit ``weight`` and its ``absmax`` are shapes no quantiser writes, or "": the
+    weight holds two values a byte (the last byte half full when the count is odd), absmax one scale a
+    block of 32 to 4,096 values."""
+    values, blocks = 2 * weight.numel, absmax.numel
+    if any(-(-count // size) == blocks for size in BNB_BLOCKS for count in (values - 1, values) if count > 0):
+        return ""
     return (
-        f"qweight {list(qweight.shape)}, scales {list(scales.shape)}, qzeros {list(qzeros.shape)}: "
-        "neither GPTQ's layout nor AWQ's"
+        f"a 4-bit weight of {weight.numel:,} bytes ({values:,} values) beside {blocks:,} absmax: bitsandbytes "
+        f"writes one absmax a block of {BNB_BLOCKS[0]} to {BNB_BLOCKS[-1]:,} values; these shapes no quantiser writes"
     )
 
 
@@ -372,8 +452,7 @@ def compare_checkpoint(checkpoint: Checkpoint, architecture: Architecture, confi
             f"{len(unpacked.side):,} quantisation side tensors ({_names(list(unpacked.side))}): scales, zeros and "
             "state, not parameters; left out of the checkpoint's total"
         )
-    for name, reason in unpacked.refused.items():
-        notes.append(f"{name}: packed, not unpacked: {reason}; the totals cannot agree")
+    notes += refused_lines(unpacked.refused)
     tensors, renamed = unpacked.tensors, ""
     comparison = compare_blocks_to_tensors(report.root, tensors, plugin)
     loose = _unmapped([name for name, _ in tensors], comparison)
@@ -418,42 +497,110 @@ def compare_checkpoint(checkpoint: Checkpoint, architecture: Architecture, confi
     )
 
 
+#: how many reasons the notes give one line each (every refused tensor is in --json's "refused")
+MAX_REASONS = 8
+
+
+def refused_lines(refused: dict[str, str]) -> list[str]:
+    """One line a reason why packed tensors were not unpacked, naming the tensor (or the first three and how
+    many more), for at most `MAX_REASONS` reasons and one line for the rest: a bounded text however many
+    tensors a checkpoint holds."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in refused.items():
+        by_reason.setdefault(reason, []).append(name)
+    lines = []
+    for reason, names in list(by_reason.items())[:MAX_REASONS]:
+        which = printable(names[0]) if len(names) == 1 else f"{len(names):,} tensors ({_names(names)})"
+        lines.append(f"{which}: packed, not unpacked: {printable(reason)}; the totals cannot agree")
+    rest = list(by_reason.values())[MAX_REASONS:]
+    if rest:
+        lines.append(
+            f"{sum(map(len, rest)):,} more packed tensors not unpacked, for {len(rest):,} other reasons "
+            "(--json lists each tensor with its reason)"
+        )
+    return lines
+
+
 def _found(comparison: BlockComparison) -> int:
     """How many blocks find every submodule they name among the tensors."""
     return sum(1 for row in comparison.blocks if not row.missing)
 
 
 def _unmapped(names: list[str], comparison: BlockComparison) -> list[str]:
-    """The tensor names no block's submodule holds."""
-    mapped = [m for row in comparison.blocks for m in row.modules if m and "<i>" not in m]
-    copies = [m.split("<i>")[0] for row in comparison.blocks for m in row.modules if "<i>" in m]
-    return [
-        name
-        for name in names
-        if not any(name == m or name.startswith(m + ".") for m in mapped)
-        and not any(name.startswith(prefix) for prefix in copies)
-    ]
+    """The tensor names no block's submodule holds: each submodule covers a range of the sorted names (itself,
+    and the names under it), found by binary search, so the time is n log n in the tensors, not their number
+    times the blocks'."""
+    order = sorted(set(names))
+    edges = [0] * (len(order) + 1)  # +1 where a covered range starts, -1 where it ends
+
+    def cover(low: str, high: str | None) -> None:
+        start, stop = bisect_left(order, low), len(order) if high is None else bisect_left(order, high)
+        if start < stop:
+            edges[start] += 1
+            edges[stop] -= 1
+
+    for row in comparison.blocks:
+        for module in row.modules:
+            if "<i>" in module:  # every copy: the names that start with the text before the index
+                prefix = module.split("<i>")[0]
+                cover(prefix, _after(prefix))
+            elif module:
+                cover(module, module + "\0")  # the submodule's own tensor, then the ones under it
+                cover(module + ".", module + "/")  # '/' follows '.': the names that start with 'module.'
+    covered, inside = set(), 0
+    for name, edge in zip(order, edges, strict=False):
+        inside += edge
+        if inside:
+            covered.add(name)
+    return [name for name in names if name not in covered]
+
+
+def _after(prefix: str) -> str | None:
+    """The first text after every text that starts with ``prefix`` (None: no bound, for "" or a last
+    character that cannot be raised)."""
+    if not prefix or prefix[-1] == chr(sys.maxunicode):
+        return None
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+#: how many wrapping prefixes are tried (the ones under which most tensor names would find a submodule)
+MAX_WRAPPERS = 8
 
 
 def _prefix_variants(
     tensors: tuple[tuple[str, int], ...], comparison: BlockComparison
 ) -> Iterable[tuple[tuple[tuple[str, int], ...], str]]:
     """The tensors renamed as if saved from the base class (a prefix the class has, added: ``model.``,
-    ``bert.``) or from a head class (a prefix it lacks, dropped), each with the note that says so."""
+    ``bert.``) or from a head class (a prefix it lacks, dropped), each with the note that says so.
+
+    The prefixes to add are the class's own, a handful. A prefix to drop is tried only when names under it
+    would start like one of the class's submodules, and only the `MAX_WRAPPERS` under which most names would:
+    each try compares every tensor again, and a checkpoint of thousands of distinct first names
+    (``layer0.weight``, ``layer1.weight``, ...) would otherwise be compared thousands of times."""
     modules = [m for row in comparison.blocks for m in row.modules if m]
     firsts = {m.split(".", 1)[0] for m in modules if "." in m}
-    heads = {name.split(".", 1)[0] for name, _ in tensors if "." in name}
-    for prefix in sorted(firsts - heads):
+    starts = {m.split(".", 1)[0] for m in modules}
+    heads: dict[str, int] = {}
+    for name, _ in tensors:
+        head, dot, rest = name.partition(".")
+        if dot:
+            heads.setdefault(head, 0)
+            if rest.split(".", 1)[0] in starts:
+                heads[head] += 1
+    for prefix in sorted(firsts - set(heads)):
         yield (
             tuple((f"{prefix}.{name}", n) for name, n in tensors),
-            f"the tensor names lack the class's {prefix + '.'!r} prefix (saved from the base class): mapped with it",
+            f"the tensor names lack the class's {printable(prefix + '.')!r} prefix (saved from the base class): mapped with it",
         )
-    for prefix in sorted(heads - firsts):
+    wrappers = sorted(
+        (prefix for prefix, hits in heads.items() if hits and prefix not in firsts), key=lambda p: -heads[p]
+    )
+    for prefix in sorted(wrappers[:MAX_WRAPPERS]):
         cut = len(prefix) + 1
         yield (
             tuple((name[cut:] if name.startswith(prefix + ".") else name, n) for name, n in tensors),
-            f"the tensor names carry a {prefix + '.'!r} prefix the class lacks (saved from a class that wraps it): "
-            "mapped without it",
+            f"the tensor names carry a {printable(prefix + '.')!r} prefix the class lacks (saved from a class that "
+            "wraps it): mapped without it",
         )
 
 

@@ -5,11 +5,19 @@ its width and never wraps; a text column shrinks to its own minimum, its cells e
 when cut; and when even that leaves no room, columns are left out in the order each table states (the
 exact count last), with a line saying which. Piped output (a file, ``less``, CI logs) is plain text: the
 same columns aligned with spaces, one row a line, nothing cut, wrapped or dropped.
+
+Every text this module prints goes through `printable`, the one cleaner of text that comes from a file
+(a checkpoint's tensor names, a registry's or a plugin's text): a control character, which could recolour,
+retitle or rewrite the terminal, is shown escaped instead. The width comes from ``COLUMNS`` when it is a
+width (`columns_problem` says why it is not), else from the terminal itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -28,18 +36,74 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Column",
+    "columns_problem",
     "console",
     "fit_columns",
     "fits",
     "print_lines",
     "print_report",
     "print_table",
+    "printable",
     "published_lines",
     "summary_rows",
 ]
 
-# rich asks the terminal for its width (or reads COLUMNS) at each print; piped output never wraps.
-console = Console(highlight=False)
+#: Shown escaped wherever text reaches the terminal: C0 and C1 control characters (ESC starts the sequences
+#: that recolour, retitle or clear a terminal; CR rewrites the line), DEL, lone surrogates, and the
+#: bidirectional controls that make a line read in another order than it is written. Tab and line feed are
+#: escaped too in a name (`printable` with ``one_line``), kept in prose.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_UNPRINTABLE_NAME = re.compile("[\t\n]|" + _UNPRINTABLE.pattern)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, *, one_line: bool = True) -> str:
+    """``text`` (from a file, a header, the user) as the terminal may show it: every character that would
+    control the terminal instead of being shown written as an escape (``\\x1b``, ``\\u202e``). With
+    ``one_line`` (a name, a label) tab and line feed are escaped too, so no text can start a line of its own.
+    One pass of one regular expression: linear in the text."""
+    return (_UNPRINTABLE_NAME if one_line else _UNPRINTABLE).sub(_escaped, text)
+
+
+#: The widths archzoo draws to. rich takes ``COLUMNS`` as the width outright: at 0 it draws nothing at all,
+#: and no terminal is 10,000 columns wide; below 20 no table has room for a single number.
+COLUMNS_RANGE = (20, 10_000)
+
+
+def columns_problem(environ: Mapping[str, str] | None = None) -> str | None:
+    """Why ``COLUMNS`` is not a width archzoo can draw to (it is then ignored), or None when it is one or
+    is not set."""
+    raw = (os.environ if environ is None else environ).get("COLUMNS")
+    if raw is None or raw == "":
+        return None
+    low, high = COLUMNS_RANGE
+    if raw.isascii() and raw.isdigit() and len(raw) <= 6 and low <= int(raw) <= high:
+        return None
+    shown = printable(raw if len(raw) <= 40 else raw[:40] + "…")
+    return (
+        f"COLUMNS='{shown}' is not a terminal width (expected a whole number of columns from {low} to {high:,}); "
+        "it is ignored and the terminal's own width used: unset COLUMNS or set it to the window's width"
+    )
+
+
+def _console() -> Console:
+    """The console archzoo prints to: its width from ``COLUMNS`` when that is a width, else (said once, on
+    standard error) from the terminal itself, or 80 columns when piped."""
+    environ = dict(os.environ)
+    problem = columns_problem(environ)
+    if problem:
+        del environ["COLUMNS"]
+        sys.stderr.write(f"archzoo: warning: {problem}\n")
+    return Console(highlight=False, _environ=environ)
+
+
+# rich asks the terminal for its width at each print (COLUMNS, when valid, is read here once); piped output
+# never wraps.
+console = _console()
 
 
 @dataclass(frozen=True)
@@ -165,7 +229,8 @@ def plain_lines(columns: Sequence[Column], rows: Sequence[Sequence[str]], *, hea
 def print_lines(lines: Iterable[str], *, out: Console | None = None, style: str = "") -> None:
     """Lines of prose: on a terminal, wrapped between words to its width; piped, as they are."""
     out = out or console
-    for text in lines:
+    for line in lines:
+        text = printable(line, one_line=False)
         if out.is_terminal:
             out.print(Text(text, style=style), overflow="ellipsis")
         else:
@@ -186,7 +251,8 @@ def print_table(
     string in ``columns`` is a text column of that header. Returns the headers of the columns left out."""
     out = out or console
     spec = [c if isinstance(c, Column) else Column(c) for c in columns]
-    cells = [list(row) for row in rows]
+    cells = [[printable(cell, one_line=False) for cell in row] for row in rows]
+    title = printable(title)
     if not out.is_terminal:
         if title:
             out.print(Text(title), soft_wrap=True, crop=False)

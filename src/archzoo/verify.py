@@ -15,10 +15,12 @@ only, so nothing on archzoo's lookup path pays for it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .architecture import Reference
 from .blocks import Block
@@ -406,12 +408,49 @@ def compare_blocks(root: Block, model: Any, plugin: str) -> BlockComparison:
 def compare_blocks_to_tensors(root: Block, tensors: Iterable[tuple[str, int]], plugin: str) -> BlockComparison:
     """`compare_blocks` against named tensors (a checkpoint's ``(name, elements)``) instead of a module: a
     block's submodule holds the tensors whose names start with its name."""
-    counts = _prefix_counts(tensors)
-    names = set(counts) - {""}
-    return _compare(root, counts, names, plugin)
+    counts = _TensorCounts(tensors)
+    return _compare(root, counts, counts, plugin)
 
 
-def _compare(root: Block, counts: dict[str, int], names: set[str], plugin: str) -> BlockComparison:
+class _Counts(Protocol):
+    def get(self, key: str, default: int, /) -> int: ...
+
+
+class _TensorCounts:
+    """Elements under each dotted name of a set of named tensors, as `_prefix_counts` gives them, without
+    writing out every prefix of every name: the names are sorted once, and the tensors under ``name`` (itself,
+    and those whose names start with ``name.``) are found by binary search and summed from running totals.
+    A checkpoint's names are anyone's text; a name of a million dots costs its length here, not its length
+    squared. ``name in counts`` says whether any tensor is, or is under, ``name`` ("" is not a name)."""
+
+    def __init__(self, tensors: Iterable[tuple[str, int]]) -> None:
+        merged: dict[str, int] = {}
+        for name, n in tensors:
+            merged[name] = merged.get(name, 0) + n
+        self._names = sorted(merged)
+        self._totals = list(accumulate((merged[name] for name in self._names), initial=0))
+
+    def _held(self, name: str) -> tuple[int, int]:
+        """(tensors, elements) at and under ``name``."""
+        own = bisect_left(self._names, name)
+        exact = own < len(self._names) and self._names[own] == name
+        start, stop = bisect_left(self._names, name + "."), bisect_left(self._names, name + "/")  # '/' follows '.'
+        elements = self._totals[stop] - self._totals[start]
+        if exact:
+            elements += self._totals[own + 1] - self._totals[own]
+        return int(exact) + stop - start, elements
+
+    def get(self, name: str, default: int = 0, /) -> int:
+        if name == "":
+            return self._totals[-1]
+        tensors, elements = self._held(name)
+        return elements if tensors else default
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name != "" and self._held(name)[0] > 0
+
+
+def _compare(root: Block, counts: _Counts, names: Container[str], plugin: str) -> BlockComparison:
     rows: list[BlockCheck] = []
     unmapped: list[tuple[str, str]] = []
     _check_tree(root, counts, names, rows, unmapped, plugin)
@@ -444,8 +483,8 @@ def _join(*parts: str) -> str:
 
 def _check_tree(
     root: Block,
-    counts: dict[str, int],
-    names: set[str],
+    counts: _Counts,
+    names: Container[str],
     rows: list[BlockCheck],
     unmapped: list[tuple[str, str]],
     plugin: str,
@@ -512,8 +551,8 @@ def _check_block(
     params: Poly,
     path: str,
     copies: list[tuple[tuple[str, ...], tuple[str, ...]]],
-    counts: dict[str, int],
-    names: set[str],
+    counts: _Counts,
+    names: Container[str],
 ) -> BlockCheck:
     """``block``, whose ``params`` are what each of its ``copies`` of reference modules should hold."""
     got = params.evaluate()
