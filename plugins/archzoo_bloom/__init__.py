@@ -30,7 +30,7 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
-from archzoo.formula import Poly
+from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -41,9 +41,22 @@ from archzoo.hf_config import (
     HFTable,
     hf_reader,
 )
-from archzoo.symbols import symbol
+from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
+
+
+#: archzoo's head -> transformers' class
+CLASSES = {
+    "lm": "BloomForCausalLM",
+    "none": "BloomModel",
+    "sequence_classification": "BloomForSequenceClassification",
+    "token_classification": "BloomForTokenClassification",
+    "question_answering": "BloomForQuestionAnswering",
+}
+
+#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
 
 class BloomConfig(ArchConfig):
@@ -59,7 +72,17 @@ class BloomConfig(ArchConfig):
         2048, description="training context length: the default N only (ALiBi positions have no parameters)"
     )
     tie_embeddings: bool = Field(True, description="LM head shares the token embedding matrix")
-    head: Literal["lm", "none"] = Field("lm", description="lm (BloomForCausalLM) or none (BloomModel)")
+    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
+        "lm",
+        description="lm (BloomForCausalLM), none (BloomModel), sequence_classification (a bias-free score layer "
+        "on every token, the last non-padding one's kept), token_classification (a classifier with bias on every "
+        "token) or question_answering (Linear(d_model, 2) on every token): BloomFor...",
+    )
+    num_labels: PositiveInt = Field(
+        2,
+        description="outputs of the sequence_classification and token_classification heads (transformers' "
+        "num_labels); question_answering always has 2",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> BloomConfig:
@@ -67,8 +90,9 @@ class BloomConfig(ArchConfig):
         return self
 
 
-def _fused_attention(d: Poly) -> Block:
-    """Causal self-attention whose query, key and value come from one d -> 3d linear with bias."""
+def _fused_attention(d: Poly, cached: bool = True) -> Block:
+    """Causal self-attention whose query, key and value come from one d -> 3d linear with bias; ``cached``: its
+    keys and values are kept between calls (BloomForQuestionAnswering passes no cache to its base model)."""
     split = attention("attention", d, d, causal=True)  # for its attention products and its KV cache
     scores = next(child for child in split.children if child.kind == "attention_core")
     fused = composite(
@@ -81,7 +105,7 @@ def _fused_attention(d: Poly) -> Block:
         ],
         "causal self-attention with ALiBi positions; query, key and value from one fused linear",
     )
-    return replace(fused, kv_cache=split.kv_cache)
+    return replace(fused, kv_cache=split.kv_cache) if cached else fused
 
 
 def build(cfg: BloomConfig) -> Block:
@@ -93,7 +117,7 @@ def build(cfg: BloomConfig) -> Block:
         "decoder_layer",
         [
             layer_norm("attention_norm", d),
-            _fused_attention(d),
+            _fused_attention(d, cached=cfg.head != "question_answering"),
             layer_norm("mlp_norm", d),
             feed_forward("mlp", d, 4 * d, activation="gelu_new", description="feed-forward, GELU (tanh approximation)"),
         ],
@@ -107,13 +131,20 @@ def build(cfg: BloomConfig) -> Block:
     ]
     if cfg.head == "lm":
         children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
+    K = LABELS(cfg.num_labels)
+    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
+        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
+    if cfg.head == "token_classification":
+        children.append(linear("classifier", d, K, description="a label's scores per token"))
+    if cfg.head == "question_answering":
+        children.append(linear("qa_outputs", d, const(2), description="answer start and end logits per token"))
     return with_modules(composite("bloom", "model", children, "BLOOM decoder"), reference_modules(cfg))
 
 
 def reference_modules(cfg: BloomConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer."""
-    base = "transformer." if cfg.head == "lm" else ""
+    base = "" if cfg.head == "none" else "transformer."
     return {
         "bloom": ("",),
         "bloom.token": (f"{base}word_embeddings",),
@@ -130,14 +161,18 @@ def reference_modules(cfg: BloomConfig) -> dict[str, tuple[str, ...]]:
         "bloom.layers.layer.mlp.fc_out": ("mlp.dense_4h_to_h",),
         "bloom.final_norm": (f"{base}ln_f",),
         "bloom.lm_head": ("lm_head",),
+        "bloom.score": ("score",),
+        "bloom.classifier": ("classifier",),
+        "bloom.qa_outputs": ("qa_outputs",),
     }
 
 
 def reference(cfg: BloomConfig) -> Reference:
-    """BloomModel or BloomForCausalLM, built from a BloomConfig with the same keys."""
+    """BloomModel or one of its head classes, built from a BloomConfig with the same keys."""
+    labelled = cfg.head in ("sequence_classification", "token_classification")
     return Reference(
         library="transformers",
-        target=f"transformers.{'BloomForCausalLM' if cfg.head == 'lm' else 'BloomModel'}",
+        target=f"transformers.{CLASSES[cfg.head]}",
         config_class="transformers.BloomConfig",
         kwargs=dict(
             vocab_size=cfg.vocab_size,
@@ -145,13 +180,13 @@ def reference(cfg: BloomConfig) -> Reference:
             n_layer=cfg.n_layers,
             n_head=cfg.n_heads,
             tie_word_embeddings=cfg.tie_embeddings,
+            **({"num_labels": cfg.num_labels} if labelled else {}),
         ),
     )
 
 
 # ---- Hugging Face config.json: BloomConfig's keys, as transformers 5.23 defines them --------------------
 
-_UNSUPPORTED_HEAD = "the bloom plugin counts the base model and the causal LM only; count one of those"
 _MEGATRON = (
     f"{NOT_READ}: a setting of the Megatron-DeepSpeed training code the BigScience checkpoints were converted from"
 )
@@ -190,6 +225,7 @@ HF_BLOOM = HFTable(
         "n_layer": "n_layers",
         "n_head": "n_heads",
         "tie_word_embeddings": "tie_embeddings",
+        "num_labels": "num_labels",
     },
     ignored={
         "layer_norm_epsilon": NORM_EPSILON,
@@ -216,12 +252,7 @@ HF_BLOOM = HFTable(
     },
     refused={},
     base_class="BloomModel",
-    classes={"BloomModel": {"head": "none"}, "BloomForCausalLM": {"head": "lm"}},
-    unsupported_classes={
-        "BloomForSequenceClassification": _UNSUPPORTED_HEAD,
-        "BloomForTokenClassification": _UNSUPPORTED_HEAD,
-        "BloomForQuestionAnswering": _UNSUPPORTED_HEAD,
-    },
+    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
 )
 
 
@@ -233,6 +264,7 @@ def _from_bloom(hf: dict[str, Any], model_class: str = "BloomModel") -> dict[str
         n_layers=hf["n_layer"],
         n_heads=hf["n_head"],
         tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
     )
 
 

@@ -48,6 +48,12 @@ NOT_GENERATIVE = (
     "(every token is read in one forward pass)"
 )
 
+#: Why a model with causal self-attention has no prefill or decode figures: its class keeps no cache.
+NO_CACHE = (
+    "its class keeps no key/value cache (it passes none to its base model), so no prefill and no decode step: "
+    "every call reads the whole sequence in one forward pass"
+)
+
 #: Bits per parameter for the weight sizes a report lists.
 DTYPE_BITS: dict[str, int] = {"fp32": 32, "fp16": 16, "bf16": 16, "int8": 8, "int4": 4}
 
@@ -302,7 +308,10 @@ class Report:
     @property
     def generation_note(self) -> str | None:
         """Why prefill and decode are None, or None when they are given."""
-        return None if self.generative else NOT_GENERATIVE
+        if self.generative:
+            return None
+        causal = any(v.block.kind == "self_attention" and "causal" in v.block.description for v in self.root.visits())
+        return NO_CACHE if causal else NOT_GENERATIVE
 
     def _symbol_values(self) -> dict[str, int]:
         return {s["name"]: s["value"] for s in self.symbols()}
