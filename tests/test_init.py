@@ -6,6 +6,7 @@ import os
 import re
 import types
 import unicodedata
+from html import unescape
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -284,7 +285,7 @@ def test_no_architecture_at_all_is_refused_and_leaves_nothing(tmp_path):
 @pytest.mark.parametrize(
     "title",
     [
-        "Acme: models # of 2024 'best' \"ever\"\nsecond line",
+        "Acme: models # of 2024 'best' “ever”\nsecond line",
         "yes",
         "123",
         "- dash",
@@ -307,8 +308,9 @@ def test_any_title_and_description_round_trip(tmp_path, host, title):
 
 
 def _shown(text: str) -> bool:
-    """Text a page title can hold: no control characters but line breaks and tabs, no lone surrogates."""
-    return all(unicodedata.category(c) not in ("Cc", "Cs") or c in "\n\t" for c in text)
+    """Text a page title can hold: no control characters but line breaks and tabs, no lone surrogates, none
+    of the characters mkdocs-material would read as markup in it (< and ")."""
+    return all((unicodedata.category(c) not in ("Cc", "Cs") or c in "\n\t") and c not in '<"' for c in text)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -319,7 +321,7 @@ def test_any_text_round_trips_or_is_refused_naming_the_character(tmp_path_factor
         with pytest.raises(
             ArchzooError,
             match=r"^--(title|description): character \d+ is (not text|the control "
-            r"character U\+[0-9A-F]{4})",
+            r"character U\+[0-9A-F]{4}|'<'|'\"')",
         ):
             init_zoo(directory, host, title=title, description=description)
         assert not directory.exists()
@@ -341,6 +343,54 @@ def test_text_no_page_can_show_is_refused(tmp_path, host, title, message):
     with pytest.raises(ArchzooError) as info:
         init_zoo(tmp_path / "zoo", host, title=title)
     assert str(info.value) == message
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize(
+    ("option", "text", "position", "char"),
+    [
+        ("title", "Acme <script>alert(1)</script> zoo", 6, "'<'"),
+        ("title", 'Acme" onmouseover="alert(1)', 5, "'\"'"),
+        ("description", "<img src=x onerror=alert(1)>", 1, "'<'"),
+    ],
+)
+def test_markup_in_the_title_or_description_is_refused(tmp_path, host, option, text, position, char):
+    """mkdocs-material writes the site's name and description into every page's HTML unescaped (the header,
+    an aria-label, the <title>, the description meta tag): markup there would run on every page."""
+    with pytest.raises(ArchzooError) as info:
+        init_zoo(tmp_path / "zoo", host, **{option: text})
+    assert str(info.value) == (
+        f"--{option}: character {position} is {char}, which mkdocs-material writes into every page's HTML as it is, "
+        "where it would be markup instead of text; leave out < and \" (write ' or “ ” for quotes)"
+    )
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.hostile
+def test_the_about_page_shows_the_description_as_text(tmp_path, host):
+    """Markdown in the description (a javascript: link, emphasis, a list marker) is shown as written on the
+    About page, never made into a link or markup: the page is rendered here with Python-Markdown, as MkDocs does."""
+    markdown = pytest.importorskip("markdown")
+    description = "1. [click](javascript:alert(1)) & *bold* `code` > quote"
+    init_zoo(tmp_path / "zoo", host, description=description)
+    html = markdown.markdown((tmp_path / "zoo" / "docs" / "about.md").read_text(encoding="utf-8"))
+    assert html.startswith("<h1>About this zoo</h1>\n<p>")  # the description is the first paragraph, whole
+    shown = html.split("<p>", 2)[1].split("</p>")[0]
+    assert "<" not in shown  # no element: no link, no emphasis, no list, no code
+    assert unescape(shown) == description
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("site_url", ["javascript:alert(1)//", "JaVaScRiPt:alert(1)", "data:text/html,<b>x</b>"])
+def test_a_site_url_that_is_not_http_is_refused(tmp_path, host, site_url):
+    with pytest.raises(ArchzooError) as info:
+        init_zoo(tmp_path / "zoo", host, site_url=site_url)
+    assert str(info.value) == (
+        f"--site-url {site_url!r}: expected the address the site will be published at, starting with https:// "
+        "(e.g. https://acme.github.io/zoo/); a page links to http(s) addresses only: another scheme (javascript:, "
+        "data:) would run or open something else when clicked"
+    )
     assert os.listdir(tmp_path) == []
 
 

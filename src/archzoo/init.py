@@ -5,7 +5,10 @@ commented), one example registry entry per installed architecture, an ``About`` 
 GitHub Actions workflow that validates, builds and publishes to GitHub Pages, and a ``.gitignore``. The
 files are rendered from the templates in ``archzoo/templates/zoo/``; every value a user gives (title,
 description, address) goes into YAML through ``yaml.safe_dump``, so any text is safe YAML, and into
-Markdown on one line.
+Markdown on one line. What reaches a page of the site is checked or escaped: the title and description
+are written by mkdocs-material into every page's HTML as they are, so the characters that would be
+markup there (``<`` and ``"``) are refused; the About page shows the description through the site's one
+escaper (`archzoo.site.pages.text_html`); an address is http(s) only.
 
 Nothing is ever overwritten or deleted: the folder must be missing or empty. Everything is written to a
 staging folder first and moved into place only once every example entry has been validated with the
@@ -32,8 +35,9 @@ from .errors import ArchzooError
 from .folders import check_new_folder, write_new_folder
 from .host import PluginHost
 from .registry import SCHEMA_COMMENT, RegistryProblem, load_registry
+from .site.pages import safe_url, text_html
 
-__all__ = ["init_zoo", "schema_url"]
+__all__ = ["check_address", "check_page_text", "init_zoo", "schema_url"]
 
 DEFAULT_DESCRIPTION = "Exact parameter counts, FLOPs and memory of our models, explained block by block."
 
@@ -149,10 +153,23 @@ def _example_id(name: str, taken: set[str]) -> str:
     return model_id
 
 
-def _check_text(option: str, text: str) -> None:
+#: The characters mkdocs-material's templates would read as markup in the site's name and description, which
+#: they write into every page as they are (``{{ config.site_name }}`` in the header, in an aria-label
+#: attribute, in the <title>): '<' starts an element, '"' ends the attribute. Escaping them instead would
+#: show "&lt;" where the same templates escape the name themselves (its title attribute).
+MARKUP = '<"'
+
+
+def check_page_text(option: str, text: str) -> None:
     """Refuse what no page title or description can show: control characters other than line breaks and
-    tabs, and lone surrogates (bytes of the command line that were not UTF-8)."""
+    tabs, lone surrogates (bytes of the command line that were not UTF-8), and the characters the theme
+    would read as markup (`MARKUP`). ``option`` names where the text came from, for the message."""
     for position, char in enumerate(text, 1):
+        if char in MARKUP:
+            raise ArchzooError(
+                f"{option}: character {position} is {char!r}, which mkdocs-material writes into every page's HTML "
+                "as it is, where it would be markup instead of text; leave out < and \" (write ' or “ ” for quotes)"
+            )
         category = unicodedata.category(char)
         if category == "Cs":
             raise ArchzooError(
@@ -164,6 +181,27 @@ def _check_text(option: str, text: str) -> None:
                 f"{option}: character {position} is the control character U+{ord(char):04X}, which "
                 "no page can show; remove it"
             )
+
+
+def check_address(
+    option: str,
+    url: str,
+    what: str = "the address the site will be published at",
+    example: str = "https://acme.github.io/zoo/",
+) -> None:
+    """Refuse an address a page cannot link to: a scheme other than http or https (``javascript:``,
+    ``data:``, as a browser reads the scheme: `archzoo.site.pages.safe_url`), or a blank in it."""
+    if not url.startswith(("https://", "http://")) or safe_url(url) is None:
+        raise ArchzooError(
+            f"{option} {url!r}: expected {what}, starting with https:// (e.g. {example}); a page links to http(s) "
+            "addresses only: another scheme (javascript:, data:) would run or open something else when clicked"
+        )
+    blank = next((c for c in url if c <= " " or c == "\x7f"), None)
+    if blank is not None:
+        raise ArchzooError(
+            f"{option} {url!r}: an address has no spaces, tabs or line breaks (found U+{ord(blank):04X}); "
+            "it goes into mkdocs.yml and every example entry's schema line, so give it on one line"
+        )
 
 
 def _write(root: Path, relative: str, text: str) -> Path:
@@ -287,7 +325,11 @@ def _scaffold(
                 archzoo_version=__version__,
             ),
         ),
-        _write(staging, "docs/about.md", _render(_FILES["docs/about.md"], description=_one_line(description))),
+        _write(
+            staging,
+            "docs/about.md",
+            _render(_FILES["docs/about.md"], description=f"<p>{text_html(_one_line(description))}</p>"),
+        ),
         _write(
             staging,
             ".github/workflows/site.yml",
@@ -315,17 +357,8 @@ def init_zoo(
     left without an example because its defaults do not validate.
     """
     directory = Path(directory)
-    if site_url and not site_url.startswith(("https://", "http://")):
-        raise ArchzooError(
-            f"--site-url {site_url!r}: expected the address the site will be published at, "
-            "starting with https:// (e.g. https://acme.github.io/zoo/)"
-        )
-    blank = next((c for c in site_url or "" if c <= " " or c == "\x7f"), None)
-    if blank is not None:
-        raise ArchzooError(
-            f"--site-url {site_url!r}: an address has no spaces, tabs or line breaks (found U+{ord(blank):04X}); "
-            "it goes into mkdocs.yml and every example entry's schema line, so give it on one line"
-        )
+    if site_url:
+        check_address("--site-url", site_url)
     if site_url and not site_url.endswith("/"):
         site_url += "/"
     exists = check_new_folder(directory, command="archzoo init")
@@ -334,8 +367,8 @@ def init_zoo(
     if not title.strip():
         raise ArchzooError("--title: the site's name cannot be empty; give one, e.g. --title 'Acme model zoo'")
     description = description if description is not None else DEFAULT_DESCRIPTION
-    for option, text in (("--title", title), ("--description", description), ("--site-url", site_url or "")):
-        _check_text(option, text)
+    for option, text in (("--title", title), ("--description", description)):
+        check_page_text(option, text)
 
     def write(staging: Path) -> list[Path]:
         return _scaffold(
