@@ -82,6 +82,22 @@ def test_the_templates_render_with_every_placeholder_filled():
         assert "@@" not in text, path
 
 
+@pytest.mark.hostile
+@pytest.mark.parametrize("name", ["null", "true", "false", "yes", "off"])
+def test_a_name_yaml_reads_as_another_value_makes_a_scaffold_that_passes_its_own_check(tmp_path, monkeypatch, name):
+    """The example entry's ``architecture:`` is the name as YAML reads it: a plain ``null`` would be None, ``true``
+    a boolean, and the scaffold's own entry would fail the registry's check."""
+    target, _ = new_plugin(name, tmp_path / "plugin")
+    monkeypatch.syspath_prepend(str(target / "src"))
+    module_name = f"archzoo_{name}"
+    monkeypatch.delitem(sys.modules, module_name, raising=False)
+    try:
+        module = importlib.import_module(module_name)
+        assert check_plugin(module, references=False) == []
+    finally:
+        sys.modules.pop(module_name, None)
+
+
 def test_the_generated_module_imports_without_torch(scaffolded):
     target, _, _ = scaffolded
     code = (

@@ -14,11 +14,14 @@ written to a staging folder first and moved into place in one step, and a failur
 from __future__ import annotations
 
 import datetime
+import json
 import keyword
 import re
 import string
 from importlib import resources
 from pathlib import Path
+
+import yaml
 
 from . import __version__
 from .errors import ArchzooError
@@ -44,10 +47,17 @@ def _render(template: str, **fields: str) -> str:
     return _PluginTemplate(text).substitute(fields)  # a missing field is a KeyError: templates and code agree
 
 
+def _yaml_scalar(text: str) -> str:
+    """``text`` as a YAML value that reads back as this text: plain when it does, else double-quoted (YAML
+    reads a plain ``null``, ``true``, ``false``, ``yes`` or ``on`` as something else than the name)."""
+    return text if yaml.safe_load(text) == text else json.dumps(text)
+
+
 def _names(name: str) -> dict[str, str]:
     camel = "".join(part.capitalize() for part in name.split("_"))
     return {
         "name": name,
+        "name_yaml": _yaml_scalar(name),
         "module": f"archzoo_{name}",
         "dist": f"archzoo-{name.replace('_', '-')}",
         "camel": camel,
