@@ -204,12 +204,119 @@ def test_every_hook_has_a_test():
 
 
 def test_misspelt_plugin_name_in_env_var_is_reported(monkeypatch):
-    monkeypatch.setenv("ARCHZOO_PLUGINS", "gtp")
+    monkeypatch.setenv("ARCHZOO_PLUGINS", "gpt,gtp")
     host = PluginHost().load()
     assert [str(p) for p in host.problems] == [
         "plugin 'gtp': named in ARCHZOO_PLUGINS, but no installed plugin has that name; did you mean 'gpt'? "
         f"installed: {', '.join(sorted({ep.name for ep in metadata.entry_points(group='archzoo')}))}"
     ]
+    assert set(host.plugins) == {"gpt"}
+
+
+# ---- the environment variables: every value is one archzoo can use, or an error naming the variable ----------
+
+_INSTALLED = ", ".join(sorted({ep.name for ep in metadata.entry_points(group="archzoo")}))
+_NOT_A_FLAG = "expected 1 (on) or 0 (off), or true/false, yes/no, on/off; set {name}=1 or unset it"
+_NAMES = "give names separated by commas, such as ARCHZOO_PLUGINS=gpt,bert (`archzoo plugins` lists the installed ones)"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("ARCHZOO_STRICT", "maybe", "ARCHZOO_STRICT='maybe': " + _NOT_A_FLAG.format(name="ARCHZOO_STRICT")),
+        ("ARCHZOO_STRICT", "2", "ARCHZOO_STRICT='2': " + _NOT_A_FLAG.format(name="ARCHZOO_STRICT")),
+        (
+            "ARCHZOO_TRACE_PLUGINS",
+            "\x1b[31mred",
+            "ARCHZOO_TRACE_PLUGINS='\\x1b[31mred': " + _NOT_A_FLAG.format(name="ARCHZOO_TRACE_PLUGINS"),
+        ),
+        (
+            "ARCHZOO_PLUGINS",
+            " , ,",
+            "ARCHZOO_PLUGINS=' , ,': names no plugin; give entry-point names separated by commas, such as "
+            "ARCHZOO_PLUGINS=gpt,bert (`archzoo plugins` lists the installed ones), or unset it to load every plugin",
+        ),
+        (
+            "ARCHZOO_PLUGINS",
+            "gpt;bert",
+            "ARCHZOO_PLUGINS: 'gpt;bert' is not a plugin name (entry-point names are letters, digits, '_', '-' and "
+            "'.', at most 100); " + _NAMES,
+        ),
+        (
+            "ARCHZOO_PLUGINS",
+            "gpt bert",
+            "ARCHZOO_PLUGINS: 'gpt bert' is not a plugin name (entry-point names are letters, digits, '_', '-' and "
+            "'.', at most 100); " + _NAMES,
+        ),
+        (
+            "ARCHZOO_PLUGINS",
+            "gpt,../../etc",
+            "ARCHZOO_PLUGINS: '../../etc' is not a plugin name (entry-point names are letters, digits, '_', '-' "
+            "and '.', at most 100); " + _NAMES,
+        ),
+        (
+            "ARCHZOO_PLUGINS",
+            "x" * 200,
+            "ARCHZOO_PLUGINS: '" + "x" * 59 + "…' is not a plugin name (entry-point names are letters, digits, "
+            "'_', '-' and '.', at most 100); " + _NAMES,
+        ),
+        (
+            "ARCHZOO_PLUGINS",
+            "gtp",
+            "ARCHZOO_PLUGINS='gtp': no installed plugin has that name (did you mean 'gpt'?); installed: "
+            f"{_INSTALLED}. Name installed plugins, or unset ARCHZOO_PLUGINS to load every plugin",
+        ),
+        (
+            "ARCHZOO_PLUGINS",
+            "nothing,nowhere",
+            "ARCHZOO_PLUGINS='nothing,nowhere': no installed plugin has these names; installed: "
+            f"{_INSTALLED}. Name installed plugins, or unset ARCHZOO_PLUGINS to load every plugin",
+        ),
+    ],
+)
+def test_environment_variable_archzoo_cannot_use_is_an_error_naming_it(monkeypatch, name, value, message):
+    # before: ARCHZOO_STRICT=maybe was silently off, ARCHZOO_PLUGINS=' , ,' silently loaded no plugin at all
+    from archzoo.errors import EnvironmentVariableError
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(EnvironmentVariableError) as caught:
+        PluginHost().load()
+    assert str(caught.value) == message
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("value", "strict"),
+    [
+        ("1", True),
+        ("TRUE", True),
+        (" yes ", True),
+        ("on", True),
+        ("0", False),
+        ("false", False),
+        ("No", False),
+        ("off", False),
+        ("", False),
+    ],
+)
+def test_every_spelling_of_a_flag_is_read(monkeypatch, value, strict):
+    monkeypatch.setenv("ARCHZOO_STRICT", value)
+    assert PluginHost().strict is strict
+
+
+def test_a_bad_flag_is_refused_even_when_an_argument_overrides_it(monkeypatch):
+    from archzoo.errors import EnvironmentVariableError
+
+    monkeypatch.setenv("ARCHZOO_STRICT", "sometimes")
+    with pytest.raises(EnvironmentVariableError, match=r"^ARCHZOO_STRICT='sometimes': "):
+        PluginHost(strict=True)
+
+
+def test_plugin_selection_tolerates_spaces_and_repeats(monkeypatch):
+    monkeypatch.setenv("ARCHZOO_PLUGINS", " gpt , vit,gpt, ")
+    host = PluginHost().load()
+    assert set(host.plugins) == {"gpt", "vit"}
+    assert host.problems == []
 
 
 # ---- a plugin that half-works, or lies ------------------------------------------------------------------
@@ -867,3 +974,140 @@ def test_build_blocks_keeps_stdout_clean(capsys):
     assert root.params.evaluate() == 8 * 8 + 8  # nn.Linear(8, 8): weight 8x8 plus bias 8
     captured = capsys.readouterr()
     assert (captured.out, captured.err) == ("", "building\n")
+
+
+# ---- the manifest: a lookup imports only the plugin it asks for, and never answers from a stale record -------
+
+
+def _run_python(code: str, cache: str) -> str:
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARCHZOO_")} | {"ARCHZOO_CACHE_DIR": cache}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_lookup_imports_only_the_plugin_it_needs(tmp_path):
+    probe = textwrap.dedent(
+        """
+        import sys
+        from archzoo.host import get_host
+        host = get_host()
+        before = sorted(m for m in sys.modules if m.startswith("archzoo_") or m == "pydantic")
+        arch = host.hf_model_types()["gpt2"]
+        after = sorted(m for m in sys.modules if m.startswith("archzoo_") and "." not in m)
+        print(before, after, arch.name, arch.plugin, sorted(host.architectures) == sorted(host.plugins and host.architectures))
+        """
+    )
+    first = _run_python(probe, str(tmp_path))  # a full load, which writes the manifest
+    assert first.startswith(f"{sorted('archzoo_' + n for n in BUILTINS) + ['pydantic']} ")
+    assert list(tmp_path.glob("plugins-*.json")), "a clean full load writes a manifest"
+    second = _run_python(probe, str(tmp_path))
+    assert second == "[] ['archzoo_gpt'] gpt gpt True"
+
+
+def _lazy_and_full(monkeypatch, tmp_path) -> tuple[PluginHost, PluginHost]:
+    monkeypatch.setenv("ARCHZOO_CACHE_DIR", str(tmp_path))
+    full = PluginHost(manifest=False).load()
+    PluginHost().load()  # writes the manifest
+    lazy = PluginHost().load()
+    assert lazy._pending, "the second host reads the manifest"
+    return lazy, full
+
+
+def test_a_host_routed_by_the_manifest_answers_as_a_full_load(monkeypatch, tmp_path):
+    lazy, full = _lazy_and_full(monkeypatch, tmp_path)
+    assert lazy.registry_dirs() == full.registry_dirs()
+    assert {t: r.architecture for t, r in lazy.hf_readers().items()} == {
+        t: r.architecture for t, r in full.hf_readers().items()
+    }
+    assert list(lazy.architectures) == list(full.architectures)
+    for name, arch in full.architectures.items():
+        mine = lazy.architecture(name)
+        assert (mine.plugin, sorted(mine.hf_model_types)) == (arch.plugin, sorted(arch.hf_model_types))
+        assert mine.config_fields() == arch.config_fields()
+    assert [
+        (i.name, i.version, i.source, i.module, i.architectures, i.registry_dirs, i.builtin)
+        for i in lazy.plugins.values()
+    ] == [
+        (i.name, i.version, i.source, i.module, i.architectures, i.registry_dirs, i.builtin)
+        for i in full.plugins.values()
+    ]
+    assert lazy.problems == [] and not lazy._pending
+
+
+def test_a_manifest_that_disagrees_with_the_plugin_is_dropped_for_a_full_load(monkeypatch, tmp_path):
+    import json
+
+    _lazy_and_full(monkeypatch, tmp_path)
+    (path,) = tmp_path.glob("plugins-*.json")
+    data = json.loads(path.read_text())
+    records = {r["name"]: r for r in data["plugins"]}
+    records["gpt"]["architectures"].remove("gpt")  # a forged record: gpt's architecture routed to bert
+    records["bert"]["architectures"].append("gpt")
+    records["bert"]["hf_readers"] |= records["gpt"].pop("hf_readers")
+    records["gpt"]["hf_readers"] = {}
+    path.write_text(json.dumps(data))
+    host = PluginHost().load()
+    assert host._pending
+    assert host.architecture("gpt").plugin == "gpt"  # bert, imported, did not register it: a full load
+    assert host.problems == [] and not host._pending
+    assert (
+        "gpt"
+        in json.loads(path.read_text())["plugins"][[r["name"] for r in data["plugins"]].index("gpt")]["architectures"]
+    )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        "[1, 2",
+        "null",
+        '{"format": 1}',
+        '{"format": "archzoo.plugin-manifest/1", "key": KEY, "plugins": [{"name": 3}]}',
+        '{"format": "archzoo.plugin-manifest/1", "key": KEY, "plugins": [[]]}',
+        "[" * 100_000,
+    ],
+)
+def test_a_foreign_or_forged_manifest_is_ignored(monkeypatch, tmp_path, content):
+    import json
+
+    _lazy_and_full(monkeypatch, tmp_path)
+    (path,) = tmp_path.glob("plugins-*.json")
+    path.write_text(content.replace("KEY", json.dumps(json.loads(path.read_text())["key"])))
+    host = PluginHost().load()
+    assert not host._pending, "the manifest is not used"
+    assert host.problems == []
+    assert host.architecture("gpt").plugin == "gpt"
+
+
+def test_a_changed_plugin_file_invalidates_the_manifest(installed_plugin, monkeypatch, tmp_path):
+    monkeypatch.setenv("ARCHZOO_CACHE_DIR", str(tmp_path / "cache"))
+    source = """
+        from archzoo import hookimpl
+        from archzoo_gpt import ARCHITECTURE
+
+        @hookimpl
+        def register_architectures(register):
+            register(ARCHITECTURE.model_copy(update={"name": "NAME"}))
+        """
+    installed_plugin(source.replace("NAME", "tiny-one"))
+    PluginHost().load()
+    assert "tiny-one" in PluginHost().load().architectures  # read from the manifest
+    (tmp_path / "archzoo_tiny" / "__init__.py").write_text(textwrap.dedent(source.replace("NAME", "tiny-two-longer")))
+    del sys.modules["archzoo_tiny"]
+    host = PluginHost().load()
+    assert "tiny-one" not in host.architectures
+    assert host.architecture("tiny-two-longer").plugin == "tiny"
+
+
+def test_a_plugin_with_a_problem_is_loaded_every_time(installed_plugin, monkeypatch, tmp_path):
+    monkeypatch.setenv("ARCHZOO_CACHE_DIR", str(tmp_path / "cache"))
+    installed_plugin("import a_module_that_does_not_exist\n")
+    for _ in range(2):
+        host = PluginHost().load()
+        assert [p.plugin for p in host.problems] == ["tiny"]
+    assert not list((tmp_path / "cache").glob("plugins-*.json")), "no manifest is written after a problem"

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .blocks import Block
 from .errors import ConfigError
+from .host import call_plugin
 
 __all__ = [
     "MAX_SIZE",
@@ -230,8 +231,6 @@ def describe_validation_error(exc: ValidationError, source: str, model: type[Bas
 
 def parse_config(arch: Architecture, data: dict[str, Any], source: str = "config") -> ArchConfig:
     """Validate ``data`` against the architecture's config model, or raise a `ConfigError` naming every key."""
-    from .host import call_plugin
-
     try:
         return call_plugin(
             arch.plugin, "its configuration model", arch.config_model.model_validate, data, expected=(ValidationError,)

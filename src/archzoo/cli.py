@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from .architecture import parse_config
 from .errors import ArchzooError, ConfigError
 from .host import ENV_PLUGINS, ENV_STRICT, ENV_TRACE, PluginHost, get_host, reset_host
 
@@ -112,8 +111,8 @@ def _host(ctx: click.Context) -> PluginHost:
     return ctx.obj["host"]
 
 
-def _warn_problems(host: PluginHost) -> None:
-    for problem in host.problems:
+def _warn_problems(host: PluginHost, since: int = 0) -> None:
+    for problem in host.problems[since:]:
         click.echo(f"archzoo: warning: {problem} (skipped; --strict makes this an error)", err=True)
 
 
@@ -188,8 +187,11 @@ def cli(ctx: click.Context, strict: bool) -> None:
     ctx.ensure_object(dict)
     if strict:
         reset_host(PluginHost(strict=True))
-    ctx.obj["host"] = get_host()
-    _warn_problems(ctx.obj["host"])
+    host = ctx.obj["host"] = get_host()
+    _warn_problems(host)
+    # a plugin is imported when the command asks for it: a problem found then is reported when the command ends
+    warned = len(host.problems)
+    ctx.call_on_close(lambda: _warn_problems(host, since=warned))
 
 
 units_option = click.option(
@@ -284,6 +286,8 @@ def count(
             )
         if not architecture:
             raise click.UsageError(f"name an architecture ({', '.join(host.architectures)}) or give --hf-config")
+        from .architecture import parse_config
+
         arch = host.architecture(architecture)
         values = _read_config_file(config_file) if config_file else {}
         source = str(config_file) if config_file else "--set"

@@ -13,6 +13,7 @@ __all__ = [
     "ArchzooError",
     "CheckpointError",
     "ConfigError",
+    "EnvironmentVariableError",
     "HFConfigError",
     "InputError",
     "PluginError",
@@ -72,6 +73,10 @@ class CheckpointError(ArchzooError, ValueError):
 
 class HFConfigError(ArchzooError, ValueError):
     """A Hugging Face ``config.json`` cannot be read as one of the supported model types."""
+
+
+class EnvironmentVariableError(ArchzooError, ValueError):
+    """An environment variable archzoo reads holds a value it cannot use; the message names the variable."""
 
 
 class PluginError(ArchzooError, RuntimeError):

@@ -11,9 +11,13 @@ registered; one that registers something invalid has that registration refused. 
 The built-in plugins are the entry points of the ``archzoo`` distribution itself. They load first,
 whatever their names, and no other plugin can take their names or their architectures' names.
 
-Environment:
+A lookup imports only the plugin it needs: after a full load without problems the host writes a manifest of
+what each plugin registered (`archzoo.plugin_manifest`), and a later host routes each architecture or Hugging
+Face model type to its plugin from it, checking every plugin it imports against its record.
+
+Environment (each value is checked: anything else is an `EnvironmentVariableError` naming the variable):
     ARCHZOO_PLUGINS        comma-separated entry-point names: load only these plugins.
-    ARCHZOO_STRICT         1 to make any plugin problem an error.
+    ARCHZOO_STRICT         1 to make any plugin problem an error (0, or unset, to skip a broken plugin).
     ARCHZOO_TRACE_PLUGINS  1 to print every hook call to stderr.
 """
 
@@ -24,30 +28,44 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pluggy
-from pydantic import ValidationError
 
 from . import hookspecs
-from .architecture import Architecture
 from .blocks import Block
-from .errors import PluginError, UnknownArchitectureError, closest
+from .errors import EnvironmentVariableError, PluginError, UnknownArchitectureError, closest
 from .formula import Poly, Symbol
+from .plugin_manifest import (
+    PluginRecord,
+    discard_manifest,
+    manifest_key,
+    read_manifest,
+    source_signature,
+    write_manifest,
+)
+
+if TYPE_CHECKING:
+    from .architecture import Architecture
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "ENV_PLUGINS",
+    "ENV_STRICT",
+    "ENV_TRACE",
     "HFReader",
     "PluginHost",
     "PluginInfo",
     "PluginProblem",
     "build_blocks",
     "call_plugin",
+    "env_flag",
+    "env_plugin_selection",
     "get_host",
     "reset_host",
 ]
@@ -306,11 +324,59 @@ def build_blocks(arch: Architecture, config: Any) -> Block:
     return root
 
 
+# ---- the environment ----------------------------------------------------------------------------------
+
+_ON = ("1", "true", "yes", "on")
+_OFF = ("", "0", "false", "no", "off")
+
+#: An entry-point name as the packaging specification recommends ([\w.-]+), starting with a letter, digit or _.
+_PLUGIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+
+
+def _shown(text: str) -> str:
+    """An environment variable's value for a message: quoted, control characters escaped, at most 60 characters."""
+    return repr(text if len(text) <= 60 else text[:59] + "…")
+
+
+def env_flag(name: str) -> bool:
+    """Whether the on/off environment variable ``name`` is on (unset or empty: off); any other value than
+    1/0, true/false, yes/no or on/off is an `EnvironmentVariableError` naming it."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return False
+    value = raw.strip().lower()
+    if value in _ON:
+        return True
+    if value in _OFF:
+        return False
+    raise EnvironmentVariableError(
+        f"{name}={_shown(raw)}: expected 1 (on) or 0 (off), or true/false, yes/no, on/off; set {name}=1 or unset it"
+    )
+
+
+def env_plugin_selection() -> list[str] | None:
+    """The entry-point names ``ARCHZOO_PLUGINS`` selects (None when it is unset or empty: every plugin); a
+    value that names no plugin or holds something that is not a name is an `EnvironmentVariableError`."""
+    raw = os.environ.get(ENV_PLUGINS)
+    if raw is None or not raw.strip():
+        return None
+    names = [n.strip() for n in raw.split(",")]
+    example = f"such as {ENV_PLUGINS}=gpt,bert (`archzoo plugins` lists the installed ones)"
+    if not any(names):
+        raise EnvironmentVariableError(
+            f"{ENV_PLUGINS}={_shown(raw)}: names no plugin; give entry-point names separated by commas, "
+            f"{example}, or unset it to load every plugin"
+        )
+    for name in names:
+        if name and not _PLUGIN_NAME.fullmatch(name):
+            raise EnvironmentVariableError(
+                f"{ENV_PLUGINS}: {_shown(name)} is not a plugin name (entry-point names are letters, digits, '_', "
+                f"'-' and '.', at most 100); give names separated by commas, {example}"
+            )
+    return list(dict.fromkeys(n for n in names if n))
+
+
 # ---- the host -----------------------------------------------------------------------------------------
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _canonical(name: str | None) -> str:
@@ -338,8 +404,42 @@ class _HookError(Exception):
     """A plugin implements a hook archzoo does not define."""
 
 
+V = TypeVar("V")
+
+
+class _OnDemand(Mapping[str, V]):
+    """A mapping whose keys are known without importing any plugin (from the manifest) and whose values are
+    looked up, importing the plugin that provides them, only when asked for."""
+
+    def __init__(self, keys: Iterable[str], get: Callable[[str], V]):
+        self._keys = dict.fromkeys(sorted(keys))
+        self._get = get
+
+    def __getitem__(self, key: str) -> V:
+        if key not in self._keys:
+            raise KeyError(key)
+        return self._get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self._keys)})"
+
+
 class PluginHost:
-    """Loads plugins once and holds the architectures and registry folders they contribute."""
+    """Loads plugins once and holds the architectures and registry folders they contribute.
+
+    When the plugin manifest (`archzoo.plugin_manifest`) matches the installed plugins, loading imports none of
+    them: a plugin is imported when one of its architectures or Hugging Face model types is asked for, or when
+    `plugins` (every plugin, imported, with its hooks) is. `plugin_infos` names them all without importing.
+    """
 
     def __init__(
         self,
@@ -348,21 +448,36 @@ class PluginHost:
         only: Iterable[str] | None = None,
         extra_plugins: dict[str, ModuleType | object] | None = None,
         entry_points: bool = True,
+        manifest: bool = True,
     ):
-        self.strict = _env_flag(ENV_STRICT) if strict is None else strict
-        if only is None and os.environ.get(ENV_PLUGINS, "").strip():
-            only = [n.strip() for n in os.environ[ENV_PLUGINS].split(",") if n.strip()]
+        # every variable is read (and so checked) whatever the arguments say
+        strict_env, self._trace = env_flag(ENV_STRICT), env_flag(ENV_TRACE)
+        only_env = env_plugin_selection()
+        self.strict = strict_env if strict is None else strict
+        if only is None:
+            only = only_env
         self.only = set(only) if only is not None else None
         self._extra = dict(extra_plugins or {})
         self._use_entry_points = entry_points
+        # plugins registered in process are objects, not installed files: no manifest can describe them; and a
+        # trace is asked for to see every plugin's hooks run
+        self._use_manifest = manifest and entry_points and not self._extra and not self._trace
+        self._reset()
+
+    def _reset(self) -> None:
         self.pm = pluggy.PluginManager("archzoo")
         self.pm.add_hookspecs(hookspecs)
-        self.plugins: dict[str, PluginInfo] = {}
+        self._plugins: dict[str, PluginInfo] = {}
         self.problems: list[PluginProblem] = []
         self._architectures: dict[str, Architecture] = {}
         self._reserved: dict[str, str] = {}  # architecture name -> the built-in plugin that owns it
         self._hf_readers: dict[str, HFReader] = {}  # Hugging Face model_type -> its one reader
+        self._pending: dict[str, _Candidate] = {}  # plugins the manifest describes, not imported yet
+        self._records: dict[str, PluginRecord] = {}  # what the manifest says each of them registers
         self._loaded = False
+        if self._trace:
+            self.pm.trace.root.setwriter(lambda text: sys.stderr.write(text))
+            self.pm.enable_tracing()
 
     # ---- problems ------------------------------------------------------------------------------
     def _note(self, plugin: str, reason: str) -> None:
@@ -455,39 +570,66 @@ class PluginHost:
             else:  # a misspelt hook, or a hook whose arguments the spec does not have
                 self._problem(name, f"cannot be registered: {' '.join(str(exc).split())}")
             return
-        self.plugins[name] = info
+        self._plugins[name] = info
         if info.builtin:
             self._reserved.setdefault(name, name)
 
+    def _import_candidate(self, candidate: _Candidate) -> None:
+        """Import one entry point's module and register its hooks (a problem, not an exception, when it fails)."""
+        ep = candidate.entry_point
+        try:
+            module = call_plugin(ep.name, f"importing {ep.value!r}", ep.load)
+        except PluginError as exc:
+            self._problem(ep.name, exc.reason)
+            return
+        info = PluginInfo(ep.name, candidate.version, candidate.source, ep.value, builtin=candidate.builtin)
+        self._register_module(ep.name, module, info)
+
     def load(self) -> PluginHost:
-        """Import and register every plugin, then collect registrations; does nothing the second time."""
+        """Find every plugin and what it registers; does nothing the second time.
+
+        With a manifest matching the installed plugins this imports none of them (see `plugin_infos`);
+        otherwise it imports and registers every one, collects their registrations and, when no plugin had a
+        problem, writes the manifest for the next process.
+        """
         if self._loaded:
             return self
         self._loaded = True
-        if _env_flag(ENV_TRACE):
-            self.pm.trace.root.setwriter(lambda text: sys.stderr.write(text))
-            self.pm.enable_tracing()
-        available = set(self._extra)
-        if self._use_entry_points:
-            candidates = self._candidates()
-            available |= {c.entry_point.name for c in candidates}
-            # a built-in's name stays reserved when ARCHZOO_PLUGINS leaves it out
-            self._reserved.update({c.entry_point.name: c.entry_point.name for c in candidates if c.builtin})
-            for candidate in candidates:
-                ep = candidate.entry_point
-                if self.only is not None and ep.name not in self.only:
-                    continue
-                try:
-                    module = call_plugin(ep.name, f"importing {ep.value!r}", ep.load)
-                except PluginError as exc:
-                    self._problem(ep.name, exc.reason)
-                    continue
-                info = PluginInfo(ep.name, candidate.version, candidate.source, ep.value, builtin=candidate.builtin)
-                self._register_module(ep.name, module, info)
+        candidates = self._candidates() if self._use_entry_points else []
+        self._check_selection(candidates)
+        key = self._manifest_key(candidates) if self._use_manifest and not self.problems else None
+        if key is not None and self._from_manifest(key, candidates):
+            return self
+        self._load_all(candidates, key)
+        return self
+
+    def _check_selection(self, candidates: list[_Candidate]) -> None:
+        """A selection (ARCHZOO_PLUGINS) of which no name is installed would leave archzoo with no plugin at all."""
+        if not self.only:
+            return
+        available = set(self._extra) | {c.entry_point.name for c in candidates}
+        if self.only & available:
+            return  # a name that is not installed is a problem of its own (`_load_all`), the others load
+        missing = sorted(self.only)
+        near = closest(missing[0], available)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise EnvironmentVariableError(
+            f"{ENV_PLUGINS}={_shown(','.join(missing))}: no installed plugin has {'that name' if len(missing) == 1 else 'these names'}"
+            f"{hint}; installed: {', '.join(sorted(available)) or 'none'}. Name installed plugins, or unset "
+            f"{ENV_PLUGINS} to load every plugin"
+        )
+
+    def _load_all(self, candidates: list[_Candidate], key: str | None) -> None:
+        available = set(self._extra) | {c.entry_point.name for c in candidates}
+        # a built-in's name stays reserved when ARCHZOO_PLUGINS leaves it out
+        self._reserved.update({c.entry_point.name: c.entry_point.name for c in candidates if c.builtin})
+        for candidate in candidates:
+            if self.only is None or candidate.entry_point.name in self.only:
+                self._import_candidate(candidate)
         for name, plugin in self._extra.items():
             if self.only is not None and name not in self.only:
                 continue
-            if name in self.plugins:
+            if name in self._plugins:
                 self._problem(name, "registered in process, but a loaded plugin already has this name; rename it")
                 continue
             module_name = getattr(plugin, "__name__", type(plugin).__name__)
@@ -502,11 +644,93 @@ class PluginHost:
                 f"installed: {', '.join(sorted(available)) or 'none'}",
             )
         self._collect()
-        return self
+        if key is not None and not self.problems:
+            self._write_manifest(key)
+
+    # ---- the manifest --------------------------------------------------------------------------
+    def _manifest_key(self, candidates: list[_Candidate]) -> str | None:
+        fields = [
+            (
+                c.entry_point.name,
+                c.entry_point.value,
+                c.dist_name,
+                c.version,
+                ("builtin" if c.builtin else "third-party"),
+                source_signature(c.entry_point.value) or "",
+            )
+            for c in candidates
+        ]
+        return manifest_key(fields, self.only)
+
+    def _from_manifest(self, key: str, candidates: list[_Candidate]) -> bool:
+        """Take every plugin's registrations from the manifest written under ``key``, importing none; False
+        (nothing taken) when there is no such manifest or it does not describe exactly the selected plugins."""
+        records = read_manifest(key, self.only)
+        if records is None:
+            return False
+        selected = {c.entry_point.name: c for c in candidates if self.only is None or c.entry_point.name in self.only}
+        if [r.name for r in records] != list(selected):  # a clean full load registers every one, in this order
+            return False
+        if any(not Path(d).is_dir() for r in records for d in r.registry_dirs):
+            return False  # a folder gone since: the full load names the plugin and says so
+        self._reserved.update({c.entry_point.name: c.entry_point.name for c in candidates if c.builtin})
+        for record in records:
+            candidate = selected[record.name]
+            ep = candidate.entry_point
+            self._plugins[record.name] = PluginInfo(
+                record.name,
+                candidate.version,
+                candidate.source,
+                ep.value,
+                architectures=list(record.architectures),
+                registry_dirs=[Path(d) for d in record.registry_dirs],
+                builtin=candidate.builtin,
+            )
+            self._pending[record.name] = candidate
+            self._records[record.name] = record
+            if candidate.builtin:
+                self._reserved.update(dict.fromkeys(record.architectures, record.name))
+        return True
+
+    def _record(self, name: str) -> PluginRecord:
+        info = self._plugins[name]
+        readers = sorted((t, r.architecture) for t, r in self._hf_readers.items() if r.plugin == name)
+        return PluginRecord(name, tuple(info.architectures), tuple(str(d) for d in info.registry_dirs), tuple(readers))
+
+    def _write_manifest(self, key: str) -> None:
+        records = [self._record(name) for name in self._plugins]
+        if all(Path(d).is_absolute() for r in records for d in r.registry_dirs):  # a relative one depends on the cwd
+            write_manifest(key, self.only, records)
+
+    def _ensure(self, names: Iterable[str]) -> None:
+        """Import the named plugins the manifest describes, if not yet imported, and check that each registers
+        exactly what its record says. Any difference (or problem) discards the manifest and loads every plugin
+        afresh, so that the answer is what a full load gives."""
+        wanted = [n for n in dict.fromkeys(names) if n in self._pending]
+        if not wanted:
+            return
+        strict, self.strict = self.strict, False  # the full load below is the one strict mode judges
+        before = len(self.problems)
+        try:
+            for name in wanted:
+                self._import_candidate(self._pending.pop(name))
+            self._collect(wanted)
+        finally:
+            self.strict = strict
+        if len(self.problems) == before and all(
+            n in self._plugins and self._record(n) == self._records[n] for n in wanted
+        ):
+            return
+        discard_manifest(self.only)
+        self._reset()
+        self._loaded = True
+        candidates = self._candidates() if self._use_entry_points else []
+        # a fresh manifest for the next process (each plugin it routes to is checked again when imported)
+        self._load_all(candidates, self._manifest_key(candidates) if self._use_manifest else None)
 
     def _drop(self, name: str) -> None:
         """Skip a plugin that failed: forget it and everything it registered."""
-        info = self.plugins.pop(name)
+        info = self._plugins.pop(name)
         for arch in info.architectures:
             self._architectures.pop(arch, None)
         for model_type in [t for t, r in self._hf_readers.items() if r.plugin == name]:
@@ -515,14 +739,22 @@ class PluginHost:
         if plugin is not None:
             self.pm.unregister(plugin)
 
-    def _call_each(self, hook_name: str, make_register: Callable[[str], Callable[..., None]]) -> None:
-        """Call one hook plugin by plugin, so that one plugin's failure cannot stop the others.
+    def _call_each(
+        self,
+        hook_name: str,
+        make_register: Callable[[str], Callable[..., None]],
+        names: Iterable[str] | None = None,
+    ) -> None:
+        """Call one hook plugin by plugin (every imported plugin, or those in ``names``), so that one plugin's
+        failure cannot stop the others.
 
         A plugin whose hook raises is skipped with everything it registered. ``register`` works only
         while the hook runs, so a plugin cannot add to the zoo later, from other code.
         """
-        for name in list(self.plugins):
+        for name in list(self._plugins if names is None else names):
             plugin = self.pm.get_plugin(name)
+            if plugin is None or name not in self._plugins:  # not imported yet, or dropped
+                continue
             others = [p for n, p in self.pm.list_name_plugin() if n != name]
             caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
             if not any(impl.plugin is plugin for impl in caller.get_hookimpls()):
@@ -565,7 +797,7 @@ class PluginHost:
         if not callable(reader):
             self._note(plugin, f"{what} that is {_kind(reader)}, expected a function of the config.json's values")
             return
-        own = self.plugins[plugin].architectures
+        own = self._plugins[plugin].architectures
         if architecture is None:
             if len(own) != 1:
                 which = (
@@ -610,10 +842,13 @@ class PluginHost:
             return
         self._hf_readers[model_type] = HFReader(model_type, architecture, reader, plugin)
 
-    def _accept_declared_hf_readers(self) -> None:
+    def _accept_declared_hf_readers(self, names: Iterable[str] | None = None) -> None:
         """The deprecated path: readers a plugin declared in `Architecture.hf_model_types` instead of registering
         them with the register_hf_readers hook, accepted after every hook's readers and checked the same way."""
-        for name, info in list(self.plugins.items()):
+        for name in list(self._plugins if names is None else names):
+            info = self._plugins.get(name)
+            if info is None or name in self._pending:
+                continue
             # a copy of an architecture the host returned carries the readers filled in for the original: the
             # very reader already registered for that type is a copy, not a second claim
             declared = [
@@ -635,13 +870,22 @@ class PluginHost:
                 self._accept_hf_reader(name, model_type, reader, arch)
             self._raise_if_strict(before)
 
-    def _attach_hf_readers(self) -> None:
-        """Each architecture's ``hf_model_types``: the model types read into it, whoever declared them how."""
+    def _attach_hf_readers(self, names: Iterable[str] | None = None) -> None:
+        """Each architecture's ``hf_model_types`` (of the plugins in ``names``, or of every one): the model types
+        read into it, whoever declared them how. A plugin reads only into its own architectures."""
+        plugins = set(self._plugins if names is None else names)
         for name, arch in self._architectures.items():
-            readers = {t: r.reader for t, r in self._hf_readers.items() if r.architecture == name}
-            self._architectures[name] = arch.model_copy(update={"hf_model_types": readers})
+            if arch.plugin in plugins:
+                readers = {t: r.reader for t, r in self._hf_readers.items() if r.architecture == name}
+                self._architectures[name] = arch.model_copy(update={"hf_model_types": readers})
 
-    def _collect(self) -> None:
+    def _collect(self, names: list[str] | None = None) -> None:
+        """Call the registration hooks of every imported plugin, or of those in ``names``."""
+        # pydantic (tens of milliseconds) is imported with the first plugin, never to read the manifest
+        from pydantic import ValidationError
+
+        from .architecture import Architecture
+
         def architecture_register(plugin: str):
             def register(arch: Architecture | dict) -> None:
                 try:
@@ -653,10 +897,10 @@ class PluginHost:
                     detail = str(exc).splitlines()
                     self._note(plugin, f"registered an invalid architecture: {' '.join(detail[:3])}")
                     return
-                info = self.plugins[plugin]
+                info = self._plugins[plugin]
                 owner = self._architectures.get(arch.name)
                 builtin_owner = self._reserved.get(arch.name)
-                if (owner is not None and self.plugins[owner.plugin].builtin) or (
+                if (owner is not None and self._plugins[owner.plugin].builtin) or (
                     owner is None and builtin_owner is not None and not info.builtin
                 ):
                     self._note(
@@ -691,7 +935,7 @@ class PluginHost:
                 if not path.is_dir():
                     self._note(plugin, f"registered registry folder {str(path)!r}, which is not a folder")
                     return
-                self.plugins[plugin].registry_dirs.append(path)
+                self._plugins[plugin].registry_dirs.append(path)
 
             return register
 
@@ -703,38 +947,77 @@ class PluginHost:
 
             return register
 
-        self._call_each("register_architectures", architecture_register)
-        self._call_each("register_hf_readers", hf_reader_register)
-        self._accept_declared_hf_readers()
-        self._call_each("register_registry_dirs", registry_register)
-        self._attach_hf_readers()
+        self._call_each("register_architectures", architecture_register, names)
+        self._call_each("register_hf_readers", hf_reader_register, names)
+        self._accept_declared_hf_readers(names)
+        self._call_each("register_registry_dirs", registry_register, names)
+        self._attach_hf_readers(names)
 
     # ---- queries -------------------------------------------------------------------------------
     @property
-    def architectures(self) -> dict[str, Architecture]:
+    def plugins(self) -> dict[str, PluginInfo]:
+        """Every loaded plugin by name, each imported and its hooks registered in ``pm`` (this imports the ones
+        not imported yet; `plugin_infos` gives the same records without importing)."""
         self.load()
-        return dict(sorted(self._architectures.items()))
+        self._ensure(list(self._pending))
+        return self._plugins
+
+    @property
+    def plugin_infos(self) -> dict[str, PluginInfo]:
+        """Every loaded plugin by name, with the architectures and registry folders it registers, importing none
+        that is not imported yet."""
+        self.load()
+        return self._plugins
+
+    def _provider(self, names: Callable[[str], Iterable[str]], wanted: str) -> str | None:
+        """The plugin not imported yet whose manifest record lists ``wanted`` among ``names(plugin)``."""
+        return next((p for p in self._pending if wanted in names(p)), None)
+
+    def _architecture_names(self) -> set[str]:
+        return set(self._architectures) | {a for p in self._pending for a in self._records[p].architectures}
+
+    @property
+    def architectures(self) -> Mapping[str, Architecture]:
+        """Every architecture by name, sorted; a plugin is imported when one of its architectures is read."""
+        self.load()
+        return _OnDemand(self._architecture_names(), self.architecture)
 
     def architecture(self, name: str) -> Architecture:
         """The architecture registered under ``name``, or an error naming the closest ones."""
         self.load()
+        if name not in self._architectures:
+            provider = self._provider(lambda p: self._records[p].architectures, name)
+            if provider is not None:
+                self._ensure([provider])
         try:
             return self._architectures[name]
         except KeyError:
-            raise UnknownArchitectureError(name, self._architectures) from None
+            raise UnknownArchitectureError(name, sorted(self._architecture_names())) from None
 
     def registry_dirs(self) -> list[Path]:
         self.load()
-        return [d for info in self.plugins.values() for d in info.registry_dirs]
+        return [d for info in self._plugins.values() for d in info.registry_dirs]
 
-    def hf_readers(self) -> dict[str, HFReader]:
-        """Every Hugging Face ``model_type`` a plugin reads, by name, with its reader."""
+    def _model_types(self) -> set[str]:
+        return set(self._hf_readers) | {t for p in self._pending for t, _ in self._records[p].hf_readers}
+
+    def _hf_reader(self, model_type: str) -> HFReader:
+        if model_type not in self._hf_readers:
+            provider = self._provider(lambda p: [t for t, _ in self._records[p].hf_readers], model_type)
+            if provider is not None:
+                self._ensure([provider])
+        return self._hf_readers[model_type]
+
+    def hf_readers(self) -> Mapping[str, HFReader]:
+        """Every Hugging Face ``model_type`` a plugin reads, by name, with its reader; the plugin that reads a
+        type is imported when that type is looked up."""
         self.load()
-        return dict(sorted(self._hf_readers.items()))
+        return _OnDemand(self._model_types(), self._hf_reader)
 
-    def hf_model_types(self) -> dict[str, Architecture]:
+    def hf_model_types(self) -> Mapping[str, Architecture]:
         """Every Hugging Face ``model_type`` some architecture can read, mapped to that architecture."""
-        return {t: self._architectures[r.architecture] for t, r in self.hf_readers().items()}
+        self.load()
+        return _OnDemand(self._model_types(), lambda t: self.architecture(self._hf_reader(t).architecture))
 
 
 _HOST: PluginHost | None = None
