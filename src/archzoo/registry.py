@@ -591,6 +591,12 @@ def _coerced(raw: Any, value: Any, loc: tuple, seen: set[int]) -> Iterable[tuple
 # ---- loading --------------------------------------------------------------------------------------
 
 
+def _unreserved(slug: str) -> str:
+    """The slug, with '-model' after its first part when that part is a device name Windows reserves."""
+    device, dot, rest = slug.partition(".")
+    return f"{device}-model{dot}{rest}" if device in WINDOWS_RESERVED else slug
+
+
 def _safe_slug(model_id: str) -> str:
     text = re.sub(r"[^a-z0-9.]+", "-", model_id.lower())
     return re.sub(r"([-.])[-.]+", r"\1", text).strip("-.")
@@ -619,8 +625,9 @@ def _check_entry(
     duplicate_of: Path | None,
 ) -> Entry | None:
     model_id = path.stem
+    device = model_id.split(".", 1)[0]
     if not SLUG.fullmatch(model_id):
-        suggestion = _safe_slug(model_id)
+        suggestion = _unreserved(_safe_slug(model_id))
         fix = (
             f"rename the file to '{suggestion}{path.suffix}'"
             if suggestion
@@ -635,16 +642,15 @@ def _check_entry(
                 f"lowercase letters and digits separated by single '-' or '.'; {fix}",
             )
         )
-    elif model_id.split(".", 1)[0] in WINDOWS_RESERVED:
+    elif device in WINDOWS_RESERVED:
         found.append(
             RegistryProblem(
                 path,
                 1,
                 "",
-                f"id {model_id!r} (the file name) starts with {model_id.split('.', 1)[0]!r}, a device name Windows "
-                "reserves (con, prn, aux, nul, com0-9, lpt0-9, with any extension): no such file can exist there, "
-                f"so a contributor on Windows could not check it out; rename the file, e.g. "
-                f"'{model_id.split('.', 1)[0]}-model{model_id[len(model_id.split('.', 1)[0]) :]}{path.suffix}'",
+                f"id {model_id!r} (the file name) starts with {device!r}, a device name Windows reserves (con, prn, "
+                "aux, nul, com0-9 and lpt0-9, with any extension), so the file cannot exist on Windows; rename "
+                f"the file, e.g. to '{_unreserved(model_id)}{path.suffix}'",
             )
         )
     if duplicate_of is not None:
