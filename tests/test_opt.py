@@ -177,7 +177,8 @@ def test_table_equals_the_transformers_configuration_class(T, host):
     assert table.base_class == MODEL_MAPPING_NAMES["opt"]
     module = importlib.import_module("transformers.models.opt.modeling_opt")
     classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
-    assert set(table.classes) | set(table.unsupported_classes) == classes
+    assert set(table.classes) == classes  # every head class is counted: none refused
+    assert not table.unsupported_classes
     full = T.OPTConfig().to_dict()
     known = set(table.read) | set(table.ignored) | set(table.refused) | set(COMMON_KEYS)
     assert set(full) - known == set()
@@ -229,6 +230,7 @@ SWEEP = dict(
     layer_norm_elementwise_affine=False,
     tie_word_embeddings=False,
     pad_token_id=None,
+    num_labels=5,
 )
 
 
@@ -267,7 +269,10 @@ def test_each_key_against_transformers(T, host, tmp_path, key):
     elif key != "(base)":
         data[key] = SWEEP[key]
     path = _write(tmp_path, data)
-    for model_class in ("OPTModel", "OPTForCausalLM"):
+    classes = ["OPTModel", "OPTForCausalLM"]
+    if key in ("(base)", "word_embed_proj_dim", "num_labels", "(all at once)"):  # the heads read both
+        classes += ["OPTForSequenceClassification", "OPTForQuestionAnswering"]
+    for model_class in classes:
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 9)
         assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (data, model_class)
@@ -340,11 +345,12 @@ def test_every_key_of_a_released_file_is_accounted_for(host, tmp_path):
             "archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it "
             "does not",
         ),
-        (
+        (  # transformers 5.23 has no such class
             {"model_type": "opt"},
-            "OPTForSequenceClassification",
-            "--hf-class: OPTForSequenceClassification is not counted by archzoo: the opt plugin counts the base model "
-            "and the causal LM only; count one of those; supported opt classes: OPTModel, OPTForCausalLM",
+            "OPTForTokenClassification",
+            "--hf-class: 'OPTForTokenClassification' is not a opt model class archzoo counts; did you mean "
+            "'OPTForSequenceClassification'? supported: OPTModel, OPTForCausalLM, OPTForSequenceClassification, "
+            "OPTForQuestionAnswering",
         ),
         (
             {"model_type": "opt", "vocab_size": 1},

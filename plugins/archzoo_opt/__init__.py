@@ -30,7 +30,7 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
-from archzoo.formula import Poly
+from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -50,6 +50,18 @@ EMBEDDING_WIDTH = declare_symbol("E", latex="E", meaning="word embedding width (
 
 #: OPTLearnedPositionalEmbedding's offset: the table holds max_position_embeddings + 2 rows
 POSITION_OFFSET = 2
+
+
+#: archzoo's head -> transformers' class
+CLASSES = {
+    "lm": "OPTForCausalLM",
+    "none": "OPTModel",
+    "sequence_classification": "OPTForSequenceClassification",
+    "question_answering": "OPTForQuestionAnswering",
+}
+
+#: The symbol the classification head adds (shared in meaning with the bert and gpt plugins' K).
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
 
 class OptConfig(ArchConfig):
@@ -80,7 +92,15 @@ class OptConfig(ArchConfig):
     )
     activation: str = Field("relu", description="feed-forward activation (activation_function)")
     tie_embeddings: bool = Field(True, description="LM head shares the token embedding matrix")
-    head: Literal["lm", "none"] = Field("lm", description="lm (OPTForCausalLM) or none (OPTModel)")
+    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
+        "lm",
+        description="lm (OPTForCausalLM), none (OPTModel), sequence_classification (a bias-free score layer on "
+        "every token, the last non-padding one's kept) or question_answering (Linear(width, 2) on every token), "
+        "both on the embedding width: OPTFor...",
+    )
+    num_labels: PositiveInt = Field(
+        2, description="outputs of the sequence_classification head (transformers' num_labels)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> OptConfig:
@@ -146,13 +166,18 @@ def build(cfg: OptConfig) -> Block:
         children.append(linear("project_out", d, width, bias=False, description="back to the embedding width"))
     if cfg.head == "lm":
         children.append(lm_head(width, V, tied_to="token" if cfg.tie_embeddings else ""))
+    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
+        K = LABELS(cfg.num_labels)
+        children.append(linear("score", width, K, bias=False, description="class scores on every token, no bias"))
+    if cfg.head == "question_answering":
+        children.append(linear("qa_outputs", width, const(2), description="answer start and end logits per token"))
     return with_modules(composite("opt", "model", children, "OPT decoder"), reference_modules(cfg))
 
 
 def reference_modules(cfg: OptConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer."""
-    base = "model.decoder." if cfg.head == "lm" else "decoder."
+    base = "decoder." if cfg.head == "none" else "model.decoder."
     return {
         "opt": ("",),
         "opt.token": (f"{base}embed_tokens",),
@@ -173,6 +198,8 @@ def reference_modules(cfg: OptConfig) -> dict[str, tuple[str, ...]]:
         "opt.final_norm": (f"{base}final_layer_norm",),
         "opt.project_out": (f"{base}project_out",),
         "opt.lm_head": ("lm_head",),
+        "opt.score": ("score",),
+        "opt.qa_outputs": ("qa_outputs",),
     }
 
 
@@ -180,7 +207,7 @@ def reference(cfg: OptConfig) -> Reference:
     """OPTModel or OPTForCausalLM, built from an OPTConfig with the same keys."""
     return Reference(
         library="transformers",
-        target=f"transformers.{'OPTForCausalLM' if cfg.head == 'lm' else 'OPTModel'}",
+        target=f"transformers.{CLASSES[cfg.head]}",
         config_class="transformers.OPTConfig",
         kwargs=dict(
             vocab_size=cfg.vocab_size,
@@ -197,13 +224,12 @@ def reference(cfg: OptConfig) -> Reference:
             activation_function=cfg.activation,
             tie_word_embeddings=cfg.tie_embeddings,
             pad_token_id=None,  # OPT's default padding index 1 lies beyond a one-token vocabulary
+            **({"num_labels": cfg.num_labels} if cfg.head == "sequence_classification" else {}),
         ),
     )
 
 
 # ---- Hugging Face config.json: OPTConfig's keys, as transformers 5.23 defines them ----------------------
-
-_UNSUPPORTED_HEAD = "the opt plugin counts the base model and the causal LM only; count one of those"
 
 HF_OPT = HFTable(
     model_type="opt",
@@ -246,6 +272,7 @@ HF_OPT = HFTable(
         "enable_bias": "bias",
         "layer_norm_elementwise_affine": "norm_affine",
         "tie_word_embeddings": "tie_embeddings",
+        "num_labels": "num_labels",
         # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
         "pad_token_id": "(checked: inside the vocabulary)",
     },
@@ -262,11 +289,7 @@ HF_OPT = HFTable(
     },
     refused={},
     base_class="OPTModel",
-    classes={"OPTModel": {"head": "none"}, "OPTForCausalLM": {"head": "lm"}},
-    unsupported_classes={
-        "OPTForSequenceClassification": _UNSUPPORTED_HEAD,
-        "OPTForQuestionAnswering": _UNSUPPORTED_HEAD,
-    },
+    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
 )
 
 
@@ -291,6 +314,7 @@ def _from_opt(hf: dict[str, Any], model_class: str = "OPTModel") -> dict[str, An
         bias=hf["enable_bias"],
         norm_affine=hf["layer_norm_elementwise_affine"],
         tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
     )
 
 
