@@ -537,3 +537,73 @@ def test_memory_names_the_reason_when_activations_are_not_known(capsys):
     code, out, err = run(capsys, "count", "t5", "--seq-len", "64", "--depth", "0", "--memory")
     assert code == 0, err
     assert "inference peak:" in out and "training peak: " in out and "not known" in out
+
+
+# ---- the plugin environment variables, and problems found once a command asks for a plugin --------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("ARCHZOO_STRICT", "maybe", "ARCHZOO_STRICT='maybe': expected 1 (on) or 0 (off)"),
+        ("ARCHZOO_TRACE_PLUGINS", "yes please", "ARCHZOO_TRACE_PLUGINS='yes please': expected 1 (on) or 0 (off)"),
+        ("ARCHZOO_PLUGINS", ",", "ARCHZOO_PLUGINS=',': names no plugin"),
+        ("ARCHZOO_PLUGINS", "gpt\nbert", "ARCHZOO_PLUGINS: 'gpt\\nbert' is not a plugin name"),
+        ("ARCHZOO_PLUGINS", "gtp", "ARCHZOO_PLUGINS='gtp': no installed plugin has that name (did you mean 'gpt'?)"),
+    ],
+)
+def test_a_bad_plugin_variable_is_one_line_and_exit_1(capsys, monkeypatch, name, value, expected):
+    # before: ARCHZOO_STRICT=maybe counted as off, ARCHZOO_PLUGINS=',' loaded no plugin and every name was unknown
+    monkeypatch.setattr("archzoo.host._HOST", None)
+    monkeypatch.setenv(name, value)
+    code, out, err = run(capsys, "count", "gpt", "--json")
+    assert (code, out) == (1, "")
+    assert err.startswith(f"archzoo: error: {expected}") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+def test_a_problem_found_when_a_plugin_is_imported_is_reported(tmp_path):
+    """A plugin the manifest routes to, that fails when the command imports it (a module it needs was removed since
+    the manifest was written), is named in a warning when the command ends, as at a full load."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    (tmp_path / "archzoo_tiny").mkdir()
+    (tmp_path / "archzoo_tiny" / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            import tiny_dependency
+            from archzoo import hookimpl
+            from archzoo_gpt import ARCHITECTURE
+
+            @hookimpl
+            def register_architectures(register):
+                register(ARCHITECTURE.model_copy(update={"name": "tiny-gpt"}))
+            """
+        )
+    )
+    (tmp_path / "tiny_dependency.py").write_text("")
+    dist = tmp_path / "archzoo_tiny-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: archzoo-tiny\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[archzoo]\ntiny = archzoo_tiny\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARCHZOO_")}
+    env |= {"ARCHZOO_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+
+    def archzoo(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "archzoo.cli", *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+
+    first = archzoo("count", "tiny-gpt", "--json")
+    assert first.returncode == 0 and first.stderr == "", first.stderr
+    (tmp_path / "tiny_dependency.py").unlink()
+    second = archzoo("count", "tiny-gpt", "--json")
+    assert second.returncode == 1 and second.stdout == ""
+    assert second.stderr.splitlines() == [
+        "archzoo: warning: plugin 'tiny': importing 'archzoo_tiny' raised ModuleNotFoundError: No module named "
+        "'tiny_dependency' (skipped; --strict makes this an error)",
+        second.stderr.splitlines()[1],
+    ]
+    assert second.stderr.splitlines()[1].startswith("archzoo: error: unknown architecture 'tiny-gpt'")

@@ -714,6 +714,8 @@ class PluginHost:
         try:
             for name in wanted:
                 self._import_candidate(self._pending.pop(name))
+                if self.pm.get_plugin(name) is None:  # it failed: its manifest record describes nothing loaded
+                    del self._plugins[name]
             self._collect(wanted)
         finally:
             self.strict = strict
@@ -847,7 +849,7 @@ class PluginHost:
         them with the register_hf_readers hook, accepted after every hook's readers and checked the same way."""
         for name in list(self._plugins if names is None else names):
             info = self._plugins.get(name)
-            if info is None or name in self._pending:
+            if info is None or self.pm.get_plugin(name) is None:  # dropped, or not imported yet
                 continue
             # a copy of an architecture the host returned carries the readers filled in for the original: the
             # very reader already registered for that type is a copy, not a second claim
