@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import marshal
 import os
 import shutil
+import subprocess
+import sys
 import time
 import zlib
 from pathlib import Path
@@ -287,3 +290,132 @@ def test_rows_problems_and_warnings_equal_a_full_load(tmp_path, host):
     shutil.copytree(folder, copy)  # new paths, inodes and times: rows come back by content, with new paths
     moved = load_index([copy], host)
     assert moved.rows == {i: IndexRow.of(e) for i, e in load_registry([copy], host).entries.items()}
+
+
+# ---- reading files again in parallel, and saying how far it is -------------------------------------------
+
+
+def _record_pid(folder: Path):
+    """A stand-in for `_load` that notes which process ran it (a file per call: workers share no memory)."""
+    real = registry_index._load
+
+    def load(key, *args):
+        (folder / f"{os.getpid()}-{Path(key).name}").touch()
+        return real(key, *args)
+
+    return load
+
+
+def test_files_read_in_parallel_give_what_one_process_gives(tmp_path, host, monkeypatch):
+    folder = tmp_path / "zoo"
+    (folder / "a").mkdir(parents=True)
+    (folder / "b").mkdir()
+    for n in range(1, 13):
+        (folder / ("a" if n % 2 else "b") / f"gpt-{n}.yaml").write_text(ENTRY.format(n=n))
+    (folder / "b" / "gpt-1.yaml").write_text(ENTRY.format(n=30))  # a duplicate id, read by the parent
+    (folder / "a" / "broken.yaml").write_text(ENTRY.format(n="many"))
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    monkeypatch.setattr(registry_index, "PARALLEL_MIN", 2)
+    monkeypatch.setattr(registry_index.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(registry_index, "_load", _record_pid(calls))
+    index = load_index([folder], host)
+    full = load_registry([folder], host)
+    assert index.rows == {model_id: IndexRow.of(entry) for model_id, entry in full.entries.items()}
+    assert (index.problems, index.warnings) == (full.problems, full.warnings)
+    assert [(p.path.name, p.key) for p in index.problems] == [("broken.yaml", "config.n_layers"), ("gpt-1.yaml", "")]
+    pids = {name.name.split("-", 1)[0] for name in calls.iterdir()}
+    assert len(list(calls.iterdir())) == 13 and len(pids) == 2 and str(os.getpid()) not in pids
+    assert load_index([folder], host).reused == 13  # what the workers read was cached
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _Stream(io.StringIO):
+    def __init__(self, terminal: bool) -> None:
+        super().__init__()
+        self.terminal = terminal
+
+    def isatty(self) -> bool:
+        return self.terminal
+
+
+def _index_with(clock: _Clock, stream: _Stream, steps: list[float]) -> str:
+    meter = registry_index.Progress(len(steps), stream, clock)
+    for step in steps:
+        clock.now += step
+        meter.advance()
+    meter.close()
+    return stream.getvalue()
+
+
+def test_a_quick_index_says_nothing():
+    for terminal in (True, False):
+        assert _index_with(_Clock(), _Stream(terminal), [0.1, 0.1, 0.1]) == ""
+
+
+def test_a_slow_index_piped_gets_plain_lines_every_ten_seconds():
+    text = _index_with(_Clock(), _Stream(False), [1.0] * 25)
+    assert text == (
+        "archzoo: indexing the registry: 3 of 25 entries read (12%), 3 s so far\n"
+        "archzoo: indexing the registry: 13 of 25 entries read (52%), 13 s so far\n"
+        "archzoo: indexing the registry: 23 of 25 entries read (92%), 23 s so far\n"
+        "archzoo: indexed 25 entries in 25 s; the next listing reads them from the cache\n"
+    )
+
+
+def test_a_slow_index_on_a_terminal_redraws_one_line_and_erases_it():
+    text = _index_with(_Clock(), _Stream(True), [0.3, 0.3, 0.3, 0.05, 0.3])
+    lines = text.split("\r")
+    assert lines == [
+        "",
+        "archzoo: indexing the registry: 2 of 5 entries read (40%)",
+        "archzoo: indexing the registry: 3 of 5 entries read (60%)",
+        "archzoo: indexing the registry: 5 of 5 entries read (100%)",
+        " " * len("archzoo: indexing the registry: 5 of 5 entries read (100%)"),
+        "",
+    ]
+    assert "\n" not in text
+
+
+def test_listing_writes_nothing_to_a_pipe_when_quick(registry, host):
+    stream = _Stream(False)
+    load_index([registry], host, progress=stream)
+    assert stream.getvalue() == ""
+
+
+def test_a_warm_listing_imports_no_entry_schema(registry, tmp_path):
+    """`archzoo list` from the cache needs no pydantic model of the registry: the module is never imported."""
+    code = (
+        "import sys\n"
+        "from archzoo.registry_index import load_index\n"
+        f"index = load_index([{str(registry)!r}])\n"
+        "print(index.loaded, index.reused, 'archzoo.registry' in sys.modules)\n"
+    )
+    env = dict(os.environ, ARCHZOO_CACHE_DIR=str(tmp_path / "own-cache"))
+    # a first process reads every file (and imports the schema to validate them), a second reads the cache
+    outputs = [
+        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
+    assert outputs == ["4 0 True\n", "0 4 False\n"]
+
+
+def test_the_index_module_imports_neither_pydantic_nor_yaml():
+    """registry_index alone, with the package's own __init__ left out: pydantic and PyYAML come with validation."""
+    code = (
+        "import sys, types\n"
+        "package = types.ModuleType('archzoo')\n"
+        f"package.__path__ = [{str(Path(registry_index.__file__).parent)!r}]\n"
+        "sys.modules['archzoo'] = package\n"
+        "import archzoo.registry_index\n"
+        "print(sorted(m for m in ('pydantic', 'yaml', 'archzoo.registry', 'archzoo.host') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n", done.stderr
