@@ -14,15 +14,18 @@ Nothing here imports torch or transformers; a test checks the tables against tra
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from . import hf_keys_read
 from .architecture import ArchConfig, Architecture
 from .errors import HFConfigError, closest
 from .files import load_json, read_user_text
@@ -270,8 +273,9 @@ COMMON_KEYS: dict[str, tuple[Disposition, str]] = {
     ),
     "auto_map": (
         "refused",
-        "names custom model code (trust_remote_code), which may build anything; archzoo counts "
-        "transformers' own classes only; remove the key to count the built-in class",
+        "names custom model code (trust_remote_code); for a model type transformers builds natively it is "
+        "ignored, as transformers ignores it without trust_remote_code, and archzoo counts transformers' own "
+        "class; a file of any other model type is refused",
     ),
     "quantization_config": (
         "refused",
@@ -294,7 +298,7 @@ class KeyReading:
 
     key: str
     value: Any
-    disposition: Literal["read", "ignored", "defaulted"]
+    disposition: Literal["read", "ignored", "defaulted", "converted"]
     archzoo_key: str = ""
     detail: str = ""
 
@@ -432,7 +436,13 @@ def load_hf_config(
             expected=(ValueError, TypeError),
         )
     except (ValueError, TypeError) as exc:
-        raise HFConfigError(f"{path}: {exc}") from None
+        message = str(exc)
+        converted_from = origin.get(table.read.get("rope_parameters", ""), "rope_parameters")
+        if message.startswith("rope_parameters:") and converted_from != "rope_parameters":
+            message = f"{converted_from}, converted into rope_parameters as transformers does:" + message.removeprefix(
+                "rope_parameters:"
+            )
+        raise HFConfigError(f"{path}: {message}") from None
     class_values = dict(table.classes[model_class])
     values = {**values, **class_values, **overrides}
     config = _validate(path, arch, values, origin, overrides, model_class)
@@ -450,8 +460,9 @@ def load_hf_config(
     )
 
 
-def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> None:
-    """Raise for the first unknown key, or the first key whose value archzoo refuses."""
+def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> dict[str, str]:
+    """Raise for the first key whose value archzoo refuses; return the keys that transformers keeps as plain
+    attributes and never reads, each with why it is ignored."""
     unknown = [
         k
         for k in data
@@ -461,22 +472,17 @@ def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> None:
         and k not in table.refused
         and k not in COMMON_KEYS
     ]
-    if unknown:
-        first = unknown[0]
-        known = sorted(set(table.defaults) | set(table.aliases) | set(table.read) | set(COMMON_KEYS))
-        near = closest(first, known)
-        hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
-        others = ", ".join(_key_text(k) for k in unknown[1:6])
-        more = f" (also unknown: {others}{', ...' if len(unknown) > 6 else ''})" if unknown[1:] else ""
-        raise HFConfigError(
-            f"{path}: {_key_text(first)}: unknown key for model type {table.model_type!r}; {hint}transformers "
-            f"{TRANSFORMERS_VERSION}'s {table.config_class} has no such field and archzoo cannot tell whether it "
-            f"changes the model, so it refuses rather than guess; remove the key if it does not{more}"
-        )
+    plain = _plain_attributes(path, unknown, table)
     for key, value in data.items():
         native = table.aliases.get(key, key)
         if native in table.refused:
             accepted, why = table.refused[native]
+        elif key == "auto_map" and native not in table.read and native not in table.ignored:
+            if not isinstance(value, dict):
+                raise HFConfigError(
+                    f"{path}: auto_map: expected an object mapping Auto classes to custom code, got {_text(value)}"
+                )
+            continue  # transformers builds its own class for a model type it knows: see _resolve
         elif native not in table.read and native not in table.ignored and COMMON_KEYS.get(key, ("",))[0] == "refused":
             accepted, why = COMMON_ACCEPTED.get(key, ()), COMMON_KEYS[key][1]
         else:
@@ -484,21 +490,249 @@ def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> None:
         if not any(_same(value, ok) for ok in accepted):
             allowed = f"; archzoo counts {' or '.join(_text(a) for a in accepted)} only" if accepted else ""
             raise HFConfigError(f"{path}: {key}: {_text(value)} is not supported: {why}{allowed}")
+    return plain
+
+
+def _reader_of(model_type: str, key: str) -> str | None:
+    """The first transformers module of the type's code that reads ``key`` from its config (`hf_keys_read`)."""
+    scope = hf_keys_read.MODEL_SCOPE[model_type] + hf_keys_read.CONFIG_SCOPE[model_type]
+    for module in scope:
+        patterns = hf_keys_read.READ_PATTERNS.get(module, frozenset())
+        if key in hf_keys_read.READS[module] or any(fnmatchcase(key, p) for p in patterns):
+            return module
+    return None
+
+
+def _module_name(module: str) -> str:
+    """``config:transformers.models.llama.configuration_llama`` -> ``configuration_llama``."""
+    return module.removeprefix("config:").removeprefix("transformers.").split(".")[-1]
+
+
+def _plain_attributes(path: Path, unknown: list[str], table: HFTable) -> dict[str, str]:
+    """Keys that are no field of the configuration class: transformers' ``__post_init__`` sets each as a plain
+    attribute. One that no module of the type's code reads is ignored, with why; one that some module reads
+    is refused, naming the module (archzoo does not model it); for a model type whose code was never
+    derived (a third-party plugin's), every such key is refused, as archzoo cannot tell."""
+    if not unknown:
+        return {}
+    model_type = table.model_type
+    if model_type not in hf_keys_read.MODEL_SCOPE:
+        first = unknown[0]
+        known = sorted(set(table.defaults) | set(table.aliases) | set(table.read) | set(COMMON_KEYS))
+        near = closest(first, known)
+        hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+        others = ", ".join(_key_text(k) for k in unknown[1:6])
+        more = f" (also unknown: {others}{', ...' if len(unknown) > 6 else ''})" if unknown[1:] else ""
+        raise HFConfigError(
+            f"{path}: {_key_text(first)}: unknown key for model type {model_type!r}; {hint}transformers "
+            f"{TRANSFORMERS_VERSION}'s {table.config_class} has no such field and archzoo cannot tell whether it "
+            f"changes the model, so it refuses rather than guess; remove the key if it does not"
+            f"{more}"
+        )
+    modeling = _module_name(hf_keys_read.MODEL_SCOPE[model_type][0])
+    fields = sorted(set(table.defaults) | set(table.aliases))
+    plain: dict[str, str] = {}
+    for key in unknown:
+        module = _reader_of(model_type, key)
+        if module is not None:
+            where = (
+                f"{table.config_class}'s configuration code ({_module_name(module)})"
+                if module.startswith("config:")
+                else _module_name(module)
+            )
+            raise HFConfigError(
+                f"{path}: {_key_text(key)}: not a field of transformers {TRANSFORMERS_VERSION}'s "
+                f"{table.config_class}, but kept as an attribute that its {where} reads, which archzoo does not "
+                "model, so it refuses rather than guess; remove the key only if this model does not use it"
+            )
+        near = difflib.get_close_matches(key, fields, n=1, cutoff=0.8)
+        hint = f"; not {near[0]}, which transformers reads under that name only" if near else ""
+        plain[key] = (
+            f"stored as a plain attribute, never read by transformers {TRANSFORMERS_VERSION}'s {modeling} "
+            f"(nor the modules it imports from, nor {table.config_class}){hint}"
+        )
+    return plain
+
+
+#: transformers' default base wavelength of the rotary embedding (``RotaryEmbeddingConfigMixin.default_theta``)
+DEFAULT_ROPE_THETA = 10_000.0
+#: the rotary types whose pre-training length ``standardize_rope_params`` moves into ``rope_parameters``
+SCALING_ROPE_TYPES = ("llama3", "yarn", "longrope")
+#: rotary types a configuration class renames while loading (``Phi3Config.convert_rope_params_to_dict``)
+ROPE_TYPE_RENAMES: dict[str, dict[str, str]] = {"Phi3Config": {"su": "longrope", "yarn": "longrope"}}
+#: configuration classes whose own conversion always fills ``partial_rotary_factor`` (1.0 when the file has
+#: none) and keeps the file's key as an attribute too (``Phi3Config.convert_rope_params_to_dict``)
+ROPE_PARTIAL_DEFAULTS: dict[str, float] = {"Phi3Config": 1.0}
+_CONVERTED = "converted into {} (as transformers does)"
+
+
+def _file_value(data: Mapping[str, Any], table: HFTable, native: str) -> Any:
+    """A field's value as transformers resolves it: the file's alias (applied last), its key, or the default."""
+    for alias, target in table.aliases.items():
+        if target == native and alias in data:
+            return data[alias]
+    return data.get(native, table.defaults.get(native))
+
+
+def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[str, KeyReading], Any]:
+    """The rotary keys transformers 5.23 converts while loading, for a class with ``rope_parameters``: each
+    converted key's reading, and ``rope_parameters`` as the loaded config holds it (None: nothing to convert).
+
+    A port of ``RotaryEmbeddingConfigMixin.convert_rope_params_to_dict`` and ``standardize_rope_params``
+    (Phi3Config's own variant where it differs): ``rope_scaling`` replaces ``rope_parameters`` when it is
+    not empty; ``rope_theta`` and ``partial_rotary_factor`` fill the ones ``rope_parameters`` lacks; the
+    old ``type`` names ``rope_type``; a scaling type takes the pre-training length."""
+    if "rope_parameters" not in table.defaults:
+        return {}, None
+    legacy = [
+        k for k in ("rope_scaling", "rope_theta", "partial_rotary_factor") if k in data and k not in table.defaults
+    ]
+    if not legacy and "rope_parameters" not in data and "original_max_position_embeddings" not in data:
+        return {}, None
+    scaling = data.get("rope_scaling")
+    if "rope_scaling" in legacy and scaling and not isinstance(scaling, dict):
+        raise HFConfigError(
+            f'{path}: rope_scaling: expected an object such as {{"rope_type": "linear", "factor": 2.0}} or null, '
+            f"got {_text(scaling)}; transformers cannot load it either (it converts the key into rope_parameters)"
+        )
+    given = data.get("rope_parameters", table.defaults["rope_parameters"])
+    rope = scaling if "rope_scaling" in legacy and scaling else given
+    if rope is not None and not isinstance(rope, dict):
+        raise HFConfigError(
+            f'{path}: rope_parameters: expected an object such as {{"rope_type": "default"}} or null, '
+            f"got {json.dumps(rope)[:60]}"
+        )
+    rope = dict(rope or {})
+    readings: dict[str, KeyReading] = {}
+    if "rope_scaling" in legacy:
+        if scaling:
+            replaced = (
+                "; it takes the place of the file's rope_parameters, as in transformers"
+                if "rope_parameters" in data
+                else ""
+            )
+            readings["rope_scaling"] = KeyReading(
+                "rope_scaling", scaling, "converted", "", _CONVERTED.format("rope_parameters") + replaced
+            )
+            if "rope_parameters" in data:
+                readings["rope_parameters"] = KeyReading(
+                    "rope_parameters",
+                    data["rope_parameters"],
+                    "ignored",
+                    "",
+                    "replaced by rope_scaling, which transformers takes first when both are given",
+                )
+        else:
+            readings["rope_scaling"] = KeyReading(
+                "rope_scaling",
+                scaling,
+                "ignored",
+                "",
+                "empty, so transformers' conversion into rope_parameters leaves rope_parameters as it is",
+            )
+    fills = {"rope_theta": data.get("rope_theta", DEFAULT_ROPE_THETA)}
+    partial_default = ROPE_PARTIAL_DEFAULTS.get(table.config_class)
+    if "partial_rotary_factor" in legacy or partial_default is not None:
+        fills["partial_rotary_factor"] = data.get("partial_rotary_factor", partial_default)
+    for key, value in fills.items():
+        if key in legacy:
+            readings[key] = (
+                KeyReading(
+                    key,
+                    value,
+                    "ignored",
+                    "",
+                    f"rope_parameters gives its own {key}, which transformers keeps (this key only fills a missing one)",
+                )
+                if key in rope
+                else KeyReading(key, value, "converted", "", _CONVERTED.format(f"rope_parameters.{key}"))
+            )
+        rope.setdefault(key, value)
+    rope.setdefault("rope_type", rope.get("type", "default"))
+    kind = rope["rope_type"]
+    if isinstance(kind, str) and kind in SCALING_ROPE_TYPES:
+        if "original_max_position_embeddings" in table.defaults:
+            rope["original_max_position_embeddings"] = _file_value(data, table, "original_max_position_embeddings")
+        else:
+            rope.setdefault("original_max_position_embeddings", _file_value(data, table, "max_position_embeddings"))
+    if isinstance(kind, str) and kind in ROPE_TYPE_RENAMES.get(table.config_class, {}):
+        rope["rope_type"] = ROPE_TYPE_RENAMES[table.config_class][kind]
+    top = "original_max_position_embeddings"
+    if top in data and top not in table.defaults and not _model_code_reads(table.model_type, top):
+        kind = rope["rope_type"]
+        readings[top] = (
+            KeyReading(
+                top,
+                data[top],
+                "converted",
+                "",
+                f"converted into rope_parameters.{top} when transformers builds the rotary embedding "
+                "(standardize_rope_params takes this attribute first for the rope types llama3, yarn and longrope)",
+            )
+            if isinstance(kind, str) and kind in SCALING_ROPE_TYPES
+            else KeyReading(
+                top,
+                data[top],
+                "ignored",
+                "",
+                "stored as a plain attribute, read only by transformers' rotary set-up for the rope types llama3, "
+                f"yarn and longrope, and this file's is {_text(kind)}",
+            )
+        )
+    return readings, rope
+
+
+def _model_code_reads(model_type: str, key: str) -> bool:
+    """Whether the type's modeling code (not its configuration code) reads ``key``; True when not derived."""
+    if model_type not in hf_keys_read.MODEL_SCOPE:
+        return True
+    reader = _reader_of(model_type, key)
+    return reader is not None and not reader.startswith("config:")
 
 
 def _resolve(
     path: Path, data: dict[str, Any], table: HFTable
 ) -> tuple[list[KeyReading], dict[str, Any], dict[str, str]]:
     """Every key's disposition, the values transformers would resolve, and the file key behind each archzoo key."""
-    _refuse(path, data, table)
+    converted, rope = _convert(path, data, table)
+    plain = _refuse(path, {k: v for k, v in data.items() if k not in converted}, table)
     keys: list[KeyReading] = []
     given: dict[str, Any] = {}
     origin: dict[str, str] = {}  # archzoo key -> the file key it was read from
+    rope_target = table.read.get("rope_parameters", "")
+    if rope is not None:
+        given["rope_parameters"] = rope
+        from_keys = [k for k in ("rope_scaling", "rope_theta", "partial_rotary_factor") if k in converted]
+        if rope_target:
+            origin[rope_target] = (
+                "rope_scaling"
+                if converted.get("rope_scaling", KeyReading("", None, "ignored")).disposition == "converted"
+                else "rope_parameters"
+                if "rope_parameters" in data
+                else from_keys[0]
+                if from_keys
+                else "rope_parameters"
+            )
     for key, value in data.items():
         native = table.aliases.get(key, key)
         alias = native != key
         overridden_by = next((a for a, n in table.aliases.items() if n == key and a in data), None)
-        if native in table.read and not (key == "id2label" or key == "num_labels"):
+        if key in converted:
+            keys.append(converted[key])
+        elif key in plain:
+            keys.append(KeyReading(key, value, "ignored", "", plain[key]))
+        elif key == "rope_parameters" and rope is not None:
+            keys.append(
+                KeyReading(
+                    key,
+                    rope,
+                    "read" if rope_target else "ignored",
+                    rope_target,
+                    "as transformers holds it once loaded (rope_type, rope_theta and the rest filled in)"
+                    + ("" if rope_target else "; " + table.ignored.get("rope_parameters", "")),
+                )
+            )
+        elif native in table.read and not (key == "id2label" or key == "num_labels"):
             target = table.read[native]
             if overridden_by:
                 keys.append(
@@ -522,6 +756,18 @@ def _resolve(
             keys.append(KeyReading(key, value, "read", "", _checked(table.refused[native])))
         elif key in ("id2label", "num_labels"):
             continue  # below, with the label count
+        elif key == "auto_map":
+            keys.append(
+                KeyReading(
+                    key,
+                    value,
+                    "ignored",
+                    "",
+                    f"names custom code, which transformers {TRANSFORMERS_VERSION} runs only with "
+                    f"trust_remote_code; model type {table.model_type} is one it builds natively, so without "
+                    f"that flag it builds its own {table.config_class} and classes, and archzoo counts those",
+                )
+            )
         else:
             disposition, why = COMMON_KEYS[key]
             if disposition == "refused":
@@ -532,6 +778,17 @@ def _resolve(
                 )
             else:
                 keys.append(KeyReading(key, value, disposition, "", why))
+    if rope is not None and "rope_parameters" not in data:
+        built = ", ".join(k for k in ("rope_scaling", "rope_theta", "partial_rotary_factor") if k in converted)
+        keys.append(
+            KeyReading(
+                "rope_parameters",
+                rope,
+                "read" if rope_target else "ignored",
+                rope_target,
+                f"not in the file: built from {built} while loading, as transformers does",
+            )
+        )
 
     num_labels = _labels(path, data, table, keys, origin)
     for native, target in table.read.items():
