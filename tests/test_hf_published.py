@@ -1,0 +1,209 @@
+"""Published config.json files, as their authors uploaded them, counted exactly against transformers.
+
+Every file in ``tests/data/hf_published/`` is a model's ``config.json`` transcribed as published, every key
+kept (legacy keys, ``auto_map``, ``task_specific_params``, ``torch_dtype`` ...); ``SOURCES.md`` beside them
+names where each was copied from. For each file, as written:
+
+(a) archzoo's count of the base model (``archzoo count --hf-config FILE``: the class ``AutoModel`` builds)
+    equals transformers' ``AutoModel.from_config`` of the same file, loaded by ``AutoConfig.from_pretrained``;
+(b) with ``--hf-class auto`` (the file's first ``architectures`` entry), archzoo's count equals transformers'
+    class of that name; where transformers has no such class, archzoo must refuse (exact or refused).
+
+Parameters are ``sum(p.numel() for p in model.parameters())``; FLOPs are one eager forward pass of ``N``
+tokens (each side of an encoder-decoder; an image model's length is fixed by its image) under
+``torch.utils.flop_counter.FlopCounterMode``. Models are built on the meta device, so a 405-billion-parameter
+file costs no memory. A mixture of experts routes by the values of its activations, which the meta device
+does not have: its forward pass runs on the CPU with parameters that occupy no memory (one zero broadcast
+to each shape) and with the matrix products left uncomputed (`_ShapesOnly`), so FlopCounterMode still sees
+and counts every product transformers dispatches, at the shapes it dispatches them. Each token reaches
+exactly ``top_k`` distinct experts whatever the router's values, so the count does not depend on them; on
+small Mixtral and Qwen2-MoE configurations this gives the same FLOPs as a forward pass with real random
+weights (tests/transformers_models.py's ``forward_flops``), checked in `test_weightless_moe_pass_counts_what_a_real_one_does`.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from archzoo.errors import HFConfigError
+from archzoo.hf_config import load_hf_config
+from archzoo.host import PluginHost
+from archzoo.report import make_report
+
+pytestmark = pytest.mark.reference
+
+CORPUS_DIR = Path(__file__).resolve().parent / "data" / "hf_published"
+CORPUS = sorted(CORPUS_DIR.glob("*.json"))
+
+SEQ_LEN = 128  # tokens per forward pass: within every published file's limit, small enough to be quick
+
+
+def _data(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def _cases() -> list[Any]:
+    cases = []
+    for path in CORPUS:
+        cases.append(pytest.param(path, None, id=f"{path.stem}-base"))
+        if _data(path).get("architectures"):  # --hf-class auto needs the key; files without it have one case
+            cases.append(pytest.param(path, "auto", id=f"{path.stem}-auto"))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def host() -> PluginHost:
+    return PluginHost().load()
+
+
+@pytest.fixture(scope="module")
+def T():
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    return transformers
+
+
+# ---- transformers' side ---------------------------------------------------------------------------------
+
+
+class _ShapesOnly:
+    """Matrix products answered with an uninitialised tensor of the right shape instead of computed: a
+    mixture of experts' forward pass then costs what its elementwise work costs. Entered *outside* FlopCounterMode, so the
+    counter sees each product first, counts it from its shapes, and only then hands it here."""
+
+    def __new__(cls):
+        import torch
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        aten = torch.ops.aten
+        products = {aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default}
+
+        class ShapesOnly(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                if func in products:
+                    meta = func(*[a.to("meta") if isinstance(a, torch.Tensor) else a for a in args], **kwargs)
+                    return torch.empty(meta.shape, dtype=meta.dtype)
+                return func(*args, **kwargs)
+
+        return ShapesOnly()
+
+
+def _weightless(model: Any) -> None:
+    """Each parameter and buffer of a meta-device model as a CPU tensor of its shape that holds one zero."""
+    import torch
+
+    for module in model.modules():
+        for name, param in list(module.named_parameters(recurse=False)):
+            zero = torch.zeros((), dtype=param.dtype).expand(param.shape)
+            module._parameters[name] = torch.nn.Parameter(zero, requires_grad=False)
+        for name, buffer in list(module.named_buffers(recurse=False)):
+            if buffer is not None and buffer.device.type == "meta":
+                module._buffers[name] = torch.zeros((), dtype=buffer.dtype).expand(buffer.shape).clone()
+
+
+def _transformers_figures(T: Any, path: Path, hf_class: str | None) -> tuple[str, int, int]:
+    """The class transformers builds from the file (AutoModel's, or the first ``architectures`` entry's),
+    its parameters and its forward FLOPs at `SEQ_LEN` tokens."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    config = T.AutoConfig.from_pretrained(str(path))  # the file as from_pretrained reads it
+    config._attn_implementation = "eager"  # FlopCounterMode counts the attention products
+    config._experts_implementation = "eager"  # each expert's matmuls (grouped_mm is not counted)
+    with torch.device("meta"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if hf_class is None:
+            model = T.AutoModel.from_config(config)
+        else:
+            model = getattr(T, config.architectures[0])(config)
+    model.eval()
+    params = sum(p.numel() for p in model.parameters())
+    routed = getattr(config, "num_experts_per_tok", None) is not None  # routing reads activation values
+    device = "cpu" if routed else "meta"
+    if routed:
+        _weightless(model)
+    if hasattr(config, "image_size"):
+        side = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
+        inputs = {"pixel_values": torch.zeros(1, config.num_channels, side, side, device=device)}
+    else:
+        ids = torch.zeros(1, SEQ_LEN, dtype=torch.long, device=device)
+        inputs = {"input_ids": ids}
+        if getattr(config, "is_encoder_decoder", False):
+            inputs["decoder_input_ids"] = ids  # archzoo's N is both sides' length
+    with torch.no_grad():
+        if routed:
+            with _ShapesOnly(), FlopCounterMode(display=False) as counter:
+                model(**inputs)
+        else:
+            with FlopCounterMode(display=False) as counter:
+                model(**inputs)
+    return type(model).__name__, params, counter.get_total_flops()
+
+
+# ---- the corpus --------------------------------------------------------------------------------------------
+
+
+def test_every_file_is_named_in_the_manifest_with_its_source():
+    sources = (CORPUS_DIR / "SOURCES.md").read_text()
+    assert CORPUS, f"no published files in {CORPUS_DIR}"
+    for path in CORPUS:
+        assert f"`{path.name}`" in sources, f"{path.name} has no source in SOURCES.md"
+        data = _data(path)
+        assert "model_type" in data, path.name
+
+
+@pytest.mark.parametrize("path, hf_class", _cases())
+def test_published_file_counts_what_transformers_builds(T, host, path, hf_class):
+    try:
+        model_class, params, flops = _transformers_figures(T, path, hf_class)
+    except AttributeError as exc:  # transformers has no class of the file's architectures name
+        with pytest.raises(HFConfigError):
+            reading = load_hf_config(path, host, hf_class=hf_class)
+            pytest.fail(f"transformers cannot build {path.name} ({exc}), but archzoo counts {reading.model_class}")
+        return
+    reading = load_hf_config(path, host, hf_class=hf_class)
+    assert reading.model_class == model_class
+    is_image = reading.architecture.name == "vit"
+    report = make_report(reading.architecture, reading.config, None if is_image else SEQ_LEN)
+    assert (report.params, report.flops) == (params, flops), (
+        f"{path.name} as {model_class}: archzoo {report.params:,} params and {report.flops:,} FLOPs, "
+        f"transformers {params:,} and {flops:,} (params {report.params - params:+,}, FLOPs {report.flops - flops:+,})"
+    )
+
+
+@pytest.mark.parametrize(
+    "model_type, sizes",
+    [
+        ("mixtral", dict(intermediate_size=40, num_local_experts=4)),
+        ("qwen2_moe", dict(moe_intermediate_size=40, shared_expert_intermediate_size=56, num_experts=4)),
+    ],
+)
+def test_weightless_moe_pass_counts_what_a_real_one_does(T, tmp_path, model_type, sizes):
+    """The shortcut above against a forward pass with random weights on the CPU, on small routed models."""
+    from transformers_models import build_model, forward_flops
+
+    model_class = {"mixtral": "MixtralForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM"}[model_type]
+    data = dict(
+        model_type=model_type,
+        architectures=[model_class],
+        vocab_size=97,
+        hidden_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_experts_per_tok=2,
+        max_position_embeddings=SEQ_LEN * 2,
+        **sizes,
+    )
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    _, params, flops = _transformers_figures(T, path, "auto")
+    real = build_model(T, model_class, T.AutoConfig.from_pretrained(str(path)), device="cpu")
+    assert (params, flops) == (sum(p.numel() for p in real.parameters()), forward_flops(real, SEQ_LEN, random_ids=True))
