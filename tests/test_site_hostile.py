@@ -33,6 +33,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mkdocs.utils.meta import get_data
 
+from archzoo.errors import ArchzooError
 from archzoo.host import PluginHost, reset_host
 from archzoo.registry import load_registry
 from archzoo.site import build_site, pages, views
@@ -636,3 +637,52 @@ def test_any_csv_text_cell_reads_back_as_text(text):
 def test_any_navigation_title_is_the_escaped_text(text):
     title = _navigation_title(text)
     assert squash(html.unescape(title)) == shown(text) and not Html(title).elements
+
+
+# ---- files of docs/ that lead out of the zoo ------------------------------------------------------
+
+
+def _zoo_with_docs(tmp_path: Path) -> Path:
+    """A zoo (mkdocs.yml, docs/, registry/ with BERT-base) and, beside it, a private file."""
+    zoo = tmp_path / "zoo"
+    (zoo / "docs").mkdir(parents=True)
+    (zoo / "registry").mkdir()
+    (zoo / "registry" / BERT_BASE.name).write_bytes(BERT_BASE.read_bytes())
+    (zoo / "mkdocs.yml").write_text(
+        "site_name: Zoo\ntheme:\n  name: material\nplugins:\n  - search\n  - archzoo\n", encoding="utf-8"
+    )
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "secret.md").write_text("# Secret\n\nSECRET-TOKEN-4711\n", encoding="utf-8")
+    return zoo
+
+
+@pytest.mark.parametrize("how", ["file", "folder"])
+def test_docs_symlink_out_of_the_zoo_is_refused(tmp_path, monkeypatch, how):
+    """A link in docs/ to a file outside the zoo (or to a folder outside it) is refused in one line, and
+    no site is written: neither a page, a copy nor a search entry of the file is published."""
+    zoo = _zoo_with_docs(tmp_path)
+    if how == "file":
+        (zoo / "docs" / "notes.md").symlink_to(tmp_path / "private" / "secret.md")
+        shown = "docs/notes.md"
+    else:
+        (zoo / "docs" / "extra").symlink_to(tmp_path / "private", target_is_directory=True)
+        shown = "docs/extra/secret.md"
+    monkeypatch.chdir(zoo)
+    out = tmp_path / "site"
+    with pytest.raises(ArchzooError) as raised:
+        build_site(out)
+    message = str(raised.value)
+    assert message.startswith(f"site build failed: {shown}: a symbolic link"), message
+    assert "outside the zoo" in message and "\n" not in message.split("; the previous")[0]
+    assert not out.exists()
+    assert not list(tmp_path.glob(".site.building-*"))  # the staging folder is gone too
+
+
+def test_docs_symlink_inside_the_zoo_is_published(tmp_path, monkeypatch):
+    """A link that stays inside the zoo (docs/ to the zoo's own README) is the zoo's file, and published."""
+    zoo = _zoo_with_docs(tmp_path)
+    (zoo / "README.md").write_text("# About this zoo\n\nZOO-README-TEXT\n", encoding="utf-8")
+    (zoo / "docs" / "about.md").symlink_to(zoo / "README.md")
+    monkeypatch.chdir(zoo)
+    site = build_site(tmp_path / "site")
+    assert "ZOO-README-TEXT" in (site / "about" / "index.html").read_text(encoding="utf-8")

@@ -10,6 +10,13 @@ Python twin of the browser's arithmetic) gives exactly what the rebuilt tree giv
 A key that changes the tree's structure (a block appears, a formula changes), or a derived symbol whose
 definition is not a plain expression of other symbols (ViT's ``(224 / 16)²``), is exported as refused,
 with the reason the page shows instead of a figure.
+
+Probing costs some fifty builds of the block tree, so a build learns it once per architecture and
+structural signature (`WhatifProbes`): configurations with the same non-integer keys and the same
+polynomials term by term share which key moves which symbol and which keys are refused; each model then
+gets that structure with its own values and polynomials, once its own values are checked to obey it.
+`whatif` itself probes the one configuration it is given, and is what the tests compare the shared
+structure with.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ __all__ = [
     "FIGURES",
     "SCHEMA",
     "Refused",
+    "WhatifProbes",
     "architecture_data",
     "architecture_data_path",
     "compare_page",
@@ -472,6 +480,140 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
     return data
 
 
+# ---- one probe per structure: the what-if of a model from its architecture's learnt structure ---------
+
+#: The parts of a what-if that describe the structure (which key moves which symbol, which keys are refused),
+#: learnt once per signature; everything else is the model's own (its values, polynomials and rules).
+_STRUCTURE_SYMBOL = ("key", "offset", "derived")
+_STRUCTURE_RULE = ("key", "offset")
+_STRUCTURE_FIELD = ("min", "description", "symbols", "refused")
+
+
+def _signature(config: Mapping[str, Any], keys: Sequence[str], polys: Mapping[str, Poly]) -> Any:
+    """What decides a what-if's structure, without the numbers: the keys that are not integers (flags,
+    choices, nulls: they change the block tree), the figures' polynomials term by term (the tree's shape),
+    and the symbols with their plain definitions. Configurations that share it differ only in the values
+    of their integer keys, which the exported polynomials take as symbols."""
+    fixed = tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in config.items() if k not in keys))
+    shape = tuple((name, tuple(sorted(poly.terms.items()))) for name, poly in polys.items())
+    definitions = tuple(
+        sorted(
+            (name, s.definition if _names_in(s.definition) else "") for name, s in _symbols_of(polys.values()).items()
+        )
+    )
+    return (fixed, shape, definitions)
+
+
+class WhatifProbes:
+    """The what-if structures learnt in one build, by architecture and `_signature`: a configuration whose
+    signature was seen gets the structure of the first one (which key moves which symbol, which keys are
+    refused and why) with its own values and polynomials, instead of rebuilding its block tree some fifty
+    times. The structure is taken only when the configuration's own values obey it (each key-bound symbol
+    is its key's value plus the same offset, each derived symbol its definition, N and its bound likewise);
+    otherwise the configuration is probed on its own (`whatif`). ``probed`` and ``reused`` count both."""
+
+    def __init__(self) -> None:
+        self._learnt: dict[Any, dict[str, Any]] = {}
+        self.probed = 0
+        self.reused = 0
+
+    def whatif(
+        self, arch: Architecture, config: ArchConfig, *, model: str = "", root: Block | None = None
+    ) -> dict[str, Any]:
+        """`whatif`'s data for ``config``; ``root`` is its block tree when the caller has built it already."""
+        base_config = config.model_dump(mode="json")
+        if root is None:
+            root = build_blocks(arch, config)
+        polys = _figures(root)
+        keys = _int_keys(config)
+        signature = (arch.name, arch.plugin, _signature(base_config, keys, polys))
+        learnt = self._learnt.get(signature)
+        if learnt is not None:
+            data = _with_structure(arch, config, base_config, keys, polys, learnt, model)
+            if data is not None:
+                self.reused += 1
+                return data
+        self.probed += 1
+        data = whatif(arch, config, model=model)
+        self._learnt.setdefault(signature, data)
+        return data
+
+
+def _with_structure(
+    arch: Architecture,
+    config: ArchConfig,
+    base_config: Mapping[str, Any],
+    keys: Sequence[str],
+    polys: Mapping[str, Poly],
+    learnt: Mapping[str, Any],
+    model: str,
+) -> dict[str, Any] | None:
+    """The what-if of ``config`` with the structure of ``learnt`` (same signature), or None when the
+    configuration's own values do not obey that structure."""
+    symbols = {name: s for name, s in _symbols_of(polys.values()).items() if name != "N"}
+    if set(symbols) != set(learnt["symbols"]):
+        return None
+    ints = {k: base_config[k] for k in keys}
+    values = {name: s.value for name, s in symbols.items() if s.value is not None}
+    symbols_json: dict[str, dict[str, Any]] = {}
+    for name, s in symbols.items():
+        rule = learnt["symbols"][name]
+        if rule["key"] is not None and (s.value is None or s.value != ints[rule["key"]] + rule["offset"]):
+            return None
+        if rule["derived"]:
+            try:
+                if evaluate_expression(rule["derived"], {**values, **ints}) != s.value:
+                    return None
+            except Refused:
+                return None
+        symbols_json[name] = {
+            "value": str(s.value),
+            "latex": s.tex(),
+            "meaning": s.meaning,
+            "definition": s.definition,
+            **{part: rule[part] for part in _STRUCTURE_SYMBOL},
+        }
+    seq_len = call_plugin(arch.plugin, "seq_len", arch.seq_len, config)
+    longest = None
+    if arch.max_seq_len is not None:
+        longest = call_plugin(arch.plugin, "max_seq_len", arch.max_seq_len, config)
+    n_learnt = learnt["n"]
+    for rule, value in ((n_learnt, seq_len), (n_learnt["max"], longest)):
+        if rule["key"] is not None and (value is None or value != ints[rule["key"]] + rule["offset"]):
+            return None
+    n_rule = {
+        "value": seq_len,
+        **{part: n_learnt[part] for part in _STRUCTURE_RULE},
+        "fixed": n_learnt["fixed"],
+        "meaning": call_plugin(arch.plugin, "seq_len_note", arch.seq_len_note, config),
+    }
+    max_rule = {"value": longest, **{part: n_learnt["max"][part] for part in _STRUCTURE_RULE}}
+    fields = []
+    for key, rule in zip(keys, learnt["fields"], strict=True):
+        if rule["key"] != key:
+            return None
+        fields.append({"key": key, "value": base_config[key], **{part: rule[part] for part in _STRUCTURE_FIELD}})
+    data: dict[str, Any] = {
+        "schema": SCHEMA,
+        "architecture": arch.name,
+        "model": model,
+        "config": dict(base_config),
+        "symbols": symbols_json,
+        "n": {**n_rule, "max": max_rule},
+        "figures": {name: {"terms": _terms(poly), "text": poly.text()} for name, poly in polys.items()},
+        "fields": fields,
+        "rules": _divisibility_rules(arch, base_config, keys),
+    }
+    # the configuration's own figures, as the browser computes them, must be its tree's
+    own = {name: poly.evaluate(N=seq_len) for name, poly in polys.items()}
+    try:
+        if evaluate(data, {}) != own:
+            return None
+    except Refused:
+        return None
+    return data
+
+
 def _valid(arch: Architecture, data: Mapping[str, Any]) -> bool:
     try:
         arch.config_model.model_validate(dict(data))
@@ -592,8 +734,9 @@ def _tree(root: Block, seq_len: int) -> list[dict[str, Any]]:
     return rows
 
 
-def model_data(entry: Entry) -> dict[str, Any]:
-    """``explore/models/ID.json``: the model's block tree (the compare page) and its what-if data."""
+def model_data(entry: Entry, probes: WhatifProbes | None = None) -> dict[str, Any]:
+    """``explore/models/ID.json``: the model's block tree (the compare page) and its what-if data; ``probes``
+    are the structures learnt so far in this build (without them, every key of the model is probed)."""
     report = entry.report
     return {
         "schema": SCHEMA,
@@ -610,11 +753,15 @@ def model_data(entry: Entry) -> dict[str, Any]:
             "weights_fp16_bytes": str(report.weight_bytes()["fp16"]),
         },
         "tree": _tree(report.root, report.seq_len),
-        "whatif": whatif(entry.architecture, entry.config, model=entry.id),
+        "whatif": (
+            probes.whatif(entry.architecture, entry.config, model=entry.id, root=report.root)
+            if probes is not None
+            else whatif(entry.architecture, entry.config, model=entry.id)
+        ),
     }
 
 
-def architecture_data(arch: Architecture) -> dict[str, Any] | None:
+def architecture_data(arch: Architecture, probes: WhatifProbes | None = None) -> dict[str, Any] | None:
     """``explore/architectures/NAME.json``: the what-if data of the architecture's default configuration
     (None when it has no valid default)."""
     try:
@@ -622,7 +769,8 @@ def architecture_data(arch: Architecture) -> dict[str, Any] | None:
     except ValidationError:
         return None
     try:
-        return {"schema": SCHEMA, "architecture": arch.name, "whatif": whatif(arch, config)}
+        data = probes.whatif(arch, config) if probes is not None else whatif(arch, config)
+        return {"schema": SCHEMA, "architecture": arch.name, "whatif": data}
     except (ArchzooError, ValueError):
         return None
 

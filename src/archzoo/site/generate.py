@@ -19,7 +19,8 @@ from typing import Any
 
 from ..host import get_host
 from ..registry import Entry, Registry, load_registry, registry_folders
-from . import pages
+from . import explore, pages
+from .pagecache import PageCache
 from .views import ArchitectureView, ModelView, architecture_view, model_view
 
 __all__ = ["PARALLEL_FROM", "PROGRESS_EVERY", "Zoo", "collect", "shown_path"]
@@ -42,6 +43,8 @@ class Zoo:
 
     ``sources`` maps each generated page to the file it is made from (a model's YAML file, an
     architecture's plugin module), for edit links; it is never written into a page as it is.
+    ``data`` holds each model's what-if JSON (`archzoo.site.explore.model_data`) by id, and
+    ``architecture_data`` each architecture's (None: it has no valid default configuration).
     """
 
     def __init__(
@@ -51,9 +54,13 @@ class Zoo:
         registry: Registry,
         sources: dict[str, Path],
         model_pages: dict[str, str] | None = None,
+        data: dict[str, str] | None = None,
+        architecture_data: dict[str, str | None] | None = None,
     ):
         self.models = models
         self.pages = model_pages or {}
+        self.data = data or {}
+        self.architecture_data = architecture_data or {}
         self.architectures = architectures
         self.registry = registry
         self.sources = sources
@@ -94,22 +101,31 @@ def _workers(n_entries: int, configured: int | None) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class _Job:
-    """What each worker needs: the entries, how their files are shown, and how pages link."""
+    """What each worker needs: the entries, how their files are shown, and how pages link. ``probes`` are
+    the what-if structures learnt so far (each worker process learns its own)."""
 
     entries: list[Entry]
     sources: list[str]
     directory_urls: bool | None
+    probes: explore.WhatifProbes = dataclasses.field(default_factory=explore.WhatifProbes)
 
-    def render(self, index: int) -> tuple[ModelView, str | None]:
-        view = model_view(self.entries[index], source_path=self.sources[index])
+    def render(self, index: int) -> tuple[ModelView, str | None, str]:
+        entry = self.entries[index]
+        view = model_view(entry, source_path=self.sources[index])
         page = None
         if self.directory_urls is not None:
             page = pages.model_page(view, page_path=pages.model_path(view.id), directory_urls=self.directory_urls)
-        return view, page
+        data = explore.to_json(explore.model_data(entry, self.probes))
+        return view, page, data
+
+    def architecture(self, name: str) -> str | None:
+        arch = get_host().architectures.get(name)
+        data = explore.architecture_data(arch, self.probes) if arch is not None else None
+        return None if data is None else explore.to_json(data)
 
 
 #: What the build's own process needs of a view a worker rendered the page of (its tables and downloads);
-#: the rest is dropped so that less crosses the process boundary.
+#: the rest is dropped so that less crosses the process boundary (and less is cached).
 _HEAVY: dict[str, Any] = dict(
     rows=(), symbols=(), flops_svg="", params_svg="", mermaid="", config_yaml="", reference_code=None
 )
@@ -122,13 +138,19 @@ def _start_worker(job: _Job) -> None:
     _job = job
 
 
-def _render_chunk(bounds: tuple[int, int]) -> list[tuple[ModelView, str | None]]:
+def _slim(result: tuple[ModelView, str | None, str]) -> tuple[ModelView, str | None, str]:
+    view, page, data = result
+    return (dataclasses.replace(view, **_HEAVY) if page is not None else view), page, data
+
+
+def _render_chunk(indexes: list[int]) -> list[tuple[ModelView, str | None, str]]:
     assert _job is not None
-    out = []
-    for i in range(*bounds):
-        view, page = _job.render(i)
-        out.append((dataclasses.replace(view, **_HEAVY) if page is not None else view, page))
-    return out
+    return [_slim(_job.render(i)) for i in indexes]
+
+
+def _architecture_chunk(names: list[str]) -> list[str | None]:
+    assert _job is not None
+    return [_job.architecture(name) for name in names]
 
 
 def collect(
@@ -139,11 +161,13 @@ def collect(
     progress: Callable[[str], None] | None = None,
     directory_urls: bool | None = None,
     workers: int | None = None,
+    cache: PageCache | None = None,
 ) -> Zoo:
     """Load the registry and the plugins and compute every view (no MkDocs involved).
 
     ``root`` is the site's project folder: files inside it are shown relative to it (`shown_path`).
-    With ``directory_urls`` given, each model's page markdown is rendered too (`Zoo.pages`). Large
+    With ``directory_urls`` given, each model's page markdown is rendered too (`Zoo.pages`), and taken
+    from ``cache`` when it holds the entry's page made with the same settings (`PageCache`). Large
     registries are computed in forked worker processes (``workers``: how many; default up to 4).
     """
     from ..errors import RegistryError
@@ -172,27 +196,64 @@ def collect(
             )
     sources: dict[str, Path] = {pages.model_path(e.id): e.path.resolve() for e in entries}
     job = _Job(entries, [shown_path(e.path, root, folders) for e in entries], directory_urls)
-    results: list[tuple[ModelView, str | None]] = []
-    n_workers = _workers(len(entries), workers)
+    if directory_urls is None:
+        cache = None  # views without pages keep their tables, which the cache does not hold
+    results: list[tuple[ModelView, str | None, str] | None] = [None] * len(entries)
+    keys: list[str | None] = [None] * len(entries)
+    if cache is not None:
+        for i, entry in enumerate(entries):
+            try:
+                content = entry.path.read_bytes()
+            except OSError:
+                continue  # generated, not cached
+            keys[i] = cache.key(content, entry.id, job.sources[i], str(directory_urls))
+            results[i] = cache.page(keys[i])
+    missing = [i for i, found in enumerate(results) if found is None]
+    names = list(host.architectures)
+    arch_data: dict[str, str | None] = {}
+    arch_keys = {name: cache.key("architecture", name) if cache is not None else None for name in names}
+    for name in names:
+        text = cache.text(arch_keys[name]) if cache is not None else None
+        if text is not None:
+            arch_data[name] = text or None
+    missing_archs = [name for name in names if name not in arch_data]
+    n_workers = _workers(len(missing), workers)
+    done = len(entries) - len(missing)
+
+    def report(count: int, how: str = "") -> None:
+        nonlocal done
+        before, done = done, done + count
+        if progress and done // PROGRESS_EVERY > before // PROGRESS_EVERY:
+            progress(f"archzoo: computed {done:,}/{len(entries):,} models{how} ({time.perf_counter() - started:.1f} s)")
+
     if n_workers > 1:
-        step = max(50, -(-len(entries) // (n_workers * 8)))
-        chunks = [(i, min(i + step, len(entries))) for i in range(0, len(entries), step)]
+        step = max(50, -(-len(missing) // (n_workers * 8)))
+        chunks = [missing[i : i + step] for i in range(0, len(missing), step)]
+        arch_chunks = [missing_archs[i : i + 4] for i in range(0, len(missing_archs), 4)]
         with multiprocessing.get_context("fork").Pool(n_workers, initializer=_start_worker, initargs=(job,)) as pool:
-            for chunk in pool.imap(_render_chunk, chunks):
-                before = len(results)
-                results += chunk
-                if progress and len(results) // PROGRESS_EVERY > before // PROGRESS_EVERY:
-                    progress(
-                        f"archzoo: computed {len(results):,}/{len(entries):,} models in {n_workers} processes "
-                        f"({time.perf_counter() - started:.1f} s)"
-                    )
+            pending = pool.map_async(_architecture_chunk, arch_chunks) if arch_chunks else None
+            for indexes, chunk in zip(chunks, pool.imap(_render_chunk, chunks), strict=True):
+                for i, result in zip(indexes, chunk, strict=True):
+                    results[i] = result
+                report(len(chunk), f" in {n_workers} processes")
+            computed = [d for part in pending.get() for d in part] if pending is not None else []
+        arch_data.update(zip(missing_archs, computed, strict=True))
     else:
-        for i in range(len(entries)):
-            results.append(job.render(i))
-            if progress and (i + 1) % PROGRESS_EVERY == 0:
-                progress(f"archzoo: computed {i + 1:,}/{len(entries):,} models ({time.perf_counter() - started:.1f} s)")
-    models = [view for view, _ in results]
-    model_pages = {view.id: page for view, page in results if page is not None}
+        for i in missing:
+            results[i] = _slim(job.render(i))
+            report(1)
+        arch_data.update((name, job.architecture(name)) for name in missing_archs)
+    if cache is not None:
+        for i in missing:
+            found = results[i]
+            assert found is not None
+            cache.put_page(keys[i], *found)
+        for name in missing_archs:
+            cache.put_text(arch_keys[name], arch_data[name] or "")
+    finished = [r for r in results if r is not None]
+    models = [view for view, _, _ in finished]
+    model_pages = {view.id: page for view, page, _ in finished if page is not None}
+    model_data = {view.id: data for view, _, data in finished}
     by_arch: dict[str, list[ModelView]] = {}
     for m in models:
         by_arch.setdefault(m.architecture, []).append(m)
@@ -210,8 +271,9 @@ def collect(
         if module_file is not None:
             sources[pages.architecture_path(name)] = module_file
     if progress:
+        reused = f", {len(entries) - len(missing):,} unchanged since a previous build" if cache is not None else ""
         progress(
-            f"archzoo: computed {len(models):,} models of {len(architectures)} architectures "
+            f"archzoo: computed {len(models):,} models of {len(architectures)} architectures{reused} "
             f"({time.perf_counter() - started:.1f} s)"
         )
-    return Zoo(models, architectures, registry, sources, model_pages)
+    return Zoo(models, architectures, registry, sources, model_pages, model_data, arch_data)

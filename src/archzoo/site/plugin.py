@@ -13,6 +13,7 @@ It is the whole site: ``mkdocs build`` and ``archzoo build`` both run it, config
           pages: [methodology, writing-entries]   # archzoo's own pages to publish (PAGES lists them all)
           plugin_registries: []                   # installed plugins whose shipped entries to include, or [all]
           edit_pattern: ""                        # {repo_url} and {path} filled in; default "{repo_url}/edit/main/{path}"
+          cache: true                             # keep each entry's generated page between builds (pagecache)
 
 What it does, by MkDocs event:
 
@@ -57,8 +58,10 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files
 
 from ..errors import ArchzooError
+from ..host import get_host
 from . import explore, pages, peers
 from .generate import PROGRESS_EVERY, Zoo, collect
+from .pagecache import PageCache
 
 __all__ = ["DEFAULT_PAGES", "PACKAGE_DOCS", "PAGES", "THEME_DIR", "ArchzooPlugin", "ArchzooPluginConfig"]
 
@@ -123,6 +126,7 @@ class ArchzooPluginConfig(base.Config):
     edit_pattern = c.Type(str, default="")
     workers = c.Optional(c.Type(int))
     flat_nav = c.Type(bool, default=False)
+    cache = c.Type(bool, default=True)
 
 
 class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
@@ -203,6 +207,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
     # ---- files and navigation ---------------------------------------------------------------------
 
     def on_files(self, files: Files, config):
+        _refuse_links_out(files, config, self.root)
         self.owner_pages = {f.src_uri for f in files.documentation_pages()}
         started = time.perf_counter()
         try:
@@ -213,6 +218,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
                 progress=log.info,
                 directory_urls=config.use_directory_urls,
                 workers=self.config.workers,
+                cache=PageCache.default(get_host()) if self.config.cache else None,
             )
         except ArchzooError as exc:
             if not self.serving:  # MkDocs reports its own error type as one clean line, with no traceback
@@ -271,17 +277,13 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
 
     def _explore_files(self, zoo: Zoo) -> dict[str, str]:
         """The compare page, and the JSON each model's and architecture's what-if and the compare page read."""
-        from ..host import get_host
-
         out = {explore.COMPARE_PAGE: explore.compare_page(zoo.models)}
-        for entry in sorted(zoo.registry, key=lambda e: e.id):
-            out[explore.model_data_path(entry.id)] = explore.to_json(explore.model_data(entry))
-        architectures = get_host().architectures
+        for model_id in sorted(zoo.data):
+            out[explore.model_data_path(model_id)] = zoo.data[model_id]
         for view in zoo.architectures:
-            arch = architectures.get(view.name)
-            data = explore.architecture_data(arch) if arch is not None else None
+            data = zoo.architecture_data.get(view.name)
             if data is not None:
-                out[explore.architecture_data_path(view.name)] = explore.to_json(data)
+                out[explore.architecture_data_path(view.name)] = data
         return out
 
     def _owner_titles(self, config, taken: set[str]) -> list[tuple[str, str]]:
@@ -372,6 +374,27 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
             if folder.exists():
                 server.watch(str(folder))
         return server
+
+
+def _refuse_links_out(files: Files, config, root: Path | None) -> None:
+    """Every file MkDocs collected from ``docs/`` must be inside the zoo (the folder of mkdocs.yml, or
+    ``docs/`` itself): a symbolic link to a file elsewhere (``~/.ssh/id_rsa``, ``/etc/passwd``) would be
+    copied, rendered and indexed for search, published with the site. Checked where the files are
+    collected, so no page, copy or search entry is made of it."""
+    docs = Path(config.docs_dir)
+    inside = [docs.resolve()] + ([root.resolve()] if root is not None else [])
+    for file in files:
+        if file.abs_src_path is None:
+            continue
+        source = Path(file.abs_src_path)
+        if not source.is_relative_to(docs):
+            continue  # the theme's files, and archzoo's own
+        target = source.resolve()
+        if not any(target.is_relative_to(folder) for folder in inside):
+            raise PluginError(
+                f"{docs.name}/{file.src_uri}: a symbolic link (or a file under one) to a file outside the zoo; "
+                "the site publishes only the zoo's own files: copy the file into docs/, or remove the link"
+            )
 
 
 def _resolve_format(options: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,194 @@
+"""Generated pages kept between builds: each entry's page, view and what-if data, keyed by what makes them.
+
+Generating a model's page costs a count, a report and a what-if export; its result depends only on the
+entry's file, where the site shows that file, how pages link (``use_directory_urls``), archzoo's version
+and source files and every loaded plugin's name, version and module files. A build keeps each result in a
+file named by the SHA-256 of all of those, so a build after one entry changed generates that entry alone,
+and a change to archzoo or to any plugin misses every entry (a stale page is never reused).
+
+The files live in ``site-pages/`` beside the registry index's cache (`archzoo.registry_index.cache_dir`:
+``$ARCHZOO_CACHE_DIR``, else ``$XDG_CACHE_HOME/archzoo``, else ``~/.cache/archzoo``). Each is JSON (read
+back as plain values, never as code) after a header line with its key and the SHA-256 of the rest, so a
+foreign, truncated or corrupt file is a miss and is written again. A folder that cannot be written makes
+every lookup a miss: the build still succeeds, only slower.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..host import PluginHost
+from ..registry_index import cache_dir
+from .views import ModelView
+
+__all__ = ["FORMAT", "PageCache", "fingerprint"]
+
+#: Bumped whenever what a cached file holds changes.
+FORMAT = "archzoo.site-pages/1"
+#: The folder under the cache folder.
+FOLDER = "site-pages"
+#: A cached file larger than this is not read (a model page and its data take a few hundred kB).
+MAX_BYTES = 64 * 1024 * 1024
+
+#: The view fields that are tuples (JSON gives lists back).
+_TUPLES = ("tags", "rows", "symbols")
+
+
+def fingerprint(host: PluginHost, extra: Iterable[str] = ()) -> str:
+    """Everything besides the entry that its generated page depends on: archzoo's version and source files,
+    the libraries that write the page's markup, each plugin's name, version and module files."""
+    import pygments
+    import yaml
+
+    from .. import __version__
+
+    digest = hashlib.sha256(
+        f"{FORMAT}\0{__version__}\0{sys.version_info[:2]}\0{pygments.__version__}\0{yaml.__version__}".encode()
+    )
+    files: set[Path] = set(Path(__file__).resolve().parents[1].rglob("*.py"))
+    for name, info in sorted(host.plugins.items()):
+        digest.update(f"\0{name}\0{info.version}\0{info.module}".encode())
+        module = sys.modules.get(info.module.partition(":")[0])
+        origin = getattr(module, "__file__", None)
+        if origin:
+            base = Path(origin).resolve()
+            files |= set(base.parent.rglob("*.py")) if base.name == "__init__.py" else {base}
+    for path in sorted(files):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        digest.update(f"\0{path}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
+    for problem in host.problems:
+        digest.update(f"\0{problem}".encode())
+    for item in extra:
+        digest.update(f"\0{item}".encode())
+    return digest.hexdigest()
+
+
+def _view_json(view: ModelView) -> dict[str, Any]:
+    return {f.name: getattr(view, f.name) for f in dataclasses.fields(view)}
+
+
+def _view_of(data: Any) -> ModelView | None:
+    """The view a cached file holds, or None when it is not one (a foreign or older file)."""
+    names = [f.name for f in dataclasses.fields(ModelView)]
+    if not isinstance(data, dict) or sorted(data) != sorted(names):
+        return None
+    values = dict(data)
+    for name in _TUPLES:
+        if not isinstance(values[name], list):
+            return None
+        values[name] = tuple(values[name])
+    links = values["published_links"]
+    if not isinstance(links, list) or not all(isinstance(x, list) and len(x) == 2 for x in links):
+        return None
+    values["published_links"] = tuple((str(a), str(b)) for a, b in links)
+    try:
+        return ModelView(**values)
+    except TypeError:
+        return None
+
+
+class PageCache:
+    """The cached pages of one build's settings; ``folder`` None turns the cache off."""
+
+    def __init__(self, folder: Path | None, fingerprint: str):
+        self.folder = folder
+        self.fingerprint = fingerprint
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def default(cls, host: PluginHost, *settings: str) -> PageCache:
+        """The cache in the user's cache folder, for pages made with ``settings`` (how they link)."""
+        folder = cache_dir()  # None where there is no cache folder (no home folder): no cache
+        return cls(folder / FOLDER if folder is not None else None, fingerprint(host, settings))
+
+    def key(self, *parts: str | bytes) -> str:
+        """The key of what is made from ``parts`` (an entry file's bytes, its id, how its file is shown)."""
+        digest = hashlib.sha256(self.fingerprint.encode())
+        for part in parts:
+            digest.update(b"\0" + (part if isinstance(part, bytes) else part.encode("utf-8", "surrogateescape")))
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / key[:2] / f"{key}.json"
+
+    def page(self, key: str | None) -> tuple[ModelView, str | None, str] | None:
+        """(view, page markdown, what-if JSON) kept under ``key``, or None."""
+        data = self._read(key)
+        found = None
+        if isinstance(data, dict) and sorted(data) == ["data", "page", "view"]:
+            page, explore = data["page"], data["data"]
+            view = _view_of(data["view"])
+            if view is not None and isinstance(explore, str) and (page is None or isinstance(page, str)):
+                found = view, page, explore
+        self._count(found is not None)
+        return found
+
+    def text(self, key: str | None) -> str | None:
+        """The text kept under ``key`` (an architecture's what-if JSON), or None."""
+        data = self._read(key)
+        found = data["text"] if isinstance(data, dict) and isinstance(data.get("text"), str) else None
+        self._count(found is not None)
+        return found
+
+    def _count(self, hit: bool) -> None:
+        if hit:
+            self.hits += 1
+        else:
+            self.misses += 1
+
+    def _read(self, key: str | None) -> Any:
+        if key is None or self.folder is None:
+            return None
+        try:
+            with open(self._path(key), "rb") as handle:
+                raw = handle.read(MAX_BYTES + 1)
+        except OSError:
+            return None
+        header, _, body = raw.partition(b"\n")
+        if len(raw) > MAX_BYTES or header != f"{FORMAT} {key} {hashlib.sha256(body).hexdigest()}".encode():
+            return None
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+
+    def put_page(self, key: str | None, view: ModelView, page: str | None, explore: str) -> None:
+        """Keep an entry's generated page."""
+        self._write(key, {"view": _view_json(view), "page": page, "data": explore})
+
+    def put_text(self, key: str | None, text: str) -> None:
+        self._write(key, {"text": text})
+
+    def _write(self, key: str | None, data: dict[str, Any]) -> None:
+        """A folder that cannot be written is left alone: the next build generates the page again."""
+        if key is None or self.folder is None:
+            return
+        body = json.dumps(data, separators=(",", ":")).encode()  # ASCII: a lone surrogate is kept as an escape
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(f"{FORMAT} {key} {hashlib.sha256(body).hexdigest()}\n".encode() + body)
+                os.replace(temp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+        except OSError:
+            self.folder = None  # not writable: stop trying for the rest of this build
