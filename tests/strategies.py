@@ -1,5 +1,6 @@
 """Hypothesis strategies for archzoo's property tests: configuration overrides read from each plugin's
-pydantic config model, values written as ``--set`` reads them, and registry text and bytes.
+pydantic config model, values written as ``--set`` reads them, registry text and bytes, and checkpoints
+(safetensors headers and sharded indexes, well formed or not).
 
 Nothing here names an architecture or a configuration key: every key, type, default and constraint is
 read from the config model the plugin host loaded, so a new plugin is covered the moment it is installed.
@@ -26,15 +27,19 @@ from archzoo.blocks import ACTIVATIONS
 __all__ = [
     "ARGV_TEXT",
     "HOSTILE_VALUES",
+    "SAFETENSORS_DTYPES",
+    "TENSOR_NAMES",
     "YAML_TEXT",
     "FieldShape",
     "Raw",
     "config_overrides",
     "field_shapes",
     "hostile_value",
+    "safetensors_header",
     "sensible_value",
     "set_arguments",
     "set_text",
+    "sharded_index",
     "yaml_double_quoted",
 ]
 
@@ -335,3 +340,93 @@ def yaml_double_quoted(text: str) -> str:
             out.append(f"\\U{code:08x}")
     out.append('"')
     return "".join(out)
+
+
+# ---- checkpoints: safetensors headers and sharded indexes ------------------------------------------------
+
+#: safetensors' dtype names, and names it does not know
+SAFETENSORS_DTYPES = ("F32", "F16", "BF16", "I32", "I8", "U8", "BOOL", "F64", "I64", "F8_E4M3", "F4")
+TENSOR_NAMES = st.one_of(
+    st.from_regex(r"[a-z_]{1,6}(\.[a-z0-9_]{1,6}){0,4}", fullmatch=True),
+    st.text(min_size=1, max_size=12),  # anything: control characters, escapes, surrogate-free unicode
+    st.sampled_from(["", ".", "..", "a..b", "\x1b[31mred", "x\ny", "__metadata__", "qweight", "w.qweight"]),
+)
+
+
+@st.composite
+def safetensors_header(draw: st.DrawFn) -> tuple[dict[str, Any], bytes]:
+    """A safetensors header as a dict (name -> dtype, shape, offsets; ``__metadata__`` maybe), and the file
+    bytes it makes: the header's length as 8 little-endian bytes, the JSON, then the data. Mostly what the
+    format allows (offsets laid end to end, sizes from the dtype), sometimes not: an unknown dtype, offsets
+    that overlap or leave gaps or reach past the data, a negative or huge dimension, a non-list shape."""
+    names = draw(st.lists(TENSOR_NAMES, max_size=6, unique=True))
+    header: dict[str, Any] = {}
+    offset = 0
+    for name in names:
+        dtype = draw(st.sampled_from((*SAFETENSORS_DTYPES, "X9", "f32")))
+        shape = draw(st.lists(st.integers(0, 5), max_size=3))
+        size = math.prod(shape) * {"F64": 8, "I64": 8, "F32": 4, "I32": 4, "F16": 2, "BF16": 2}.get(dtype, 1)
+        if dtype == "F4":
+            size = (math.prod(shape) + 1) // 2
+        entry: dict[str, Any] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        mutation = draw(st.sampled_from(["none"] * 6 + ["offsets", "shape", "huge", "missing", "extra"]))
+        if mutation == "offsets":
+            entry["data_offsets"] = [draw(st.integers(-2, 40)), draw(st.integers(-2, 40))]
+        elif mutation == "shape":
+            entry["shape"] = draw(st.sampled_from([[-1], "3", [1.5], None, [[2]]]))
+        elif mutation == "huge":
+            entry["shape"] = [2**62, 2**62]
+        elif mutation == "missing":
+            del entry[draw(st.sampled_from(["dtype", "shape", "data_offsets"]))]
+        elif mutation == "extra":
+            entry["unexpected"] = 1
+        header[name] = entry
+        offset += size
+    if draw(st.booleans()):
+        header["__metadata__"] = draw(
+            st.sampled_from([{"format": "pt"}, {"a": 1}, "text", {"\x1b": "\x07"}, {"k": "v" * 50}])
+        )
+    text = json.dumps(header).encode("utf-8")
+    pad = draw(st.integers(0, 7))
+    text += b" " * pad  # safetensors pads the header with spaces to a multiple of 8
+    length = len(text) + draw(st.sampled_from([0] * 8 + [-1, 1, 10**6, -len(text)]))
+    data = b"\0" * (offset + draw(st.sampled_from([0] * 6 + [-1, 1, 8])))
+    return header, max(length, 0).to_bytes(8, "little") + text + data
+
+
+@st.composite
+def sharded_index(draw: st.DrawFn) -> tuple[Any, dict[str, dict[str, Any]]]:
+    """A sharded checkpoint's index (JSON value) and the shards to write beside it (file name -> tensors
+    of one shard, each name -> (dtype, shape)): the weight_map agreeing with the shards, or not (a tensor
+    listed in the wrong shard or in none, a shard missing, a path that leaves the folder), or no index at all
+    (a list, a number, a weight_map of numbers)."""
+    shards = draw(st.lists(st.from_regex(r"model-0000[1-4]\.safetensors", fullmatch=True), unique=True, max_size=3))
+    files: dict[str, dict[str, Any]] = {}
+    weight_map: dict[str, Any] = {}
+    for shard in shards:
+        names = draw(
+            st.lists(
+                TENSOR_NAMES.filter(lambda n: n not in weight_map and n != "__metadata__"), max_size=3, unique=True
+            )
+        )
+        files[shard] = {
+            name: (draw(st.sampled_from(("F32", "F16", "BF16", "I32", "I8", "U8"))), draw(st.lists(st.integers(0, 4), max_size=2)))
+            for name in names
+        }
+        for name in names:
+            weight_map[name] = shard
+    mutation = draw(st.sampled_from(["none"] * 5 + ["moved", "dropped", "outside", "absent", "numbers", "not-a-map"]))
+    if mutation == "moved" and weight_map:
+        weight_map[next(iter(weight_map))] = draw(st.sampled_from(["model-00009.safetensors", *shards]))
+    elif mutation == "dropped" and weight_map:
+        del weight_map[next(iter(weight_map))]
+    elif mutation == "outside":
+        weight_map["x"] = draw(st.sampled_from(["../model.safetensors", "/etc/passwd", "sub/x.safetensors", "a\\b"]))
+    elif mutation == "absent" and files:
+        del files[next(iter(files))]
+    elif mutation == "numbers":
+        weight_map = {"a": 1}
+    index: Any = {"metadata": draw(st.sampled_from([{"total_size": 1}, None, [], "x"])), "weight_map": weight_map}
+    if mutation == "not-a-map":
+        index = draw(st.sampled_from([[], 3, "weight_map", {"weight_map": []}, {}]))
+    return index, files
