@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from archzoo.cli import main
 from archzoo.site import build_site
@@ -161,7 +163,81 @@ def test_compare_page(page, site_url):
 def test_compare_link_with_an_unknown_model(page, site_url):
     page.goto(site_url + "compare/?models=gpt2,no-such-model")
     page.wait_for_selector(".archzoo-compare[data-az-ready='1']")
-    assert "No model no-such-model" in page.locator(".az-compare-status").inner_text()
+    assert 'No model "no-such-model" in this zoo.' in page.locator(".az-compare-status").inner_text()
+
+
+@pytest.mark.hostile
+def test_every_id_of_the_compare_address_is_shown_or_said(page, site_url):
+    """An id that is a name every JavaScript object inherits (constructor), one named twice and those past the
+    fourth model are each named in the status line; none is dropped without a word."""
+    ids = "constructor,gpt2,gpt2,bert-base-uncased,__proto__,t5-small,vit-base-patch16-224,opt-125m,bloom-560m"
+    page.goto(site_url + "compare/?models=" + ids)
+    page.wait_for_selector(".archzoo-compare[data-az-ready='1'] .az-compare-tree")
+    assert page.locator(".az-compare-status").inner_text() == (
+        'No model "constructor", "__proto__" in this zoo. Named more than once: "gpt2". At most 4 models are '
+        'compared at once: "opt-125m", "bloom-560m" left out. Comparing gpt2, bert-base-uncased, t5-small, vit-base-patch16-224.'
+    )
+    assert page.locator(".az-compare-column").count() == 4
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("digits", [60_000, 31])
+def test_a_value_of_thousands_of_digits_is_refused_at_once(page, site_url, digits):
+    """A value longer than any size (archzoo reads at most 30 digits) is refused by its length before it is
+    read as a number: the message is one short line, and grouping its digits (once quadratic: seconds for
+    60,000 digits) never happens. benchmarks/hostile.py times it."""
+    page.goto(site_url + "whatif/")
+    page.wait_for_function("document.querySelectorAll('.archzoo-whatif[data-az-ready=\"1\"]').length === 4")
+    gpt = page.locator(".archzoo-whatif").nth(1)
+    gpt.locator("input[data-key='d_model']").fill("7" * digits)
+    assert gpt.locator(".az-whatif-status").inner_text() == (
+        f"No figure: d_model: expected a whole number of at most 30 digits (no size comes close), got one of "
+        f"{digits:,} digits"
+    )
+    assert _shown(gpt)["params"] is None
+    gpt.locator("input[data-key='d_model']").fill("x" * digits)
+    assert gpt.locator(".az-whatif-status").inner_text() == (
+        f'No figure: d_model: expected a whole number, got "{"x" * min(digits, 40)}{"…" if digits > 40 else ""}"'
+    )
+
+
+#: what the fuzzer types: digits, the separators the calculator drops, signs and what is not a number
+TYPED = st.text(alphabet="0123456789 ,_-+.ex\u0663", min_size=0, max_size=40) | st.integers(0, 2**40).map(str)
+
+
+@pytest.mark.hostile
+@example(typed="0")
+@example(typed="1" + "0" * 30)
+@example(typed="2147483648")
+@example(typed="1,024")
+@example(typed="\u0663")  # an Arabic-Indic three: a digit to Python, not to the page
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(typed=TYPED)
+def test_whatever_is_typed_the_page_agrees_with_archzoo_count(page, site_url, capsys, typed):
+    """Typed into GPT's d_model: either the page shows the figures ``archzoo count gpt --set d_model=V`` gives
+    for the whole number V the text holds (once spaces, commas and underscores are dropped), or it shows none
+    and archzoo count refuses V too (or the text is no whole number of at most 30 digits)."""
+    if page.url != site_url + "whatif/":
+        page.goto(site_url + "whatif/")
+        page.wait_for_function("document.querySelectorAll('.archzoo-whatif[data-az-ready=\"1\"]').length === 4")
+    gpt = page.locator(".archzoo-whatif").nth(1)
+    gpt.locator("button.az-whatif-reset").click()
+    gpt.locator("input[data-key='n_heads']").fill("1")  # so that every d_model is divisible by the heads
+    gpt.locator("input[data-key='d_model']").fill(typed)
+    shown = _shown(gpt)
+    status = gpt.locator(".az-whatif-status").inner_text()
+    assert "\n" not in status.strip()
+    digits = "".join(c for c in typed if c not in " ,_")
+    if not (digits and all(c in "0123456789" for c in digits) and len(digits) <= 30):
+        assert shown["params"] is None and status.startswith("No figure: d_model: expected a whole number"), status
+        return
+    code = main(["count", "gpt", "--json", "--set", "n_heads=1", "--set", f"d_model={int(digits)}"])
+    out, err = capsys.readouterr()
+    if code != 0:
+        assert shown["params"] is None and status.startswith("No figure: "), (status, err)
+        return
+    data = json.loads(out)
+    assert (shown["params"], shown["flops"]) == (data["params"]["total"], data["flops"]["forward"]), status
 
 
 def test_model_and_architecture_pages_carry_the_calculator(page, site_url, capsys):

@@ -23,7 +23,11 @@
     var s = String(text);
     var negative = s.charAt(0) === "-";
     var digits = negative ? s.slice(1) : s;
-    return (negative ? "\u2212" : "") + digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+    // groups of three in one pass (a look-ahead regular expression rescans the rest at every digit)
+    var head = digits.length % 3 || 3;
+    var parts = [digits.slice(0, head)];
+    for (var i = head; i < digits.length; i += 3) parts.push(digits.slice(i, i + 3));
+    return (negative ? "\u2212" : "") + parts.join(",");
   }
 
   function human(text) {
@@ -67,7 +71,7 @@
 
   function build(root, models, dataBase) {
     root.textContent = "";
-    var byId = {};
+    var byId = Object.create(null);  // no inherited names: ?models=constructor is an unknown model, not a function
     models.forEach(function (m) { byId[m.id] = m; });
     var cache = {};
     var form = el("form", { "class": "az-compare-form", "aria-label": "Models to compare" });
@@ -95,11 +99,20 @@
     root.appendChild(figures);
     root.appendChild(trees);
 
-    var unknown = [];
-    selected().forEach(function (id, i) {
-      if (i >= SLOTS) return;
-      if (byId[id]) selects[i].value = id; else unknown.push(id);
+    // Every id of the address is shown or said: an unknown one, one named twice and those past the fourth
+    // are named in the status line, never dropped without a word.
+    var unknown = [], repeated = [], extra = [], taken = {}, slot = 0;
+    selected().forEach(function (id) {
+      if (!byId[id]) { unknown.push(id); return; }
+      if (taken[id]) { repeated.push(id); return; }
+      if (slot >= SLOTS) { extra.push(id); return; }
+      taken[id] = true;
+      selects[slot++].value = id;
     });
+    var shown = function (ids) { return ids.map(function (id) { return JSON.stringify(id.length > 60 ? id.slice(0, 60) + "\u2026" : id); }).join(", "); };
+    var addressNote = (unknown.length ? "No model " + shown(unknown) + " in this zoo. " : "") +
+      (repeated.length ? "Named more than once: " + shown(repeated) + ". " : "") +
+      (extra.length ? "At most " + SLOTS + " models are compared at once: " + shown(extra) + " left out. " : "");
 
     function current() {
       var seen = {};
@@ -128,7 +141,7 @@
       window.history.replaceState(null, "", url.pathname + url.search.replace(/%2C/g, ",") + url.hash);
       figures.textContent = "";
       trees.textContent = "";
-      var note = unknown.length ? "No model " + unknown.join(", ") + " in this zoo. " : "";
+      var note = addressNote;
       if (ids.length < 2) {
         status.textContent = note + "Pick at least two models.";
         root.setAttribute("data-az-ready", "1");

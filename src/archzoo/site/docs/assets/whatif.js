@@ -12,6 +12,9 @@
   "use strict";
 
   var MAX_SIZE = 2147483647n;
+  /* archzoo reads integers of at most 30 digits (files.MAX_INT_DIGITS): no size comes close, and a longer
+   * one is refused before it is read as a number, so that its size costs nothing. */
+  var MAX_DIGITS = 30;
 
   function Refused(message) { this.message = message; }
 
@@ -186,10 +189,22 @@
 
   /* ---- formatting ------------------------------------------------------------------------------ */
 
+  /* Digits in groups of three, in one pass: a look-ahead regular expression rescans the rest of the number
+   * at every digit, seconds for a number of 60,000 digits. */
+  function groupDigits(s) {
+    var head = s.length % 3 || 3;
+    var parts = [s.slice(0, head)];
+    for (var i = head; i < s.length; i += 3) parts.push(s.slice(i, i + 3));
+    return parts.join(",");
+  }
+
   function group(n) {
-    var s = (n < 0n ? -n : n).toString();
-    var out = s.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-    return (n < 0n ? "\u2212" : "") + out;
+    return (n < 0n ? "\u2212" : "") + groupDigits((n < 0n ? -n : n).toString());
+  }
+
+  /* A value as typed, for a message: quoted, and cut after 40 characters. */
+  function typed(text) {
+    return JSON.stringify(text.length > 40 ? text.slice(0, 40) + "\u2026" : text);
   }
 
   /* 109482240 -> 109.5M, as archzoo.report.human_count: three significant digits below 10, else one
@@ -361,7 +376,12 @@
         var text = input.value.replace(/[\s,_]/g, "");
         var ok = /^\d+$/.test(text);
         input.setAttribute("aria-invalid", ok ? "false" : "true");
-        if (!ok) { problems.push(key + ": expected a whole number, got " + JSON.stringify(input.value)); return; }
+        if (!ok) { problems.push(key + ": expected a whole number, got " + typed(input.value)); return; }
+        if (text.length > MAX_DIGITS) {
+          problems.push(key + ": expected a whole number of at most " + MAX_DIGITS + " digits (no size comes close), got one of " +
+                        groupDigits(String(text.length)) + " digits");
+          return;
+        }
         var v = BigInt(text);
         if (key === "N") { n = v; return; }
         var f = data.fields.filter(function (x) { return x.key === key; })[0];
