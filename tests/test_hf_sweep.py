@@ -34,7 +34,7 @@ from archzoo.hf_config import _GENERATION_KEYS, COMMON_DEFAULTS, COMMON_KEYS, hf
 from archzoo.host import PluginHost
 from archzoo.report import make_report
 
-pytestmark = pytest.mark.reference
+pytestmark = [pytest.mark.reference, pytest.mark.sweep]
 
 SEQ_LEN = 8  # tokens per forward pass for the text models; a ViT's length is its patches plus special tokens
 
@@ -174,8 +174,8 @@ _VIT_SWEEP = dict(
     pooler_output_size=30,
 )
 SWEEPS: dict[str, dict[str, Any]] = {
-    "bert": _BERT_SWEEP,
-    "roberta": _BERT_SWEEP,
+    "bert": dict(_BERT_SWEEP, is_decoder=True),
+    "roberta": dict(_BERT_SWEEP, is_decoder=True, pad_token_id=5),
     "distilbert": dict(
         vocab_size=101,
         dim=60,

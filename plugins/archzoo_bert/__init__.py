@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
@@ -48,6 +49,7 @@ LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 HEADS = (
     "none",
     "mlm",
+    "causal_lm",
     "pretraining",
     "next_sentence",
     "sequence_classification",
@@ -65,7 +67,17 @@ class BertConfig(ArchConfig):
     n_layers: PositiveInt = Field(12, description="encoder layers L")
     n_heads: PositiveInt = Field(12, description="attention heads A; must divide d_model")
     d_ff: PositiveInt = Field(3072, description="feed-forward width (4H in BERT)")
-    max_positions: PositiveInt = Field(512, description="learned position embeddings")
+    max_positions: PositiveInt = Field(512, description="learned position embeddings (rows of the table)")
+    position_offset: NonNegativeInt = Field(
+        0,
+        description="index of the first position (RoBERTa: pad_token_id + 1 = 2, its positions start after the "
+        "padding index); the model takes at most max_positions - position_offset tokens",
+    )
+    causal: bool = Field(
+        False,
+        description="causal self-attention with a key/value cache (transformers' is_decoder: BertLMHeadModel, "
+        "RobertaForCausalLM); the same weights and eager FLOPs",
+    )
     type_vocab_size: int = Field(2, ge=0, description="segment (token type) embeddings; 0 = none (DistilBERT)")
     pooler: bool | None = Field(
         None,
@@ -75,7 +87,8 @@ class BertConfig(ArchConfig):
     )
     head: Literal[HEADS] = Field(  # type: ignore[valid-type]
         "none",
-        description="none (BertModel), mlm (BertForMaskedLM), pretraining (BertForPreTraining), next_sentence "
+        description="none (BertModel), mlm (BertForMaskedLM), causal_lm (BertLMHeadModel, RobertaForCausalLM: "
+        "the masked-LM head, on the last position only in prefill), pretraining (BertForPreTraining), next_sentence "
         "(BertForNextSentencePrediction), sequence_classification, token_classification or question_answering "
         "(Bert/Roberta/DistilBert/AlbertFor...)",
     )
@@ -111,6 +124,11 @@ class BertConfig(ArchConfig):
     def _check(self) -> BertConfig:
         check_heads(self.d_model, self.n_heads)
         check_activation(self.activation)
+        if self.position_offset >= self.max_positions:
+            raise ValueError(
+                f"position_offset: positions starting at {self.position_offset} leave none of the "
+                f"{self.max_positions} rows of the table; choose an offset below max_positions"
+            )
         if self.head in ("pretraining", "next_sentence") and not self.pooler:
             raise ValueError(
                 f"head: {self.head!r} needs the pooler (its sentence-pair head reads the pooled "
@@ -156,12 +174,13 @@ def build(cfg: BertConfig) -> Block:
         "layer",
         "encoder_layer",
         [
-            attention("attention", d, d),
+            attention("attention", d, d, causal=cfg.causal),
             layer_norm("attention_norm", d),
             feed_forward("feed_forward", d, d_ff, activation=cfg.activation),
             layer_norm("output_norm", d),
         ],
-        "post-LN encoder layer: attention, add & norm, feed-forward, add & norm",
+        ("post-LN decoder layer: causal " if cfg.causal else "post-LN encoder layer: ")
+        + "attention, add & norm, feed-forward, add & norm",
     )
     children.append(repeat(layer, L, name="layers", shared=cfg.shared_layers))
     if cfg.pooler:
@@ -173,7 +192,7 @@ def build(cfg: BertConfig) -> Block:
         )
         children.append(pooler if read else off_loss_path(pooler))
     K = LABELS(cfg.num_labels)
-    if cfg.head in ("mlm", "pretraining"):
+    if cfg.head in ("mlm", "causal_lm", "pretraining"):
         if cfg.tie_embeddings:
             decoder = linear(
                 "decoder",
@@ -195,18 +214,24 @@ def build(cfg: BertConfig) -> Block:
                         "together with the weight, so an untied head keeps both",
                     )
                 )
-        children.append(
-            composite(
-                "mlm_head",
-                "head",
-                [
-                    linear("transform", d, E, description="dense + activation before the decoder"),
-                    layer_norm("transform_norm", E),
-                    *head_parts,
-                ],
-                "masked-language-model head",
-            )
+        head = composite(
+            "mlm_head",
+            "head",
+            [
+                linear("transform", d, E, description="dense + activation before the decoder"),
+                layer_norm("transform_norm", E),
+                *head_parts,
+            ],
+            "masked-language-model head",
         )
+        if cfg.head == "causal_lm":  # logits_to_keep=1 in prefill: the head reads the last position only
+            head = replace(
+                head,
+                description="language-model head (the masked-LM head's modules), on the last position only in prefill",
+                prefill_flops=head.decode_flops,
+                children=tuple(replace(c, prefill_flops=c.decode_flops) for c in head.children),
+            )
+        children.append(head)
     if cfg.head in ("pretraining", "next_sentence"):
         # BERT's next-sentence head has 2 outputs; ALBERT's sentence-order head has num_labels
         pairs = K if cfg.shared_layers else const(2)
@@ -246,6 +271,7 @@ def build(cfg: BertConfig) -> Block:
 _CLASS_SUFFIX = {
     "none": "Model",
     "mlm": "ForMaskedLM",
+    "causal_lm": "ForCausalLM",  # BERT's is BertLMHeadModel (`_class_name`)
     "pretraining": "ForPreTraining",
     "next_sentence": "ForNextSentencePrediction",
     "sequence_classification": "ForSequenceClassification",
@@ -254,19 +280,25 @@ _CLASS_SUFFIX = {
 }
 _FAMILY_HEADS = {
     "Bert": set(_CLASS_SUFFIX),
-    "Roberta": {"none", "mlm", "sequence_classification", "token_classification", "question_answering"},
+    "Roberta": {"none", "mlm", "causal_lm", "sequence_classification", "token_classification", "question_answering"},
     "DistilBert": {"none", "mlm", "sequence_classification", "token_classification", "question_answering"},
     "Albert": {"none", "mlm", "pretraining", "sequence_classification", "token_classification", "question_answering"},
 }
 
 
 def _family(cfg: BertConfig) -> str | None:
-    """Which transformers family builds this configuration, or None when none does."""
+    """Which transformers family builds this configuration, or None when none does (only BERT and RoBERTa read
+    is_decoder; only RoBERTa offsets its positions)."""
     if cfg.embedding_size is not None or cfg.shared_layers:
-        return "Albert" if cfg.embedding_size is not None and cfg.shared_layers and cfg.type_vocab_size else None
+        albert = cfg.embedding_size is not None and cfg.shared_layers and cfg.type_vocab_size
+        return "Albert" if albert and not cfg.causal and not cfg.position_offset else None
     if cfg.type_vocab_size == 0:
-        return "DistilBert"
-    return "Roberta" if cfg.classifier_dense else "Bert"
+        return "DistilBert" if not cfg.causal and not cfg.position_offset else None
+    return "Roberta" if cfg.classifier_dense or cfg.position_offset else "Bert"
+
+
+def _class_name(family: str, head: str) -> str:
+    return "BertLMHeadModel" if (family, head) == ("Bert", "causal_lm") else f"{family}{_CLASS_SUFFIX[head]}"
 
 
 def _class_builds_this_pooler(family: str, cfg: BertConfig) -> bool:
@@ -387,6 +419,10 @@ def reference(cfg: BertConfig) -> Reference | None:
         kwargs["type_vocab_size"] = cfg.type_vocab_size
     if not cfg.tie_embeddings:
         kwargs["tie_word_embeddings"] = False
+    if cfg.causal:
+        kwargs["is_decoder"] = True
+    if cfg.position_offset:  # RoBERTa's positions start at pad_token_id + 1
+        kwargs["pad_token_id"] = cfg.position_offset - 1
     labelled = cfg.head in ("sequence_classification", "token_classification", "question_answering") or (
         family == "Albert" and cfg.head == "pretraining"
     )
@@ -395,7 +431,7 @@ def reference(cfg: BertConfig) -> Reference | None:
     model_kwargs = {"add_pooling_layer": cfg.pooler} if cfg.head == "none" and family != "DistilBert" else {}
     return Reference(
         library="transformers",
-        target=f"transformers.{family}{_CLASS_SUFFIX[cfg.head]}",
+        target=f"transformers.{_class_name(family, cfg.head)}",
         config_class=f"transformers.{family}Config",
         kwargs=kwargs,
         model_kwargs=model_kwargs,
@@ -420,7 +456,6 @@ _BERT_IGNORED = {
     "position_embedding_type": _LEGACY_POSITIONS,
 }
 _BERT_REFUSED = {
-    "is_decoder": ((False,), "a decoder (causal attention, with a KV cache) is not what the bert plugin models"),
     "add_cross_attention": (
         (False,),
         "cross-attention layers for an encoder-decoder are not modelled by the bert plugin",
@@ -437,6 +472,7 @@ _BERT_READ = {
     "hidden_act": "activation",
     "tie_word_embeddings": "tie_embeddings",
     "num_labels": "num_labels",
+    "is_decoder": "causal",
 }
 _MULTIPLE_CHOICE = (
     "its input holds one sequence per answer choice, so its FLOPs depend on a number of choices "
@@ -492,20 +528,20 @@ HF_BERT = HFTable(
     },
     refused=_BERT_REFUSED,
     base_class="BertModel",
-    classes=_heads(
-        "Bert",
-        "Model",
-        "ForPreTraining",
-        "ForMaskedLM",
-        "ForNextSentencePrediction",
-        "ForSequenceClassification",
-        "ForTokenClassification",
-        "ForQuestionAnswering",
-    ),
-    unsupported_classes={
-        "BertForMultipleChoice": _MULTIPLE_CHOICE,
-        "BertLMHeadModel": "a causal language model needs is_decoder: true, which archzoo refuses",
+    classes={
+        **_heads(
+            "Bert",
+            "Model",
+            "ForPreTraining",
+            "ForMaskedLM",
+            "ForNextSentencePrediction",
+            "ForSequenceClassification",
+            "ForTokenClassification",
+            "ForQuestionAnswering",
+        ),
+        "BertLMHeadModel": {"head": "causal_lm"},
     },
+    unsupported_classes={"BertForMultipleChoice": _MULTIPLE_CHOICE},
 )
 
 HF_ROBERTA = HFTable(
@@ -513,17 +549,21 @@ HF_ROBERTA = HFTable(
     config_class="RobertaConfig",
     defaults={**HF_BERT.defaults, "vocab_size": 50265, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2},
     aliases={},
-    read=_BERT_READ,
-    ignored=_BERT_IGNORED,
+    # RoBERTa's positions start after the padding index, which sets how many tokens it takes
+    read={**_BERT_READ, "pad_token_id": "position_offset"},
+    ignored={k: v for k, v in _BERT_IGNORED.items() if k != "pad_token_id"},
     refused=_BERT_REFUSED,
     base_class="RobertaModel",
     classes=_heads(
-        "Roberta", "Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering"
+        "Roberta",
+        "Model",
+        "ForMaskedLM",
+        "ForCausalLM",
+        "ForSequenceClassification",
+        "ForTokenClassification",
+        "ForQuestionAnswering",
     ),
-    unsupported_classes={
-        "RobertaForMultipleChoice": _MULTIPLE_CHOICE,
-        "RobertaForCausalLM": "a causal language model needs is_decoder: true, which archzoo refuses",
-    },
+    unsupported_classes={"RobertaForMultipleChoice": _MULTIPLE_CHOICE},
 )
 
 HF_DISTILBERT = HFTable(
@@ -612,7 +652,7 @@ HF_ALBERT = HFTable(
         tie_word_embeddings=True,
     ),
     aliases={},
-    read={**_BERT_READ, "embedding_size": "embedding_size"},
+    read={**{k: v for k, v in _BERT_READ.items() if k != "is_decoder"}, "embedding_size": "embedding_size"},
     ignored={
         "hidden_dropout_prob": DROPOUT,
         "attention_probs_dropout_prob": DROPOUT,
@@ -674,12 +714,32 @@ def _from_bert(hf: dict[str, Any], model_class: str = "BertModel") -> dict[str, 
         activation=hf["hidden_act"],
         tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
+        causal=hf.get("is_decoder", False),  # ALBERT does not read it
     )
 
 
 @hf_reader(HF_ROBERTA)
 def _from_roberta(hf: dict[str, Any], model_class: str = "RobertaModel") -> dict[str, Any]:
-    return {**_from_bert(hf, model_class), "classifier_dense": True}
+    return {**_from_bert(hf, model_class), "classifier_dense": True, "position_offset": _position_offset(hf)}
+
+
+def _position_offset(hf: dict[str, Any]) -> Any:
+    """RoBERTa's first position, pad_token_id + 1: its position ids count from just after the padding index
+    (create_position_ids_from_input_ids), so the table's first pad_token_id + 1 rows are never read by a token."""
+    pad = hf["pad_token_id"]
+    if pad is None:
+        raise ValueError(
+            "pad_token_id: null, but RoBERTa's positions start after the padding index (pad_token_id + 1), which "
+            "transformers cannot compute without one; give the padding token's id (1 in RoBERTa's files)"
+        )
+    if not isinstance(pad, int) or isinstance(pad, bool):
+        return pad  # the configuration model names the key and the type it expects
+    if pad < 0:
+        raise ValueError(
+            f"pad_token_id: {pad} makes RoBERTa's position ids start at {pad + 1} and count up from there, so a "
+            "token reads a position before the table; give a padding token id of 0 or more"
+        )
+    return pad + 1
 
 
 @hf_reader(HF_DISTILBERT)
@@ -713,8 +773,12 @@ ARCHITECTURE = Architecture(
     "Language Understanding. NAACL 2019. arXiv:1810.04805",
     config_model=BertConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
-    max_seq_len=lambda cfg: cfg.max_positions,
+    seq_len=lambda cfg: cfg.max_positions - cfg.position_offset,
+    seq_len_note=lambda cfg: (
+        "the model's context length"
+        + (f": positions start at {cfg.position_offset}, after the padding index" if cfg.position_offset else "")
+    ),
+    max_seq_len=lambda cfg: cfg.max_positions - cfg.position_offset,
     reference=reference,
 )
 
