@@ -1,0 +1,309 @@
+"""archzoo.hf_keys: which config attributes transformers reads, derived from its source and kept under test.
+
+The committed data (archzoo.hf_keys_read) must be what the derivation gives on the pinned transformers, so
+a release that starts reading a key fails here. The derivation itself is checked on small sources (each
+way a name can reach ``getattr``), and on the real one with a read added. Then the decision it backs: a
+key of a published file that is no field of its configuration class and that transformers never reads is
+ignored, and changing its value changes neither transformers' parameter count nor its FlopCounterMode
+FLOPs (models built from the file on the meta device, the mixtures of experts, whose routing reads
+values, with small weights on the CPU).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from archzoo import hf_keys, hf_keys_read
+from archzoo.errors import HFConfigError
+from archzoo.hf_config import hf_table, load_hf_config
+from archzoo.host import PluginHost
+from archzoo.report import make_report
+
+DATA = Path(__file__).parent / "data"
+PLAIN = json.loads((DATA / "hf_keys" / "plain_attributes.json").read_text(encoding="utf-8"))
+PUBLISHED = DATA / "hf_published"
+SEQ_LEN = 8
+
+
+@pytest.fixture(scope="module")
+def host():
+    return PluginHost().load()
+
+
+# ---- the committed data is the derivation's -----------------------------------------------------------
+
+
+def _committed() -> hf_keys.Derivation:
+    return hf_keys.Derivation(
+        hf_keys_read.TRANSFORMERS_VERSION,
+        hf_keys_read.READS,
+        hf_keys_read.READ_PATTERNS,
+        hf_keys_read.MODEL_SCOPE,
+        hf_keys_read.CONFIG_SCOPE,
+    )
+
+
+def test_committed_module_is_the_generators_text():
+    """No hand edit: the committed file is exactly what `render` writes for its own data."""
+    text = (Path(hf_keys_read.__file__)).read_text(encoding="utf-8")
+    assert text == hf_keys.render(_committed())
+
+
+@pytest.mark.reference
+def test_committed_reads_are_the_pinned_transformers(host):
+    """Derived again from the installed transformers: a module that reads one more key, or one fewer, fails."""
+    pytest.importorskip("transformers")
+    derived = hf_keys.derive(hf_keys.supported_model_types())
+    committed = _committed()
+    assert dict(derived.model_scope) == dict(committed.model_scope)
+    assert dict(derived.config_scope) == dict(committed.config_scope)
+    assert dict(derived.patterns) == dict(committed.patterns)
+    for module, keys in derived.reads.items():
+        assert keys == committed.reads[module], (
+            f"{module}: now reads {sorted(keys - committed.reads[module])}, no longer reads "
+            f"{sorted(committed.reads[module] - keys)}: run `python -m archzoo.hf_keys src/archzoo/hf_keys_read.py`"
+        )
+    assert set(derived.reads) == set(committed.reads)
+    # every type a plugin reads with a table was derived
+    tabled = {t for t, found in host.hf_readers().items() if hf_table(found.reader) is not None}
+    assert tabled == set(committed.model_scope)
+
+
+@pytest.mark.reference
+def test_computed_names_reach_what_their_reasons_say():
+    """COMPUTED_NAMES' claims, checked: no supported class has sub-configurations, and the outputs a model
+    class can record are among the output_* keys listed for the recorder's read."""
+    transformers = pytest.importorskip("transformers")
+    import importlib
+
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    listed = set(hf_keys.COMPUTED_NAMES["wrapper: getattr(self.config, f'output_{k}', False)"][0])
+    for model_type, module_name in hf_keys.supported_model_types().items():
+        assert not CONFIG_MAPPING[model_type].sub_configs, model_type
+        module = importlib.import_module(f"transformers.models.{module_name}.modeling_{module_name}")
+        for name in dir(module):
+            cls = getattr(module, name)
+            if isinstance(cls, type) and issubclass(cls, transformers.PreTrainedModel):
+                outputs = getattr(cls, "_can_record_outputs", None) or {}
+                assert {f"output_{k}" for k in outputs} <= listed, (model_type, name, outputs)
+
+
+# ---- the derivation on small sources ----------------------------------------------------------------
+
+
+def _reads(source: str, config_module: bool = False) -> tuple[set[str], set[str]]:
+    found = hf_keys._reads("example", ast.parse(source), config_module)
+    return set(found.keys), set(found.patterns)
+
+
+@pytest.mark.parametrize(
+    "source, keys, patterns",
+    [
+        ("def f(config):\n    return config.hidden_size", {"hidden_size"}, set()),
+        ("def f(self):\n    return self.config.vocab_size + self.text_config.d", {"vocab_size", "d"}, set()),
+        ("def f(config):\n    return getattr(config, 'a', None) or hasattr(config, 'b')", {"a", "b"}, set()),
+        ("def f(config, m):\n    return getattr(config, f'{m}_token_id')", set(), {"*_token_id"}),
+        ("def f(config):\n    for k in ['x', 'y']:\n        getattr(config, k)", {"x", "y"}, set()),
+        ("def f(config):\n    names = ('p', 'q')\n    for k in names:\n        getattr(config, k)", {"p", "q"}, set()),
+        ("def f(config, key='head_dim'):\n    return getattr(config, key)", {"head_dim"}, set()),
+        (
+            "def f(config):\n    for a, b in zip(['u', 'v'], [1, 2]):\n        getattr(config, a)",
+            {"u", "v"},
+            set(),
+        ),
+        (
+            "def f(config, other):\n    xs = ['m', 'n']\n    xs = [a for a in dir(other) if a in xs]\n"
+            "    return [getattr(config, a) for a in xs]",
+            {"m", "n"},
+            set(),
+        ),
+        # self is the config only inside a configuration class of a configuration module
+        ("class LlamaConfig:\n    def f(self):\n        return self.rope_theta", set(), set()),
+        # a write is not a read
+        ("def f(config):\n    config.written = 1", set(), set()),
+    ],
+)
+def test_derivation_follows_each_way_to_a_name(source, keys, patterns):
+    assert _reads(source) == (keys, patterns)
+
+
+def test_a_configuration_class_reads_through_self():
+    keys, _ = _reads("class LlamaConfig:\n    def f(self):\n        return getattr(self, 'rope_theta', None)", True)
+    assert keys == {"rope_theta"}
+
+
+def test_a_name_it_cannot_follow_stops_the_derivation():
+    with pytest.raises(RuntimeError, match=r"example:2: f: getattr\(config, name\)"):
+        _reads("def f(config, name):\n    return getattr(config, name)")
+
+
+@pytest.mark.reference
+def test_a_release_that_starts_reading_a_key_is_caught(host, tmp_path, monkeypatch):
+    """modeling_llama with one more read: the derivation finds it, and the key is then refused, not ignored."""
+    pytest.importorskip("transformers")
+    tree = hf_keys._Source.tree
+
+    def with_probe(self, dotted):
+        parsed = tree(self, dotted)
+        if dotted == "transformers.models.llama.modeling_llama" and not getattr(parsed, "probed", False):
+            parsed.body += ast.parse("def _probe(config):\n    return config.is_llama_config").body
+            parsed.probed = True  # type: ignore[attr-defined]
+        return parsed
+
+    monkeypatch.setattr(hf_keys._Source, "tree", with_probe)
+    derived = hf_keys.derive({"llama": "llama"})
+    assert "is_llama_config" in derived.reads["transformers.models.llama.modeling_llama"]
+    assert "is_llama_config" not in hf_keys_read.READS["transformers.models.llama.modeling_llama"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", "is_llama_config": True}))
+    assert _disposition(load_hf_config(path, host), "is_llama_config").disposition == "ignored"
+    monkeypatch.setattr(hf_keys_read, "READS", dict(derived.reads))
+    with pytest.raises(
+        HFConfigError, match=r"is_llama_config: not a field of transformers 5\.23's LlamaConfig, but kept"
+    ):
+        load_hf_config(path, host)
+
+
+# ---- the decision it backs: ignored keys change no figure -------------------------------------------------
+
+_DECODER = dict(
+    vocab_size=97,
+    hidden_size=48,
+    num_hidden_layers=1,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=80,
+    max_position_embeddings=24,
+    pad_token_id=None,
+)
+_BART = dict(
+    vocab_size=97,
+    d_model=48,
+    encoder_layers=1,
+    decoder_layers=1,
+    encoder_attention_heads=3,
+    decoder_attention_heads=3,
+    encoder_ffn_dim=80,
+    decoder_ffn_dim=80,
+    max_position_embeddings=24,
+)
+_MOE = dict(_DECODER, intermediate_size=40, num_experts_per_tok=2)
+#: a small model of each type, so that the two builds of a flip test take a fraction of a second
+BASES: dict[str, dict[str, Any]] = {
+    **{t: dict(_DECODER) for t in ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")},
+    "mixtral": dict(_MOE, num_local_experts=4),
+    "qwen2_moe": dict(_MOE, moe_intermediate_size=40, shared_expert_intermediate_size=56, num_experts=4),
+    "bart": dict(_BART),
+    "mbart": dict(_BART),
+    "gpt2": dict(vocab_size=97, n_embd=48, n_layer=1, n_head=3, n_positions=24),
+    "bert": dict(vocab_size=97, hidden_size=48, num_hidden_layers=1, num_attention_heads=3, intermediate_size=80),
+    "roberta": dict(vocab_size=97, hidden_size=48, num_hidden_layers=1, num_attention_heads=3, intermediate_size=80),
+    "opt": dict(
+        vocab_size=97,
+        hidden_size=48,
+        num_hidden_layers=1,
+        ffn_dim=80,
+        num_attention_heads=3,
+        max_position_embeddings=24,
+        word_embed_proj_dim=48,
+    ),
+}
+_ON_CPU = ("mixtral", "qwen2_moe")  # routing reads the router's scores, which the meta device has none of
+
+
+def _changed(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value * 2 + 1
+    if isinstance(value, str):
+        return value + "_changed"
+    return None if value is not None else 1
+
+
+def _flips() -> list:
+    cases = {}
+    for model_type, keys in PLAIN.items():
+        if model_type.startswith("_"):
+            continue
+        for key, entry in keys.items():
+            a, b = entry["values"]
+            cases[(model_type, key)] = (a, b, entry["source"])
+    # every plain attribute of the published files, once per type and key
+    for path in sorted(PUBLISHED.glob("*.json")) if PUBLISHED.is_dir() else []:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        model_type = data.get("model_type")
+        if model_type not in BASES:
+            continue
+        try:
+            reading = load_hf_config(path, PluginHost().load())
+        except HFConfigError:
+            continue  # refused files are another test's business; here only what archzoo ignores
+        for key in reading.keys:
+            if "plain attribute" in key.detail and (model_type, key.key) not in cases:
+                cases[(model_type, key.key)] = (data[key.key], _changed(data[key.key]), f"{path.name}")
+    return [pytest.param(t, k, a, b, id=f"{t}-{k}") for (t, k), (a, b, _) in sorted(cases.items())]
+
+
+def _disposition(reading, key: str):
+    return next(k for k in reading.keys if k.key == key)
+
+
+def _transformers_figures(path: Path, model_type: str) -> tuple[int, int]:
+    """Parameters and FlopCounterMode FLOPs of the base model AutoModel builds from the file."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    transformers.logging.set_verbosity_error()
+    config = transformers.AutoConfig.from_pretrained(str(path))
+    config._attn_implementation = "eager"  # the attention products are counted
+    config._experts_implementation = "eager"  # each expert's matmuls are counted
+    device = "cpu" if model_type in _ON_CPU else "meta"
+    torch.manual_seed(0)
+    with warnings.catch_warnings(), torch.device(device):
+        warnings.simplefilter("ignore")
+        model = transformers.AutoModel.from_config(config)
+    params = sum(p.numel() for p in model.parameters())
+    ids = torch.ones(1, SEQ_LEN, dtype=torch.long, device=device)
+    inputs = {"input_ids": ids}
+    if config.is_encoder_decoder:
+        inputs["decoder_input_ids"] = ids
+    model.eval()
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(**inputs)
+    return params, counter.get_total_flops()
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type, key, value, other", _flips())
+def test_an_ignored_key_changes_no_figure(host, tmp_path, model_type, key, value, other):
+    """archzoo ignores the key as a plain attribute; transformers' parameters and FLOPs are the same with
+    the published value and a changed one, and are archzoo's."""
+    figures = []
+    for i, v in enumerate((value, other)):
+        path = tmp_path / f"config{i}.json"
+        path.write_text(json.dumps({"model_type": model_type, **BASES[model_type], key: v}))
+        reading = load_hf_config(path, host)
+        seen = _disposition(reading, key)
+        assert seen.disposition == "ignored" and seen.detail.startswith("stored as a plain attribute, never read by"), (
+            seen
+        )
+        ours = make_report(reading.architecture, reading.config, SEQ_LEN)
+        figures.append(_transformers_figures(path, model_type))
+        assert (ours.params, ours.flops) == figures[-1]
+    assert figures[0] == figures[1]
+
+
+def test_every_type_with_flips_has_a_base():
+    assert {t for t in PLAIN if not t.startswith("_")} <= set(BASES)
+    for keys in (v for t, v in PLAIN.items() if not t.startswith("_")):
+        for key, entry in keys.items():
+            assert len(entry["values"]) == 2 and entry["values"][0] != entry["values"][1], key
