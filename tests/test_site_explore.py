@@ -189,3 +189,98 @@ def test_compare_page_loads_only_local_data():
     text = explore.compare_page([])
     assert 'class="archzoo-compare"' in text and 'data-models="../models.json"' in text
     assert "http" not in text
+
+
+# ---- one probe per structure: what each model's export would be, probed on its own --------------------
+
+
+@pytest.fixture(scope="module")
+def shared_exports() -> tuple[dict[str, str], set[str], explore.WhatifProbes]:
+    """Every shipped model's and architecture's what-if as a build makes it (structures shared by
+    signature), and the ids whose export took a structure learnt from another configuration."""
+    host = get_host()
+    probes = explore.WhatifProbes()
+    out: dict[str, str] = {}
+    reused: set[str] = set()
+    for entry in sorted(load_registry([REPO / "registry"], host), key=lambda e: e.id):
+        before = probes.reused
+        out[entry.id] = explore.to_json(explore.model_data(entry, probes)["whatif"])
+        if probes.reused > before:
+            reused.add(entry.id)
+    for name, arch in host.architectures.items():
+        before = probes.reused
+        data = explore.architecture_data(arch, probes)
+        if data is not None:
+            out[f"architecture:{name}"] = explore.to_json(data["whatif"])
+            if probes.reused > before:
+                reused.add(f"architecture:{name}")
+    return out, reused, probes
+
+
+SHIPPED = sorted(e.id for e in load_registry([REPO / "registry"], get_host()))
+
+
+@pytest.mark.parametrize("model_id", SHIPPED + [f"architecture:{a}" for a in sorted(get_host().architectures)])
+def test_shared_structure_gives_each_model_its_own_probed_export(shared_exports, model_id):
+    """The export a build writes (the structure probed once per signature, filled with the model's values)
+    is byte for byte what probing every key of that model alone gives (`explore.whatif`)."""
+    out, reused, _ = shared_exports
+    if model_id not in reused:
+        if model_id.startswith("architecture:") and model_id not in out:
+            assert explore.architecture_data(get_host().architectures[model_id.partition(":")[2]]) is None
+        return  # probed on its own: it is `whatif`'s output already
+    host = get_host()
+    if model_id.startswith("architecture:"):
+        arch = host.architectures[model_id.partition(":")[2]]
+        config, name = arch.config_model(), ""
+    else:
+        entry = load_registry([REPO / "registry"], host).get_model(model_id)
+        arch, config, name = entry.architecture, entry.config, model_id
+    assert out[model_id] == explore.to_json(explore.whatif(arch, config, model=name))
+
+
+def test_models_of_one_structure_share_one_probe(shared_exports):
+    """GPT-2's four sizes differ only in integer keys: one probe serves all four."""
+    _, reused, probes = shared_exports
+    assert {"gpt2-medium", "gpt2-large", "gpt2-xl"} <= reused
+    assert probes.probed < len(SHIPPED)
+
+
+def test_a_structure_the_model_does_not_obey_is_not_taken():
+    """A learnt structure whose key-bound symbol would need another offset for this model is not applied:
+    the model is probed on its own, and its export is its own."""
+    registry = load_registry([REPO / "registry"], get_host())
+    small, medium = registry.get_model("gpt2"), registry.get_model("gpt2-medium")
+    probes = explore.WhatifProbes()
+    explore.model_data(small, probes)
+    assert probes.probed == 1
+    (learnt,) = probes._learnt.values()
+    bound = next(name for name, s in learnt["symbols"].items() if s["key"] is not None)
+    learnt["symbols"][bound]["offset"] += 1  # a structure gpt2-medium's values do not obey
+    data = explore.model_data(medium, probes)["whatif"]
+    assert (probes.probed, probes.reused) == (2, 0)
+    assert explore.to_json(data) == explore.to_json(
+        explore.whatif(medium.architecture, medium.config, model="gpt2-medium")
+    )
+
+
+def test_benchmark_entries_get_their_own_probed_export():
+    """Synthetic configurations of the site benchmark (four architectures, widths, depths and heads that
+    vary together): the shared structure gives each the export probing it alone gives."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_build", REPO / "benchmarks" / "site_build.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    host = get_host()
+    probes = explore.WhatifProbes()
+    exports = []
+    for i in (0, 1, 2, 3, 77, 150, 301, 466, 523, 742, 901, 999):
+        model_id, data = bench.entry(i)
+        arch = host.architectures[data["architecture"]]
+        config = arch.config_model.model_validate(data["config"])
+        exports.append((arch, config, model_id, explore.to_json(probes.whatif(arch, config, model=model_id))))
+    assert probes.reused > 0
+    for arch, config, model_id, shared in exports:
+        assert shared == explore.to_json(explore.whatif(arch, config, model=model_id)), model_id
