@@ -268,3 +268,56 @@ def test_a_glob_that_matches_nothing_suggests_the_glob_that_would(capsys):
         "archzoo: error: no model matches '*roberta' (a glob matches whole ids); '*roberta*' finds it anywhere "
         "in an id\n"
     )
+
+
+# ---- hostile: COLUMNS and text that would control the terminal -------------------------------------------
+
+COLUMNS_WARNING = (
+    "archzoo: warning: COLUMNS='{}' is not a terminal width (expected a whole number of columns from 20 to "
+    "10,000); it is ignored and the terminal's own width used: unset COLUMNS or set it to the window's width\n"
+)
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize(
+    ("columns", "args"),
+    [(columns, ["list", "--arch", "gpt"]) for columns in ("0", "-5", "abc", "99999999999999999999", "19", " 80")]
+    + [("0", ["show", "gpt2"]), ("0", ["count", "gpt"])],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else repr(value),
+)
+def test_a_columns_that_is_no_width_is_named_and_ignored(columns, args):
+    """rich took COLUMNS=0 as a width of 0 and printed nothing, exit 0. Whatever COLUMNS holds, the command
+    prints what it prints without it, and says once, on standard error, that COLUMNS was ignored and why."""
+    import os
+    import subprocess
+    import sys
+
+    def run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "archzoo.cli", *args], capture_output=True, text=True, timeout=120, env=env
+        )
+
+    unset = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    plain, given = run(unset), run({**unset, "COLUMNS": columns})
+    assert (given.returncode, plain.returncode) == (0, 0), given.stderr
+    assert given.stdout == plain.stdout and given.stdout.strip()
+    assert given.stderr == COLUMNS_WARNING.format(columns)
+
+
+@pytest.mark.hostile
+def test_printable_escapes_what_would_control_the_terminal():
+    text = "a\x1b]0;title\x07b\x1b[2Jc\rd\u202ee\x85f\ud800g\x7fh"
+    assert terminal.printable(text) == "a\\x1b]0;title\\x07b\\x1b[2Jc\\x0dd\\u202ee\\x85f\\ud800g\\x7fh"
+    assert terminal.printable("name\nforged\tline") == "name\\x0aforged\\x09line"
+    assert terminal.printable("prose\nkept\ttabs", one_line=False) == "prose\nkept\ttabs"
+    assert terminal.printable("Ünïcödé 模型 🦒 tab-free") == "Ünïcödé 模型 🦒 tab-free"
+
+
+@pytest.mark.hostile
+def test_every_line_and_cell_printed_goes_through_the_cleaner(capsys):
+    shown = Console(force_terminal=True, width=80, color_system=None, highlight=False)
+    terminal.print_lines(["line \x1b[31mred"], out=shown)
+    terminal.print_table(["name"], [["cell \x1b]0;x\x07"]], out=shown, title="t\x1b")
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "line \\x1b[31mred" in out and "cell \\x1b]0;x\\x07" in out and "t\\x1b" in out
