@@ -9,6 +9,10 @@ process) shows what pytest and the imports cost by themselves.
     python benchmarks/hostile.py                 # every case; prints a table and the maxima
     python benchmarks/hostile.py -k registry     # only cases whose id matches
     python benchmarks/hostile.py --json out.json
+    python benchmarks/hostile.py -k "checkpoint or columns"   # the cases of a few classes; maxima per class
+
+After the table, the largest time and peak memory of each class of hostile input (`CLASSES`: the classes of
+the hardening issues, a case's class read from its test's name; any other case is classed by its test file).
 """
 
 from __future__ import annotations
@@ -24,6 +28,40 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: The classes of hostile input of the second hardening round (issue 19), each with the test names (parts of
+#: a pytest node id) whose cases belong to it; the first class that matches a case is its class.
+CLASSES = {
+    "wrong answers without a word": ("test_a_layout_no_quantiser_writes", "test_a_possible_layout_is_still_counted"),
+    "terminal control from a file": ("test_tensor_names_", "test_printable_", "test_every_line_and_cell_printed"),
+    "script from the owner's own text": (
+        "test_markup_in_the_title",
+        "test_the_about_page_shows",
+        "test_a_site_url_that_is_not_http",
+    ),
+    "freezes and floods": (
+        "test_thousands_of_distinct_first_names",
+        "test_a_hundred_thousand_packed",
+        "test_packed_tensors_refused_for_many",
+        "test_a_value_of_thousands_of_digits",
+    ),
+    "tracebacks": ("test_a_zero_width_gptq", "test_numpy_missing"),
+    "silent nothing": ("test_a_columns_that_is_no_width",),
+    "names": ("test_a_name_yaml_reads_as_another", "test_every_id_of_the_compare_address"),
+    "fuzzing (hypothesis)": (
+        "test_any_safetensors_header",
+        "test_any_sharded_index",
+        "test_whatever_is_typed_the_page_agrees",
+    ),
+}
+
+
+def classify(node: str) -> str:
+    """The class of hostile input a case belongs to (`CLASSES`), else its test file's name."""
+    for name, tests in CLASSES.items():
+        if any(test in node for test in tests):
+            return name
+    return node.split("::", 1)[0]
 
 
 def collect(keyword: str | None) -> list[str]:
@@ -123,6 +161,19 @@ def main() -> int:
     )
     print(f"largest peak memory: {biggest['peak_mib']:.0f} MiB  ({biggest['case']})")
     print(f"baseline:            {base['seconds']:.2f} s, {base['peak_mib']:.0f} MiB")
+    print()
+    print("largest time (in the test; as a process) and peak memory of each class:")
+    by_class: dict[str, list[dict]] = {}
+    for r in results:
+        by_class.setdefault(classify(r["case"]), []).append(r)
+    for name, cases in sorted(by_class.items()):
+        slow = max(cases, key=lambda r: r["test_seconds"] or r["seconds"])
+        big = max(cases, key=lambda r: r["peak_mib"])
+        own = f"{slow['test_seconds']:.2f} s" if slow["test_seconds"] is not None else "-"
+        print(
+            f"  {name}: {len(cases)} cases; {own}; {slow['seconds']:.2f} s ({slow['case']}); "
+            f"{big['peak_mib']:.0f} MiB ({big['case']})"
+        )
     for r in failed:
         print(f"FAILED {r['case']}: {r['tail']}")
     if args.json_out:
