@@ -249,28 +249,20 @@ def test_set_composes_like_the_complete_file(tmp_path, host):
 
 REFUSALS = [
     (
-        "unknown-key",
-        {"model_type": "bert", "hidden_sise": 64},
+        "read-by-the-model-code",
+        {"model_type": "llama", "sliding_window": 4096},
         None,
-        "{path}: hidden_sise: unknown key for model type 'bert'; did you mean 'hidden_size' or 'hidden_act' or "
-        "'output_hidden_states'? transformers 5.23's BertConfig has no such field and archzoo cannot tell whether it "
-        "changes the model, so it refuses rather than guess; remove the key if it does not",
+        "{path}: sliding_window: not a field of transformers 5.23's LlamaConfig, but kept as an attribute that its "
+        "cache_utils reads, which archzoo does not model, so it refuses rather than guess; remove the key only if "
+        "this model does not use it",
     ),
     (
-        "unknown-keys",
-        {"model_type": "gpt2", "foo": 1, "bar": 2},
+        "read-by-the-model-code-with-newline",
+        {"model_type": "mistral", "layer_types": ["full_attention"], "a\nb": 1},
         None,
-        "{path}: foo: unknown key for model type 'gpt2'; transformers 5.23's GPT2Config has no such field and archzoo "
-        "cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it does not "
-        "(also unknown: bar)",
-    ),
-    (
-        "unknown-key-with-newline",
-        {"model_type": "bert", "a\nb": 1},
-        None,
-        "{path}: \"a\\nb\": unknown key for model type 'bert'; transformers 5.23's BertConfig has no such field and "
-        "archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it does "
-        "not",
+        "{path}: layer_types: not a field of transformers 5.23's MistralConfig, but kept as an attribute that its "
+        "cache_utils reads, which archzoo does not model, so it refuses rather than guess; remove the key only if "
+        "this model does not use it",
     ),
     (
         "bert-decoder",
@@ -323,12 +315,33 @@ REFUSALS = [
         "archzoo counts null or {} only",
     ),
     (
-        "custom-code",
-        {"model_type": "bert", "auto_map": {"AutoModel": "modeling.MyBert"}},
+        "custom-code-not-an-object",
+        {"model_type": "bert", "auto_map": "modeling.MyBert"},
         None,
-        '{path}: auto_map: {"AutoModel": "modeling.MyBert"} is not supported: names custom model code '
-        "(trust_remote_code), which may build anything; archzoo counts transformers' own classes only; remove the key "
-        "to count the built-in class",
+        '{path}: auto_map: expected an object mapping Auto classes to custom code, got "modeling.MyBert"',
+    ),
+    (
+        "custom-code-of-an-unknown-type",
+        {"model_type": "phi3small", "auto_map": {"AutoConfig": "configuration_phi3_small.Phi3SmallConfig"}},
+        None,
+        "{path}: model_type: 'phi3small' is not supported (supported: {supported}); its auto_map names custom "
+        "model code (trust_remote_code), which archzoo does not run; a plugin can add it with the "
+        "register_hf_readers hook",
+    ),
+    (
+        "rope-scaling-of-a-type-transformers-does-not-build",
+        {"model_type": "llama", "rope_scaling": {"type": "su", "short_factor": [1.0], "long_factor": [1.0]}},
+        None,
+        '{path}: rope_scaling, converted into rope_parameters as transformers does: rope_type "su" is not one '
+        "transformers' LlamaConfig accepts; expected one of default, linear, dynamic, yarn, longrope, llama3, "
+        "proportional",
+    ),
+    (
+        "rope-scaling-as-text",
+        {"model_type": "qwen2", "rope_scaling": "linear"},
+        None,
+        '{path}: rope_scaling: expected an object such as {"rope_type": "linear", "factor": 2.0} or null, got '
+        '"linear"; transformers cannot load it either (it converts the key into rope_parameters)',
     ),
     (
         "quantized",
@@ -614,10 +627,10 @@ def test_hf_options_need_a_config_file(capsys, args, message):
 
 
 def test_cli_refusal_is_one_line(tmp_path, capsys):
-    path = _write(tmp_path, {"model_type": "bert", "hidden_sise": 64})
+    path = _write(tmp_path, {"model_type": "llama", "sliding_window": 64})
     code, out, err = _run(capsys, "count", "--hf-config", str(path))
     assert code == 1 and out == "" and len(err.strip().splitlines()) == 1
-    assert err.startswith(f"archzoo: error: {path}: hidden_sise: unknown key for model type 'bert'")
+    assert err.startswith(f"archzoo: error: {path}: sliding_window: not a field of transformers 5.23's LlamaConfig")
 
 
 # ---- the tables' own invariants, and a reader without a table ------------------------------------------

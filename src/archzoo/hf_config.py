@@ -413,8 +413,13 @@ def load_hf_config(
             f"(supported: {', '.join(sorted(readers))})"
         )
     if model_type not in readers:
+        custom = (
+            "; its auto_map names custom model code (trust_remote_code), which archzoo does not run"
+            if "auto_map" in data
+            else ""
+        )
         raise HFConfigError(
-            f"{path}: model_type: {model_type!r} is not supported (supported: {', '.join(sorted(readers))}); "
+            f"{path}: model_type: {model_type!r} is not supported (supported: {', '.join(sorted(readers))}){custom}; "
             "a plugin can add it with the register_hf_readers hook"
         )
     found = readers[model_type]
@@ -1010,9 +1015,33 @@ def methodology_section(host: PluginHost) -> str:
     for key, (disposition, why) in COMMON_KEYS.items():
         if why == _GENERATION:
             continue
-        shown = "refused unless empty" if disposition == "refused" and key in COMMON_ACCEPTED else disposition
+        shown: str = "refused unless empty" if disposition == "refused" and key in COMMON_ACCEPTED else disposition
+        if key == "auto_map":
+            shown = "ignored for a supported type, else refused"
         lines.append(f"| `{key}` | {shown} | {_cell(why)} |")
-    lines += ["", f"Ignored as generation settings: {', '.join(f'`{k}`' for k in generation)}.", "", DOC_END]
+    lines += ["", f"Ignored as generation settings: {', '.join(f'`{k}`' for k in generation)}.", ""]
+    renames = "; ".join(
+        f"{cls} renames " + ", ".join(f"`{a}` to `{b}`" for a, b in names.items())
+        for cls, names in ROPE_TYPE_RENAMES.items()
+    )
+    lines += [
+        "### Keys converted while loading, and plain attributes",
+        "",
+        f"As transformers {TRANSFORMERS_VERSION} does when it loads a file, for a configuration class with "
+        "`rope_parameters`: `rope_scaling` is converted into `rope_parameters` (in its place, when not empty), "
+        "`rope_theta` and `partial_rotary_factor` fill the entries `rope_parameters` lacks (default `rope_theta` "
+        f"{DEFAULT_ROPE_THETA:g}), the old `type` names `rope_type`, and the rope types "
+        f"{', '.join(SCALING_ROPE_TYPES)} take the pre-training length `original_max_position_embeddings`; "
+        f"{renames}. The converted `rope_parameters` is checked as one written out would be.",
+        "",
+        "Any other key that is no field of the configuration class is kept by transformers as a plain attribute. "
+        "archzoo ignores it when no module of the type's code reads it, and refuses it, naming the module, when "
+        "one does. Which attributes each module reads is derived from transformers' source "
+        "(`python -m archzoo.hf_keys src/archzoo/hf_keys_read.py`: the type's modeling module, every module it "
+        "imports from, and the configuration code), and a test derives it again from the pinned release.",
+        "",
+        DOC_END,
+    ]
     return "\n".join(lines)
 
 
