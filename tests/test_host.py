@@ -1,5 +1,6 @@
 """The plugin host: entry-point discovery, registration checks, fault isolation, strict mode, env vars."""
 
+import json
 import sys
 import textwrap
 import types
@@ -995,14 +996,14 @@ def test_a_lookup_imports_only_the_plugin_it_needs(tmp_path):
         import sys
         from archzoo.host import get_host
         host = get_host()
-        before = sorted(m for m in sys.modules if m.startswith("archzoo_") or m == "pydantic")
+        before = sorted(m for m in sys.modules if m.startswith("archzoo_") or m in ("pydantic", "importlib.metadata"))
         arch = host.hf_model_types()["gpt2"]
         after = sorted(m for m in sys.modules if m.startswith("archzoo_") and "." not in m)
         print(before, after, arch.name, arch.plugin, sorted(host.architectures) == sorted(host.plugins and host.architectures))
         """
     )
     first = _run_python(probe, str(tmp_path))  # a full load, which writes the manifest
-    assert first.startswith(f"{sorted('archzoo_' + n for n in BUILTINS) + ['pydantic']} ")
+    assert first.startswith(f"{sorted('archzoo_' + n for n in BUILTINS) + ['importlib.metadata', 'pydantic']} ")
     assert list(tmp_path.glob("plugins-*.json")), "a clean full load writes a manifest"
     second = _run_python(probe, str(tmp_path))
     assert second == "[] ['archzoo_gpt'] gpt gpt True"
@@ -1039,8 +1040,6 @@ def test_a_host_routed_by_the_manifest_answers_as_a_full_load(monkeypatch, tmp_p
 
 
 def test_a_manifest_that_disagrees_with_the_plugin_is_dropped_for_a_full_load(monkeypatch, tmp_path):
-    import json
-
     _lazy_and_full(monkeypatch, tmp_path)
     (path,) = tmp_path.glob("plugins-*.json")
     data = json.loads(path.read_text())
@@ -1060,24 +1059,31 @@ def test_a_manifest_that_disagrees_with_the_plugin_is_dropped_for_a_full_load(mo
     )
 
 
-@pytest.mark.parametrize(
-    "content",
-    [
-        "",
-        "[1, 2",
-        "null",
-        '{"format": 1}',
-        '{"format": "archzoo.plugin-manifest/1", "key": KEY, "plugins": [{"name": 3}]}',
-        '{"format": "archzoo.plugin-manifest/1", "key": KEY, "plugins": [[]]}',
-        "[" * 100_000,
-    ],
-)
-def test_a_foreign_or_forged_manifest_is_ignored(monkeypatch, tmp_path, content):
-    import json
+#: Ways a manifest can be foreign, broken or forged: each a change to the real one's JSON value (or its text).
+_FORGED = {
+    "empty": lambda data: "",
+    "truncated": lambda data: json.dumps(data)[:-7],
+    "null": lambda data: None,
+    "nested 100,000 deep": lambda data: "[" * 100_000,
+    "an unknown key": lambda data: data | {"extra": 1},
+    "a record's name a number": lambda data: data | {"plugins": [{**data["plugins"][0], "name": 3}]},
+    "a record a list": lambda data: data | {"plugins": [[]]},
+    "a reader into no architecture of its plugin": lambda data: (
+        data | {"plugins": [{**data["plugins"][0], "hf_readers": {"x": "not-one-of-its-architectures"}}]}
+    ),
+    "an entry point of three fields": lambda data: data | {"entry_points": [e[:3] for e in data["entry_points"]]},
+    "the same plugin twice": lambda data: data | {"plugins": data["plugins"] + data["plugins"][:1]},
+    "another key": lambda data: data | {"key": "0" * 64},
+    "a plugin left out": lambda data: data | {"plugins": data["plugins"][1:]},
+}
 
+
+@pytest.mark.parametrize("forgery", list(_FORGED))
+def test_a_foreign_or_forged_manifest_is_ignored(monkeypatch, tmp_path, forgery):
     _lazy_and_full(monkeypatch, tmp_path)
     (path,) = tmp_path.glob("plugins-*.json")
-    path.write_text(content.replace("KEY", json.dumps(json.loads(path.read_text())["key"])))
+    forged = _FORGED[forgery](json.loads(path.read_text()))
+    path.write_text(forged if isinstance(forged, str) else json.dumps(forged))
     host = PluginHost().load()
     assert not host._pending, "the manifest is not used"
     assert host.problems == []

@@ -29,8 +29,8 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from importlib import metadata
+from dataclasses import dataclass, field, replace
+from importlib import import_module
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -42,8 +42,10 @@ from .blocks import Block
 from .errors import EnvironmentVariableError, PluginError, UnknownArchitectureError, closest
 from .formula import Poly, Symbol
 from .plugin_manifest import (
+    Manifest,
     PluginRecord,
     discard_manifest,
+    environment_key,
     manifest_key,
     read_manifest,
     source_signature,
@@ -387,7 +389,8 @@ def _canonical(name: str | None) -> str:
 class _Candidate:
     """An entry point found in the ``archzoo`` group, with the distribution that declares it."""
 
-    entry_point: metadata.EntryPoint
+    name: str
+    value: str  # module, or module:attribute
     dist_name: str
     version: str
 
@@ -397,7 +400,18 @@ class _Candidate:
 
     @property
     def source(self) -> str:
-        return f"entry point {ENTRY_POINT_GROUP}:{self.entry_point.name} in {self.dist_name} {self.version}"
+        return f"entry point {ENTRY_POINT_GROUP}:{self.name} in {self.dist_name} {self.version}"
+
+    def load(self) -> Any:
+        """What the entry point names, as ``importlib.metadata.EntryPoint.load`` finds it (``module:attr.attr``,
+        extras ignored), without importing importlib.metadata: a lookup routed by the manifest never reads
+        package metadata."""
+        module, _, attrs = self.value.partition(":")
+        target = import_module(module.strip())
+        for attr in attrs.partition("[")[0].strip().split("."):
+            if attr:
+                target = getattr(target, attr)
+        return target
 
 
 class _HookError(Exception):
@@ -502,6 +516,8 @@ class PluginHost:
         found: list[_Candidate] = []
         seen_dists: set[str] = set()
         section = re.compile(rf"^\s*\[\s*{ENTRY_POINT_GROUP}\s*\]\s*$", re.M)
+        from importlib import metadata  # ~10 ms of imports (email, zipfile...): only when the manifest cannot say
+
         for dist in metadata.distributions():
             try:
                 text = dist.read_text("entry_points.txt")
@@ -515,12 +531,14 @@ class PluginHost:
                 continue  # another copy further down sys.path, hidden as importlib.metadata hides it
             seen_dists.add(_canonical(dist_name))
             found.extend(
-                _Candidate(ep, dist_name, version) for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP
+                _Candidate(ep.name, ep.value, dist_name, version)
+                for ep in dist.entry_points
+                if ep.group == ENTRY_POINT_GROUP
             )
-        found.sort(key=lambda c: (not c.builtin, c.entry_point.name, _canonical(c.dist_name)))
+        found.sort(key=lambda c: (not c.builtin, c.name, _canonical(c.dist_name)))
         unique: dict[str, _Candidate] = {}
         for candidate in found:
-            name = candidate.entry_point.name
+            name = candidate.name
             first = unique.get(name)
             if first is None:
                 unique[name] = candidate
@@ -576,14 +594,14 @@ class PluginHost:
 
     def _import_candidate(self, candidate: _Candidate) -> None:
         """Import one entry point's module and register its hooks (a problem, not an exception, when it fails)."""
-        ep = candidate.entry_point
+        name = candidate.name
         try:
-            module = call_plugin(ep.name, f"importing {ep.value!r}", ep.load)
+            module = call_plugin(name, f"importing {candidate.value!r}", candidate.load)
         except PluginError as exc:
-            self._problem(ep.name, exc.reason)
+            self._problem(name, exc.reason)
             return
-        info = PluginInfo(ep.name, candidate.version, candidate.source, ep.value, builtin=candidate.builtin)
-        self._register_module(ep.name, module, info)
+        info = PluginInfo(name, candidate.version, candidate.source, candidate.value, builtin=candidate.builtin)
+        self._register_module(name, module, info)
 
     def load(self) -> PluginHost:
         """Find every plugin and what it registers; does nothing the second time.
@@ -595,19 +613,30 @@ class PluginHost:
         if self._loaded:
             return self
         self._loaded = True
+        manifest = read_manifest(self.only) if self._use_manifest else None
+        environment = environment_key() if self._use_manifest else ""
+        if manifest is not None and manifest.environment == environment:
+            # nothing installed or removed since the manifest was written: its entry points are those metadata
+            # would list (and each plugin it routes to is still checked when imported)
+            candidates = [_Candidate(*fields) for fields in manifest.entry_points]
+            key = self._manifest_key(candidates)
+            if key == manifest.key and self._from_manifest(manifest, candidates):
+                return self
         candidates = self._candidates() if self._use_entry_points else []
         self._check_selection(candidates)
         key = self._manifest_key(candidates) if self._use_manifest and not self.problems else None
-        if key is not None and self._from_manifest(key, candidates):
+        if manifest is not None and key == manifest.key and self._from_manifest(manifest, candidates):
+            if manifest.environment != environment:  # the next process need not read the metadata
+                write_manifest(replace(manifest, environment=environment), self.only)
             return self
-        self._load_all(candidates, key)
+        self._load_all(candidates, key, environment)
         return self
 
     def _check_selection(self, candidates: list[_Candidate]) -> None:
         """A selection (ARCHZOO_PLUGINS) of which no name is installed would leave archzoo with no plugin at all."""
         if not self.only:
             return
-        available = set(self._extra) | {c.entry_point.name for c in candidates}
+        available = set(self._extra) | {c.name for c in candidates}
         if self.only & available:
             return  # a name that is not installed is a problem of its own (`_load_all`), the others load
         missing = sorted(self.only)
@@ -619,12 +648,14 @@ class PluginHost:
             f"{ENV_PLUGINS} to load every plugin"
         )
 
-    def _load_all(self, candidates: list[_Candidate], key: str | None) -> None:
-        available = set(self._extra) | {c.entry_point.name for c in candidates}
+    def _load_all(self, candidates: list[_Candidate], key: str | None, environment: str = "") -> None:
+        """Import and register every selected plugin, collect their registrations and, with a ``key`` and no
+        problem, write the manifest."""
+        available = set(self._extra) | {c.name for c in candidates}
         # a built-in's name stays reserved when ARCHZOO_PLUGINS leaves it out
-        self._reserved.update({c.entry_point.name: c.entry_point.name for c in candidates if c.builtin})
+        self._reserved.update({c.name: c.name for c in candidates if c.builtin})
         for candidate in candidates:
-            if self.only is None or candidate.entry_point.name in self.only:
+            if self.only is None or candidate.name in self.only:
                 self._import_candidate(candidate)
         for name, plugin in self._extra.items():
             if self.only is not None and name not in self.only:
@@ -645,43 +676,40 @@ class PluginHost:
             )
         self._collect()
         if key is not None and not self.problems:
-            self._write_manifest(key)
+            self._write_manifest(key, environment, candidates)
 
     # ---- the manifest --------------------------------------------------------------------------
     def _manifest_key(self, candidates: list[_Candidate]) -> str | None:
         fields = [
             (
-                c.entry_point.name,
-                c.entry_point.value,
+                c.name,
+                c.value,
                 c.dist_name,
                 c.version,
                 ("builtin" if c.builtin else "third-party"),
-                source_signature(c.entry_point.value) or "",
+                source_signature(c.value) or "",
             )
             for c in candidates
         ]
         return manifest_key(fields, self.only)
 
-    def _from_manifest(self, key: str, candidates: list[_Candidate]) -> bool:
-        """Take every plugin's registrations from the manifest written under ``key``, importing none; False
-        (nothing taken) when there is no such manifest or it does not describe exactly the selected plugins."""
-        records = read_manifest(key, self.only)
-        if records is None:
-            return False
-        selected = {c.entry_point.name: c for c in candidates if self.only is None or c.entry_point.name in self.only}
+    def _from_manifest(self, manifest: Manifest, candidates: list[_Candidate]) -> bool:
+        """Take every plugin's registrations from the manifest, importing none; False (nothing taken) when it
+        does not describe exactly the selected plugins."""
+        records = manifest.records
+        selected = {c.name: c for c in candidates if self.only is None or c.name in self.only}
         if [r.name for r in records] != list(selected):  # a clean full load registers every one, in this order
             return False
         if any(not Path(d).is_dir() for r in records for d in r.registry_dirs):
             return False  # a folder gone since: the full load names the plugin and says so
-        self._reserved.update({c.entry_point.name: c.entry_point.name for c in candidates if c.builtin})
+        self._reserved.update({c.name: c.name for c in candidates if c.builtin})
         for record in records:
             candidate = selected[record.name]
-            ep = candidate.entry_point
             self._plugins[record.name] = PluginInfo(
                 record.name,
                 candidate.version,
                 candidate.source,
-                ep.value,
+                candidate.value,
                 architectures=list(record.architectures),
                 registry_dirs=[Path(d) for d in record.registry_dirs],
                 builtin=candidate.builtin,
@@ -697,10 +725,11 @@ class PluginHost:
         readers = sorted((t, r.architecture) for t, r in self._hf_readers.items() if r.plugin == name)
         return PluginRecord(name, tuple(info.architectures), tuple(str(d) for d in info.registry_dirs), tuple(readers))
 
-    def _write_manifest(self, key: str) -> None:
+    def _write_manifest(self, key: str, environment: str, candidates: list[_Candidate]) -> None:
         records = [self._record(name) for name in self._plugins]
         if all(Path(d).is_absolute() for r in records for d in r.registry_dirs):  # a relative one depends on the cwd
-            write_manifest(key, self.only, records)
+            entry_points = [(c.name, c.value, c.dist_name, c.version) for c in candidates]
+            write_manifest(Manifest(key, environment, entry_points, records), self.only)
 
     def _ensure(self, names: Iterable[str]) -> None:
         """Import the named plugins the manifest describes, if not yet imported, and check that each registers
@@ -726,9 +755,10 @@ class PluginHost:
         discard_manifest(self.only)
         self._reset()
         self._loaded = True
+        environment = environment_key()
         candidates = self._candidates() if self._use_entry_points else []
         # a fresh manifest for the next process (each plugin it routes to is checked again when imported)
-        self._load_all(candidates, self._manifest_key(candidates) if self._use_manifest else None)
+        self._load_all(candidates, self._manifest_key(candidates) if self._use_manifest else None, environment)
 
     def _drop(self, name: str) -> None:
         """Skip a plugin that failed: forget it and everything it registered."""

@@ -25,16 +25,17 @@ import importlib.util
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
     "FORMAT",
+    "Manifest",
     "PluginRecord",
     "cache_dir",
     "discard_manifest",
+    "environment_key",
     "manifest_key",
     "read_manifest",
     "source_signature",
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the layout of a manifest changes.
-FORMAT = "archzoo.plugin-manifest/1"
+FORMAT = "archzoo.plugin-manifest/2"
 
 #: A plugin package with more source files than this is not signed (walking it would cost what importing saves):
 #: such a plugin makes every load a full one.
@@ -72,6 +73,31 @@ class PluginRecord:
     architectures: tuple[str, ...]
     registry_dirs: tuple[str, ...]
     hf_readers: tuple[tuple[str, str], ...]  # (model_type, architecture)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A full load's outcome: the entry points found (name, target, distribution, version) with the environment
+    they were found in, and each loaded plugin's record, in loading order."""
+
+    key: str
+    environment: str
+    entry_points: list[tuple[str, str, str, str]]
+    records: list[PluginRecord]
+
+
+def environment_key() -> str:
+    """What the installed distributions depend on: every ``sys.path`` entry and its modification time. Installing,
+    upgrading or removing a distribution adds or removes a ``.dist-info`` folder in one of them, which changes
+    that folder's time: while the key holds, the entry points found last time are the ones metadata would list."""
+    digest = hashlib.sha256(sys.prefix.encode())
+    for entry in sys.path:
+        try:
+            stat = os.stat(entry or ".")
+            digest.update(f"\0{entry}\0{stat.st_ino}\0{stat.st_mtime_ns}".encode())
+        except OSError:
+            digest.update(f"\0{entry}\0-".encode())
+    return digest.hexdigest()
 
 
 def _files_of(paths: Iterable[str]) -> list[str] | None:
@@ -169,9 +195,15 @@ def _record(item: object) -> PluginRecord | None:
     return PluginRecord(name, architectures, dirs, tuple(readers.items()))
 
 
-def read_manifest(key: str, only: Iterable[str] | None) -> list[PluginRecord] | None:
-    """The records written under ``key``, in loading order, or None when there is no such manifest or it is
-    not exactly what `write_manifest` writes (a foreign, truncated or forged file is ignored)."""
+def _entry_point(item: object) -> tuple[str, str, str, str] | None:
+    if type(item) is not list or len(item) != 4 or not all(type(v) is str and v for v in item):
+        return None
+    return (item[0], item[1], item[2], item[3])
+
+
+def read_manifest(only: Iterable[str] | None) -> Manifest | None:
+    """The manifest of this environment and selection, or None when there is none or it is not exactly what
+    `write_manifest` writes (a foreign, truncated or forged file is ignored)."""
     try:
         path = _manifest_file(only)
         with open(path, "rb") as file:
@@ -181,25 +213,31 @@ def read_manifest(key: str, only: Iterable[str] | None) -> list[PluginRecord] | 
         data = json.loads(raw)
     except (OSError, RuntimeError, ValueError, RecursionError):
         return None
-    if type(data) is not dict or data.get("format") != FORMAT or data.get("key") != key:
+    if type(data) is not dict or set(data) != {"format", "key", "environment", "entry_points", "plugins"}:
         return None
-    items = data.get("plugins")
-    if type(items) is not list:
+    key, environment, found, items = data["key"], data["environment"], data["entry_points"], data["plugins"]
+    if data["format"] != FORMAT or type(key) is not str or type(environment) is not str:
         return None
+    if type(found) is not list or type(items) is not list:
+        return None
+    entry_points = [_entry_point(item) for item in found]
     records = [_record(item) for item in items]
     names = [r.name for r in records if r is not None]
-    if None in records or len(set(names)) != len(names):
+    if None in records or None in entry_points or len(set(names)) != len(names):
         return None
-    return [r for r in records if r is not None]
+    return Manifest(key, environment, [e for e in entry_points if e is not None], [r for r in records if r is not None])
 
 
-def write_manifest(key: str, only: Iterable[str] | None, records: Iterable[PluginRecord]) -> None:
-    """Write the manifest for ``key`` in one step (a reader sees the old file or the new one); a cache folder
-    that cannot be found or written is not an error: the next load is a full one again."""
-    only = list(only) if only is not None else None
+def write_manifest(manifest: Manifest, only: Iterable[str] | None) -> None:
+    """Write the manifest in one step (a reader sees the old file or the new one); a cache folder that cannot be
+    found or written is not an error: the next load is a full one again."""
+    import tempfile  # only a full load writes
+
     data = {
         "format": FORMAT,
-        "key": key,
+        "key": manifest.key,
+        "environment": manifest.environment,
+        "entry_points": [list(e) for e in manifest.entry_points],
         "plugins": [
             {
                 "name": r.name,
@@ -207,7 +245,7 @@ def write_manifest(key: str, only: Iterable[str] | None, records: Iterable[Plugi
                 "registry_dirs": list(r.registry_dirs),
                 "hf_readers": dict(r.hf_readers),
             }
-            for r in records
+            for r in manifest.records
         ],
     }
     try:
