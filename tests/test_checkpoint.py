@@ -293,7 +293,9 @@ def _quantised(llama, tmp_path, layout: str, keep=lambda name: True) -> Path:
             tensors[name] = np.zeros((out * inp // 2, 1), np.uint8)
             tensors[name + ".absmax"] = np.zeros((out * inp // 64,), np.float32)
             tensors[name + ".quant_map"] = np.zeros((16,), np.float32)
-            tensors[name + ".quant_state.bitsandbytes__nf4"] = np.zeros((60,), np.uint8)
+            # bitsandbytes' QuantState.as_dict(packed=True): the non-tensor fields as JSON bytes
+            state = {"quant_type": "nf4", "blocksize": 64, "dtype": "float32", "shape": [out, inp]}
+            tensors[name + ".quant_state.bitsandbytes__nf4"] = np.frombuffer(json.dumps(state).encode(), np.uint8)
         elif layout == "int8":
             tensors[name] = np.zeros((out, inp), np.int8)
             tensors[layer + ".SCB"] = np.zeros((out,), np.float32)

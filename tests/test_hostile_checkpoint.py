@@ -47,17 +47,25 @@ LLAMA = {
 }
 
 
-def safetensors_bytes(tensors: dict[str, tuple[str, tuple[int, ...]]]) -> bytes:
-    """A safetensors file of ``tensors`` (name -> dtype, shape), zeros for data, laid out as the format says."""
+def safetensors_bytes(tensors: dict[str, tuple]) -> bytes:
+    """A safetensors file of ``tensors`` (name -> dtype, shape, and maybe the data's bytes; zeros without),
+    laid out as the format says."""
     header: dict[str, Any] = {}
-    offset = 0
-    for name, (dtype, shape) in tensors.items():
+    data = b""
+    for name, (dtype, shape, *content) in tensors.items():
         size = math.prod(shape) * SIZES[dtype]
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + size]}
-        offset += size
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [len(data), len(data) + size]}
+        data += content[0] if content else b"\0" * size
     text = json.dumps(header).encode("utf-8")
     text += b" " * (-len(text) % 8)
-    return len(text).to_bytes(8, "little") + text + b"\0" * offset
+    return len(text).to_bytes(8, "little") + text + data
+
+
+def quant_state(shape: list[int]) -> tuple[str, tuple[int, ...], bytes]:
+    """bitsandbytes' 4-bit quantisation state as Linear4bit saves it (QuantState.as_dict(packed=True): the
+    fields that are no tensor, as JSON bytes in a uint8 tensor)."""
+    text = json.dumps({"quant_type": "nf4", "blocksize": 64, "dtype": "bfloat16", "shape": shape}).encode()
+    return ("U8", (len(text),), text)
 
 
 def write(folder: Path, tensors: dict[str, tuple[str, tuple[int, ...]]], *, config: bool = False) -> Path:
@@ -138,10 +146,32 @@ IMPOSSIBLE = [
     ),
     (
         "nf4-more-blocks-than-values",  # 16 values in 100 blocks of absmax
-        {"l.weight": ("U8", (8, 1)), "l.weight.absmax": ("F32", (100,))},
+        {
+            "l.weight": ("U8", (8, 1)),
+            "l.weight.absmax": ("F32", (100,)),
+            "l.weight.quant_state.bitsandbytes__nf4": quant_state([4, 4]),
+        },
         "l.weight",
-        "a 4-bit weight of 8 bytes (16 values) beside 100 absmax: bitsandbytes writes one absmax a block of 32 to "
-        "4,096 values; these shapes no quantiser writes",
+        "a 4-bit weight of 16 values beside 100 absmax: bitsandbytes writes one absmax a block of 32 to 4,096 "
+        "values; these shapes no quantiser writes",
+    ),
+    (
+        "nf4-without-its-state",  # 8 bytes are 15 or 16 values: only the state says which
+        {"l.weight": ("U8", (8, 1)), "l.weight.absmax": ("F32", (1,))},
+        "l.weight",
+        "a 4-bit weight without its quant_state.bitsandbytes__nf4 (or __fp4): two values a byte, the last maybe half "
+        "full, so only the shape the state records gives the exact count",
+    ),
+    (
+        "nf4-state-of-another-weight",
+        {
+            "l.weight": ("U8", (8, 1)),
+            "l.weight.absmax": ("F32", (1,)),
+            "l.weight.quant_state.bitsandbytes__nf4": quant_state([8, 8]),
+        },
+        "l.weight",
+        "a 4-bit weight of 8 bytes whose state records the shape [8, 8] (64 values, 32 bytes): the state belongs to "
+        "another weight",
     ),
     (
         "int8-scales-for-other-rows",
@@ -162,6 +192,18 @@ def test_a_layout_no_quantiser_writes_is_refused_not_counted(tmp_path, tensors, 
     assert unpacked.refused == {name: reason}
     assert unpacked.layouts == {}
     assert dict(unpacked.tensors)[name] == math.prod(tensors[name][1])
+
+
+def test_an_odd_count_of_4_bit_values_is_the_shape_its_state_records(tmp_path):
+    """bitsandbytes packs a Linear(3, 5) weight's 15 values into 8 bytes (the last half full): the count is 15,
+    torch.nn.Linear(3, 5).weight.numel(), not two values for each of the 8 bytes."""
+    tensors = {
+        "l.weight": ("U8", (8, 1)),
+        "l.weight.absmax": ("F32", (1,)),
+        "l.weight.quant_state.bitsandbytes__nf4": quant_state([5, 3]),
+    }
+    unpacked = unpack(read_checkpoint(write(tmp_path, tensors)))
+    assert (unpacked.refused, dict(unpacked.tensors)) == ({}, {"l.weight": 5 * 3})
 
 
 def test_a_possible_layout_is_still_counted(tmp_path):

@@ -9,7 +9,8 @@ values per element).
 
 `unpack` recognises the packed layouts that can be read from the header alone and counts what they hold:
 GPTQ and AWQ (``qweight`` beside ``qzeros`` and ``scales``: the packing factor is a ratio of their shapes),
-bitsandbytes 4-bit (a ``uint8`` ``weight`` beside its ``weight.absmax``: two values a byte) and 8-bit
+bitsandbytes 4-bit (a ``uint8`` ``weight`` beside its ``weight.absmax``: two values a byte, the exact count
+the shape its ``quant_state`` records, a few hundred bytes of JSON and the one tensor whose data is read) and 8-bit
 (an ``int8`` ``weight`` beside its ``SCB``: one value a byte); their side tensors (scales, zeros, group
 indices, quantisation state) are not parameters. A packed tensor it cannot read, or whose shapes no
 quantiser writes (a packing factor that is no bit width, scales and zeros of different group counts, more
@@ -89,6 +90,8 @@ class Tensor:
     dtype: str
     shape: tuple[int, ...]
     file: str
+    #: the bytes of a bitsandbytes 4-bit quantisation state (`QUANT_STATE`), the one tensor whose data is read
+    content: bytes | None = None
 
     @property
     def numel(self) -> int:
@@ -177,7 +180,11 @@ def _read_file(path: Path, shown: str) -> tuple[list[Tensor], dict[str, str]]:
             tensors = []
             for name in f.keys():  # noqa: SIM118 (a safe_open handle is not a dict)
                 piece = f.get_slice(name)
-                tensors.append(Tensor(name, piece.get_dtype(), tuple(piece.get_shape()), shown))
+                dtype, shape = piece.get_dtype(), tuple(piece.get_shape())
+                content = None
+                if QUANT_STATE in name and dtype == "U8" and len(shape) == 1 and shape[0] <= MAX_STATE_BYTES:
+                    content = bytes(f.get_tensor(name).tobytes())
+                tensors.append(Tensor(name, dtype, shape, shown, content))
     except (SafetensorError, OSError, ValueError) as exc:
         raise CheckpointError(
             f"{printable(str(path))}: not a safetensors file ({printable(' '.join(str(exc).split())[:200])}); "
@@ -252,6 +259,12 @@ def _names(names: list[str]) -> str:
 
 # ---- quantised tensors ------------------------------------------------------------------------------------
 
+#: bitsandbytes 4-bit saves the weight's shape, as JSON bytes, in ``NAME.weight.quant_state.bitsandbytes__nf4``
+#: (or ``__fp4``): the one place the count of an odd number of values (the last byte half full) is written
+QUANT_STATE = ".quant_state.bitsandbytes__"
+#: such a state is a few hundred bytes of JSON; a larger one is not read
+MAX_STATE_BYTES = 4096
+
 #: GPTQ's and AWQ's side tensors beside a ``qweight``, and bitsandbytes 4-bit's after a ``weight.``: not parameters
 GPTQ_SIDE = ("qzeros", "scales", "g_idx")
 BNB_SIDE = ("absmax", "quant_map", "nested_absmax", "nested_quant_map")
@@ -309,13 +322,21 @@ def unpack(checkpoint: Checkpoint) -> Unpacked:
                 layouts[prefix + "weight"], count = found
                 out.append((prefix + "weight", count))
         elif leaf == "weight" and t.dtype == "U8" and t.name + ".absmax" in by_name:
-            problem = _bnb4_problem(t, by_name[t.name + ".absmax"])
-            if problem:
-                refused[t.name] = problem
+            state = next(
+                (
+                    by_name[t.name + QUANT_STATE + kind]
+                    for kind in ("nf4", "fp4")
+                    if t.name + QUANT_STATE + kind in by_name
+                ),
+                None,
+            )
+            values = _bnb4(t, by_name[t.name + ".absmax"], state)
+            if isinstance(values, str):
+                refused[t.name] = values
                 out.append((t.name, t.numel))
             else:
                 layouts[t.name] = "bitsandbytes 4-bit: two values a byte"
-                out.append((t.name, 2 * t.numel))
+                out.append((t.name, values))
         elif leaf == "weight" and t.dtype == "I8" and prefix + "SCB" in by_name:
             scb = by_name[prefix + "SCB"]
             if len(t.shape) == 2 and scb.shape != t.shape[:1]:
@@ -394,17 +415,36 @@ def _gptq(qweight: Tensor, qzeros: Tensor | None, scales: Tensor | None) -> tupl
     return f"{shapes}: neither GPTQ's layout nor AWQ's (no bit width packs these shapes)"
 
 
-def _bnb4_problem(weight: Tensor, absmax: Tensor) -> str:
-    """Why a bitsandbytes 4-bit ``weight`` and its ``absmax`` are shapes no quantiser writes, or "": the
-    weight holds two values a byte (the last byte half full when the count is odd), absmax one scale a
-    block of 32 to 4,096 values."""
-    values, blocks = 2 * weight.numel, absmax.numel
-    if any(-(-count // size) == blocks for size in BNB_BLOCKS for count in (values - 1, values) if count > 0):
-        return ""
-    return (
-        f"a 4-bit weight of {weight.numel:,} bytes ({values:,} values) beside {blocks:,} absmax: bitsandbytes "
-        f"writes one absmax a block of {BNB_BLOCKS[0]} to {BNB_BLOCKS[-1]:,} values; these shapes no quantiser writes"
-    )
+def _bnb4(weight: Tensor, absmax: Tensor, state: Tensor | None) -> int | str:
+    """The values a bitsandbytes 4-bit ``weight`` holds, or why they cannot be counted exactly: two a byte,
+    the last byte half full when the count is odd, so the count is the product of the shape its quantisation
+    state records; that shape must fill the weight's bytes, and ``absmax`` hold one scale a block of 32 to
+    4,096 of them."""
+    if state is None or state.content is None:
+        return (
+            "a 4-bit weight without its quant_state.bitsandbytes__nf4 (or __fp4): two values a byte, the last "
+            "maybe half full, so only the shape the state records gives the exact count"
+        )
+    try:
+        recorded = json.loads(state.content.decode("utf-8")).get("shape")
+    except (UnicodeDecodeError, ValueError, AttributeError, RecursionError):
+        recorded = None
+    if not (
+        isinstance(recorded, list) and all(type(n) is int and 0 <= n < 2**40 for n in recorded) and len(recorded) <= 8
+    ):
+        return f"{printable(state.name)} holds no shape (JSON with a list of sizes): the exact count cannot be read"
+    values, blocks = math.prod(recorded), absmax.numel
+    if (values + 1) // 2 != weight.numel:
+        return (
+            f"a 4-bit weight of {weight.numel:,} bytes whose state records the shape {recorded} ({values:,} values, "
+            f"{(values + 1) // 2:,} bytes): the state belongs to another weight"
+        )
+    if not any(-(-values // size) == blocks for size in BNB_BLOCKS):
+        return (
+            f"a 4-bit weight of {values:,} values beside {blocks:,} absmax: bitsandbytes writes one absmax a block "
+            f"of {BNB_BLOCKS[0]} to {BNB_BLOCKS[-1]:,} values; these shapes no quantiser writes"
+        )
+    return values
 
 
 def as_json(checkpoint: Checkpoint) -> dict[str, Any]:
