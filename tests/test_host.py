@@ -1030,13 +1030,14 @@ def test_a_host_routed_by_the_manifest_answers_as_a_full_load(monkeypatch, tmp_p
         assert (mine.plugin, sorted(mine.hf_model_types)) == (arch.plugin, sorted(arch.hf_model_types))
         assert mine.config_fields() == arch.config_fields()
     assert [
-        (i.name, i.version, i.source, i.module, i.architectures, i.registry_dirs, i.builtin)
+        (i.name, i.version, i.source, i.module, i.architectures, i.registry_dirs, i.builtin, i.source_signature)
         for i in lazy.plugins.values()
     ] == [
-        (i.name, i.version, i.source, i.module, i.architectures, i.registry_dirs, i.builtin)
+        (i.name, i.version, i.source, i.module, i.architectures, i.registry_dirs, i.builtin, i.source_signature)
         for i in full.plugins.values()
     ]
     assert lazy.problems == [] and not lazy._pending
+    assert all(len(i.source_signature) == 64 for i in full.plugins.values())
 
 
 def test_a_manifest_that_disagrees_with_the_plugin_is_dropped_for_a_full_load(monkeypatch, tmp_path):
@@ -1102,12 +1103,16 @@ def test_a_changed_plugin_file_invalidates_the_manifest(installed_plugin, monkey
         """
     installed_plugin(source.replace("NAME", "tiny-one"))
     PluginHost().load()
-    assert "tiny-one" in PluginHost().load().architectures  # read from the manifest
+    routed = PluginHost().load()
+    assert "tiny-one" in routed.architectures and "tiny" in routed._pending  # read from the manifest
+    signature = routed.plugin_infos["tiny"].source_signature
+    assert len(signature) == 64
     (tmp_path / "archzoo_tiny" / "__init__.py").write_text(textwrap.dedent(source.replace("NAME", "tiny-two-longer")))
     del sys.modules["archzoo_tiny"]
     host = PluginHost().load()
     assert "tiny-one" not in host.architectures
     assert host.architecture("tiny-two-longer").plugin == "tiny"
+    assert host.plugin_infos["tiny"].source_signature not in ("", signature)
 
 
 def test_a_plugin_with_a_problem_is_loaded_every_time(installed_plugin, monkeypatch, tmp_path):

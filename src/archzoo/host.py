@@ -100,6 +100,10 @@ class PluginInfo:
     architectures: list[str] = field(default_factory=list)
     registry_dirs: list[Path] = field(default_factory=list)
     builtin: bool = False  # an entry point of the archzoo distribution itself
+    #: a digest of the size and modification time of every source file of the plugin's package, found without
+    #: importing it (`archzoo.plugin_manifest.source_signature`); empty for a plugin registered in process. A cache
+    #: of anything a plugin computes (the registry index) can key on it without importing the plugin.
+    source_signature: str = ""
 
 
 @dataclass(frozen=True)
@@ -488,6 +492,7 @@ class PluginHost:
         self._hf_readers: dict[str, HFReader] = {}  # Hugging Face model_type -> its one reader
         self._pending: dict[str, _Candidate] = {}  # plugins the manifest describes, not imported yet
         self._records: dict[str, PluginRecord] = {}  # what the manifest says each of them registers
+        self._signatures: dict[str, str] = {}  # entry-point target -> source_signature, computed once
         self._loaded = False
         if self._trace:
             self.pm.trace.root.setwriter(lambda text: sys.stderr.write(text))
@@ -600,7 +605,14 @@ class PluginHost:
         except PluginError as exc:
             self._problem(name, exc.reason)
             return
-        info = PluginInfo(name, candidate.version, candidate.source, candidate.value, builtin=candidate.builtin)
+        info = PluginInfo(
+            name,
+            candidate.version,
+            candidate.source,
+            candidate.value,
+            builtin=candidate.builtin,
+            source_signature=self._signature(candidate),
+        )
         self._register_module(name, module, info)
 
     def load(self) -> PluginHost:
@@ -679,6 +691,11 @@ class PluginHost:
             self._write_manifest(key, environment, candidates)
 
     # ---- the manifest --------------------------------------------------------------------------
+    def _signature(self, candidate: _Candidate) -> str:
+        if candidate.value not in self._signatures:
+            self._signatures[candidate.value] = source_signature(candidate.value) or ""
+        return self._signatures[candidate.value]
+
     def _manifest_key(self, candidates: list[_Candidate]) -> str | None:
         fields = [
             (
@@ -687,7 +704,7 @@ class PluginHost:
                 c.dist_name,
                 c.version,
                 ("builtin" if c.builtin else "third-party"),
-                source_signature(c.value) or "",
+                self._signature(c),
             )
             for c in candidates
         ]
@@ -713,6 +730,7 @@ class PluginHost:
                 architectures=list(record.architectures),
                 registry_dirs=[Path(d) for d in record.registry_dirs],
                 builtin=candidate.builtin,
+                source_signature=self._signature(candidate),
             )
             self._pending[record.name] = candidate
             self._records[record.name] = record
