@@ -755,3 +755,226 @@ def test_methodology_section_is_generated_from_the_tables(host):
     )
     for model_type in host.hf_model_types():
         assert f"### `{model_type}`" in page
+
+
+# ---- keys transformers converts while loading, and plain attributes it never reads ------------------------
+
+_DECODER = dict(
+    vocab_size=97,
+    hidden_size=48,
+    num_hidden_layers=1,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=80,
+    max_position_embeddings=64,
+    pad_token_id=None,
+)
+# Meta-Llama-3.1-8B's published rope_scaling (its config.json, with rope_theta 500000.0)
+_LLAMA3 = {
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 32,
+    "rope_type": "llama3",
+}
+_PHI3_FACTORS = {"short_factor": [1.0] * 6, "long_factor": [1.5] * 6}  # 48 / 4 = 12 rotary dims: 6 factors
+
+# (model type, the legacy keys, the same model written the 5.x way)
+CONVERSIONS = [
+    pytest.param(
+        "llama",
+        {"rope_theta": 500000.0, "rope_scaling": _LLAMA3},
+        {"rope_parameters": {**_LLAMA3, "rope_theta": 500000.0}},
+        id="llama-llama3-scaling",
+    ),
+    pytest.param(
+        "llama",
+        {"rope_scaling": {"type": "linear", "factor": 2.0}},
+        {"rope_parameters": {"rope_type": "linear", "factor": 2.0}},
+        id="llama-old-type-key",
+    ),
+    pytest.param(
+        "llama",
+        {"partial_rotary_factor": 0.5, "rope_theta": 5000.0},
+        {"rope_parameters": {"rope_type": "default", "rope_theta": 5000.0, "partial_rotary_factor": 0.5}},
+        id="llama-partial-rotary-factor",
+    ),
+    pytest.param(
+        "qwen2",
+        {"rope_theta": 1000000.0, "rope_scaling": None},
+        {"rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}},
+        id="qwen2-null-scaling",
+    ),
+    pytest.param(
+        "phi3",
+        {"rope_theta": 10000.0, "rope_scaling": {"type": "longrope", **_PHI3_FACTORS}},
+        {"rope_parameters": {"rope_type": "longrope", **_PHI3_FACTORS}},
+        id="phi3-longrope",
+    ),
+    pytest.param(
+        "phi3",
+        {"rope_scaling": {"type": "yarn", **_PHI3_FACTORS}, "original_max_position_embeddings": 32},
+        {"rope_parameters": {"rope_type": "longrope", **_PHI3_FACTORS}, "original_max_position_embeddings": 32},
+        id="phi3-yarn-is-longrope",
+    ),
+    *[
+        pytest.param(t, {"rope_theta": 1000000.0}, {"rope_parameters": {"rope_theta": 1000000.0}}, id=f"{t}-theta")
+        for t in ("mistral", "gemma", "olmo")
+    ],
+    pytest.param(
+        "mixtral",
+        {"rope_theta": 1000000.0, "num_local_experts": 4, "intermediate_size": 40},
+        {"rope_parameters": {"rope_theta": 1000000.0}, "num_local_experts": 4, "intermediate_size": 40},
+        id="mixtral-theta",
+    ),
+]
+
+
+def _rope(reading):
+    return next(k.value for k in reading.keys if k.key == "rope_parameters")
+
+
+@pytest.mark.parametrize("model_type, legacy, modern", CONVERSIONS)
+def test_a_legacy_file_counts_as_its_5x_form(tmp_path, host, model_type, legacy, modern):
+    base = {"model_type": model_type, **_DECODER}
+    old = load_hf_config(_write(tmp_path, {**base, **legacy}, "legacy.json"), host, hf_class=None)
+    new = load_hf_config(_write(tmp_path, {**base, **modern}, "modern.json"), host, hf_class=None)
+    reports = [make_report(r.architecture, r.config, 16) for r in (old, new)]
+    assert reports[0].to_dict() == reports[1].to_dict()
+    for key in ("rope_theta", "rope_scaling", "partial_rotary_factor"):
+        if legacy.get(key) is not None:
+            seen = next(k for k in old.keys if k.key == key)
+            assert seen.disposition == "converted" and seen.detail.startswith("converted into rope_parameters")
+            assert "(as transformers does)" in seen.detail
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type, legacy, modern", CONVERSIONS)
+def test_converted_rope_parameters_are_transformers_own(tmp_path, host, model_type, legacy, modern):
+    """The rope_parameters archzoo checks equal what transformers holds once it has loaded each file."""
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    for name, keys in (("legacy.json", legacy), ("modern.json", modern)):
+        path = _write(tmp_path, {"model_type": model_type, **_DECODER, **keys}, name)
+        assert _rope(load_hf_config(path, host)) == transformers.AutoConfig.from_pretrained(str(path)).rope_parameters
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "extra, kept",
+    [
+        # rope_scaling takes the place of rope_parameters when both are given
+        ({"rope_scaling": {"rope_type": "linear", "factor": 3.0}, "rope_parameters": {"rope_type": "dynamic"}}, None),
+        # rope_theta only fills a rope_theta that rope_parameters lacks
+        ({"rope_theta": 1.0, "rope_parameters": {"rope_type": "default", "rope_theta": 7.0}}, "rope_theta"),
+        ({"rope_scaling": {}, "rope_parameters": {"rope_type": "linear", "factor": 2.0}}, "rope_scaling"),
+    ],
+)
+def test_conversion_order_is_transformers(tmp_path, host, extra, kept):
+    transformers = pytest.importorskip("transformers")
+    path = _write(tmp_path, {"model_type": "llama", **_DECODER, **extra})
+    reading = load_hf_config(path, host)
+    assert _rope(reading) == transformers.AutoConfig.from_pretrained(str(path)).rope_parameters
+    if kept:
+        assert next(k for k in reading.keys if k.key == kept).disposition == "ignored"
+
+
+@pytest.mark.reference
+def test_a_rotary_setting_transformers_cannot_load_is_refused_by_both(tmp_path, host):
+    """Phi-3's old rope type su is renamed longrope after the pre-training length would have been filled in,
+    so transformers 5.23 cannot load such a file: refused, naming the key, by both."""
+    transformers = pytest.importorskip("transformers")
+    data = {"model_type": "phi3", **_DECODER, "rope_scaling": {"type": "su", **_PHI3_FACTORS}}
+    path = _write(tmp_path, data)
+    with pytest.raises(HFConfigError) as caught:
+        load_hf_config(path, host)
+    assert str(caught.value).startswith(
+        f"{path}: rope_scaling: the rope type longrope needs original_max_position_embeddings, and transformers "
+        "5.23's Phi3Config refuses to load the file without it"
+    )
+    with pytest.raises(KeyError, match="original_max_position_embeddings"):
+        transformers.AutoConfig.from_pretrained(str(path))
+
+
+@pytest.mark.reference
+def test_a_rotary_type_transformers_cannot_build_is_refused_by_both(tmp_path, host):
+    """rope_scaling {"type": "su"} is Phi-3's; a Llama file with it loads in transformers but cannot be built."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    path = _write(tmp_path, {"model_type": "llama", **_DECODER, "rope_scaling": {"type": "su", **_PHI3_FACTORS}})
+    with pytest.raises(HFConfigError, match=r"rope_scaling, converted into rope_parameters as transformers does"):
+        load_hf_config(path, host)
+    config = transformers.AutoConfig.from_pretrained(str(path))
+    with pytest.raises(KeyError, match="su"), torch.device("meta"):
+        transformers.LlamaModel(config)
+
+
+PHI3_WITH_CUSTOM_CODE = {
+    "model_type": "phi3",
+    **_DECODER,
+    # as Phi-3's published files name their own code
+    "auto_map": {
+        "AutoConfig": "configuration_phi3.Phi3Config",
+        "AutoModelForCausalLM": "modeling_phi3.Phi3ForCausalLM",
+    },
+}
+
+
+def test_auto_map_of_a_native_type_counts_transformers_class(tmp_path, host, capsys):
+    path = _write(tmp_path, PHI3_WITH_CUSTOM_CODE)
+    plain = _write(tmp_path, {k: v for k, v in PHI3_WITH_CUSTOM_CODE.items() if k != "auto_map"}, "plain.json")
+    assert _params(path, host, hf_class="Phi3ForCausalLM") == _params(plain, host, hf_class="Phi3ForCausalLM")
+    code, out, err = _run(capsys, "count", "--hf-config", str(path), "--json")
+    assert code == 0, err
+    (seen,) = [k for k in json.loads(out)["hf_config"]["keys"] if k["key"] == "auto_map"]
+    assert seen["disposition"] == "ignored"
+    assert seen["detail"] == (
+        "names custom code, which transformers 5.23 runs only with trust_remote_code; model type phi3 is one it "
+        "builds natively, so without that flag it builds its own Phi3Config and classes, and archzoo counts those"
+    )
+
+
+@pytest.mark.reference
+def test_transformers_builds_its_own_class_despite_auto_map(tmp_path):
+    """Without trust_remote_code, transformers loads a native type's file with auto_map as its own classes."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    path = _write(tmp_path, PHI3_WITH_CUSTOM_CODE)
+    config = transformers.AutoConfig.from_pretrained(str(path))
+    assert type(config) is transformers.Phi3Config
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    assert type(model) is transformers.Phi3ForCausalLM
+
+
+def test_a_key_transformers_never_reads_is_ignored_and_said_so(tmp_path, host, capsys):
+    """A misspelt field is a plain attribute transformers never reads: counted as transformers builds the
+    file (the default width), and --explain says which field it is not."""
+    path = _write(tmp_path, {"model_type": "bert", "hidden_sise": 64, "language": "english"})
+    assert _params(path, host) == _params(_write(tmp_path, {"model_type": "bert"}, "plain.json"), host)
+    code, out, err = _run(capsys, "count", "--hf-config", str(path), "--explain", "--depth", "0")
+    assert code == 0, err
+    table = out[out.index("\nkey ") :].splitlines()[1:]
+    rows = {line.split()[0]: " ".join(line.split()) for line in table if line.strip()}
+    assert "ignored stored as a plain attribute, never read by transformers 5.23's modeling_bert" in rows["language"]
+    reading = load_hf_config(path, host)
+    (typo,) = [k for k in reading.keys if k.key == "hidden_sise"]
+    assert typo.detail == (
+        "stored as a plain attribute, never read by transformers 5.23's modeling_bert (nor the modules it imports "
+        "from, nor BertConfig); not hidden_size, which transformers reads under that name only"
+    )
+
+
+def test_a_type_whose_code_was_never_derived_still_refuses_unknown_keys(tmp_path, host, monkeypatch):
+    """Without derived reads (a third-party plugin's type), archzoo cannot tell, and refuses as before."""
+    from archzoo import hf_keys_read
+
+    monkeypatch.setattr(hf_keys_read, "MODEL_SCOPE", {k: v for k, v in hf_keys_read.MODEL_SCOPE.items() if k != "gpt2"})
+    path = _write(tmp_path, {"model_type": "gpt2", "foo": 1, "bar": 2})
+    with pytest.raises(HFConfigError) as caught:
+        load_hf_config(path, host)
+    assert str(caught.value) == (
+        f"{path}: foo: unknown key for model type 'gpt2'; transformers 5.23's GPT2Config has no such field and "
+        "archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it "
+        "does not (also unknown: bar)"
+    )

@@ -569,6 +569,24 @@ ROPE_TYPE_RENAMES: dict[str, dict[str, str]] = {"Phi3Config": {"su": "longrope",
 #: none) and keeps the file's key as an attribute too (``Phi3Config.convert_rope_params_to_dict``)
 ROPE_PARTIAL_DEFAULTS: dict[str, float] = {"Phi3Config": 1.0}
 _CONVERTED = "converted into {} (as transformers does)"
+#: the keys each rotary type's validation requires, else it raises while loading
+#: (``RotaryEmbeddingConfigMixin._validate_<type>_rope_parameters``)
+ROPE_REQUIRED_KEYS: dict[str, set[str]] = {
+    "default": {"rope_type"},
+    "linear": {"rope_type", "factor"},
+    "dynamic": {"rope_type", "factor"},
+    "yarn": {"rope_type", "factor", "original_max_position_embeddings"},
+    "longrope": {"rope_type", "short_factor", "long_factor", "original_max_position_embeddings"},
+    "llama3": {
+        "rope_type",
+        "factor",
+        "original_max_position_embeddings",
+        "low_freq_factor",
+        "high_freq_factor",
+        "rope_theta",
+    },
+    "proportional": {"rope_type", "rope_theta"},
+}
 
 
 def _file_value(data: Mapping[str, Any], table: HFTable, native: str) -> Any:
@@ -619,14 +637,6 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
             readings["rope_scaling"] = KeyReading(
                 "rope_scaling", scaling, "converted", "", _CONVERTED.format("rope_parameters") + replaced
             )
-            if "rope_parameters" in data:
-                readings["rope_parameters"] = KeyReading(
-                    "rope_parameters",
-                    data["rope_parameters"],
-                    "ignored",
-                    "",
-                    "replaced by rope_scaling, which transformers takes first when both are given",
-                )
         else:
             readings["rope_scaling"] = KeyReading(
                 "rope_scaling",
@@ -662,6 +672,16 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
             rope.setdefault("original_max_position_embeddings", _file_value(data, table, "max_position_embeddings"))
     if isinstance(kind, str) and kind in ROPE_TYPE_RENAMES.get(table.config_class, {}):
         rope["rope_type"] = ROPE_TYPE_RENAMES[table.config_class][kind]
+    kind = rope["rope_type"]
+    missing = sorted(ROPE_REQUIRED_KEYS.get(kind, set()) - set(rope)) if isinstance(kind, str) else []
+    if missing:
+        source = "rope_scaling" if "rope_scaling" in legacy and scaling else "rope_parameters"
+        raise HFConfigError(
+            f"{path}: {source}: the rope type {kind} needs {' and '.join(missing)}, and transformers "
+            f"{TRANSFORMERS_VERSION}'s {table.config_class} refuses to load the file without "
+            f"{'them' if len(missing) > 1 else 'it'} (read as rope_parameters: {_text(rope)}); add "
+            f"{'them' if len(missing) > 1 else 'it'}"
+        )
     top = "original_max_position_embeddings"
     if top in data and top not in table.defaults and not _model_code_reads(table.model_type, top):
         kind = rope["rope_type"]
@@ -733,7 +753,13 @@ def _resolve(
                     rope,
                     "read" if rope_target else "ignored",
                     rope_target,
-                    "as transformers holds it once loaded (rope_type, rope_theta and the rest filled in)"
+                    (
+                        f"the file's {_text(value)} is replaced by rope_scaling, which transformers takes first "
+                        "when both are given; shown"
+                        if converted.get("rope_scaling", KeyReading("", None, "ignored")).disposition == "converted"
+                        else "shown"
+                    )
+                    + " as transformers holds it once loaded (rope_type, rope_theta and the rest filled in)"
                     + ("" if rope_target else "; " + table.ignored.get("rope_parameters", "")),
                 )
             )
