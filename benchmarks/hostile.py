@@ -10,6 +10,7 @@ process) shows what pytest and the imports cost by themselves.
     python benchmarks/hostile.py -k registry     # only cases whose id matches
     python benchmarks/hostile.py --json out.json
     python benchmarks/hostile.py -k "checkpoint or columns"   # the cases of a few classes; maxima per class
+    python benchmarks/hostile.py --whatif        # also: one what-if update of 60,000 and 200,000 typed digits
 
 After the table, the largest time and peak memory of each class of hostile input (`CLASSES`: the classes of
 the hardening issues, a case's class read from its test's name; any other case is classed by its test file).
@@ -127,12 +128,50 @@ def baseline(timeout: float) -> dict:
         return run(str(test), timeout)
 
 
+def whatif_update_times(digits: tuple[int, ...] = (60_000, 200_000)) -> list[tuple[int, float, int]]:
+    """The time (ms) of one what-if update in Chromium after typing a value of so many digits into GPT's
+    d_model, and the length of the status line it writes: the page's own work, without the site's build
+    that the browser tests' times include. Builds a one-calculator site in a temporary folder."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from archzoo.site import build_site
+    from browsing import chromium, served
+
+    with tempfile.TemporaryDirectory() as folder:
+        project = Path(folder)
+        (project / "docs").mkdir()
+        (project / "docs" / "whatif.md").write_text(
+            '# What if\n\n<div class="archzoo-whatif" data-architecture="gpt" data-model=""></div>\n', encoding="utf-8"
+        )
+        (project / "mkdocs.yml").write_text(
+            "site_name: whatif\ntheme:\n  name: material\nplugins:\n  - search\n  - archzoo\n", encoding="utf-8"
+        )
+        site = build_site(project / "site", registry=[ROOT / "registry"], config_file=project / "mkdocs.yml")
+        results = []
+        with served(site) as url, chromium() as browser:
+            page = browser.new_page()
+            page.goto(url + "whatif/")
+            page.wait_for_selector(".archzoo-whatif[data-az-ready='1']")
+            for n in digits:
+                ms = page.evaluate(
+                    """(n) => { const input = document.querySelector("input[data-key='d_model']");
+                      input.value = '7'.repeat(n); const start = performance.now();
+                      input.dispatchEvent(new Event('input')); return performance.now() - start; }""",
+                    n,
+                )
+                results.append((n, ms, len(page.locator(".az-whatif-status").inner_text())))
+        return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-k", dest="keyword", help="only cases whose pytest id matches (pytest -k)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds before a case is killed")
     parser.add_argument("--json", dest="json_out", type=Path, help="also write the results as JSON")
+    parser.add_argument("--whatif", action="store_true", help="also time one what-if update of a huge typed value")
     args = parser.parse_args()
+    if args.whatif:
+        for n, ms, status in whatif_update_times():
+            print(f"what-if update, {n:,} digits typed: {ms:,.1f} ms, status line of {status:,} characters")
     nodes = collect(args.keyword)
     if not nodes:
         print("no hostile cases collected", file=sys.stderr)
