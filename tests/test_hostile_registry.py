@@ -142,6 +142,7 @@ def zoo(tmp_path) -> Path:
 def test_a_bad_cache_variable_is_refused_naming_it(name, value, message, zoo, tmp_path, monkeypatch, capsys):
     file = tmp_path / "a-file"
     file.write_text("not a folder")
+    monkeypatch.chdir(tmp_path)  # where a relative cache folder would have been made
     monkeypatch.delenv("ARCHZOO_CACHE_DIR", raising=False)
     monkeypatch.setenv(name, value.format(file=file))
     assert run(capsys, "list", "--json", "--registry", str(zoo)) == (
@@ -149,6 +150,7 @@ def test_a_bad_cache_variable_is_refused_naming_it(name, value, message, zoo, tm
         "",
         f"archzoo: error: {message.format(file=file)}\n",
     )
+    assert list(tmp_path.rglob("index-*")) == []  # no index cached under the working folder
 
 
 def test_no_home_and_no_passwd_entry_lists_without_a_cache(zoo, tmp_path, monkeypatch, capsys):

@@ -20,8 +20,8 @@ CORPUS = Path(__file__).parent / "registry_errors"
 VALID = Path(__file__).parent.parent / "registry" / "bert" / "bert-base-uncased.yaml"
 
 BERT_KEYS = (
-    "vocab_size, d_model, n_layers, n_heads, d_ff, max_positions, type_vocab_size, pooler, head, "
-    "num_labels, classifier_dense, tie_embeddings, activation, embedding_size, shared_layers"
+    "vocab_size, d_model, n_layers, n_heads, d_ff, max_positions, position_offset, causal, type_vocab_size, "
+    "pooler, head, num_labels, classifier_dense, tie_embeddings, activation, embedding_size, shared_layers"
 )
 ENTRY_KEYS = "architecture, config, title, summary, tags, year, published, reference, reconciliation"
 SOURCE_KEYS = "title, authors, year, venue, arxiv, url, locator"
