@@ -434,7 +434,36 @@ def supported_model_types() -> dict[str, str]:
     return {t: model_type_to_module_name(t) for t in readers if hf_table(readers[t].reader) is not None}
 
 
-if __name__ == "__main__":  # python -m archzoo.hf_keys src/archzoo/hf_keys_read.py
+def summary() -> list[str]:
+    """One line a model type: how many config attributes its code reads, and which of its configuration
+    class's fields (the plugin table's defaults) no module reads, directly or through an alias of
+    ``attribute_map`` (from the committed data)."""
+    from . import hf_keys_read
+    from .hf_config import hf_table
+    from .host import get_host
+
+    readers = get_host().hf_readers()
+    lines = []
+    for model_type, modules in hf_keys_read.MODEL_SCOPE.items():
+        model = set().union(*(hf_keys_read.READS[m] for m in modules))
+        config = set().union(*(hf_keys_read.READS[m] for m in hf_keys_read.CONFIG_SCOPE[model_type]))
+        table = hf_table(readers[model_type].reader)
+        fields = set(table.defaults) if table is not None else set()
+        aliases = dict(table.aliases) if table is not None else {}
+        read = model | config | {aliases[a] for a in aliases if a in model | config}  # attribute_map resolves
+        unread = sorted(fields - read)
+        lines.append(
+            f"{model_type}: {len(modules)} modules read {len(model)} attributes, its configuration code "
+            f"{len(config)}; of {len(fields)} fields, {len(fields) - len(unread)} read, {len(unread)} never read"
+            + (f" ({', '.join(unread)})" if unread else "")
+        )
+    return lines
+
+
+if __name__ == "__main__":  # python -m archzoo.hf_keys src/archzoo/hf_keys_read.py (or --summary)
+    if sys.argv[1:] == ["--summary"]:
+        print("\n".join(summary()))
+        sys.exit()
     text = render(derive(supported_model_types()))
     for name in sys.argv[1:]:
         Path(name).write_text(text, encoding="utf-8")
