@@ -6,6 +6,7 @@ from __future__ import annotations
 import marshal
 import os
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,8 +44,9 @@ class Zoo:
         self.rows = {model_id: IndexRow.of(entry) for model_id, entry in full.entries.items()}
         self.problems = [str(p) for p in full.problems]
         load_index([folder], host)  # a genuine cache, the material the mutations start from
-        self.path = registry_index._cache_file([folder], {})
-        assert self.path is not None
+        path = registry_index._cache_file([folder], {})
+        assert path is not None
+        self.path: Path = path
         self.genuine = self.path.read_bytes()
         self.header = registry_index._header(registry_index._fingerprint(host))
         assert self.genuine.startswith(self.header)
@@ -66,7 +68,7 @@ class Zoo:
 
 
 @pytest.fixture(scope="module")
-def zoo(tmp_path_factory) -> Zoo:
+def zoo(tmp_path_factory) -> Iterator[Zoo]:
     cache = tmp_path_factory.mktemp("cache")
     previous = os.environ.get("ARCHZOO_CACHE_DIR")
     os.environ["ARCHZOO_CACHE_DIR"] = str(cache)
