@@ -26,7 +26,7 @@ MEDIUM = (
     "    title: Language Models are Unsupervised Multitask Learners\n    authors: [Alec Radford]\n"
     "    year: 2019\n    venue: OpenAI\n    locator: Table 2\n"
 )
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 class Zoo:
