@@ -66,6 +66,18 @@ with torch.device("meta"):
 print(sum(p.numel() for p in model.parameters()))
 """
 
+PYDANTIC_ALONE = """
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    d_model: PositiveInt = Field(768, description="width")
+    d_ff: PositiveInt | None = Field(None, description="feed-forward width")
+    @model_validator(mode="after")
+    def _check(self):
+        return self
+Config(d_model=1280)
+"""
+
 IMPORT_CLI = "import time; t = time.perf_counter(); import archzoo.cli; print(time.perf_counter() - t)"
 
 WHAT_LOOKUP_IMPORTS = """
@@ -102,6 +114,9 @@ def main() -> None:
         env.pop(name, None)
 
     bare = [python, "-c", "pass"]
+    # what the plugins' configuration models need before a single archzoo line runs: importing pydantic and
+    # building one model class of a plugin configuration's shape
+    pydantic = [python, "-c", PYDANTIC_ALONE]
     count = [python, "-m", "archzoo.cli", "count", "--hf-config", str(config), "--json"]
     meta = [python, "-c", META_COUNT, str(config)]
     listing = [python, "-m", "archzoo.cli", "list", "--json"]
@@ -118,9 +133,18 @@ def main() -> None:
         meta_params: int | None = int(out.split()[-1])
     except (subprocess.CalledProcessError, ValueError):
         meta_time, meta_params = float("nan"), None
-    times: dict[str, list[float]] = {"bare": [], "count": [], "import": [], "list": [], "show": [], "meta": []}
+    times: dict[str, list[float]] = {
+        "bare": [],
+        "pydantic": [],
+        "count": [],
+        "import": [],
+        "list": [],
+        "show": [],
+        "meta": [],
+    }
     for i in range(args.repeat):
         times["bare"].append(run(bare, env)[0])
+        times["pydantic"].append(run(pydantic, env)[0])
         times["count"].append(run(count, env)[0])
         times["import"].append(float(run([python, "-c", IMPORT_CLI], env)[1]))
         times["list"].append(run(listing, env)[0])
@@ -136,6 +160,7 @@ def main() -> None:
     print(f"medians of {args.repeat} runs (meta-device count: of {len(times['meta'])}), in ms")
     print(f"  bare interpreter (python -c pass)              {med['bare'] * 1000:8.1f}")
     print(f"  import archzoo.cli (in process)                {med['import'] * 1000:8.1f}")
+    print(f"  pydantic and one configuration model, alone    {med['pydantic'] * 1000:8.1f}   (a process of its own)")
     print(
         f"  archzoo count --hf-config gpt2-large --json    {med['count'] * 1000:8.1f}   (first, cold run {cold * 1000:.1f})"
     )
@@ -151,6 +176,9 @@ def main() -> None:
     print(f"  meta-device count / count      {ratio_meta:6.1f}x   (goal >= 40x: {verdict(ratio_meta >= 40)})")
     print(f"  list / bare interpreter        {med['list'] / med['bare']:6.1f}x")
     print(f"  show / bare interpreter        {med['show'] / med['bare']:6.1f}x")
+    print(
+        f"  pydantic alone / bare          {med['pydantic'] / med['bare']:6.1f}x   (the plugins' configuration models)"
+    )
     same = "the same" if meta_params == archzoo_params else f"DIFFERENT (meta device: {meta_params})"
     print(f"parameters: archzoo {archzoo_params:,}, {same} on the meta device")
     print(f"plugin modules the lookup imports: {', '.join(seen['plugins']) or 'none'}")

@@ -263,6 +263,7 @@ def test_archzoo_runs_as_a_module(tmp_path):
 
 
 @pytest.mark.hostile
+@pytest.mark.slow  # a whole site build in a process of its own: 14 s of a fast subset meant to take two minutes
 def test_site_builds_around_a_bad_build(tmp_path):
     """A plugin whose build returns a list costs its own architecture page its formulas, not the site."""
     case = next(c for c in CASES if c.id == "build-returns-list")

@@ -8,8 +8,9 @@ that and import a plugin only when one of its names is asked for.
 
 The manifest is keyed by everything that could change what a plugin registers without the plugin being imported
 to say so: each entry point (name, target, distribution and version), the size and modification time of every
-source file of the package it names (found with ``importlib.util.find_spec``, which imports nothing), archzoo's own
-source files, the Python version and the ``ARCHZOO_PLUGINS`` selection. Any change there, or a manifest that does
+source file of the package it names (found with ``importlib.util.find_spec``, which imports nothing), archzoo's
+modules that define the plugin interface and the host's checks, the Python version and the ``ARCHZOO_PLUGINS``
+selection; the entry points themselves are reused while no ``sys.path`` folder changed (`environment_key`). Any change there, or a manifest that does
 not read back as the exact shape written, means a full load. The host also checks each plugin it imports against
 its manifest record and falls back to a full load on any difference, so a stale manifest never changes an answer.
 
@@ -146,14 +147,20 @@ def source_signature(module: str) -> str | None:
     return digest.hexdigest()
 
 
+#: archzoo's own modules that decide what a registration is and whether it is accepted: the plugin interface and
+#: the host's checks. (A change elsewhere that altered a registration is caught when the plugin is imported.)
+_CORE_MODULES = ("__init__.py", "architecture.py", "hookspecs.py", "host.py", "hf_config.py", "plugin_manifest.py")
+
+
 def _core_signature() -> str:
-    """archzoo's own top-level modules: the host's checks and the plugin interface live there."""
     digest = hashlib.sha256()
     folder = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".py"):
+    for name in _CORE_MODULES:
+        try:
             stat = os.stat(os.path.join(folder, name))
-            digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+        except OSError:
+            continue
+        digest.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
     return digest.hexdigest()
 
 
