@@ -24,6 +24,34 @@ try:
 except ImportError:  # hypothesis comes with the dev extra
     pass
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    # registered here rather than in pyproject.toml, beside the rule that applies them
+    config.addinivalue_line(
+        "markers",
+        "slow: left out of the fast subset, `make test-fast` (pytest -m 'not slow and not browser and not wheel'); "
+        "`make test` runs it",
+    )
+    config.addinivalue_line(
+        "markers",
+        "sweep: a module that repeats its checks over many cases: in the fast subset each test function runs its "
+        "first case only (the rest are marked slow)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a module marked ``sweep``, every case of a test function but its first is ``slow``: the fast subset
+    still runs each function's logic once, `make test` runs the whole sweep."""
+    seen: set[tuple[str, str]] = set()
+    for item in items:
+        if item.get_closest_marker("sweep") is None:
+            continue
+        function = (item.nodeid.partition("::")[0], getattr(item, "originalname", item.name))
+        if function in seen:
+            item.add_marker(pytest.mark.slow)
+        seen.add(function)
+
+
 _REQUIRED_MARKERS = ("reference", "browser")
 _skipped_required: list[str] = []
 

@@ -21,7 +21,7 @@ from archzoo.hf_config import load_hf_config
 from archzoo.report import NOT_GENERATIVE, make_report
 from test_hf_sweep import BASES, HOST, SEQ_LEN, TABLES
 
-pytestmark = pytest.mark.reference
+pytestmark = [pytest.mark.reference, pytest.mark.sweep]
 
 #: causal classes of transformers 5.23 that keep no key/value cache (their output has no past_key_values):
 #: archzoo gives the figures of a cached implementation of the same layers, verified on GPT-2's cached classes

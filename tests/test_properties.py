@@ -35,7 +35,7 @@ from archzoo.host import PluginHost
 from archzoo.report import SCHEMA
 from strategies import YAML_TEXT, Raw, config_overrides, hostile_value, set_arguments, yaml_double_quoted
 
-pytestmark = pytest.mark.hostile
+pytestmark = [pytest.mark.hostile, pytest.mark.sweep]
 
 HOST = PluginHost().load()
 ARCHITECTURES = list(HOST.architectures)

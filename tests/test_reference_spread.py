@@ -26,7 +26,7 @@ SEQ_LENS = (7, 16)
 
 # torch.nn.Transformer warns on construction that its nested-tensor fast path is off (batch_first=False);
 # it has no bearing on a count.
-pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning"), pytest.mark.sweep]
 
 # Small building-block sizes shared by the cases below.
 BERT = dict(vocab_size=97, d_model=96, n_heads=3, n_layers=2, d_ff=160, max_positions=40)

@@ -15,6 +15,8 @@ import pytest
 
 from archzoo.registry import GAP_LIMIT, REASONS, load_registry
 
+pytestmark = pytest.mark.sweep
+
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = load_registry([ROOT / "registry"])
 ENTRIES = list(REGISTRY)

@@ -39,7 +39,7 @@ from archzoo.registry import load_registry
 from archzoo.site import build_site, pages, views
 from site_corpus import CORPUS, hostile_plugin
 
-pytestmark = pytest.mark.hostile
+pytestmark = [pytest.mark.hostile, pytest.mark.sweep]
 
 REPO = Path(__file__).resolve().parents[1]
 BERT_BASE = REPO / "registry" / "bert" / "bert-base-uncased.yaml"

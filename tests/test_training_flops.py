@@ -21,6 +21,8 @@ from archzoo.hf_config import load_hf_config
 from archzoo.report import make_report
 from test_hf_sweep import BASES, HOST, SEQ_LEN, TABLES
 
+pytestmark = pytest.mark.sweep
+
 # ---- the three reference figures of issue 11 (transformers 5.23, eager attention, CPU, dropout 0) ----------
 
 #: GPT2LMHeadModel, GPT-2 small (GPT2Config's defaults), N = 128

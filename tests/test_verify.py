@@ -29,6 +29,8 @@ from archzoo.registry import load_registry
 from archzoo.symbols import symbol
 from archzoo.verify import verify, verify_target
 
+pytestmark = pytest.mark.sweep
+
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY_DIR = ROOT / "registry"
 REGISTRY = load_registry([REGISTRY_DIR])
