@@ -630,13 +630,14 @@ def serve_site(
     """Serve the site on ``host:port`` with live reload until interrupted.
 
     ``say`` receives the URL and a line per build with its progress and time. A change to the
-    registry folders, the docs folder or mkdocs.yml rebuilds the site. A rebuild that fails does not
+    registry folders, the docs folder or mkdocs.yml rebuilds the site: the pages whose markdown, the
+    navigation and the configuration are unchanged are left as the last build wrote them
+    (`archzoo.site.rebuild`), so saving one entry re-renders that model's page and the pages that show it. A rebuild that fails does not
     leave the browser waiting: a registry that cannot be read becomes a page showing the problems
     (the archzoo plugin's), and any other failure a plain page with the error, until the next save.
     """
     from urllib.parse import urlsplit
 
-    from mkdocs.commands.build import build
     from mkdocs.livereload import LiveReloadServer, _serve_url
 
     config_path = find_config(config_file)
@@ -664,9 +665,7 @@ def serve_site(
                 forward.last_error = None
                 say("archzoo: building the site ...")
                 try:
-                    config = config or get_config()
-                    config.site_url = serve_url
-                    build(config, serve_url=serve_url)
+                    serve_build(config or get_config(), serve_url)
                 except SystemExit as exc:  # MkDocs' Abort, after logging the cause (Ctrl+C passes through)
                     _write_error_site(site_dir, forward.last_error or str(exc))
                     say(f"archzoo: the build failed; {serve_url} shows why until the next save")
@@ -718,9 +717,26 @@ def serve_site(
                 mkdocs_log.removeHandler(forward)
 
 
+def serve_build(config, serve_url: str) -> None:
+    """One build while serving: MkDocs' dirty build, which leaves the site folder as it is; the archzoo
+    plugin (the same instance every build: it keeps what the last one wrote) re-renders the pages that
+    changed, or empties the folder and renders everything (`archzoo.site.rebuild`)."""
+    from mkdocs.commands.build import build
+
+    config.site_url = serve_url
+    plugin = config.plugins.get("archzoo")
+    if plugin is not None:
+        plugin.rebuilds.enabled = True
+    build(config, serve_url=serve_url, dirty=True)
+
+
 #: While serving a failed build: the server injects its live-reload script only into the files it serves,
 #: not into what its error handler returns, so the error page asks again itself until the site is back.
 RELOAD_SCRIPT = "setTimeout(function () { location.reload(); }, 2000);"
+
+
+#: MkDocs' warning on a dirty build, which `serve_site` runs on purpose (see `archzoo.site.rebuild`).
+_DIRTY_WARNING = "A 'dirty' build is being performed"
 
 
 class _Forward(logging.Handler):
@@ -734,6 +750,8 @@ class _Forward(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if record.name == "mkdocs.livereload" and record.levelno < logging.ERROR:
             return  # the server's request log ("GET / ... code 404"): not news about the site
+        if record.getMessage().startswith(_DIRTY_WARNING):
+            return  # every rebuild is one; the archzoo plugin keeps the navigation and links right
         message = record.getMessage().removeprefix("archzoo: ")
         if record.levelno >= logging.ERROR:
             self.last_error = message

@@ -48,20 +48,22 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin
+from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, Files
+from mkdocs.utils import clean_directory
 
 from ..errors import ArchzooError
 from ..host import get_host
 from . import explore, pages, peers
 from .generate import PROGRESS_EVERY, Zoo, collect
 from .pagecache import PageCache
+from .rebuild import GeneratedFile, Rebuilds, digest
 
 __all__ = ["DEFAULT_PAGES", "PACKAGE_DOCS", "PAGES", "THEME_DIR", "ArchzooPlugin", "ArchzooPluginConfig"]
 
@@ -135,6 +137,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
 
     def __init__(self) -> None:
         self.serving = False
+        self.rebuilds = Rebuilds()  # kept across builds: what a rebuild while serving may leave as it is
         self._reset()
 
     def _reset(self) -> None:
@@ -149,11 +152,14 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         self.total = 0
         self.done = 0
         self.started = time.perf_counter()
+        self.page_uris: list[str] = []
+        self.search_mark = 0
 
     # ---- configuration ----------------------------------------------------------------------------
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.serving = command == "serve"
+        self.rebuilds.enabled = self.serving and dirty  # `mkdocs serve --dirty`; `archzoo serve` sets it too
 
     def on_config(self, config):
         self._reset()
@@ -258,8 +264,12 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
                     f"everything under {pages.MODELS_DIR}/ and {pages.ARCHITECTURES_DIR}/; rename or "
                     "move your file"
                 )
-        for uri, text in generated.items():
-            files.append(File.generated(config, uri, content=text))
+        made = {
+            uri: cast(GeneratedFile, GeneratedFile.generated(config, uri, content=text))
+            for uri, text in generated.items()
+        }
+        for file in made.values():
+            files.append(file)
         copied = [PAGES[name][1] for name in self.config.pages if name not in GENERATED_PAGES]
         self._add_package_files(files, config, copied)
         nav = pages.nav_config(
@@ -267,6 +277,15 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         )
         nav.append({"Compare models": explore.COMPARE_PAGE})
         config.nav = nav + list(config.nav or [])  # the owner's own navigation, if any, after the zoo's
+        kept = self.rebuilds.unchanged(self._settings(config), generated)
+        if kept is None:
+            self._start_afresh(config)
+        else:
+            for uri in kept:
+                made[uri].unchanged = True
+            log.info(
+                "archzoo: %s of %s generated files unchanged since the last build", f"{len(kept):,}", f"{len(made):,}"
+            )
         log.info(
             "archzoo: generated %s model pages and %s architecture pages (%.1f s)",
             f"{len(zoo.models):,}",
@@ -274,6 +293,27 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
             time.perf_counter() - started,
         )
         return files
+
+    def _settings(self, config) -> str:
+        """What every page depends on besides its own markdown: the configuration and the navigation."""
+        try:
+            config_text = Path(config.config_file_path).read_bytes().hex() if config.config_file_path else ""
+        except OSError:
+            config_text = ""
+        return digest(
+            config_text,
+            dict(self.config),
+            config.nav,
+            [config.site_name, config.site_url, config.site_description, config.repo_url, config.use_directory_urls],
+            [str(d) for d in config.theme.dirs],
+            sorted(self.owner_pages),
+        )
+
+    def _start_afresh(self, config) -> None:
+        """A build that keeps nothing: in a dirty build (serving) the site folder is emptied first, so no page
+        of the previous build (a removed model's) stays behind."""
+        if self.rebuilds.enabled:
+            clean_directory(config.site_dir)
 
     def _explore_files(self, zoo: Zoo) -> dict[str, str]:
         """The compare page, and the JSON each model's and architecture's what-if and the compare page read."""
@@ -309,6 +349,8 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         """While serving: one page showing why the registry cannot be read, on every URL."""
         log.error("archzoo: %s", message)
         self.error = message
+        self.rebuilds.previous = None
+        self._start_afresh(config)
         for file in list(files):
             if file.is_documentation_page():
                 files.remove(file)
@@ -318,6 +360,12 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         return files
 
     def on_nav(self, nav, *, config, files):
+        self.page_uris = [f.src_uri for f in files.documentation_pages()]
+        if self.rebuilds.kept:  # a page MkDocs will not read still gives the navigation its title
+            for file in files.documentation_pages():
+                if file.page is not None and file.page.markdown is None and not file.is_modified():
+                    file.page.read_source(config)
+        self.search_mark = 0
         self.total = sum(1 for _ in files.documentation_pages())
         log.info("archzoo: rendering %s pages", f"{self.total:,}")
         self.started = time.perf_counter()
@@ -356,6 +404,10 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         if page.edit_url:  # the theme writes it into href="..." as it is
             page.edit_url = quote(page.edit_url, safe=":/?#[]@!$()*+,;=%~")
         _index_for_search(page, config)
+        index = _search_index(config)
+        if index is not None:  # this page's entries: those added since the previous page's
+            self.rebuilds.page_indexed(page.file.src_uri, index.entries[self.search_mark :])
+            self.search_mark = len(index.entries)
         return context
 
     def on_post_page(self, output, *, page, config):
@@ -368,6 +420,19 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
                 time.perf_counter() - self.started,
             )
         return output
+
+    @event_priority(50)  # before the search plugin writes its index
+    def on_post_build(self, *, config):
+        index = _search_index(config)
+        if index is not None and self.rebuilds.kept:  # the pages left as they were are in the index too
+            index.entries = self.rebuilds.search_entries(self.page_uris)
+        search = config.plugins.get("material/search")
+        if search is not None and hasattr(search, "search_index_prev"):
+            search.search_index_prev = None  # its own dirty-reload merge: the index is whole already
+        self.rebuilds.finished()
+
+    def on_build_error(self, *, error):
+        self.rebuilds.previous = self.rebuilds.current = None
 
     def on_serve(self, server, *, config, builder):
         for folder in self.registry_dirs:
@@ -446,6 +511,11 @@ def _title_of(path: Path) -> str:
     except (OSError, UnicodeDecodeError):
         pass
     return path.stem.replace("-", " ").capitalize()
+
+
+def _search_index(config) -> Any:
+    search = config.plugins.get("material/search") or config.plugins.get("search")
+    return getattr(search, "search_index", None)
 
 
 def _index_for_search(page, config) -> None:
