@@ -46,6 +46,7 @@ def _committed() -> hf_keys.Derivation:
         hf_keys_read.READ_PATTERNS,
         hf_keys_read.MODEL_SCOPE,
         hf_keys_read.CONFIG_SCOPE,
+        hf_keys_read.MEMBERS,
     )
 
 
@@ -64,6 +65,7 @@ def test_committed_reads_are_the_pinned_transformers(host):
     assert dict(derived.model_scope) == dict(committed.model_scope)
     assert dict(derived.config_scope) == dict(committed.config_scope)
     assert dict(derived.patterns) == dict(committed.patterns)
+    assert dict(derived.members) == dict(committed.members)
     for module, keys in derived.reads.items():
         assert keys == committed.reads[module], (
             f"{module}: now reads {sorted(keys - committed.reads[module])}, no longer reads "
@@ -93,6 +95,40 @@ def test_computed_names_reach_what_their_reasons_say():
             if isinstance(cls, type) and issubclass(cls, transformers.PreTrainedModel):
                 outputs = getattr(cls, "_can_record_outputs", None) or {}
                 assert {f"output_{k}" for k in outputs} <= listed, (model_type, name, outputs)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("key", ["use_return_dict", "sub_configs", "to_dict"])
+def test_a_key_naming_a_member_of_the_class_is_refused_as_transformers_fails(host, tmp_path, key):
+    """A key named like a property without setter, or a method, breaks transformers' loading: archzoo refuses."""
+    transformers = pytest.importorskip("transformers")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "gpt2", **BASES["gpt2"], key: True}))
+    with pytest.raises(HFConfigError) as caught:
+        load_hf_config(path, host)
+    assert str(caught.value) == (
+        f"{path}: {key}: names a method, property or class variable of transformers 5.23's GPT2Config "
+        "(configuration_utils), which the key would replace on the loaded config: transformers fails to load the "
+        "file, or its code finds the value in place of the member, so archzoo refuses it; remove the key"
+    )
+    with pytest.raises((AttributeError, TypeError)):
+        transformers.AutoConfig.from_pretrained(str(path))
+
+
+def test_the_tables_not_read_claims_hold(host):
+    """Each key a plugin's table ignores as not read by transformers is read by no module of the type."""
+    from archzoo.hf_config import NOT_READ, _reader_of
+
+    checked = 0
+    for model_type, found in host.hf_readers().items():
+        table = hf_table(found.reader)
+        if table is None or model_type not in hf_keys_read.MODEL_SCOPE:
+            continue
+        for key, why in table.ignored.items():
+            if why.startswith(NOT_READ) or "does not read it" in why:
+                assert _reader_of(model_type, key) is None, (model_type, key, why)
+                checked += 1
+    assert checked >= 20  # the BERT, GPT, BLOOM, OPT and T5 tables' legacy keys
 
 
 # ---- the derivation on small sources ----------------------------------------------------------------

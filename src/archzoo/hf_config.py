@@ -538,6 +538,16 @@ def _plain_attributes(path: Path, unknown: list[str], table: HFTable) -> dict[st
     fields = sorted(set(table.defaults) | set(table.aliases))
     plain: dict[str, str] = {}
     for key in unknown:
+        defined = next(
+            (m for m in hf_keys_read.CONFIG_SCOPE[model_type] if key in hf_keys_read.MEMBERS.get(m, ())), None
+        )
+        if defined is not None:
+            raise HFConfigError(
+                f"{path}: {_key_text(key)}: names a method, property or class variable of transformers "
+                f"{TRANSFORMERS_VERSION}'s {table.config_class} ({_module_name(defined)}), which the key would "
+                "replace on the loaded config: transformers fails to load the file, or its code finds the value "
+                "in place of the member, so archzoo refuses it; remove the key"
+            )
         module = _reader_of(model_type, key)
         if module is not None:
             where = (

@@ -326,6 +326,23 @@ def _reads(dotted: str, tree: ast.Module, config_module: bool) -> _Reads:
     return _Reads(frozenset(keys), frozenset(patterns), tuple(sorted(set(computed))))
 
 
+def _class_members(tree: ast.Module) -> frozenset[str]:
+    """Every name a configuration class of ``tree`` defines (methods, properties, class variables, fields):
+    a file key of one of these names would replace it on the instance, which transformers' own code then
+    calls or reads in its place."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and "Config" in node.name:
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names.add(item.name)
+                elif isinstance(item, ast.Assign):
+                    names.update(t.id for t in item.targets if isinstance(t, ast.Name))
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    names.add(item.target.id)
+    return frozenset(names)
+
+
 @dataclass(frozen=True)
 class Derivation:
     """What the derivation found: each module's reads, and the modules each model type runs."""
@@ -335,6 +352,7 @@ class Derivation:
     patterns: Mapping[str, frozenset[str]]
     model_scope: Mapping[str, tuple[str, ...]]  # model type -> modeling module, then what it imports from
     config_scope: Mapping[str, tuple[str, ...]]  # model type -> its configuration module, then the shared ones
+    members: Mapping[str, frozenset[str]]  # configuration module -> the names its configuration classes define
 
 
 def _version(root: Path) -> str:
@@ -367,6 +385,7 @@ def derive(model_types: Mapping[str, str], root: Path | None = None) -> Derivati
         for dotted in config_scope[model_type]:
             if f"config:{dotted}" not in reads:
                 reads[f"config:{dotted}"] = _reads(dotted, source.tree(dotted), config_module=True)
+    members = {f"config:{m}": _class_members(source.tree(m)) for ms in config_scope.values() for m in ms}
     config_scope = {t: tuple(f"config:{m}" for m in ms) for t, ms in config_scope.items()}
     return Derivation(
         _version(source.root),
@@ -374,6 +393,7 @@ def derive(model_types: Mapping[str, str], root: Path | None = None) -> Derivati
         {m: r.patterns for m, r in sorted(reads.items()) if r.patterns},
         model_scope,
         config_scope,
+        dict(sorted(members.items())),
     )
 
 
@@ -418,6 +438,10 @@ def render(derivation: Derivation) -> str:
         "",
         "#: model type -> its configuration module, then the configuration code every type shares",
         *_lines("CONFIG_SCOPE", derivation.config_scope, "tuple[str, ...]"),
+        "",
+        "#: configuration module -> the names its configuration classes define (methods, properties, class",
+        "#: variables, fields), which a key of the same name would replace on the config object",
+        *_lines("MEMBERS", derivation.members, "frozenset[str]"),
         "",
     ]
     return "\n".join(lines)
