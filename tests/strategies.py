@@ -410,7 +410,10 @@ def sharded_index(draw: st.DrawFn) -> tuple[Any, dict[str, dict[str, Any]]]:
             )
         )
         files[shard] = {
-            name: (draw(st.sampled_from(("F32", "F16", "BF16", "I32", "I8", "U8"))), draw(st.lists(st.integers(0, 4), max_size=2)))
+            name: (
+                draw(st.sampled_from(("F32", "F16", "BF16", "I32", "I8", "U8"))),
+                draw(st.lists(st.integers(0, 4), max_size=2)),
+            )
             for name in names
         }
         for name in names:
