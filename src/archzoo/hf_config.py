@@ -9,6 +9,14 @@ as transformers 5.23 does, gives every key of the file a disposition (an unknown
 silently dropped), picks the model class (``--hf-class``), and lets ``--set`` overrides compose.
 
 The keys every ``PretrainedConfig`` understands have their dispositions here, once (`COMMON_KEYS`).
+
+A file carries more than the class's fields, and it is read as transformers 5.23 loads it: the rotary keys
+it converts while loading (``rope_scaling``, ``rope_theta``, ``partial_rotary_factor``) become
+``rope_parameters`` as they do there (`_convert`), and any other key that is no field becomes, as in
+transformers, a plain attribute: ignored when no module of the type's code reads it, refused (naming the
+module) when one does. Which modules read what is derived from transformers' source by `archzoo.hf_keys`
+and committed as data (`archzoo.hf_keys_read`).
+
 Nothing here imports torch or transformers; a test checks the tables against transformers itself.
 """
 
