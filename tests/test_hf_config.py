@@ -978,3 +978,14 @@ def test_a_type_whose_code_was_never_derived_still_refuses_unknown_keys(tmp_path
         "archzoo cannot tell whether it changes the model, so it refuses rather than guess; remove the key if it "
         "does not (also unknown: bar)"
     )
+
+
+def test_json_says_which_keys_were_converted(tmp_path, capsys):
+    path = _write(tmp_path, {"model_type": "llama", **_DECODER, "rope_theta": 500000.0, "rope_scaling": _LLAMA3})
+    code, out, err = _run(capsys, "count", "--hf-config", str(path), "--json")
+    assert code == 0, err
+    keys = {k["key"]: k for k in json.loads(out)["hf_config"]["keys"]}
+    assert keys["rope_scaling"]["disposition"] == "converted"
+    assert keys["rope_scaling"]["detail"] == "converted into rope_parameters (as transformers does)"
+    assert keys["rope_theta"]["detail"] == "converted into rope_parameters.rope_theta (as transformers does)"
+    assert keys["rope_parameters"]["value"] == {**_LLAMA3, "rope_theta": 500000.0}
