@@ -426,6 +426,48 @@ def test_check_plugin_reports_a_deprecated_way_of_registering():
     ]
 
 
+def test_check_plugin_imports_an_installed_plugin_the_manifest_describes(tmp_path, monkeypatch):
+    """check_plugin runs the plugin's hooks even when a manifest would let a host skip importing it: a deprecated
+    registration warns only while the hooks run."""
+    package = tmp_path / "archzoo_kitold"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            from archzoo import hookimpl
+            from archzoo_gpt import ARCHITECTURE
+
+            @hookimpl
+            def register_architectures(register):
+                register(ARCHITECTURE.model_copy(
+                    update={"name": "kitold", "reference": None, "hf_model_types": {"kitold": lambda hf: {}}}
+                ))
+            """
+        )
+    )
+    dist = tmp_path / "archzoo_kitold-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: archzoo-kitold\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[archzoo]\nkitold = archzoo_kitold\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("ARCHZOO_CACHE_DIR", str(tmp_path / "cache"))
+    from archzoo.host import PluginHost
+
+    from importlib import metadata
+
+    selection = {ep.name for ep in metadata.entry_points(group="archzoo")}  # the built-ins and kitold, as checked
+    assert "kitold" in selection
+    with pytest.warns(DeprecationWarning):
+        PluginHost(only=selection).load()  # a full load: writes the manifest of this selection
+    assert "kitold" in PluginHost(only=selection).load()._pending, "a host now routes from the manifest"
+    try:
+        assert check_plugin("kitold", references=False) == [
+            "Architecture.hf_model_types is deprecated; register Hugging Face readers with the register_hf_readers hook"
+        ]
+    finally:
+        sys.modules.pop("archzoo_kitold", None)
+
+
 # ---- the pytest plugin ------------------------------------------------------------------------------
 
 

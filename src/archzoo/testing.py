@@ -318,7 +318,8 @@ def _plugin_host(plugin: str | ModuleType | object) -> _Loaded:
             name = module_name.rpartition(".")[2].removeprefix("archzoo_") or module_name
             return _load(name, PluginHost(strict=False, only=builtins | {name}, extra_plugins={name: plugin}))
     if plugin in installed:
-        return _load(plugin, PluginHost(strict=False, only=builtins | {plugin}))
+        # no manifest: the plugin is imported and its hooks run, with the warnings they give, as it is the one checked
+        return _load(plugin, PluginHost(strict=False, only=builtins | {plugin}, manifest=False))
     try:
         module = importlib.import_module(plugin)
     except ImportError as exc:
