@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from pydantic import PositiveInt
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
@@ -495,3 +497,29 @@ def test_importing_verify_does_not_import_torch():
         "import archzoo.verify, archzoo.registry\nprint('torch' in sys.modules, 'transformers' in sys.modules)",
     )
     assert result.stdout.strip() == "False False", result.stderr
+
+
+# ---- a checkpoint's tensors: every prefix, without writing every prefix out ------------------------------
+
+NAME_PARTS = st.sampled_from(["a", "b", "ab", "a-b", "a/b", "0", "1", "10", "", "é", "\x00", "~"])
+TENSOR_NAMES = st.lists(NAME_PARTS, min_size=1, max_size=5).map(".".join)
+
+
+@settings(max_examples=300, deadline=None)
+@example(tensors=[("a", 1), ("a.b", 2), ("a-b", 4), ("a/b", 8), ("ab", 16), ("a.b", 32)], query="a")
+@example(tensors=[("a..b", 3), ("", 5)], query="")
+@given(
+    tensors=st.lists(st.tuples(TENSOR_NAMES, st.integers(0, 10**12)), max_size=12),
+    query=TENSOR_NAMES | st.just(""),
+)
+def test_tensor_counts_equal_the_sum_over_every_dotted_prefix(tensors, query):
+    """The sorted-names index a checkpoint is compared with answers as the plain reference does: the elements of
+    the tensors at and under ``query`` (its name, or a name starting with ``query.``), summed here by scanning
+    every name; and whether any tensor is there at all ("" is the whole checkpoint, and no name)."""
+    from archzoo.verify import _TensorCounts
+
+    counts = _TensorCounts(tensors)
+    under = [n for name, n in tensors if name == query or name.startswith(query + ".")]
+    expected = sum(n for _, n in tensors) if query == "" else sum(under)
+    assert counts.get(query, -1) == (expected if query == "" or under else -1)
+    assert (query in counts) == (query != "" and bool(under))
