@@ -265,13 +265,6 @@ REFUSALS = [
         "this model does not use it",
     ),
     (
-        "bert-decoder",
-        {"model_type": "bert", "is_decoder": True},
-        None,
-        "{path}: is_decoder: true is not supported: a decoder (causal attention, with a KV cache) is not what the "
-        "bert plugin models; archzoo counts false only",
-    ),
-    (
         "gpt2-cross-attention",
         {"model_type": "gpt2", "add_cross_attention": True},
         None,
@@ -296,8 +289,8 @@ REFUSALS = [
         "decoder-flag-as-integer",
         {"model_type": "roberta", "is_decoder": 0},
         None,
-        "{path}: is_decoder: 0 is not supported: a decoder (causal attention, with a KV cache) is not what the "
-        "bert plugin models; archzoo counts false only",
+        "{path}: is_decoder, read as causal: expected true or false, got the number 0; write true or false without "
+        "quotes",
     ),
     (
         "pruned-heads",
@@ -464,7 +457,7 @@ REFUSALS = [
         "--hf-class: BertForMultipleChoice is not counted by archzoo: its input holds one sequence per answer choice, "
         "so its FLOPs depend on a number of choices that config.json does not give; supported bert classes: BertModel, "
         "BertForPreTraining, BertForMaskedLM, BertForNextSentencePrediction, BertForSequenceClassification, "
-        "BertForTokenClassification, BertForQuestionAnswering",
+        "BertForTokenClassification, BertForQuestionAnswering, BertLMHeadModel",
     ),
     (
         "class-misspelt",
