@@ -32,6 +32,7 @@ from archzoo.hf_config import (
 )
 from archzoo.host import PluginHost
 from archzoo.report import make_report
+from transformers_models import build_model, forward_flops, n_params
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -850,6 +851,23 @@ def test_converted_rope_parameters_are_transformers_own(tmp_path, host, model_ty
     for name, keys in (("legacy.json", legacy), ("modern.json", modern)):
         path = _write(tmp_path, {"model_type": model_type, **_DECODER, **keys}, name)
         assert _rope(load_hf_config(path, host)) == transformers.AutoConfig.from_pretrained(str(path)).rope_parameters
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type, legacy, modern", CONVERSIONS)
+def test_a_legacy_file_counts_what_transformers_builds_from_it(tmp_path, host, model_type, legacy, modern):
+    """Parameters and FlopCounterMode FLOPs of the causal LM transformers builds from the legacy file."""
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    path = _write(tmp_path, {"model_type": model_type, **_DECODER, **legacy})
+    causal = hf_table(host.hf_readers()[model_type].reader).base_class.replace("Model", "ForCausalLM")
+    reading = load_hf_config(path, host, hf_class=causal)
+    report = make_report(reading.architecture, reading.config, 16)
+    moe = model_type == "mixtral"  # routing reads the router's scores: small weights on the CPU
+    model = build_model(
+        transformers, causal, transformers.AutoConfig.from_pretrained(str(path)), "cpu" if moe else "meta"
+    )
+    assert (report.params, report.flops) == (n_params(model), forward_flops(model, 16, random_ids=moe))
 
 
 @pytest.mark.reference

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import json
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from archzoo.errors import HFConfigError
 from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.host import PluginHost
 from archzoo.report import make_report
+from transformers_models import build_model, forward_flops, n_params
 
 DATA = Path(__file__).parent / "data"
 PLAIN = json.loads((DATA / "hf_keys" / "plain_attributes.json").read_text(encoding="utf-8"))
@@ -308,30 +308,13 @@ def _disposition(reading, key: str):
     return next(k for k in reading.keys if k.key == key)
 
 
-def _transformers_figures(path: Path, model_type: str) -> tuple[int, int]:
-    """Parameters and FlopCounterMode FLOPs of the base model AutoModel builds from the file."""
-    torch = pytest.importorskip("torch")
+def _transformers_figures(path: Path, model_type: str, model_class: str) -> tuple[int, int]:
+    """Parameters and FlopCounterMode FLOPs of ``model_class`` built from the file by transformers."""
     transformers = pytest.importorskip("transformers")
-    from torch.utils.flop_counter import FlopCounterMode
-
     transformers.logging.set_verbosity_error()
     config = transformers.AutoConfig.from_pretrained(str(path))
-    config._attn_implementation = "eager"  # the attention products are counted
-    config._experts_implementation = "eager"  # each expert's matmuls are counted
-    device = "cpu" if model_type in _ON_CPU else "meta"
-    torch.manual_seed(0)
-    with warnings.catch_warnings(), torch.device(device):
-        warnings.simplefilter("ignore")
-        model = transformers.AutoModel.from_config(config)
-    params = sum(p.numel() for p in model.parameters())
-    ids = torch.ones(1, SEQ_LEN, dtype=torch.long, device=device)
-    inputs = {"input_ids": ids}
-    if config.is_encoder_decoder:
-        inputs["decoder_input_ids"] = ids
-    model.eval()
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(**inputs)
-    return params, counter.get_total_flops()
+    model = build_model(transformers, model_class, config, "cpu" if model_type in _ON_CPU else "meta")
+    return n_params(model), forward_flops(model, SEQ_LEN, random_ids=model_type in _ON_CPU)
 
 
 @pytest.mark.reference
@@ -349,7 +332,7 @@ def test_an_ignored_key_changes_no_figure(host, tmp_path, model_type, key, value
             seen
         )
         ours = make_report(reading.architecture, reading.config, SEQ_LEN)
-        figures.append(_transformers_figures(path, model_type))
+        figures.append(_transformers_figures(path, model_type, reading.model_class))
         assert (ours.params, ours.flops) == figures[-1]
     assert figures[0] == figures[1]
 
