@@ -908,6 +908,21 @@ def test_a_rotary_setting_transformers_cannot_load_is_refused_by_both(tmp_path, 
 
 
 @pytest.mark.reference
+@pytest.mark.parametrize("model_type", ["qwen2", "qwen2_moe"])
+def test_rotary_settings_per_layer_type_are_refused_as_transformers_cannot_build_them(tmp_path, host, model_type):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    rope = {"full_attention": {"rope_type": "default", "rope_theta": 1e6}}
+    path = _write(tmp_path, {"model_type": model_type, **_DECODER, "rope_parameters": rope})
+    with pytest.raises(HFConfigError, match=r"rope_parameters: rotary settings per layer type \(full_attention\)"):
+        load_hf_config(path, host)
+    config = transformers.AutoConfig.from_pretrained(str(path))
+    with pytest.raises(KeyError, match="rope_type"), torch.device("meta"):
+        transformers.AutoModel.from_config(config)
+
+
+@pytest.mark.reference
 def test_a_rotary_type_transformers_cannot_build_is_refused_by_both(tmp_path, host):
     """rope_scaling {"type": "su"} is Phi-3's; a Llama file with it loads in transformers but cannot be built."""
     torch = pytest.importorskip("torch")

@@ -644,6 +644,19 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
             f"got {json.dumps(rope)[:60]}"
         )
     rope = dict(rope or {})
+    if "layer_types" in table.defaults:
+        # transformers nests rotary settings under the layer types the class declares (computed ones when the
+        # file gives none: these classes name their layers full_attention or sliding_attention)
+        given_types = data.get("layer_types")
+        labels = given_types if isinstance(given_types, list) else ["full_attention", "sliding_attention"]
+        nested = [k for k, v in rope.items() if k in labels and isinstance(v, dict)]
+        if nested:
+            source = "rope_scaling" if "rope_scaling" in legacy and scaling else "rope_parameters"
+            raise HFConfigError(
+                f"{path}: {source}: rotary settings per layer type ({', '.join(nested)}), which transformers "
+                f"{TRANSFORMERS_VERSION}'s {table.config_class} loads but its model cannot be built from (its "
+                "rotary embedding reads one rope_type); give one set of settings"
+            )
     readings: dict[str, KeyReading] = {}
     if "rope_scaling" in legacy:
         if scaling:
