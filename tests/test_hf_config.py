@@ -923,6 +923,29 @@ def test_rotary_settings_per_layer_type_are_refused_as_transformers_cannot_build
 
 
 @pytest.mark.reference
+@pytest.mark.parametrize(
+    "rope, message",
+    [
+        (
+            {"rope_scaling": {"type": "longrope", "short_factor": [1.0] * 5, "long_factor": [1.0] * 6}},
+            "rope_scaling: short_factor: 5 values, but transformers 5.23's Phi3Config requires 6",
+        ),
+        (
+            {"rope_parameters": {"rope_type": "longrope", "short_factor": [1.0] * 6, "long_factor": "x"}},
+            'rope_parameters: long_factor: expected a list of numbers, got "x"',
+        ),
+    ],
+)
+def test_longrope_factors_phi3_refuses_are_refused(tmp_path, host, rope, message):
+    transformers = pytest.importorskip("transformers")
+    path = _write(tmp_path, {"model_type": "phi3", **_DECODER, **rope})
+    with pytest.raises(HFConfigError, match=re.escape(f"{path}: {message}")):
+        load_hf_config(path, host)
+    with pytest.raises(Exception, match="factor field must"):  # a strict-dataclass validation error
+        transformers.AutoConfig.from_pretrained(str(path))
+
+
+@pytest.mark.reference
 def test_a_rotary_type_transformers_cannot_build_is_refused_by_both(tmp_path, host):
     """rope_scaling {"type": "su"} is Phi-3's; a Llama file with it loads in transformers but cannot be built."""
     torch = pytest.importorskip("torch")

@@ -586,6 +586,9 @@ ROPE_TYPE_RENAMES: dict[str, dict[str, str]] = {"Phi3Config": {"su": "longrope",
 #: configuration classes whose own conversion always fills ``partial_rotary_factor`` (1.0 when the file has
 #: none) and keeps the file's key as an attribute too (``Phi3Config.convert_rope_params_to_dict``)
 ROPE_PARTIAL_DEFAULTS: dict[str, float] = {"Phi3Config": 1.0}
+#: configuration classes whose validation refuses longrope factors that are not a list of numbers, one for
+#: each pair of rotary dimensions (``Phi3Config.validate_rope``)
+ROPE_FACTORS_CHECKED = ("Phi3Config",)
 _CONVERTED = "converted into {} (as transformers does)"
 #: the keys each rotary type's validation requires, else it raises while loading
 #: (``RotaryEmbeddingConfigMixin._validate_<type>_rope_parameters``)
@@ -713,6 +716,8 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
             f"{'them' if len(missing) > 1 else 'it'} (read as rope_parameters: {_text(rope)}); add "
             f"{'them' if len(missing) > 1 else 'it'}"
         )
+    if table.config_class in ROPE_FACTORS_CHECKED:
+        _check_rope_factors(path, data, table, rope, "rope_scaling" if "rope_scaling" in legacy and scaling else "")
     top = "original_max_position_embeddings"
     if top in data and top not in table.defaults and not _model_code_reads(table.model_type, top):
         kind = rope["rope_type"]
@@ -736,6 +741,33 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
             )
         )
     return readings, rope
+
+
+def _check_rope_factors(path: Path, data: Mapping[str, Any], table: HFTable, rope: dict, source: str) -> None:
+    """Refuse the longrope factors transformers' validation refuses: each a list of numbers, as long as half
+    the rotary dimensions (hidden_size // num_attention_heads x partial_rotary_factor)."""
+    width, heads = _file_value(data, table, "hidden_size"), _file_value(data, table, "num_attention_heads")
+    partial = rope.get("partial_rotary_factor")
+    whole = [isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (width, heads)]
+    if not all(whole) or not isinstance(partial, (int, float)):
+        return  # the configuration model reports a bad width or head count under its own key
+    half = int(width // heads * partial) // 2
+    for name in ("short_factor", "long_factor"):
+        factors = rope.get(name)
+        if factors is None:
+            continue
+        where = f"{source or 'rope_parameters'}: {name}"
+        if not (isinstance(factors, list) and all(isinstance(x, (int, float)) for x in factors)):
+            raise HFConfigError(
+                f"{path}: {where}: expected a list of numbers, got {_text(factors)}; transformers "
+                f"{TRANSFORMERS_VERSION}'s {table.config_class} refuses the file otherwise"
+            )
+        if len(factors) != half:
+            raise HFConfigError(
+                f"{path}: {where}: {len(factors)} values, but transformers {TRANSFORMERS_VERSION}'s "
+                f"{table.config_class} requires {half}, one per pair of rotary dimensions (hidden_size // "
+                "num_attention_heads x partial_rotary_factor), and refuses the file otherwise"
+            )
 
 
 def _model_code_reads(model_type: str, key: str) -> bool:
