@@ -10,7 +10,8 @@ names where each was copied from. For each file, as written:
     class of that name; where transformers has no such class, archzoo must refuse (exact or refused).
 
 Parameters are ``sum(p.numel() for p in model.parameters())``; FLOPs are one eager forward pass of ``N``
-tokens (each side of an encoder-decoder; an image model's length is fixed by its image) under
+tokens (128; 16 for a mixture of experts; each side of an encoder-decoder; an image model's length is fixed
+by its image) under
 ``torch.utils.flop_counter.FlopCounterMode``. Models are built on the meta device, so a 405-billion-parameter
 file costs no memory. A mixture of experts routes by the values of its activations, which the meta device
 does not have: its forward pass runs on the CPU with parameters that occupy no memory (one zero broadcast
@@ -40,7 +41,9 @@ pytestmark = pytest.mark.reference
 CORPUS_DIR = Path(__file__).resolve().parent / "data" / "hf_published"
 CORPUS = sorted(CORPUS_DIR.glob("*.json"))
 
-SEQ_LEN = 128  # tokens per forward pass: within every published file's limit, small enough to be quick
+SEQ_LEN = 128  # tokens per forward pass: within every published file's limit, free on the meta device
+#: tokens per forward pass of a mixture of experts, which runs on the CPU (its elementwise work is real)
+ROUTED_SEQ_LEN = 16
 
 
 def _data(path: Path) -> dict[str, Any]:
@@ -73,24 +76,35 @@ def T():
 
 
 class _ShapesOnly:
-    """Matrix products answered with an uninitialised tensor of the right shape instead of computed: a
-    mixture of experts' forward pass then costs what its elementwise work costs. Entered *outside* FlopCounterMode, so the
-    counter sees each product first, counts it from its shapes, and only then hands it here."""
+    """Matrix products answered with zeros of the right shape instead of computed: a mixture of experts'
+    forward pass then costs what its elementwise work costs. Entered *outside* FlopCounterMode, so the
+    counter sees each product first, counts it from its shapes, and only then hands it here. Zero router
+    logits tie every expert, so each layer's top ``k`` are its first ``k``: the same FLOPs as any routing
+    (each token reaches ``k`` distinct experts), with the fewest expert loops transformers runs."""
 
     def __new__(cls):
         import torch
         from torch.utils._python_dispatch import TorchDispatchMode
 
         aten = torch.ops.aten
-        products = {aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default}
+
+        def product_shape(func, args):
+            if func is aten.mm.default:
+                return (args[0].shape[0], args[1].shape[1])
+            if func is aten.addmm.default:
+                return (args[1].shape[0], args[2].shape[1])
+            if func is aten.bmm.default:
+                return (*args[0].shape[:2], args[1].shape[2])
+            if func is aten.baddbmm.default:
+                return (*args[1].shape[:2], args[2].shape[2])
+            return None
 
         class ShapesOnly(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                kwargs = kwargs or {}
-                if func in products:
-                    meta = func(*[a.to("meta") if isinstance(a, torch.Tensor) else a for a in args], **kwargs)
-                    return torch.empty(meta.shape, dtype=meta.dtype)
-                return func(*args, **kwargs)
+                shape = product_shape(func, args)
+                if shape is None:
+                    return func(*args, **(kwargs or {}))
+                return torch.zeros(shape, dtype=args[-1].dtype)
 
         return ShapesOnly()
 
@@ -108,9 +122,9 @@ def _weightless(model: Any) -> None:
                 module._buffers[name] = torch.zeros((), dtype=buffer.dtype).expand(buffer.shape).clone()
 
 
-def _transformers_figures(T: Any, path: Path, hf_class: str | None) -> tuple[str, int, int]:
+def _transformers_figures(T: Any, path: Path, hf_class: str | None) -> tuple[str, int | None, int, int]:
     """The class transformers builds from the file (AutoModel's, or the first ``architectures`` entry's),
-    its parameters and its forward FLOPs at `SEQ_LEN` tokens."""
+    the tokens of its forward pass (None: an image), its parameters and its forward FLOPs."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -129,11 +143,13 @@ def _transformers_figures(T: Any, path: Path, hf_class: str | None) -> tuple[str
     device = "cpu" if routed else "meta"
     if routed:
         _weightless(model)
+    n = ROUTED_SEQ_LEN if routed else SEQ_LEN
     if hasattr(config, "image_size"):
+        n = None
         side = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
         inputs = {"pixel_values": torch.zeros(1, config.num_channels, side, side, device=device)}
     else:
-        ids = torch.zeros(1, SEQ_LEN, dtype=torch.long, device=device)
+        ids = torch.zeros(1, n, dtype=torch.long, device=device)
         inputs = {"input_ids": ids}
         if getattr(config, "is_encoder_decoder", False):
             inputs["decoder_input_ids"] = ids  # archzoo's N is both sides' length
@@ -144,7 +160,7 @@ def _transformers_figures(T: Any, path: Path, hf_class: str | None) -> tuple[str
         else:
             with FlopCounterMode(display=False) as counter:
                 model(**inputs)
-    return type(model).__name__, params, counter.get_total_flops()
+    return type(model).__name__, n, params, counter.get_total_flops()
 
 
 # ---- the corpus --------------------------------------------------------------------------------------------
@@ -162,7 +178,7 @@ def test_every_file_is_named_in_the_manifest_with_its_source():
 @pytest.mark.parametrize("path, hf_class", _cases())
 def test_published_file_counts_what_transformers_builds(T, host, path, hf_class):
     try:
-        model_class, params, flops = _transformers_figures(T, path, hf_class)
+        model_class, n, params, flops = _transformers_figures(T, path, hf_class)
     except AttributeError as exc:  # transformers has no class of the file's architectures name
         with pytest.raises(HFConfigError):
             reading = load_hf_config(path, host, hf_class=hf_class)
@@ -170,8 +186,7 @@ def test_published_file_counts_what_transformers_builds(T, host, path, hf_class)
         return
     reading = load_hf_config(path, host, hf_class=hf_class)
     assert reading.model_class == model_class
-    is_image = reading.architecture.name == "vit"
-    report = make_report(reading.architecture, reading.config, None if is_image else SEQ_LEN)
+    report = make_report(reading.architecture, reading.config, n)
     assert (report.params, report.flops) == (params, flops), (
         f"{path.name} as {model_class}: archzoo {report.params:,} params and {report.flops:,} FLOPs, "
         f"transformers {params:,} and {flops:,} (params {report.params - params:+,}, FLOPs {report.flops - flops:+,})"
@@ -204,6 +219,6 @@ def test_weightless_moe_pass_counts_what_a_real_one_does(T, tmp_path, model_type
     )
     path = tmp_path / "config.json"
     path.write_text(json.dumps(data))
-    _, params, flops = _transformers_figures(T, path, "auto")
+    _, n, params, flops = _transformers_figures(T, path, "auto")
     real = build_model(T, model_class, T.AutoConfig.from_pretrained(str(path)), device="cpu")
-    assert (params, flops) == (sum(p.numel() for p in real.parameters()), forward_flops(real, SEQ_LEN, random_ids=True))
+    assert (params, flops) == (sum(p.numel() for p in real.parameters()), forward_flops(real, n, random_ids=True))
