@@ -85,9 +85,9 @@ def test_committed_reads_are_the_pinned_transformers(host):
                 f"{model_type}: {part}: now {sorted(names - before)}, no longer {sorted(before - names)}; run "
                 "`python -m archzoo.hf_keys src/archzoo/hf_keys_read.py`"
             )
-    # every type a plugin reads with a table was derived
+    # every type a plugin reads with a table was derived (and the data keeps types of plugins not installed)
     tabled = {t for t, found in host.hf_readers().items() if hf_table(found.reader) is not None}
-    assert tabled == set(committed)
+    assert tabled <= set(committed)
 
 
 @pytest.mark.reference

@@ -21,6 +21,7 @@ The result is written as data to `archzoo.hf_keys_read`, so that counting never 
 
     python -m archzoo.hf_keys src/archzoo/hf_keys_read.py
 
+(``--type gpt_neox`` adds a model type whose plugin is not installed here; ``--summary`` prints counts.)
 tests/test_hf_keys.py derives it again from the pinned transformers and fails when they differ.
 """
 
@@ -447,15 +448,19 @@ def render(derivation: Derivation) -> str:
     return "\n".join(lines)
 
 
-def supported_model_types() -> dict[str, str]:
-    """Every model type a plugin reads with a key table, mapped to its transformers module folder."""
+def supported_model_types(extra: Iterable[str] = ()) -> dict[str, str]:
+    """Every model type a plugin reads with a key table, every type the committed data already covers (a
+    plugin not installed here keeps its data), and ``extra``, each mapped to its transformers module folder."""
     from transformers.models.auto.configuration_auto import model_type_to_module_name
 
+    from . import hf_keys_read
     from .hf_config import hf_table
     from .host import get_host
 
     readers = get_host().hf_readers()
-    return {t: model_type_to_module_name(t) for t in readers if hf_table(readers[t].reader) is not None}
+    types = {t for t in readers if hf_table(readers[t].reader) is not None}
+    types |= set(hf_keys_read.MODEL_SCOPE) | set(extra)
+    return {t: model_type_to_module_name(t) for t in sorted(types)}
 
 
 def summary() -> list[str]:
@@ -471,7 +476,7 @@ def summary() -> list[str]:
     for model_type, modules in hf_keys_read.MODEL_SCOPE.items():
         model = set().union(*(hf_keys_read.READS[m] for m in modules))
         config = set().union(*(hf_keys_read.READS[m] for m in hf_keys_read.CONFIG_SCOPE[model_type]))
-        table = hf_table(readers[model_type].reader)
+        table = hf_table(readers[model_type].reader) if model_type in readers else None
         fields = set(table.defaults) if table is not None else set()
         aliases = dict(table.aliases) if table is not None else {}
         read = model | config | {aliases[a] for a in aliases if a in model | config}  # attribute_map resolves
@@ -484,11 +489,14 @@ def summary() -> list[str]:
     return lines
 
 
-if __name__ == "__main__":  # python -m archzoo.hf_keys src/archzoo/hf_keys_read.py (or --summary)
+if __name__ == "__main__":  # python -m archzoo.hf_keys [--type MODEL_TYPE ...] src/archzoo/hf_keys_read.py
     if sys.argv[1:] == ["--summary"]:
         print("\n".join(summary()))
         sys.exit()
-    text = render(derive(supported_model_types()))
-    for name in sys.argv[1:]:
+    args = sys.argv[1:]
+    extra = [args[i + 1] for i, a in enumerate(args) if a == "--type"]
+    files = [a for i, a in enumerate(args) if a != "--type" and (i == 0 or args[i - 1] != "--type")]
+    text = render(derive(supported_model_types(extra)))
+    for name in files:
         Path(name).write_text(text, encoding="utf-8")
         print(f"{name}: written")
