@@ -316,7 +316,7 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
     """Every key the bart table ignores, changed from its default at once: transformers' figures (built with
     real weights on the CPU, evaluated) still equal archzoo's."""
     changed = dict(encoder_layerdrop=0.3, decoder_layerdrop=0.4, dropout=0.2, attention_dropout=0.1)
-    changed |= dict(activation_dropout=0.1, init_std=0.5, classifier_dropout=0.3, use_cache=False)
+    changed |= dict(activation_dropout=0.1, init_std=0.5, classifier_dropout=0.3)
     changed |= dict(bos_token_id=5, eos_token_id=6, decoder_start_token_id=7, forced_eos_token_id=8, is_decoder=True)
     assert set(changed) == set(hf_table(host.hf_readers()["bart"].reader).ignored)
     kwargs = dict(vocab_size=40, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2)
@@ -341,26 +341,18 @@ def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
     "data, hf_class, message",
     [
         (
-            {"model_type": "bart", "scale_embeddings": True},
-            None,
-            "{path}: scale_embeddings: unknown key for model type 'bart'; did you mean 'scale_embedding' or "
-            "'tie_word_embeddings' or 'max_position_embeddings'? transformers 5.23's BartConfig has no such field and archzoo cannot tell whether it changes the model, so it refuses "
-            "rather than guess; remove the key if it does not",
-        ),
-        (
             {"model_type": "bart"},
-            "BartForSequenceClassification",
-            "--hf-class: BartForSequenceClassification is not counted by archzoo: the bart plugin counts the "
-            "encoder-decoder (BartModel) and its LM head (BartForConditionalGeneration) only; count one of those; "
-            "supported bart classes: BartModel, BartForConditionalGeneration",
+            "PretrainedBartModel",
+            "--hf-class: PretrainedBartModel is not counted by archzoo: a deprecated alias of the abstract "
+            "BartPreTrainedModel, which builds no model; supported bart classes: BartModel, "
+            "BartForConditionalGeneration, BartForQuestionAnswering, BartForCausalLM",
         ),
-        (
+        (  # transformers 5.23 has no such class
             {"model_type": "mbart"},
-            "MBartForCausalLM",
-            "--hf-class: MBartForCausalLM is not counted by archzoo: the decoder alone keeps its cross-attention "
-            "layers but runs them on no encoder output, so its FLOPs are not those of the layers it stores; the bart "
-            "plugin counts MBartModel and MBartForConditionalGeneration only; supported mbart classes: MBartModel, "
-            "MBartForConditionalGeneration",
+            "MBartForTokenClassification",
+            "--hf-class: 'MBartForTokenClassification' is not a mbart model class archzoo counts; did you mean "
+            "'MBartForSequenceClassification'? supported: MBartModel, MBartForConditionalGeneration, "
+            "MBartForSequenceClassification, MBartForQuestionAnswering, MBartForCausalLM",
         ),
         (
             {"model_type": "bart", "vocab_size": 1},

@@ -16,7 +16,7 @@ four ``V x d`` matrices, all counted, as ``sum(p.numel() for p in model.paramete
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -31,14 +31,23 @@ from archzoo.blocks import (
     embedding,
     feed_forward,
     layer_norm,
+    linear,
     lm_head,
     repeat,
     seq2seq_decoder,
     seq2seq_encoder,
     with_modules,
 )
-from archzoo.formula import Poly
-from archzoo.hf_config import DROPOUT, INITIALISATION, TOKEN_ID, USE_CACHE, HFTable, check_padding_index, hf_reader
+from archzoo.formula import Poly, const
+from archzoo.hf_config import (
+    DROPOUT,
+    INITIALISATION,
+    TOKEN_ID,
+    TRANSFORMERS_VERSION,
+    HFTable,
+    check_padding_index,
+    hf_reader,
+)
 from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
@@ -50,6 +59,42 @@ D_FF_ENCODER = declare_symbol(
 D_FF_DECODER = declare_symbol(
     "d_ff_d", latex="d_{\\mathrm{ff},d}", meaning="decoder feed-forward width (d_ff_decoder)", order=24
 )
+
+
+#: archzoo's head -> transformers' class suffix (Bart..., MBart...)
+CLASS_SUFFIX = {
+    "lm": "ForConditionalGeneration",
+    "none": "Model",
+    "sequence_classification": "ForSequenceClassification",
+    "question_answering": "ForQuestionAnswering",
+    "causal_lm": "ForCausalLM",
+}
+
+#: The symbol the classification head adds (shared in meaning with the bert and gpt plugins' K).
+ZERO = const(0)
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
+
+
+def stored_not_run(block: Block, why: str) -> Block:
+    """``block`` with its parameters and none of its work: modules a class builds but its forward pass skips."""
+    return replace(
+        block,
+        children=tuple(stored_not_run(c, why) for c in block.children),
+        flops=ZERO,
+        attention_flops=ZERO,
+        backward_flops=ZERO,
+        prefill_flops=ZERO,
+        decode_flops=ZERO,
+        kv_cache=ZERO,
+        cross_kv_cache=ZERO,
+        description=f"{block.description}; {why}" if block.children or not block.description else block.description,
+    )
+
+
+def without_cache(block: Block) -> Block:
+    """``block`` keeping no key/value cache: a class that is never run as generation's cached calls."""
+    children = tuple(without_cache(c) for c in block.children)
+    return replace(block, children=children, kv_cache=ZERO, cross_kv_cache=ZERO)
 
 
 class BartConfig(ArchConfig):
@@ -81,8 +126,15 @@ class BartConfig(ArchConfig):
         False,
         description="pre-LN layers and a final LayerNorm closing each stack (mBART); false: post-LN layers (BART)",
     )
-    head: Literal["lm", "none"] = Field(
-        "lm", description="lm (BartForConditionalGeneration) or none (BartModel, the encoder-decoder alone)"
+    head: Literal[tuple(CLASS_SUFFIX)] = Field(  # type: ignore[valid-type]
+        "lm",
+        description="lm (BartForConditionalGeneration), none (BartModel, the encoder-decoder alone), "
+        "sequence_classification (dense + tanh + out_proj on the last end-of-sequence token's decoder output), "
+        "question_answering (Linear(d_model, 2) on every decoder token) or causal_lm (BartForCausalLM: the decoder "
+        "alone, its cross-attention layers stored but not run, and an LM head)",
+    )
+    num_labels: PositiveInt = Field(
+        3, description="outputs of the sequence_classification head (transformers' num_labels; BartConfig's default 3)"
     )
 
     @model_validator(mode="after")
@@ -105,7 +157,8 @@ def _feed_forward_widths(cfg: BartConfig) -> tuple[Poly, Poly]:
 
 
 def _layer(cfg: BartConfig, d: Poly, d_ff: Poly, *, decoder: bool) -> Block:
-    """One encoder or decoder layer: each sub-block followed (post-LN) or preceded (pre-LN) by its LayerNorm."""
+    """One encoder or decoder layer: each sub-block followed (post-LN) or preceded (pre-LN) by its LayerNorm.
+    Without an encoder (causal_lm) the decoder's cross-attention and its norm are stored but never run."""
     pairs = [
         (
             attention(
@@ -119,12 +172,12 @@ def _layer(cfg: BartConfig, d: Poly, d_ff: Poly, *, decoder: bool) -> Block:
         )
     ]
     if decoder:
-        pairs.append(
-            (
-                attention("cross_attention", d, d, cross=True, description="cross-attention to the encoder's output"),
-                layer_norm("cross_attention_norm", d),
-            )
-        )
+        cross = attention("cross_attention", d, d, cross=True, description="cross-attention to the encoder's output")
+        cross_norm = layer_norm("cross_attention_norm", d)
+        if cfg.head == "causal_lm":
+            skipped = "built, but with no encoder output BartForCausalLM never runs it"
+            cross, cross_norm = stored_not_run(cross, skipped), stored_not_run(cross_norm, skipped)
+        pairs.append((cross, cross_norm))
     pairs.append(
         (
             feed_forward("feed_forward", d, d_ff, activation=cfg.activation, description=f"fc1, {cfg.activation}, fc2"),
@@ -145,7 +198,9 @@ def _stack(cfg: BartConfig, side: Literal["encoder", "decoder"], V: Poly, d: Pol
     L = symbol("L_d" if decoder else "L_e", cfg.n_decoder_layers if decoder else cfg.n_encoder_layers)
     P = symbol("P", cfg.max_positions)
     children = []
-    if not cfg.tie_embeddings:
+    if cfg.head == "causal_lm":
+        children.append(embedding("token", V, d, role="token", description="the decoder's token embeddings"))
+    elif not cfg.tie_embeddings:
         children.append(embedding("token", V, d, role="token", description=f"the {side}'s own token embeddings"))
     children += [
         embedding(
@@ -167,6 +222,17 @@ def build(cfg: BartConfig) -> Block:
     d = symbol("d", cfg.d_model)
     V = symbol("V", cfg.vocab_size)
     d_ff_e, d_ff_d = _feed_forward_widths(cfg)
+    title = "mBART" if cfg.pre_norm else "BART"
+    if cfg.head == "causal_lm":  # the decoder alone, with an LM head (tied to its token embedding)
+        children = [
+            _stack(cfg, "decoder", V, d, d_ff_d),
+            lm_head(d, V, tied_to="decoder.token" if cfg.tie_embeddings else ""),
+        ]
+        root = composite("bart", "model", children, f"{title} decoder alone, as a causal language model")
+        if cfg.n_decoder_layers > cfg.n_encoder_layers:
+            # transformers sizes the class's key/value cache by encoder_layers, so its cached calls fail
+            root = without_cache(root)
+        return with_modules(root, reference_modules(cfg))
     shared = (
         "token embeddings shared by the encoder, the decoder" + (" and the LM head" if cfg.head == "lm" else "")
         if cfg.tie_embeddings
@@ -182,15 +248,45 @@ def build(cfg: BartConfig) -> Block:
         children.append(
             replace(head, description=f"{head.description}; final_logits_bias is a buffer, not a parameter")
         )
-    title = "mBART" if cfg.pre_norm else "BART"
-    return with_modules(composite("bart", "model", children, f"{title} encoder-decoder"), reference_modules(cfg))
+    if cfg.head == "sequence_classification":  # on the last end-of-sequence token's decoder output (an index)
+        K = LABELS(cfg.num_labels)
+        one = const(1)
+        children.append(
+            composite(
+                "classification_head",
+                "head",
+                [
+                    linear("dense", d, d, tokens=one, description="dense + tanh on one token"),
+                    linear("out_proj", d, K, tokens=one, description="class scores"),
+                ],
+                "classification head on the last end-of-sequence token's decoder output",
+            )
+        )
+    if cfg.head == "question_answering":
+        qa = linear("qa_outputs", d, const(2), description="answer start and end logits per decoder token")
+        # generation's first call runs the decoder over one start token, and so the head
+        children.append(replace(qa, prefill_flops=qa.decode_flops))
+    root = composite("bart", "model", children, f"{title} encoder-decoder")
+    if cfg.head == "sequence_classification":
+        # its head indexes the decoder output at the input's end-of-sequence tokens, so the decoder must read as
+        # many tokens as the encoder: generation's one-token decoder calls cannot run through it
+        root = without_cache(root)
+    return with_modules(root, reference_modules(cfg))
 
 
 def reference_modules(cfg: BartConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer. BART and mBART name them alike."""
-    base = "model." if cfg.head == "lm" else ""
-    table: dict[str, tuple[str, ...]] = {"bart": ("",), "bart.shared": (f"{base}shared",), "bart.lm_head": ("lm_head",)}
+    base = "" if cfg.head == "none" else "model."
+    table: dict[str, tuple[str, ...]] = {
+        "bart": ("",),
+        "bart.shared": (f"{base}shared",),
+        "bart.lm_head": ("lm_head",),
+        "bart.classification_head": ("classification_head",),
+        "bart.classification_head.dense": ("classification_head.dense",),
+        "bart.classification_head.out_proj": ("classification_head.out_proj",),
+        "bart.qa_outputs": ("qa_outputs",),
+    }
     for side in ("encoder", "decoder"):
         stack, layer = f"bart.{side}", f"bart.{side}.layers.layer"
         table.update(
@@ -220,12 +316,24 @@ def reference_modules(cfg: BartConfig) -> dict[str, tuple[str, ...]]:
     return table
 
 
+def _cache_too_small(cfg: BartConfig) -> bool:
+    """Whether transformers' *ForCausalLM runs only without a cache: its DynamicCache holds num_hidden_layers,
+    which is encoder_layers, and fails on a decoder with more layers."""
+    return cfg.head == "causal_lm" and cfg.n_decoder_layers > cfg.n_encoder_layers
+
+
 def reference(cfg: BartConfig) -> Reference:
-    """transformers' BART classes, or mBART's for pre-LN layers (the only difference between the two)."""
+    """transformers' BART classes, or mBART's for pre-LN layers (the only difference between the two).
+    Sequence classification reads the decoder output at the input's end-of-sequence tokens, a data-dependent
+    index the meta device cannot take: it is measured on the CPU, with end-of-sequence token 0, so that the
+    all-zero input ends with one (as every tokenised input does)."""
     family = "MBart" if cfg.pre_norm else "Bart"
+    extra: dict[str, Any] = {}
+    if cfg.head == "sequence_classification":
+        extra = dict(device="cpu", note="the head indexes the end-of-sequence tokens: measured on the CPU")
     return Reference(
         library="transformers",
-        target=f"transformers.{family}{'ForConditionalGeneration' if cfg.head == 'lm' else 'Model'}",
+        target=f"transformers.{family}{CLASS_SUFFIX[cfg.head]}",
         config_class=f"transformers.{family}Config",
         kwargs=dict(
             vocab_size=cfg.vocab_size,
@@ -241,8 +349,12 @@ def reference(cfg: BartConfig) -> Reference:
             tie_word_embeddings=cfg.tie_embeddings,
             scale_embedding=cfg.scale_embedding,
             pad_token_id=None,  # the default padding index, 1, lies beyond a one-token vocabulary
+            num_labels=cfg.num_labels,
+            **({"eos_token_id": 0} if cfg.head == "sequence_classification" else {}),
+            **({"use_cache": False} if _cache_too_small(cfg) else {}),
         ),
-        inputs="encoder_decoder_token_ids",
+        inputs="token_ids" if cfg.head == "causal_lm" else "encoder_decoder_token_ids",
+        **extra,
     )
 
 
@@ -274,16 +386,14 @@ _LAYERDROP = (
     "every layer, and every layer's weights exist either way"
 )
 _GENERATION = "a generation setting: transformers moves it to GenerationConfig; it changes no module"
-_UNSUPPORTED_HEAD = (
-    "the bart plugin counts the encoder-decoder ({prefix}Model) and its LM head "
-    "({prefix}ForConditionalGeneration) only; count one of those"
-)
-_DECODER_ONLY = (
-    "the decoder alone keeps its cross-attention layers but runs them on no encoder output, so its FLOPs "
-    "are not those of the layers it stores; the bart plugin counts {prefix}Model and "
-    "{prefix}ForConditionalGeneration only"
-)
 _DEPRECATED = "a deprecated alias of the abstract BartPreTrainedModel, which builds no model"
+#: Why BartForSequenceClassification is not read from a file (the architecture counts it: head
+#: sequence_classification): archzoo's reading of config.json resolves a file that names no labels to 2
+_BART_LABELS = (
+    "BartConfig gives a file that names neither num_labels nor id2label 3 labels, and archzoo's reading of "
+    "config.json resolves such a file to 2, so it cannot count this class from a file exactly; count it with "
+    "archzoo count bart --set head=sequence_classification --set num_labels=K and the file's other values"
+)
 
 
 def _defaults(decoder_start_token_id: int | None) -> dict[str, Any]:
@@ -319,7 +429,13 @@ def _defaults(decoder_start_token_id: int | None) -> dict[str, Any]:
     )
 
 
-def _table(model_type: str, prefix: str, decoder_start_token_id: int | None, deprecated: tuple[str, ...]) -> HFTable:
+def _table(
+    model_type: str,
+    prefix: str,
+    decoder_start_token_id: int | None,
+    deprecated: tuple[str, ...],
+    refused_heads: Mapping[str, str] | None = None,
+) -> HFTable:
     return HFTable(
         model_type=model_type,
         config_class=f"{prefix}Config",
@@ -344,6 +460,9 @@ def _table(model_type: str, prefix: str, decoder_start_token_id: int | None, dep
             "scale_embedding": "scale_embedding",
             # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
             "pad_token_id": "(checked: inside the vocabulary)",
+            "num_labels": "num_labels",
+            # no count; read only to refuse what transformers' *ForCausalLM cannot run
+            "use_cache": "(checked: with more decoder than encoder layers, *ForCausalLM runs only without a cache)",
         },
         ignored={
             "encoder_layerdrop": _LAYERDROP,
@@ -351,34 +470,50 @@ def _table(model_type: str, prefix: str, decoder_start_token_id: int | None, dep
             "dropout": DROPOUT,
             "attention_dropout": DROPOUT,
             "activation_dropout": DROPOUT,
-            "classifier_dropout": DROPOUT + " (and only the classification head, which is not counted, reads it)",
+            "classifier_dropout": DROPOUT,
             "init_std": INITIALISATION,
-            "use_cache": USE_CACHE,
             "bos_token_id": TOKEN_ID,
             "eos_token_id": TOKEN_ID,
             "decoder_start_token_id": TOKEN_ID,
             "forced_eos_token_id": _GENERATION,
-            "is_decoder": f"read only by {prefix}ForCausalLM, which is not counted; {prefix}Model and "
-            f"{prefix}ForConditionalGeneration build the same modules either way",
+            "is_decoder": f"{prefix}ForCausalLM sets it to true itself, and the other classes build the same modules "
+            "either way",
         },
         refused={},
         base_class=f"{prefix}Model",
-        classes={f"{prefix}Model": {"head": "none"}, f"{prefix}ForConditionalGeneration": {"head": "lm"}},
+        classes={
+            f"{prefix}{suffix}": {"head": head}
+            for head, suffix in sorted(CLASS_SUFFIX.items(), key=lambda item: item[0] != "none")
+            if head not in (refused_heads or {})
+        },
         unsupported_classes={
-            f"{prefix}ForSequenceClassification": _UNSUPPORTED_HEAD.format(prefix=prefix),
-            f"{prefix}ForQuestionAnswering": _UNSUPPORTED_HEAD.format(prefix=prefix),
-            f"{prefix}ForCausalLM": _DECODER_ONLY.format(prefix=prefix),
+            **{f"{prefix}{CLASS_SUFFIX[head]}": why for head, why in (refused_heads or {}).items()},
             **{name: _DEPRECATED for name in deprecated},
         },
     )
 
 
-HF_BART = _table("bart", "Bart", 2, deprecated=("BartPretrainedModel", "PretrainedBartModel"))
+HF_BART = _table(
+    "bart",
+    "Bart",
+    2,
+    deprecated=("BartPretrainedModel", "PretrainedBartModel"),
+    refused_heads={"sequence_classification": _BART_LABELS},
+)
 HF_MBART = _table("mbart", "MBart", None, deprecated=())
 
 
-def _read(hf: dict[str, Any], pre_norm: bool) -> dict[str, Any]:
+def _read(hf: dict[str, Any], pre_norm: bool, model_class: str) -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf["pad_token_id"])
+    layers = hf["encoder_layers"], hf["decoder_layers"]
+    whole = all(isinstance(n, int) and not isinstance(n, bool) for n in layers)
+    if model_class.endswith("ForCausalLM") and whole and layers[1] > layers[0] and hf["use_cache"] is not False:
+        raise ValueError(
+            f"decoder_layers: {layers[1]} decoder layers, more than encoder_layers {layers[0]}: transformers "
+            f"{TRANSFORMERS_VERSION}'s {model_class} sizes its key/value cache by encoder_layers and fails on "
+            "the decoder's next layer whenever it uses the cache; set use_cache to false (then it runs, and "
+            "archzoo counts it, without a cache)"
+        )
     return dict(
         vocab_size=hf["vocab_size"],
         max_positions=hf["max_position_embeddings"],
@@ -393,17 +528,18 @@ def _read(hf: dict[str, Any], pre_norm: bool) -> dict[str, Any]:
         tie_embeddings=hf["tie_word_embeddings"],
         scale_embedding=hf["scale_embedding"],
         pre_norm=pre_norm,
+        num_labels=hf["num_labels"],
     )
 
 
 @hf_reader(HF_BART)
 def _from_bart(hf: dict[str, Any], model_class: str = "BartModel") -> dict[str, Any]:
-    return _read(hf, pre_norm=False)
+    return _read(hf, False, model_class)
 
 
 @hf_reader(HF_MBART)
 def _from_mbart(hf: dict[str, Any], model_class: str = "MBartModel") -> dict[str, Any]:
-    return _read(hf, pre_norm=True)  # pre-LN layers, and a LayerNorm closing each stack
+    return _read(hf, True, model_class)  # pre-LN layers, and a LayerNorm closing each stack
 
 
 #: Hugging Face model type -> its reader

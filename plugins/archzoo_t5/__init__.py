@@ -36,6 +36,7 @@ from archzoo.blocks import (
     composite,
     embedding,
     feed_forward,
+    linear,
     lm_head,
     repeat,
     rms_norm,
@@ -43,13 +44,14 @@ from archzoo.blocks import (
     seq2seq_encoder,
     with_modules,
 )
-from archzoo.formula import Poly
+from archzoo.formula import Poly, const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
 from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
 
 #: relative position buckets: the rows of each stack's relative position bias
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 BUCKETS = declare_symbol("B", latex="B", meaning="relative position buckets (relative_attention_num_buckets)", order=12)
 
 
@@ -73,10 +75,22 @@ class T5Config(ArchConfig):
         description="LM head shares the token embedding (T5); false: a head of its own, as the T5 v1.1 "
         "checkpoints hold it and from_pretrained loads it",
     )
-    head: Literal["lm", "none"] = Field(
-        "lm", description="lm (T5ForConditionalGeneration) or none (T5Model, or T5EncoderModel without decoder)"
+    head: Literal["lm", "none", "sequence_classification", "token_classification", "question_answering"] = Field(
+        "lm",
+        description="lm (T5ForConditionalGeneration), none (T5Model, or T5EncoderModel without decoder), "
+        "sequence_classification (T5ForSequenceClassification: dense + tanh + out_proj on the last "
+        "end-of-sequence token's decoder output), token_classification (T5ForTokenClassification: the encoder "
+        "alone and a classifier per token) or question_answering (T5ForQuestionAnswering: Linear(d_model, 2) on "
+        "every decoder token)",
     )
-    decoder: bool = Field(True, description="false: the encoder stack alone (T5EncoderModel), with head none")
+    num_labels: PositiveInt = Field(
+        2,
+        description="outputs of the classification heads (transformers' num_labels); question_answering needs 2",
+    )
+    decoder: bool = Field(
+        True,
+        description="false: the encoder stack alone (T5EncoderModel with head none, T5ForTokenClassification)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> T5Config:
@@ -85,6 +99,22 @@ class T5Config(ArchConfig):
             raise ValueError(
                 "head: an LM head reads the decoder's output, and decoder is false (T5EncoderModel); "
                 "set head to none, or decoder to true"
+            )
+        decoder_heads = ("sequence_classification", "question_answering")
+        if (self.head == "token_classification" and self.decoder) or (self.head in decoder_heads and not self.decoder):
+            raise ValueError(
+                f"head: {self.head!r} "
+                + (
+                    "is T5ForTokenClassification, the encoder alone; set decoder to false"
+                    if self.decoder
+                    else "reads the decoder's output, and decoder is false; set decoder to true"
+                )
+            )
+        if self.head == "question_answering" and self.num_labels != 2:
+            # T5ForQuestionAnswering builds Linear(d_model, num_labels) and splits its output into two
+            raise ValueError(
+                f"num_labels: head 'question_answering' gives an answer's start and end logits, so it needs 2 "
+                f"labels (transformers' forward pass splits the logits into two), got {self.num_labels}"
             )
         if not self.decoder and self.n_decoder_layers is not None:
             raise ValueError(
@@ -174,8 +204,37 @@ def build(cfg: T5Config) -> Block:
         head = lm_head(d, V, tied_to="token" if cfg.tie_embeddings else "")
         scaled = " (decoder output scaled by d^-1/2)" if cfg.tie_embeddings else ""
         children.append(replace(head, description=head.description + scaled))
+    K = LABELS(cfg.num_labels)
+    if cfg.head == "sequence_classification":  # on the last end-of-sequence token's decoder output (an index)
+        one = const(1)
+        children.append(
+            composite(
+                "classification_head",
+                "head",
+                [
+                    linear("dense", d, d, tokens=one, description="dense + tanh on one token"),
+                    linear("out_proj", d, K, tokens=one, description="class scores"),
+                ],
+                "classification head on the last end-of-sequence token's decoder output",
+            )
+        )
+    if cfg.head == "token_classification":
+        children.append(linear("classifier", d, K, description="a label's scores per token"))
+    if cfg.head == "question_answering":
+        children.append(linear("qa_outputs", d, K, description="answer start and end logits per decoder token"))
     title = "T5 encoder" if not cfg.decoder else "T5 encoder-decoder"
-    return with_modules(composite("t5", "model", children, title), reference_modules(cfg))
+    root = composite("t5", "model", children, title)
+    if cfg.head in ("sequence_classification", "question_answering"):
+        # sequence classification indexes the decoder output at the input's end-of-sequence tokens, and question
+        # answering passes no cache to its decoder: neither runs generation's cached calls
+        root = without_cache(root)
+    return with_modules(root, reference_modules(cfg))
+
+
+def without_cache(block: Block) -> Block:
+    """``block`` keeping no key/value cache: a class that is never run as generation's cached calls."""
+    children = tuple(without_cache(c) for c in block.children)
+    return replace(block, children=children, kv_cache=const(0), cross_kv_cache=const(0))
 
 
 def reference_modules(cfg: T5Config) -> dict[str, tuple[str, ...]]:
@@ -192,16 +251,27 @@ def reference_modules(cfg: T5Config) -> dict[str, tuple[str, ...]]:
         "mlp.fc_out": ("wo",),
         **({"mlp.fc_gate": ("wi_0",)} if gated else {}),
     }
-    table: dict[str, tuple[str, ...]] = {"t5": ("",), "t5.token": ("shared",), "t5.lm_head": ("lm_head",)}
+    # the classification classes hold T5Model / T5EncoderModel as `transformer`
+    base = "transformer." if cfg.head in ("sequence_classification", "token_classification") else ""
+    table: dict[str, tuple[str, ...]] = {
+        "t5": ("",),
+        "t5.token": (f"{base}shared",),
+        "t5.lm_head": ("lm_head",),
+        "t5.classification_head": ("classification_head",),
+        "t5.classification_head.dense": ("classification_head.dense",),
+        "t5.classification_head.out_proj": ("classification_head.out_proj",),
+        "t5.classifier": ("classifier",),
+        "t5.qa_outputs": ("qa_outputs",),
+    }
     stacks = [("encoder", 1)] + ([("decoder", 2)] if cfg.decoder else [])
     for stack, ff in stacks:
         layer = f"t5.{stack}.layers.layer"
         table.update(
             {
-                f"t5.{stack}": (stack,),
-                f"t5.{stack}.relative_attention_bias": (f"{stack}.relative_attention_bias",),
-                f"t5.{stack}.layers": (f"{stack}.block",),
-                layer: (f"{stack}.block",),
+                f"t5.{stack}": (f"{base}{stack}",),
+                f"t5.{stack}.relative_attention_bias": (f"{base}{stack}.relative_attention_bias",),
+                f"t5.{stack}.layers": (f"{base}{stack}.block",),
+                layer: (f"{base}{stack}.block",),
                 f"{layer}.self_attention_norm": ("layer.0.layer_norm",),
                 f"{layer}.self_attention": ("layer.0.SelfAttention",),
                 **{f"{layer}.self_attention.{p}_proj": (f"layer.0.SelfAttention.{p}",) for p in "qkv"},
@@ -209,7 +279,7 @@ def reference_modules(cfg: T5Config) -> dict[str, tuple[str, ...]]:
                 f"{layer}.mlp_norm": (f"layer.{ff}.layer_norm",),
                 f"{layer}.mlp": (f"layer.{ff}.DenseReluDense",),
                 **{f"{layer}.{k}": tuple(f"layer.{ff}.DenseReluDense.{m}" for m in v) for k, v in mlp.items()},
-                f"t5.{stack}.final_norm": (f"{stack}.final_layer_norm",),
+                f"t5.{stack}.final_norm": (f"{base}{stack}.final_layer_norm",),
             }
         )
         if stack == "decoder":
@@ -248,6 +318,10 @@ def transformers_kwargs(cfg: T5Config) -> dict[str, Any]:
         kwargs["num_decoder_layers"] = cfg.n_decoder_layers or cfg.n_layers
     if cfg.head == "lm" and not cfg.tie_embeddings:
         kwargs["tie_word_embeddings"] = False
+    if cfg.head in ("sequence_classification", "token_classification", "question_answering"):
+        kwargs["num_labels"] = cfg.num_labels
+    if cfg.head == "sequence_classification":
+        kwargs["eos_token_id"] = 0  # so that the all-zero input ends with an end-of-sequence token, as any does
     return kwargs
 
 
@@ -256,15 +330,31 @@ REFERENCE_CLASSES = {
     "ReferenceT5Model": "T5Model",
     "ReferenceT5ForConditionalGeneration": "T5ForConditionalGeneration",
     "ReferenceT5EncoderModel": "T5EncoderModel",
+    "ReferenceT5ForSequenceClassification": "T5ForSequenceClassification",
+    "ReferenceT5ForTokenClassification": "T5ForTokenClassification",
+    "ReferenceT5ForQuestionAnswering": "T5ForQuestionAnswering",
+}
+#: archzoo's head (with a decoder) -> transformers' class
+_HEAD_CLASSES = {
+    "lm": "T5ForConditionalGeneration",
+    "none": "T5Model",
+    "sequence_classification": "T5ForSequenceClassification",
+    "question_answering": "T5ForQuestionAnswering",
 }
 
 
 def reference(cfg: T5Config) -> Reference:
-    """transformers' T5EncoderModel, T5Model or T5ForConditionalGeneration, through the reference class that
-    registers each stack's position bias on the stack (and keeps an untied head untied)."""
-    base = "T5EncoderModel" if not cfg.decoder else "T5ForConditionalGeneration" if cfg.head == "lm" else "T5Model"
+    """transformers' T5 class for the head, through the reference class that registers each stack's position
+    bias on the stack (and keeps an untied head untied). Sequence classification reads the decoder output at
+    the input's end-of-sequence tokens, a data-dependent index the meta device cannot take: it is measured on
+    the CPU, with end-of-sequence token 0, so that the all-zero input ends with one."""
+    if cfg.decoder:
+        base = _HEAD_CLASSES[cfg.head]
+    else:
+        base = "T5ForTokenClassification" if cfg.head == "token_classification" else "T5EncoderModel"
     untied = cfg.head == "lm" and not cfg.tie_embeddings
     return Reference(
+        **({"device": "cpu"} if cfg.head == "sequence_classification" else {}),
         library="archzoo",
         target=f"{__name__}.Reference{base}",
         kwargs=transformers_kwargs(cfg),
@@ -276,10 +366,6 @@ def reference(cfg: T5Config) -> Reference:
 
 
 # ---- Hugging Face config.json: T5Config's keys, as transformers 5.23 defines them ----------------------
-
-_UNSUPPORTED_HEAD = (
-    "the t5 plugin counts T5Model, T5ForConditionalGeneration and T5EncoderModel only; count one of those"
-)
 
 HF_T5 = HFTable(
     model_type="t5",
@@ -324,6 +410,7 @@ HF_T5 = HFTable(
         "dense_act_fn": "activation",
         "is_gated_act": "gated",
         "tie_word_embeddings": "tie_embeddings",
+        "num_labels": "num_labels",
         # read only to refuse a file that does not say whether the LM head is tied (see _tie_embeddings)
         "scale_decoder_outputs": "(checked: the LM head's tie is known)",
         "is_decoder": "(checked: false for T5EncoderModel, whose stack would grow unused cross-attention)",
@@ -348,9 +435,9 @@ HF_T5 = HFTable(
         "T5Model": {"head": "none"},
         "T5ForConditionalGeneration": {"head": "lm"},
         "T5EncoderModel": {"head": "none", "decoder": False},
-    },
-    unsupported_classes={
-        f"T5For{h}": _UNSUPPORTED_HEAD for h in ("QuestionAnswering", "SequenceClassification", "TokenClassification")
+        "T5ForSequenceClassification": {"head": "sequence_classification"},
+        "T5ForTokenClassification": {"head": "token_classification", "decoder": False},
+        "T5ForQuestionAnswering": {"head": "question_answering"},
     },
 )
 
@@ -396,12 +483,13 @@ def _tie_embeddings(hf: dict[str, Any], model_class: str) -> Any:
 
 @hf_reader(HF_T5)
 def _from_t5(hf: dict[str, Any], model_class: str = "T5Model") -> dict[str, Any]:
-    if model_class == "T5EncoderModel" and hf["is_decoder"] is True:
+    encoder_only = model_class in ("T5EncoderModel", "T5ForTokenClassification")
+    if encoder_only and hf["is_decoder"] is True:
         raise ValueError(
-            "is_decoder: true makes T5EncoderModel build its stack as a decoder, with cross-attention weights "
+            f"is_decoder: true makes {model_class} build its stack as a decoder, with cross-attention weights "
             "the encoder never runs; archzoo counts the encoder T5 uses; set is_decoder to false"
         )
-    if model_class != "T5EncoderModel" and hf.get("is_encoder_decoder", True) is not True:
+    if not encoder_only and hf.get("is_encoder_decoder", True) is not True:
         raise ValueError(
             f"is_encoder_decoder: {model_class} is an encoder-decoder, and with this set to false transformers "
             "builds and runs it differently (its decoder caches cross-attention keys with its own); set "
@@ -419,8 +507,9 @@ def _from_t5(hf: dict[str, Any], model_class: str = "T5Model") -> dict[str, Any]
         activation=activation,
         gated=gated,
         tie_embeddings=_tie_embeddings(hf, model_class),
+        num_labels=hf["num_labels"],
     )
-    if model_class != "T5EncoderModel":
+    if not encoder_only:
         values["n_decoder_layers"] = hf["num_decoder_layers"]  # null: as many as the encoder, as in T5Config
     return values
 
@@ -470,7 +559,8 @@ def _reference_class(name: str) -> type:
             # T5Config always ties; from_pretrained unties when the checkpoint holds its own lm_head.weight
             self.lm_head.weight = nn.Parameter(torch.empty_like(self.shared.weight))
             self.all_tied_weights_keys.pop("lm_head.weight", None)  # so that tie_weights() leaves it alone
-        for stack in (self.encoder, getattr(self, "decoder", None)):
+        model = getattr(self, "transformer", self)  # the classification classes hold the model as `transformer`
+        for stack in (model.encoder, getattr(model, "decoder", None)):
             if stack is not None:
                 # the same module, registered first on the stack: named_parameters() reports it there
                 bias = stack.block[0].layer[0].SelfAttention.relative_attention_bias

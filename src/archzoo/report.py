@@ -48,10 +48,10 @@ NOT_GENERATIVE = (
     "(every token is read in one forward pass)"
 )
 
-#: Why a model with causal self-attention has no prefill or decode figures: its class keeps no cache.
+#: Why a model with causal self-attention has no prefill or decode figures: its class is not run that way.
 NO_CACHE = (
-    "its class keeps no key/value cache (it passes none to its base model), so no prefill and no decode step: "
-    "every call reads the whole sequence in one forward pass"
+    "its class does not run generation's cached calls (it keeps no key/value cache, or its head reads the whole "
+    "sequence), so no prefill and no decode step: every call reads the whole sequence in one forward pass"
 )
 
 #: Bits per parameter for the weight sizes a report lists.
