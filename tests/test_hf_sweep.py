@@ -388,15 +388,12 @@ def test_each_key_against_transformers(torch_and_transformers, tmp_path, model_t
         # the class itself, or a plugin's subclass of it that registers the same modules under more names
         assert isinstance(build_reference(ref), getattr(transformers, model_class)), ref
         assert reference_params(ref) == report.params
-    # the only variants transformers refuses: the BERT family's question answering needs exactly 2 labels
-    # (DistilBERT's class refuses to build, the others' forward pass splits the logits into two)
-    # (the other types' question answering is a Linear(d, 2) whatever num_labels says)
-    qa_labels = model_class.endswith("ForQuestionAnswering") and model_type in (
-        "bert",
-        "roberta",
-        "distilbert",
-        "albert",
-    )
+    # the only variants transformers refuses: question answering with other than 2 labels in the BERT family
+    # (DistilBERT's class refuses to build, the others' forward pass splits the logits into two) and in T5 (its
+    # Linear(d, num_labels) is split in two); the other types' question answering is a Linear(d, 2) whatever
+    # num_labels says
+    qa_types = ("bert", "roberta", "distilbert", "albert", "t5")
+    qa_labels = model_class.endswith("ForQuestionAnswering") and model_type in qa_types
     # and BART's decoder alone with more layers than the encoder, whose cache transformers sizes by the encoder
     short_cache = model_class.endswith("ForCausalLM") and data.get("decoder_layers", 1) > data.get("encoder_layers", 1)
     assert (outcome == "refused") == ((qa_labels and key in LABEL_VARIANTS) or short_cache)
