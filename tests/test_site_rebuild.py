@@ -128,6 +128,10 @@ def test_a_registry_that_cannot_be_read_then_fixed_rebuilds_everything(zoo, tmp_
     _serve_build(zoo, site)
     entry = zoo / "registry" / "gpt2.yaml"
     good = entry.read_text(encoding="utf-8")
+    medium = zoo / "registry" / "gpt2-medium.yaml"
+    medium.write_text(medium.read_text(encoding="utf-8").replace("title: ", "title: Renamed ", 1), encoding="utf-8")
+    _serve_build(zoo, site)  # a rebuild that keeps most pages, before the one that fails
+    assert "Renamed" in (site / "models" / "gpt2-medium" / "index.html").read_text(encoding="utf-8")
     entry.write_text(good.replace("config:", "config: {n_layers: many}\nunused:"), encoding="utf-8")
     _serve_build(zoo, site)
     assert "cannot be read" in (site / "index.html").read_text(encoding="utf-8")

@@ -349,7 +349,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         """While serving: one page showing why the registry cannot be read, on every URL."""
         log.error("archzoo: %s", message)
         self.error = message
-        self.rebuilds.previous = None
+        self.rebuilds.forget()
         self._start_afresh(config)
         for file in list(files):
             if file.is_documentation_page():
@@ -432,7 +432,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         self.rebuilds.finished()
 
     def on_build_error(self, *, error):
-        self.rebuilds.previous = self.rebuilds.current = None
+        self.rebuilds.forget()
 
     def on_serve(self, server, *, config, builder):
         for folder in self.registry_dirs:

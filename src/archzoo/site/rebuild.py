@@ -85,6 +85,12 @@ class Rebuilds:
         assert self.current is not None
         return [entry for uri in page_uris for entry in self.current.search.get(uri, ())]
 
+    def forget(self) -> None:
+        """Nothing of the last build can be kept (this one failed, or shows an error page instead)."""
+        self.previous = self.current = None
+        self.kept = set()
+
     def finished(self) -> None:
         """The build succeeded: the next one may keep what this one wrote."""
         self.previous, self.current = self.current, None
+        self.kept = set()
