@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import os
 import tracemalloc
 import zlib
 from pathlib import Path
@@ -76,7 +77,8 @@ def test_a_missing_folder_in_archzoo_registry_is_refused(tmp_path, monkeypatch, 
     assert run(capsys, "show", "gpt2") == (
         1,
         "",
-        f"archzoo: error: ARCHZOO_REGISTRY: '{tmp_path / 'nowhere'}' no such folder; {FOLDERS}\n",
+        f"archzoo: error: ARCHZOO_REGISTRY: '{tmp_path / 'nowhere'}' no such folder (or it cannot be reached); "
+        f"{FOLDERS}\n",
     )
     monkeypatch.setenv("ARCHZOO_REGISTRY", "::")
     assert run(capsys, "list") == (
@@ -84,6 +86,39 @@ def test_a_missing_folder_in_archzoo_registry_is_refused(tmp_path, monkeypatch, 
         "",
         "archzoo: error: ARCHZOO_REGISTRY='::': names no folder; set it to registry folders separated by ':', "
         "or unset it\n",
+    )
+
+
+def _locked(monkeypatch, locked: Path) -> None:
+    """Paths under ``locked`` cannot be looked at, as under a folder of another user's without search rights
+    (the tests may run as root, whom permissions do not stop)."""
+    real = os.stat
+
+    def stat(path, *args, **kwargs):
+        if str(path).startswith(str(locked) + os.sep):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+
+
+def test_a_folder_that_cannot_be_reached_is_an_error_not_a_traceback(tmp_path, monkeypatch, capsys):
+    locked = tmp_path / "locked"
+    _locked(monkeypatch, locked)
+    monkeypatch.setenv("ARCHZOO_REGISTRY", str(locked / "zoo"))
+    assert run(capsys, "list") == (
+        1,
+        "",
+        f"archzoo: error: ARCHZOO_REGISTRY: '{locked / 'zoo'}' no such folder (or it cannot be reached); {FOLDERS}\n",
+    )
+    # a cache folder whose path cannot be looked at is no error: the cache is used if it can be, else not
+    monkeypatch.setenv("ARCHZOO_REGISTRY", str(REPO / "registry"))
+    monkeypatch.setenv("ARCHZOO_CACHE_DIR", str(locked / "cache"))
+    code, out, err = run(capsys, "list", "--json", "gpt2")
+    assert (code, err, [row["id"] for row in json.loads(out)]) == (
+        0,
+        "",
+        ["gpt2", "gpt2-large", "gpt2-medium", "gpt2-xl"],
     )
 
 

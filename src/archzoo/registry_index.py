@@ -132,9 +132,9 @@ def default_registry_dirs() -> list[Path]:
                 f"{os.pathsep!r}, or unset it"
             )
         for folder in folders:
-            if folder.is_dir():
+            if os.path.isdir(folder):  # False, not PermissionError, where a folder on the way cannot be searched
                 continue
-            what = "is a file, not a folder" if folder.exists() else "no such folder"
+            what = "is a file, not a folder" if os.path.exists(folder) else "no such folder (or it cannot be reached)"
             raise RegistryError(
                 f"ARCHZOO_REGISTRY: {str(folder)!r} {what}; set ARCHZOO_REGISTRY to registry folders separated "
                 f"by {os.pathsep!r} (check a single entry with `archzoo validate FILE`)"
@@ -173,7 +173,7 @@ def yaml_files(paths: Iterable[Path], problems: list[RegistryProblem], *, stem: 
         return name.endswith((".yaml", ".yml")) and (stem is None or name.rsplit(".", 1)[0] == stem)
 
     for path in paths:
-        if not path.is_dir():  # a file named itself: one entry, whose id is its name like any other's
+        if not os.path.isdir(path):  # a file named itself: one entry, whose id is its name like any other's
             if stem is None or path.name.rsplit(".", 1)[0] == stem:
                 add(str(path), os.path.realpath(path))
             continue
@@ -283,7 +283,9 @@ def _environment_path(name: str, value: str) -> Path:
             f"{name}={value!r}: not an absolute path; set {name} to a folder's full path (e.g. /var/cache/archzoo), "
             "or unset it"
         )
-    if path.exists() and not path.is_dir():
+    # os.path's tests answer False where a folder on the way cannot be searched (Path's raise PermissionError):
+    # such a cache cannot be written, and the index is then built each time
+    if os.path.exists(path) and not os.path.isdir(path):
         raise RegistryError(f"{name}={value!r}: is a file, not a folder; set {name} to a folder, or unset it")
     return path
 
