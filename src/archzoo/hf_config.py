@@ -583,9 +583,21 @@ DEFAULT_ROPE_THETA = 10_000.0
 SCALING_ROPE_TYPES = ("llama3", "yarn", "longrope")
 #: rotary types a configuration class renames while loading (``Phi3Config.convert_rope_params_to_dict``)
 ROPE_TYPE_RENAMES: dict[str, dict[str, str]] = {"Phi3Config": {"su": "longrope", "yarn": "longrope"}}
-#: configuration classes whose own conversion always fills ``partial_rotary_factor`` (1.0 when the file has
-#: none) and keeps the file's key as an attribute too (``Phi3Config.convert_rope_params_to_dict``)
-ROPE_PARTIAL_DEFAULTS: dict[str, float] = {"Phi3Config": 1.0}
+#: where the conversion takes the entries ``rope_parameters`` lacks: entry -> (the file key it pops, default;
+#: None: no entry); a class with its own ``convert_rope_params_to_dict`` has its own sources
+ROPE_FILLS: dict[str, dict[str, tuple[str, float | None]]] = {
+    "": {"rope_theta": ("rope_theta", DEFAULT_ROPE_THETA), "partial_rotary_factor": ("partial_rotary_factor", None)},
+    # Phi3Config always fills partial_rotary_factor, and keeps the file's key as an attribute too
+    "Phi3Config": {
+        "rope_theta": ("rope_theta", DEFAULT_ROPE_THETA),
+        "partial_rotary_factor": ("partial_rotary_factor", 1.0),
+    },
+    # GPTNeoXConfig takes them from its own legacy names
+    "GPTNeoXConfig": {
+        "rope_theta": ("rotary_emb_base", DEFAULT_ROPE_THETA),
+        "partial_rotary_factor": ("rotary_pct", 0.25),
+    },
+}
 #: configuration classes whose validation refuses longrope factors that are not a list of numbers, one for
 #: each pair of rotary dimensions (``Phi3Config.validate_rope``)
 ROPE_FACTORS_CHECKED = ("Phi3Config",)
@@ -623,15 +635,20 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
     converted key's reading, and ``rope_parameters`` as the loaded config holds it (None: nothing to convert).
 
     A port of ``RotaryEmbeddingConfigMixin.convert_rope_params_to_dict`` and ``standardize_rope_params``
-    (Phi3Config's own variant where it differs): ``rope_scaling`` replaces ``rope_parameters`` when it is
-    not empty; ``rope_theta`` and ``partial_rotary_factor`` fill the ones ``rope_parameters`` lacks; the
-    old ``type`` names ``rope_type``; a scaling type takes the pre-training length."""
+    (Phi3Config's and GPTNeoXConfig's own variants where they differ): ``rope_scaling`` replaces
+    ``rope_parameters`` when it is not empty; ``rope_theta`` and ``partial_rotary_factor`` (`ROPE_FILLS`)
+    fill the ones ``rope_parameters`` lacks; the old ``type`` names ``rope_type``; a scaling type takes the
+    pre-training length."""
     if "rope_parameters" not in table.defaults:
         return {}, None
+    sources = ROPE_FILLS.get(table.config_class, ROPE_FILLS[""])
+    accounted = set(table.defaults) | set(table.read) | set(table.ignored) | set(table.aliases)
+    # the keys the class's conversion pops that the plugin's table does not account for itself
     legacy = [
-        k for k in ("rope_scaling", "rope_theta", "partial_rotary_factor") if k in data and k not in table.defaults
+        k for k in ("rope_scaling", *(source for source, _ in sources.values())) if k in data and k not in accounted
     ]
-    if not legacy and "rope_parameters" not in data and "original_max_position_embeddings" not in data:
+    popped = [source for source, _ in sources.values() if source in data]
+    if not legacy and not popped and "rope_parameters" not in data and "original_max_position_embeddings" not in data:
         return {}, None
     scaling = data.get("rope_scaling")
     if "rope_scaling" in legacy and scaling and not isinstance(scaling, dict):
@@ -679,24 +696,23 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
                 "",
                 "empty, so transformers' conversion into rope_parameters leaves rope_parameters as it is",
             )
-    fills = {"rope_theta": data.get("rope_theta", DEFAULT_ROPE_THETA)}
-    partial_default = ROPE_PARTIAL_DEFAULTS.get(table.config_class)
-    if "partial_rotary_factor" in legacy or partial_default is not None:
-        fills["partial_rotary_factor"] = data.get("partial_rotary_factor", partial_default)
-    for key, value in fills.items():
-        if key in legacy:
-            readings[key] = (
+    for entry, (source, default) in sources.items():
+        value = data.get(source, default)
+        if source in legacy:
+            readings[source] = (
                 KeyReading(
-                    key,
+                    source,
                     value,
                     "ignored",
                     "",
-                    f"rope_parameters gives its own {key}, which transformers keeps (this key only fills a missing one)",
+                    f"rope_parameters gives its own {entry}, which transformers keeps (this key only fills a "
+                    "missing one)",
                 )
-                if key in rope
-                else KeyReading(key, value, "converted", "", _CONVERTED.format(f"rope_parameters.{key}"))
+                if entry in rope
+                else KeyReading(source, value, "converted", "", _CONVERTED.format(f"rope_parameters.{entry}"))
             )
-        rope.setdefault(key, value)
+        if value is not None:
+            rope.setdefault(entry, value)
     rope.setdefault("rope_type", rope.get("type", "default"))
     kind = rope["rope_type"]
     if isinstance(kind, str) and kind in SCALING_ROPE_TYPES:
@@ -790,7 +806,7 @@ def _resolve(
     rope_target = table.read.get("rope_parameters", "")
     if rope is not None:
         given["rope_parameters"] = rope
-        from_keys = [k for k in ("rope_scaling", "rope_theta", "partial_rotary_factor") if k in converted]
+        from_keys = [k for k in converted if k != "original_max_position_embeddings"]
         if rope_target:
             origin[rope_target] = (
                 "rope_scaling"
@@ -873,7 +889,7 @@ def _resolve(
             else:
                 keys.append(KeyReading(key, value, disposition, "", why))
     if rope is not None and "rope_parameters" not in data:
-        built = ", ".join(k for k in ("rope_scaling", "rope_theta", "partial_rotary_factor") if k in converted)
+        built = ", ".join(k for k in converted if k != "original_max_position_embeddings") or "the defaults"
         keys.append(
             KeyReading(
                 "rope_parameters",
