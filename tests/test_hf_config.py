@@ -483,9 +483,9 @@ REFUSALS = [
     ),
     (
         "class-auto-other-type",
-        {"model_type": "deit", "architectures": ["GPT2LMHeadModel"]},
+        {"model_type": "deit", "architectures": ["Wav2Vec2ForCTC"]},
         "auto",
-        "{path}: architectures[0]: 'GPT2LMHeadModel' is not a deit model class archzoo counts; supported: "
+        "{path}: architectures[0]: 'Wav2Vec2ForCTC' is not a deit model class archzoo counts; supported: "
         "{deit classes}",
     ),
 ]
