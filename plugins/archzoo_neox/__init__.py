@@ -115,7 +115,7 @@ class NeoXConfig(ArchConfig):
     )
     rotary_fraction: float = Field(
         0.25,
-        gt=0,
+        ge=0,
         le=1,
         description="fraction of each head's channels the rotary positions turn (rotary_pct, "
         "partial_rotary_factor): no parameters and no matmul FLOPs, so no effect on counts",
@@ -259,7 +259,11 @@ def reference(cfg: NeoXConfig) -> Reference:
             hidden_act=cfg.activation,
             attention_bias=cfg.attention_bias,
             use_parallel_residual=cfg.parallel_residual,
-            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": cfg.rotary_fraction},
+            rope_parameters={
+                "rope_type": "default",
+                "rope_theta": 10000.0,
+                "partial_rotary_factor": cfg.rotary_fraction,
+            },
             tie_word_embeddings=cfg.tie_embeddings,
             **({"num_labels": cfg.num_labels} if labelled else {}),
         ),
@@ -272,9 +276,7 @@ _ROTARY = (
     "a rotary position setting: no parameters, and the rotary angles and rotations are element-wise, so "
     "FlopCounterMode counts no FLOPs for them"
 )
-_CONVERTED_ROTARY = (
-    "GPTNeoXConfig's own conversion moves it into rope_parameters ({}) while loading; " + _ROTARY
-)
+_CONVERTED_ROTARY = "GPTNeoXConfig's own conversion moves it into rope_parameters ({}) while loading; " + _ROTARY
 
 #: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
@@ -320,6 +322,8 @@ HF_GPT_NEOX = HFTable(
         # rotary settings change no count; read for the fraction it turns and to refuse a type transformers
         # does not build
         "rope_parameters": "rotary_fraction",
+        # no field: GPTNeoXConfig's conversion takes it for rope_parameters' partial_rotary_factor when that has none
+        "rotary_pct": "rotary_fraction",
         "num_labels": "num_labels",
     },
     ignored={
@@ -333,7 +337,6 @@ HF_GPT_NEOX = HFTable(
         "eos_token_id": TOKEN_ID,
         "pad_token_id": TOKEN_ID + " (GPT-NeoX's token embedding has no padding index)",
         "is_decoder": "not read by GPT-NeoX's modules: every layer is causal whatever its value",
-        "rotary_pct": _CONVERTED_ROTARY.format("partial_rotary_factor"),
         "rotary_emb_base": _CONVERTED_ROTARY.format("rope_theta"),
         # keys EleutherAI's GPT-NeoX-20B and early Pythia files carry from older transformers releases
         "attention_probs_dropout_prob": f"{NOT_READ}; a dropout: no parameters or FLOPs",
@@ -345,11 +348,13 @@ HF_GPT_NEOX = HFTable(
 )
 
 
-def _rotary_fraction(rope: Any) -> float:
-    """The fraction of each head the rotary positions turn, from rope_parameters as transformers holds it; a
-    rotary type transformers does not build is refused (its other settings change no count)."""
+def _rotary_fraction(rope: Any, rotary_pct: Any) -> Any:
+    """The fraction of each head the rotary positions turn, as GPTNeoXConfig resolves it: rope_parameters'
+    partial_rotary_factor, else the legacy rotary_pct, else 0.25. A rotary type transformers does not build is
+    refused (the other rotary settings change no count)."""
+    fallback = 0.25 if rotary_pct is None else rotary_pct
     if rope is None:
-        return 0.25  # GPTNeoXConfig's own default when nothing in the file sets it
+        return fallback
     if not isinstance(rope, dict):
         raise ValueError(
             f'rope_parameters: expected an object such as {{"rope_type": "default"}} or null, '
@@ -362,7 +367,7 @@ def _rotary_fraction(rope: Any) -> float:
             f"accepts; expected one of {', '.join(ROPE_TYPES)}"
         )
     fraction = rope.get("partial_rotary_factor")
-    return 0.25 if fraction is None else fraction
+    return fallback if fraction is None else fraction
 
 
 @hf_reader(HF_GPT_NEOX)
@@ -377,7 +382,7 @@ def _from_gpt_neox(hf: dict[str, Any], model_class: str = "GPTNeoXModel") -> dic
         activation=hf["hidden_act"],
         attention_bias=hf["attention_bias"],
         parallel_residual=hf["use_parallel_residual"],
-        rotary_fraction=_rotary_fraction(hf["rope_parameters"]),
+        rotary_fraction=_rotary_fraction(hf["rope_parameters"], hf.get("rotary_pct")),
         tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
     )
