@@ -889,7 +889,9 @@ def _resolve(
             else:
                 keys.append(KeyReading(key, value, disposition, "", why))
     if rope is not None and "rope_parameters" not in data:
-        built = ", ".join(k for k in converted if k != "original_max_position_embeddings") or "the defaults"
+        sources = ROPE_FILLS.get(table.config_class, ROPE_FILLS[""])
+        used = [k for k in ("rope_scaling", *(source for source, _ in sources.values())) if k in data]
+        built = ", ".join(used) or f"{table.config_class}'s defaults"
         keys.append(
             KeyReading(
                 "rope_parameters",
