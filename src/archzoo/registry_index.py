@@ -243,7 +243,7 @@ def registry_folders(
     """
     dirs = [Path(p) for p in paths] if paths is not None else default_registry_dirs()
     owners: dict[Path, str] = {}
-    shipping = {name: info.registry_dirs for name, info in host.plugins.items() if info.registry_dirs}
+    shipping = {name: info.registry_dirs for name, info in host.plugin_infos.items() if info.registry_dirs}
     wanted = list(dict.fromkeys(plugin_registries))
     if "all" in wanted:
         wanted = list(shipping)
@@ -393,9 +393,11 @@ def _fingerprint(host: PluginHost) -> str:
 
     digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version_info[:2]}\0{marshal.version}".encode())
     files: set[Path] = set(Path(__file__).resolve().parent.rglob("*.py"))
-    for name, info in sorted(host.plugins.items()):
-        digest.update(f"\0{name}\0{info.version}\0{info.module}".encode())
-        module = sys.modules.get(info.module.partition(":")[0])
+    for name, info in sorted(host.plugin_infos.items()):  # a plugin not imported yet stays so
+        digest.update(f"\0{name}\0{info.version}\0{info.module}\0{info.source_signature}".encode())
+        if info.source_signature:  # its package's files' sizes and times, found without importing it
+            continue
+        module = sys.modules.get(info.module.partition(":")[0])  # a plugin registered in process: its files
         origin = getattr(module, "__file__", None)
         if origin:
             base = Path(origin).resolve()
