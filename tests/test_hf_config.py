@@ -1040,3 +1040,39 @@ def test_json_says_which_keys_were_converted(tmp_path, capsys):
     assert keys["rope_scaling"]["detail"] == "converted into rope_parameters (as transformers does)"
     assert keys["rope_theta"]["detail"] == "converted into rope_parameters.rope_theta (as transformers does)"
     assert keys["rope_parameters"]["value"] == {**_LLAMA3, "rope_theta": 500000.0}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "extra", [{}, {"rope_scaling": {"type": "linear", "factor": 2.0}}], ids=["own-names", "scaling"]
+)
+def test_gpt_neox_fills_rope_parameters_from_its_own_names(tmp_path, extra):
+    """GPTNeoXConfig converts rotary_emb_base and rotary_pct, its legacy names, where other classes take
+    rope_theta and partial_rotary_factor: the rope_parameters archzoo checks are transformers' own."""
+    neox = pytest.importorskip("archzoo_neox")
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    host = PluginHost().load()
+    if "gpt_neox" not in host.hf_readers():  # the neox plugin is not installed as an entry point here
+        host = PluginHost(extra_plugins={"neox": neox}).load()
+    data = {
+        "model_type": "gpt_neox",
+        "hidden_size": 64,
+        "intermediate_size": 256,
+        "num_attention_heads": 4,
+        "num_hidden_layers": 2,
+        "vocab_size": 97,
+        "max_position_embeddings": 64,
+        "rotary_emb_base": 5000,  # the keys as Pythia's files carry them
+        "rotary_pct": 0.5,
+        "use_parallel_residual": True,
+        **extra,
+    }
+    path = _write(tmp_path, data)
+    reading = load_hf_config(path, host, hf_class="GPTNeoXForCausalLM")
+    config = transformers.AutoConfig.from_pretrained(str(path))
+    assert _rope(reading) == config.rope_parameters
+    with torch.device("meta"):
+        model = transformers.GPTNeoXForCausalLM(config)
+    assert make_report(reading.architecture, reading.config).params == sum(p.numel() for p in model.parameters())
