@@ -43,7 +43,6 @@ import marshal
 import os
 import stat as stat_module
 import sys
-import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -546,6 +545,8 @@ def _shared(key: str, item: tuple) -> tuple:
 def _write_cache(path: Path | None, fingerprint: str, files: dict[str, tuple]) -> None:
     if path is None:
         return
+    import tempfile  # only when writing: it brings shutil, random and the compressors, a warm listing none
+
     payload = marshal.dumps({key: _shared(key, item) for key, item in files.items()})
     tmp = None
     try:
