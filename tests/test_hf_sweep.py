@@ -172,6 +172,7 @@ _VIT_SWEEP = dict(
     num_channels=1,
     qkv_bias=False,
     pooler_output_size=30,
+    encoder_stride=3,
 )
 SWEEPS: dict[str, dict[str, Any]] = {
     "bert": dict(_BERT_SWEEP, is_decoder=True),

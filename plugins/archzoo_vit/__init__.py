@@ -34,6 +34,7 @@ PATCH = declare_symbol("p", latex="p", meaning="patch side in pixels (patch_size
 PATCHES = declare_symbol("n_p", latex="n_{p}", meaning="patches per image, (image_size / patch_size)²", order=32)
 CLASSES = declare_symbol("K", latex="K", meaning="classes (num_classes)", order=33)
 PRE_LOGITS = declare_symbol("r", latex="r", meaning="pre-logits width (representation_size)", order=34)
+STRIDE = declare_symbol("s", latex="s", meaning="pixels per patch side the decoder restores (encoder_stride)", order=36)
 POOLER_WIDTH = declare_symbol(
     "d_pool", latex="d_{\\mathrm{pool}}", meaning="pooler output width (pooler_size)", order=35
 )
@@ -67,6 +68,15 @@ class VitConfig(ArchConfig):
         "(DeiTForImageClassificationWithTeacher); false: one classifier (DeiTForImageClassification)",
     )
     representation_size: PositiveInt | None = Field(None, description="pre-logits dense + tanh width (null = none)")
+    masked_image_modeling: bool = Field(
+        False,
+        description="ViTForMaskedImageModeling / DeiTForMaskedImageModeling: a learned mask token, and a pixel "
+        "decoder on the patch tokens (a 1x1 convolution to encoder_stride² x channels, then a pixel shuffle); "
+        "needs num_classes 0 and no pooler",
+    )
+    encoder_stride: PositiveInt = Field(
+        16, description="side of the pixel block the masked-image-modeling decoder restores from each patch token"
+    )
     activation: str = Field("gelu", description="MLP activation")
 
     @model_validator(mode="before")
@@ -90,6 +100,11 @@ class VitConfig(ArchConfig):
         check_activation(self.activation)
         if self.distillation_token and not self.class_token:
             raise ValueError("distillation_token: DeiT's distillation token needs class_token: true")
+        if self.masked_image_modeling and (self.num_classes or self.pooler or self.representation_size):
+            raise ValueError(
+                "masked_image_modeling: the pixel decoder is the model's only head (no classifier, pooler or "
+                "pre-logits); set num_classes to 0, pooler to false and representation_size to null"
+            )
         if self.distillation_head and not self.distillation_token:
             raise ValueError(
                 "distillation_head: the distillation head reads the distillation token; set distillation_token: true"
@@ -117,6 +132,15 @@ def build(cfg: VitConfig) -> Block:
         parts.append(learned_tensor("class_token", d, leading=False, description="learned [CLS] token"))
     if cfg.distillation_token:
         parts.append(learned_tensor("distillation_token", d, leading=False, description="DeiT distillation token"))
+    if cfg.masked_image_modeling:
+        parts.append(
+            learned_tensor(
+                "mask_token",
+                d,
+                leading=False,
+                description="learned mask token, put in place of the masked patches (with bool_masked_pos only)",
+            )
+        )
     parts.append(
         learned_tensor(
             "position",
@@ -145,6 +169,19 @@ def build(cfg: VitConfig) -> Block:
         # loss never reaches it, so autograd runs no backward through it
         pooler = linear("pooler", d, pooled, tokens=const(1), description="dense + tanh on the [CLS] token")
         children.append(off_loss_path(pooler))
+    if cfg.masked_image_modeling:
+        s = STRIDE(cfg.encoder_stride)
+        out = s * s * CHANNELS(cfg.channels)
+        children.append(
+            linear(
+                "decoder",
+                d,
+                out,
+                tokens=n_p,
+                description=f"pixel decoder: Conv2d({d}, {out}, kernel_size=1) on the patch tokens (the special "
+                "tokens dropped), then a pixel shuffle (no FLOPs)",
+            )
+        )
     width = d
     if cfg.representation_size is not None:
         r = PRE_LOGITS(cfg.representation_size)
@@ -165,7 +202,8 @@ def build(cfg: VitConfig) -> Block:
 def reference_modules(cfg: VitConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule or parameter names, inside a layer relative to the layer."""
-    base = "" if cfg.num_classes == 0 else ("deit." if cfg.distillation_token else "vit.")
+    headless = cfg.num_classes == 0 and not cfg.masked_image_modeling
+    base = "" if headless else ("deit." if cfg.distillation_token else "vit.")
     teacher = cfg.distillation_token and cfg.distillation_head  # DeiTForImageClassificationWithTeacher
     return {
         "vit": ("",),
@@ -174,6 +212,8 @@ def reference_modules(cfg: VitConfig) -> dict[str, tuple[str, ...]]:
         "vit.embeddings.class_token": (f"{base}embeddings.cls_token",),
         "vit.embeddings.distillation_token": (f"{base}embeddings.distillation_token",),
         "vit.embeddings.position": (f"{base}embeddings.position_embeddings",),
+        "vit.embeddings.mask_token": (f"{base}embeddings.mask_token",),
+        "vit.decoder": ("decoder",),
         "vit.layers": (f"{base}layers",),
         "vit.layers.layer": (f"{base}layers",),
         "vit.layers.layer.attention_norm": ("layernorm_before",),
@@ -204,6 +244,14 @@ def reference(cfg: VitConfig) -> Reference | None:
     if cfg.pooler_size is not None:
         kwargs["pooler_output_size"] = cfg.pooler_size
     family = "DeiT" if cfg.distillation_token else "ViT"
+    if cfg.masked_image_modeling:
+        return Reference(
+            library="transformers",
+            target=f"transformers.{family}ForMaskedImageModeling",
+            config_class=f"transformers.{family}Config",
+            kwargs={**kwargs, "encoder_stride": cfg.encoder_stride},
+            inputs="image",
+        )
     if cfg.num_classes == 0:
         return Reference(
             library="transformers",
@@ -231,8 +279,6 @@ def reference(cfg: VitConfig) -> Reference | None:
 
 # ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
 
-_MASKED_IMAGE = "used only by the masked-image-modeling decoder, which archzoo does not count"
-
 
 def _head_dim_refused(family: str) -> dict[str, tuple[tuple[Any, ...], str]]:
     return {
@@ -243,6 +289,9 @@ def _head_dim_refused(family: str) -> dict[str, tuple[tuple[Any, ...], str]]:
         )
     }
 
+
+#: what the masked-image-modeling classes set: the pixel decoder, no classifier and no pooler
+_MASKED_IMAGE = {"num_classes": 0, "pooler": False, "masked_image_modeling": True}
 
 HF_VIT = HFTable(
     model_type="vit",
@@ -278,21 +327,21 @@ HF_VIT = HFTable(
         "qkv_bias": "qkv_bias",
         "pooler_output_size": "pooler_size",
         "num_labels": "num_classes",
+        "encoder_stride": "encoder_stride",
     },
     ignored={
         "hidden_dropout_prob": DROPOUT,
         "attention_probs_dropout_prob": DROPOUT,
         "initializer_range": INITIALISATION,
         "layer_norm_eps": NORM_EPSILON,
-        "encoder_stride": _MASKED_IMAGE,
         "pooler_act": ACTIVATION_ONLY,
     },
     refused=_head_dim_refused("ViT"),
     base_class="ViTModel",
-    classes={"ViTModel": {"num_classes": 0, "pooler": None}, "ViTForImageClassification": {"pooler": False}},
-    unsupported_classes={
-        "ViTForMaskedImageModeling": "its pixel decoder (a convolution and a pixel shuffle) is "
-        "not modelled by the vit plugin"
+    classes={
+        "ViTModel": {"num_classes": 0, "pooler": None},
+        "ViTForImageClassification": {"pooler": False},
+        "ViTForMaskedImageModeling": _MASKED_IMAGE,
     },
 )
 
@@ -309,10 +358,7 @@ HF_DEIT = HFTable(
         "DeiTModel": {"num_classes": 0, "pooler": None},
         "DeiTForImageClassification": {"pooler": False, "distillation_head": False},
         "DeiTForImageClassificationWithTeacher": {"pooler": False},
-    },
-    unsupported_classes={
-        "DeiTForMaskedImageModeling": "its pixel decoder (a convolution and a pixel shuffle) is "
-        "not modelled by the vit plugin"
+        "DeiTForMaskedImageModeling": _MASKED_IMAGE,
     },
 )
 
@@ -344,6 +390,7 @@ def _from_vit(hf: dict[str, Any], model_class: str = "ViTModel") -> dict[str, An
         activation=hf["hidden_act"],
         pooler_size=hf["pooler_output_size"],
         num_classes=hf["num_labels"],
+        encoder_stride=hf["encoder_stride"],
     )
 
 

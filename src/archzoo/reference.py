@@ -119,15 +119,18 @@ def reference_flops(ref: Reference, seq_len: int) -> int:
 
 def training_loss(output: Any) -> torch.Tensor:
     """The scalar loss of a training step: the sum of the model's main output. That is ``logits`` where the
-    class returns them; else every ``*_logits`` output it returns (``prediction_logits`` and
-    ``seq_relationship_logits`` of a pre-training head, ``start_logits`` and ``end_logits`` of question
-    answering: what the class's own loss reads); else the last hidden state; a plain tensor is its own."""
+    class returns them; else a masked-image-modelling class's ``reconstruction``; else every ``*_logits``
+    output it returns (``prediction_logits`` and ``seq_relationship_logits`` of a pre-training head,
+    ``start_logits`` and ``end_logits`` of question answering: what the class's own loss reads); else the last
+    hidden state; a plain tensor is its own."""
     import torch
 
     if isinstance(output, torch.Tensor):
         return output.sum()
     if getattr(output, "logits", None) is not None:
         return output.logits.sum()  # type: ignore[no-any-return]
+    if getattr(output, "reconstruction", None) is not None:  # masked image modelling: the pixels it restores
+        return output.reconstruction.sum()  # type: ignore[no-any-return]
     named = [value for key, value in output.items() if key.endswith("_logits") and key != "router_logits"]
     if named:
         return sum(value.sum() for value in named)  # type: ignore[no-any-return]
