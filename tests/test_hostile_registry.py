@@ -27,6 +27,7 @@ from archzoo.registry import find_model, load_registry
 pytestmark = pytest.mark.hostile
 
 REPO = Path(__file__).resolve().parents[1]
+GPT = REPO / "registry" / "gpt"  # one shipped folder: what other folders hold does not matter here
 ENTRY = "architecture: gpt\ntitle: GPT-2 small\nsummary: The 12-layer GPT-2.\nyear: 2019\nconfig:\n  n_layers: {n}\n"
 # GPT-2 Medium, printed as 345M in Radford et al. 2019 (Table 2): a row with a published figure and a gap
 MEDIUM = (
@@ -112,7 +113,7 @@ def test_a_folder_that_cannot_be_reached_is_an_error_not_a_traceback(tmp_path, m
         f"archzoo: error: ARCHZOO_REGISTRY: '{locked / 'zoo'}' no such folder (or it cannot be reached); {FOLDERS}\n",
     )
     # a cache folder whose path cannot be looked at is no error: the cache is used if it can be, else not
-    monkeypatch.setenv("ARCHZOO_REGISTRY", str(REPO / "registry"))
+    monkeypatch.setenv("ARCHZOO_REGISTRY", str(GPT))
     monkeypatch.setenv("ARCHZOO_CACHE_DIR", str(locked / "cache"))
     code, out, err = run(capsys, "list", "--json", "gpt2")
     assert (code, err, [row["id"] for row in json.loads(out)]) == (
@@ -128,10 +129,10 @@ def test_a_file_among_the_paths_answers_only_for_its_own_id(host):
     with pytest.raises(UnknownModelError, match=r"^unknown model 'gpt2'; did you mean 'gpt2-medium'"):
         find_model("gpt2", [file], host)
     # a file and the folder holding another file of the asked id: that one, and no false duplicate
-    found = find_model("gpt2", [file, REPO / "registry"], host)
-    assert (found.id, found.path) == ("gpt2", REPO / "registry" / "gpt" / "gpt2.yaml")
-    assert find_model("gpt2-medium", [file, REPO / "registry"], host).path == file
-    assert load_registry([file, REPO / "registry"], host).problems == []
+    found = find_model("gpt2", [file, GPT], host)
+    assert (found.id, found.path) == ("gpt2", GPT / "gpt2.yaml")
+    assert find_model("gpt2-medium", [file, GPT], host).path == file
+    assert load_registry([file, GPT], host).problems == []
 
 
 # ---- the cache and its folder, named by the environment -----------------------------------------------
