@@ -125,3 +125,22 @@ def test_a_site_built_from_the_cache_is_byte_identical(registry, tmp_path, monke
     assert sites["cold"] == sites["none"]
     assert sites["warm"] == sites["none"]
     assert any((tmp_path / "cache").rglob("*.json"))
+
+
+def test_a_broken_entry_beside_cached_pages_fails_the_build(registry, tmp_path):
+    """With most pages cached the registry is read through its index: a new file with a problem, or a second
+    file of an id, still fails the build, naming the file and line."""
+    from archzoo.errors import RegistryError
+
+    _collect(registry, PageCache(tmp_path / "cache", fingerprint(get_host())))
+    (registry / "broken.yaml").write_text(
+        (registry / "gpt2.yaml").read_text(encoding="utf-8").replace("config:", "config: {n_layers: many}\nx:"),
+        encoding="utf-8",
+    )
+    with pytest.raises(RegistryError, match=r"broken\.yaml:\d+: "):
+        _collect(registry, PageCache(tmp_path / "cache", fingerprint(get_host())))
+    (registry / "broken.yaml").unlink()
+    (registry / "more").mkdir()
+    shutil.copy(registry / "gpt2.yaml", registry / "more" / "gpt2.yaml")
+    with pytest.raises(RegistryError, match=r"gpt2\.yaml"):
+        _collect(registry, PageCache(tmp_path / "cache", fingerprint(get_host())))

@@ -22,8 +22,10 @@ ENTRIES = [
 SERVE_URL = "http://127.0.0.1:8000/"
 
 
-@pytest.fixture
-def zoo(tmp_path, monkeypatch) -> Path:
+@pytest.fixture(params=[False, True], ids=["uncached", "cached"])
+def zoo(tmp_path, monkeypatch, request) -> Path:
+    """A zoo of six entries and an owner's page; its pages kept in a page cache, or not."""
+    monkeypatch.setenv("ARCHZOO_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")  # the sitemap's gzip header: the same in every build
     project = tmp_path / "zoo"
     (project / "docs").mkdir(parents=True)
@@ -32,7 +34,8 @@ def zoo(tmp_path, monkeypatch) -> Path:
         shutil.copy(path, project / "registry" / path.name)
     (project / "docs" / "notes.md").write_text("# Notes\n\nThe owner's own page.\n", encoding="utf-8")
     (project / "mkdocs.yml").write_text(
-        "site_name: Zoo\ntheme:\n  name: material\nplugins:\n  - search\n  - archzoo:\n      cache: false\n",
+        "site_name: Zoo\ntheme:\n  name: material\nplugins:\n  - search\n  - archzoo:\n"
+        + f"      cache: {str(request.param).lower()}\n",
         encoding="utf-8",
     )
     return project

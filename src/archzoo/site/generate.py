@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..host import get_host
-from ..registry import Entry, Registry, load_registry, registry_folders
+from ..registry import Entry, Registry, RegistryProblem, _load_entry, load_registry, registry_folders, yaml_files
+from ..registry_index import load_index
 from . import explore, pages
 from .pagecache import PageCache
 from .views import ArchitectureView, ModelView, architecture_view, model_view
@@ -51,7 +52,7 @@ class Zoo:
         self,
         models: list[ModelView],
         architectures: list[ArchitectureView],
-        registry: Registry,
+        registry: Registry | None,
         sources: dict[str, Path],
         model_pages: dict[str, str] | None = None,
         data: dict[str, str] | None = None,
@@ -80,6 +81,30 @@ def shown_path(path: Path, root: Path | None, folders: Iterable[Path] = ()) -> s
     return resolved.name
 
 
+def _key(cache: PageCache | None, path: Path, model_id: str, shown: str, directory_urls: bool | None) -> str | None:
+    """The cache key of an entry's page: its file's bytes, its id, how its file is shown, how pages link."""
+    if cache is None:
+        return None
+    try:
+        content = path.read_bytes()
+    except OSError:
+        return None  # made, not kept
+    return cache.key(content, model_id, shown, str(directory_urls))
+
+
+def _cached_keys(
+    cache: PageCache, folders: list[Path], root: Path | None, directory_urls: bool | None
+) -> dict[str, str]:
+    """Each registry file's page key, by path, from the files alone (an entry's id is its file's name)."""
+    keys = {}
+    for name in yaml_files(folders, []):
+        path = Path(name)
+        key = _key(cache, path, path.stem, shown_path(path, root, folders), directory_urls)
+        if key is not None:
+            keys[name] = key
+    return keys
+
+
 def _plugin_module_file(arch: Any) -> Path | None:
     import inspect
 
@@ -104,13 +129,14 @@ class _Job:
     """What each worker needs: the entries, how their files are shown, and how pages link. ``probes`` are
     the what-if structures learnt so far (each worker process learns its own)."""
 
-    entries: list[Entry]
+    entries: list[Entry | None]  # None: the page is cached, the entry was not read
     sources: list[str]
     directory_urls: bool | None
     probes: explore.WhatifProbes = dataclasses.field(default_factory=explore.WhatifProbes)
 
     def render(self, index: int) -> tuple[ModelView, str | None, str]:
         entry = self.entries[index]
+        assert entry is not None
         view = model_view(entry, source_path=self.sources[index])
         page = None
         if self.directory_urls is not None:
@@ -175,39 +201,59 @@ def collect(
     started = time.perf_counter()
     host = get_host()
     plugin_registries = list(plugin_registries)
-    registry = load_registry(registry_dirs, host, plugin_registries=plugin_registries)
-    if registry.problems:
-        raise RegistryError(
-            "the registry has problems; fix them (`archzoo validate` lists them too):\n"
-            + "\n".join(str(p) for p in registry.problems)
-        )
-    for warning in registry.warnings:
-        log.info("archzoo: %s", warning)
-    for problem in registry.plugin_problems:  # a plugin's broken entry is left out; the user's zoo still builds
-        log.info("archzoo: skipped %s", problem)
     root = root.resolve() if root else None
     folders, _ = registry_folders(registry_dirs, host, plugin_registries)
-    entries: list[Entry] = sorted(registry, key=lambda e: e.id)
-    for entry in entries:
-        if entry.id == "index":
-            raise RegistryError(
-                f"{shown_path(entry.path, root, folders)}:1: the id 'index' is reserved for the "
-                "all-models page; rename the file"
-            )
-    sources: dict[str, Path] = {pages.model_path(e.id): e.path.resolve() for e in entries}
-    job = _Job(entries, [shown_path(e.path, root, folders) for e in entries], directory_urls)
     if directory_urls is None:
         cache = None  # views without pages keep their tables, which the cache does not hold
-    results: list[tuple[ModelView, str | None, str] | None] = [None] * len(entries)
-    keys: list[str | None] = [None] * len(entries)
+    known = _cached_keys(cache, folders, root, directory_urls) if cache is not None else {}
+    registry: Registry | None = None
+    if cache is not None and known and 2 * sum(cache.has(k) for k in known.values()) >= len(known):
+        # most pages are cached: the registry index (cached by file) vouches for the files, and only the
+        # entries whose page is not cached are read and counted
+        index = load_index(registry_dirs, host, plugin_registries=plugin_registries, progress=None)
+        problems, warnings, plugin_problems = index.problems, index.warnings, index.plugin_problems
+        found: list[tuple[str, Path, Entry | None]] = [(row.id, Path(row.path), None) for row in index.rows.values()]
+    else:
+        registry = load_registry(registry_dirs, host, plugin_registries=plugin_registries)
+        problems, warnings, plugin_problems = registry.problems, registry.warnings, registry.plugin_problems
+        found = [(e.id, e.path, e) for e in registry]
+    if problems:
+        raise RegistryError(
+            "the registry has problems; fix them (`archzoo validate` lists them too):\n"
+            + "\n".join(str(p) for p in problems)
+        )
+    for warning in warnings:
+        log.info("archzoo: %s", warning)
+    for problem in plugin_problems:  # a plugin's broken entry is left out; the user's zoo still builds
+        log.info("archzoo: skipped %s", problem)
+    found.sort(key=lambda item: item[0])
+    for model_id, path, _ in found:
+        if model_id == "index":
+            raise RegistryError(
+                f"{shown_path(path, root, folders)}:1: the id 'index' is reserved for the "
+                "all-models page; rename the file"
+            )
+    sources: dict[str, Path] = {pages.model_path(model_id): path.resolve() for model_id, path, _ in found}
+    shown = [shown_path(path, root, folders) for _, path, _ in found]
+    results: list[tuple[ModelView, str | None, str] | None] = [None] * len(found)
+    keys: list[str | None] = [None] * len(found)
     if cache is not None:
-        for i, entry in enumerate(entries):
-            try:
-                content = entry.path.read_bytes()
-            except OSError:
-                continue  # generated, not cached
-            keys[i] = cache.key(content, entry.id, job.sources[i], str(directory_urls))
+        for i, (model_id, path, _) in enumerate(found):
+            keys[i] = known.get(str(path)) or _key(cache, path, model_id, shown[i], directory_urls)
             results[i] = cache.page(keys[i])
+    entries: list[Entry | None] = [entry for _, _, entry in found]
+    for i, (_, path, entry) in enumerate(found):
+        if entry is None and results[i] is None:  # a page to make: its entry, read and checked
+            file_problems: list[RegistryProblem] = []
+            entries[i] = _load_entry(path, host, file_problems, [])
+            if file_problems or entries[i] is None:
+                raise RegistryError(
+                    "the registry has problems; fix them (`archzoo validate` lists them too):\n"
+                    + "\n".join(str(p) for p in file_problems)
+                )
+            if keys[i] != _key(cache, path, found[i][0], shown[i], directory_urls):
+                keys[i] = None  # the file changed while it was read: its page is made but not kept
+    job = _Job(entries, shown, directory_urls)
     missing = [i for i, found in enumerate(results) if found is None]
     names = list(host.architectures)
     arch_data: dict[str, str | None] = {}
@@ -218,13 +264,13 @@ def collect(
             arch_data[name] = text or None
     missing_archs = [name for name in names if name not in arch_data]
     n_workers = _workers(len(missing), workers)
-    done = len(entries) - len(missing)
+    done = len(found) - len(missing)
 
     def report(count: int, how: str = "") -> None:
         nonlocal done
         before, done = done, done + count
         if progress and done // PROGRESS_EVERY > before // PROGRESS_EVERY:
-            progress(f"archzoo: computed {done:,}/{len(entries):,} models{how} ({time.perf_counter() - started:.1f} s)")
+            progress(f"archzoo: computed {done:,}/{len(found):,} models{how} ({time.perf_counter() - started:.1f} s)")
 
     if n_workers > 1:
         step = max(50, -(-len(missing) // (n_workers * 8)))
@@ -245,9 +291,9 @@ def collect(
         arch_data.update((name, job.architecture(name)) for name in missing_archs)
     if cache is not None:
         for i in missing:
-            found = results[i]
-            assert found is not None
-            cache.put_page(keys[i], *found)
+            made = results[i]
+            assert made is not None
+            cache.put_page(keys[i], *made)
         for name in missing_archs:
             cache.put_text(arch_keys[name], arch_data[name] or "")
     finished = [r for r in results if r is not None]
@@ -271,7 +317,7 @@ def collect(
         if module_file is not None:
             sources[pages.architecture_path(name)] = module_file
     if progress:
-        reused = f", {len(entries) - len(missing):,} unchanged since a previous build" if cache is not None else ""
+        reused = f", {len(found) - len(missing):,} unchanged since a previous build" if cache is not None else ""
         progress(
             f"archzoo: computed {len(models):,} models of {len(architectures)} architectures{reused} "
             f"({time.perf_counter() - started:.1f} s)"
