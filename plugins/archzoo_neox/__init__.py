@@ -34,7 +34,7 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
-from archzoo.formula import Poly, const
+from archzoo.formula import Poly, const, sym
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -43,6 +43,7 @@ from archzoo.hf_config import (
     TOKEN_ID,
     USE_CACHE,
     HFTable,
+    check_padding_index,
     hf_reader,
 )
 from archzoo.symbols import declare_symbol, symbol
@@ -136,16 +137,7 @@ class NeoXConfig(ArchConfig):
     @model_validator(mode="after")
     def _check(self) -> Self:
         check_heads(self.d_model, self.n_heads)  # GPTNeoXConfig refuses heads that do not divide the width
-        if self.activation in LEARNED_ACTIVATIONS:
-            raise ValueError(
-                f"activation: {self.activation} is a module with learned parameters, which archzoo does not "
-                f"count; choose one without parameters ({', '.join(ACTIVATIONS[:5])}, ...)"
-            )
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(
-                f"activation: unknown activation {self.activation!r}; expected one of transformers' "
-                f"{', '.join(ACTIVATIONS)}"
-            )
+        _check_activation(self.activation)
         return self
 
 
@@ -388,6 +380,503 @@ def _from_gpt_neox(hf: dict[str, Any], model_class: str = "GPTNeoXModel") -> dic
     )
 
 
+# ---- GPT-J and Phi: one LayerNorm feeding attention and feed-forward in parallel -------------------------
+
+
+def _causal_lm_head(d: Poly, V: Poly, tied: bool) -> Block:
+    """GPT-J's and Phi's LM head: a linear with a bias; tied, it reuses the token embedding's weight and keeps
+    its own bias. In prefill it computes the last position's logits only, as `archzoo.blocks.lm_head` does."""
+    head = linear(
+        "lm_head",
+        d,
+        V,
+        tied_to="token" if tied else "",
+        description="next-token logits, with a bias" + (", weight tied to the token embedding" if tied else ""),
+    )
+    return replace(head, prefill_flops=head.decode_flops)
+
+
+def _parallel_layer(d: Poly, attention_block: Block, mlp: Block) -> Block:
+    return composite(
+        "layer",
+        "decoder_layer",
+        [layer_norm("norm", d), attention_block, mlp],
+        "parallel decoder layer: one LayerNorm, its output read by the attention and the feed-forward, both "
+        "added to the layer's input",
+    )
+
+
+#: GPT-J's head -> transformers' class (GPT-J has no token classification class)
+GPTJ_CLASSES = {
+    "lm": "GPTJForCausalLM",
+    "none": "GPTJModel",
+    "sequence_classification": "GPTJForSequenceClassification",
+    "question_answering": "GPTJForQuestionAnswering",
+}
+
+
+class GPTJConfig(ArchConfig):
+    """A GPT-J decoder; defaults are GPT-J-6B (Wang and Komatsuzaki 2021), which are also transformers'
+    GPTJConfig defaults."""
+
+    vocab_size: PositiveInt = Field(50400, description="rows of the token embedding and of the LM head (n_vocab)")
+    d_model: PositiveInt = Field(4096, description="model width (n_embd)")
+    n_layers: PositiveInt = Field(28, description="decoder layers (n_layer)")
+    n_heads: PositiveInt = Field(16, description="attention heads (n_head); must divide d_model")
+    d_ff: PositiveInt | None = Field(None, description="hidden width of the feed-forward (n_inner; null = 4 d_model)")
+    max_positions: PositiveInt = Field(
+        2048,
+        description="context length (n_positions): the rows of the precomputed rotary table, so the longest "
+        "sequence the model runs (no parameters)",
+    )
+    rotary_dim: PositiveInt = Field(
+        64,
+        description="channels of each head the rotary positions turn: no parameters and no matmul FLOPs, but "
+        "GPT-J's forward pass runs only with an even number no larger than a head's width",
+    )
+    activation: str = Field("gelu_new", description="activation of the feed-forward (activation_function)")
+    tie_embeddings: bool = Field(
+        False, description="the LM head's weight is the token embedding matrix (its bias stays its own)"
+    )
+    head: Literal[tuple(GPTJ_CLASSES)] = Field(  # type: ignore[valid-type]
+        "lm",
+        description="lm (GPTJForCausalLM), none (GPTJModel), sequence_classification (a bias-free score layer on "
+        "every token, the last non-padding one's kept) or question_answering (Linear(d_model, num_labels) on every "
+        "token, split into start and end logits): GPTJFor...",
+    )
+    num_labels: PositiveInt = Field(
+        2,
+        description="outputs of the sequence_classification and question_answering heads (transformers' "
+        "num_labels; question answering runs only with 2)",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        check_heads(self.d_model, self.n_heads)  # GPTJAttention refuses heads that do not divide the width
+        _check_activation(self.activation)
+        d_head = self.d_model // self.n_heads
+        if self.rotary_dim % 2 or self.rotary_dim > d_head:
+            raise ValueError(
+                f"rotary_dim: GPT-J turns channel pairs of each {d_head}-wide head, and its forward pass fails for "
+                f"{self.rotary_dim}; choose an even number from 2 to {d_head}"
+            )
+        if self.head == "question_answering" and self.num_labels != 2:
+            raise ValueError(
+                f"num_labels: GPTJForQuestionAnswering splits its {self.num_labels} outputs per token into start "
+                "and end logits, and its forward pass fails unless there are 2; set num_labels to 2"
+            )
+        return self
+
+
+def _check_activation(activation: str) -> None:
+    if activation in LEARNED_ACTIVATIONS:
+        raise ValueError(
+            f"activation: {activation} is a module with learned parameters, which archzoo does not count; choose "
+            f"one without parameters ({', '.join(ACTIVATIONS[:5])}, ...)"
+        )
+    if activation not in ACTIVATIONS:
+        raise ValueError(
+            f"activation: unknown activation {activation!r}; expected one of transformers' {', '.join(ACTIVATIONS)}"
+        )
+
+
+def build_gptj(cfg: GPTJConfig) -> Block:
+    d = symbol("d", cfg.d_model)
+    V = symbol("V", cfg.vocab_size)
+    L = symbol("L", cfg.n_layers)
+    d_ff = 4 * d if cfg.d_ff is None else symbol("d_ff", cfg.d_ff)
+    attn = attention(
+        "attention",
+        d,
+        d,
+        bias=False,
+        causal=True,
+        description="causal self-attention, rotary positions on the first rotary_dim channels of each head, no biases",
+    )
+    layer = _parallel_layer(d, attn, _mlp(d, d_ff, cfg.activation))
+    children = [
+        embedding("token", V, d, role="token", description="token embeddings (wte)"),
+        repeat(layer, L, name="layers"),
+        layer_norm("final_norm", d),
+    ]
+    K = LABELS(cfg.num_labels)
+    if cfg.head == "lm":
+        children.append(_causal_lm_head(d, V, cfg.tie_embeddings))
+    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
+        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
+    if cfg.head == "question_answering":
+        children.append(linear("qa_outputs", d, K, description="answer start and end logits per token"))
+    return with_modules(composite("gptj", "model", children, "GPT-J decoder"), gptj_reference_modules(cfg))
+
+
+def gptj_reference_modules(cfg: GPTJConfig) -> dict[str, tuple[str, ...]]:
+    """Block path -> submodules of the class `gptj_reference` builds, inside a layer relative to the layer."""
+    base = "" if cfg.head == "none" else "transformer."
+    layer = "gptj.layers.layer"
+    return {
+        "gptj": ("",),
+        "gptj.token": (f"{base}wte",),
+        "gptj.layers": (f"{base}h",),
+        layer: (f"{base}h",),
+        f"{layer}.norm": ("ln_1",),
+        f"{layer}.attention": ("attn",),
+        f"{layer}.attention.q_proj": ("attn.q_proj",),
+        f"{layer}.attention.k_proj": ("attn.k_proj",),
+        f"{layer}.attention.v_proj": ("attn.v_proj",),
+        f"{layer}.attention.out_proj": ("attn.out_proj",),
+        f"{layer}.mlp": ("mlp",),
+        f"{layer}.mlp.fc_in": ("mlp.fc_in",),
+        f"{layer}.mlp.fc_out": ("mlp.fc_out",),
+        "gptj.final_norm": (f"{base}ln_f",),
+        "gptj.lm_head": ("lm_head",),
+        "gptj.score": ("score",),
+        "gptj.qa_outputs": ("qa_outputs",),
+    }
+
+
+def gptj_reference(cfg: GPTJConfig) -> Reference:
+    """GPTJModel or one of its head classes, built from a GPTJConfig with the same keys."""
+    labelled = cfg.head in ("sequence_classification", "question_answering")
+    return Reference(
+        library="transformers",
+        target=f"transformers.{GPTJ_CLASSES[cfg.head]}",
+        config_class="transformers.GPTJConfig",
+        kwargs=dict(
+            vocab_size=cfg.vocab_size,
+            n_embd=cfg.d_model,
+            n_layer=cfg.n_layers,
+            n_head=cfg.n_heads,
+            n_inner=cfg.d_ff,
+            n_positions=cfg.max_positions,
+            rotary_dim=cfg.rotary_dim,
+            activation_function=cfg.activation,
+            tie_word_embeddings=cfg.tie_embeddings,
+            **({"num_labels": cfg.num_labels} if labelled else {}),
+        ),
+    )
+
+
+#: Phi's head -> transformers' class (Phi has no question answering class)
+PHI_CLASSES = {
+    "lm": "PhiForCausalLM",
+    "none": "PhiModel",
+    "sequence_classification": "PhiForSequenceClassification",
+    "token_classification": "PhiForTokenClassification",
+}
+
+
+class PhiConfig(ArchConfig):
+    """A Phi decoder (Phi-1, Phi-1.5, Phi-2); defaults are Phi-2 (Microsoft 2023, microsoft/phi-2)."""
+
+    vocab_size: PositiveInt = Field(51200, description="rows of the token embedding and of the LM head")
+    d_model: PositiveInt = Field(2560, description="model width (hidden_size)")
+    n_layers: PositiveInt = Field(32, description="decoder layers (num_hidden_layers)")
+    n_heads: PositiveInt = Field(
+        32, description="query heads (num_attention_heads); a head is d_model // n_heads wide, rounded down"
+    )
+    n_kv_heads: PositiveInt | None = Field(
+        None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
+    )
+    d_ff: PositiveInt = Field(10240, description="hidden width of the feed-forward (intermediate_size)")
+    max_positions: PositiveInt = Field(
+        2048, description="context length (max_position_embeddings; rotary positions: no parameters)"
+    )
+    activation: str = Field("gelu_new", description="activation of the feed-forward (hidden_act)")
+    qk_norm: bool = Field(
+        False, description="a LayerNorm of one head's width on the queries and one on the keys (qk_layernorm)"
+    )
+    tie_embeddings: bool = Field(
+        False, description="the LM head's weight is the token embedding matrix (its bias stays its own)"
+    )
+    head: Literal[tuple(PHI_CLASSES)] = Field(  # type: ignore[valid-type]
+        "lm",
+        description="lm (PhiForCausalLM), none (PhiModel), sequence_classification (a bias-free score layer on "
+        "every token, the last non-padding one's kept) or token_classification (a score layer with bias on every "
+        "token): PhiFor...",
+    )
+    num_labels: PositiveInt = Field(
+        2, description="outputs of the sequence_classification and token_classification heads (num_labels)"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.n_heads > self.d_model:
+            raise ValueError(
+                f"n_heads: {self.n_heads} heads of a {self.d_model}-wide model leave each head "
+                f"{self.d_model // self.n_heads} wide; choose at most {self.d_model} heads"
+            )
+        kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+        if self.n_heads % kv:
+            raise ValueError(
+                f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {kv}; "
+                "choose a divisor of n_heads (1 for multi-query attention)"
+            )
+        _check_activation(self.activation)
+        return self
+
+
+def build_phi(cfg: PhiConfig) -> Block:
+    d = symbol("d", cfg.d_model)
+    V = symbol("V", cfg.vocab_size)
+    L = symbol("L", cfg.n_layers)
+    h = symbol("h", cfg.n_heads)
+    d_h = symbol("d_h", cfg.d_model // cfg.n_heads)
+    inner = d if cfg.d_model % cfg.n_heads == 0 else h * d_h
+    if cfg.n_kv_heads is None or cfg.n_kv_heads == cfg.n_heads:
+        kv_inner = inner
+    else:
+        h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
+        kv_inner = h_kv * d_h
+    attn = attention(
+        "attention",
+        d,
+        inner,
+        kv_inner=kv_inner,
+        causal=True,
+        description="causal "
+        + ("grouped-query " if kv_inner is not inner else "")
+        + "self-attention with partial rotary positions, biases on every projection",
+    )
+    if cfg.qk_norm:
+        norms = [
+            layer_norm("q_norm", d_h, description=f"LayerNorm({d_h}) on each query head"),
+            layer_norm("k_norm", d_h, description=f"LayerNorm({d_h}) on each key head"),
+        ]
+        # a composite sums its children when built, so the attention is built again with the two norms in it
+        attn = replace(
+            composite("attention", attn.kind, [*attn.children, *norms], attn.description), kv_cache=attn.kv_cache
+        )
+    layer = _parallel_layer(d, attn, _mlp(d, symbol("d_ff", cfg.d_ff), cfg.activation))
+    children = [
+        embedding("token", V, d, role="token", description="token embeddings (embed_tokens)"),
+        repeat(layer, L, name="layers"),
+        layer_norm("final_norm", d),
+    ]
+    K = LABELS(cfg.num_labels)
+    if cfg.head == "lm":
+        children.append(_causal_lm_head(d, V, cfg.tie_embeddings))
+    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
+        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
+    if cfg.head == "token_classification":
+        children.append(linear("score", d, K, description="a label's scores per token"))
+    return with_modules(composite("phi", "model", children, "Phi decoder"), phi_reference_modules(cfg))
+
+
+def phi_reference_modules(cfg: PhiConfig) -> dict[str, tuple[str, ...]]:
+    """Block path -> submodules of the class `phi_reference` builds, inside a layer relative to the layer."""
+    base = "" if cfg.head == "none" else "model."
+    layer = "phi.layers.layer"
+    return {
+        "phi": ("",),
+        "phi.token": (f"{base}embed_tokens",),
+        "phi.layers": (f"{base}layers",),
+        layer: (f"{base}layers",),
+        f"{layer}.norm": ("input_layernorm",),
+        f"{layer}.attention": ("self_attn",),
+        f"{layer}.attention.q_proj": ("self_attn.q_proj",),
+        f"{layer}.attention.k_proj": ("self_attn.k_proj",),
+        f"{layer}.attention.v_proj": ("self_attn.v_proj",),
+        f"{layer}.attention.out_proj": ("self_attn.dense",),
+        f"{layer}.attention.q_norm": ("self_attn.q_layernorm",),
+        f"{layer}.attention.k_norm": ("self_attn.k_layernorm",),
+        f"{layer}.mlp": ("mlp",),
+        f"{layer}.mlp.fc_in": ("mlp.fc1",),
+        f"{layer}.mlp.fc_out": ("mlp.fc2",),
+        "phi.final_norm": (f"{base}final_layernorm",),
+        "phi.lm_head": ("lm_head",),
+        "phi.score": ("score",),
+    }
+
+
+def phi_reference(cfg: PhiConfig) -> Reference:
+    """PhiModel or one of its head classes, built from a PhiConfig with the same keys."""
+    labelled = cfg.head in ("sequence_classification", "token_classification")
+    return Reference(
+        library="transformers",
+        target=f"transformers.{PHI_CLASSES[cfg.head]}",
+        config_class="transformers.PhiConfig",
+        kwargs=dict(
+            vocab_size=cfg.vocab_size,
+            hidden_size=cfg.d_model,
+            num_hidden_layers=cfg.n_layers,
+            num_attention_heads=cfg.n_heads,
+            num_key_value_heads=cfg.n_kv_heads or cfg.n_heads,
+            intermediate_size=cfg.d_ff,
+            max_position_embeddings=cfg.max_positions,
+            hidden_act=cfg.activation,
+            qk_layernorm=cfg.qk_norm,
+            tie_word_embeddings=cfg.tie_embeddings,
+            pad_token_id=None,
+            **({"num_labels": cfg.num_labels} if labelled else {}),
+        ),
+    )
+
+
+HF_GPTJ = HFTable(
+    model_type="gptj",
+    config_class="GPTJConfig",
+    defaults=dict(
+        vocab_size=50400,
+        n_positions=2048,
+        n_embd=4096,
+        n_layer=28,
+        n_head=16,
+        rotary_dim=64,
+        n_inner=None,
+        activation_function="gelu_new",
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        layer_norm_epsilon=1e-05,
+        initializer_range=0.02,
+        use_cache=True,
+        bos_token_id=50256,
+        eos_token_id=50256,
+        pad_token_id=None,
+        tie_word_embeddings=False,
+    ),
+    aliases={
+        "max_position_embeddings": "n_positions",
+        "hidden_size": "n_embd",
+        "num_attention_heads": "n_head",
+        "num_hidden_layers": "n_layer",
+    },
+    read={
+        "vocab_size": "vocab_size",
+        "n_embd": "d_model",
+        "n_layer": "n_layers",
+        "n_head": "n_heads",
+        "n_inner": "d_ff",
+        "n_positions": "max_positions",
+        "rotary_dim": "rotary_dim",
+        "activation_function": "activation",
+        "tie_word_embeddings": "tie_embeddings",
+        "num_labels": "num_labels",
+    },
+    ignored={
+        "resid_pdrop": DROPOUT,
+        "embd_pdrop": DROPOUT,
+        "attn_pdrop": DROPOUT,
+        "layer_norm_epsilon": NORM_EPSILON,
+        "initializer_range": INITIALISATION,
+        "use_cache": USE_CACHE,
+        "bos_token_id": TOKEN_ID,
+        "eos_token_id": TOKEN_ID,
+        "pad_token_id": TOKEN_ID + " (GPT-J's token embedding has no padding index)",
+        # keys EleutherAI's GPT-J-6B file carries from the mesh-transformer-jax conversion and GPT-2's configuration
+        "rotary": f"{NOT_READ}: GPT-J always turns rotary_dim channels",
+        "scale_attn_weights": f"{NOT_READ}: GPT-J always scales the scores by the square root of a head's width",
+        **{
+            key: f"{NOT_READ}: a setting of GPT-2's sequence-summary head, which GPT-J has no class for"
+            for key in (
+                "summary_activation",
+                "summary_first_dropout",
+                "summary_proj_to_labels",
+                "summary_type",
+                "summary_use_proj",
+            )
+        },
+    },
+    refused={},
+    base_class="GPTJModel",
+    classes={name: {"head": head} for head, name in sorted(GPTJ_CLASSES.items(), key=lambda item: item[0] != "none")},
+)
+
+
+@hf_reader(HF_GPTJ)
+def _from_gptj(hf: dict[str, Any], model_class: str = "GPTJModel") -> dict[str, Any]:
+    return dict(
+        vocab_size=hf["vocab_size"],
+        d_model=hf["n_embd"],
+        n_layers=hf["n_layer"],
+        n_heads=hf["n_head"],
+        d_ff=hf["n_inner"],
+        max_positions=hf["n_positions"],
+        rotary_dim=hf["rotary_dim"],
+        activation=hf["activation_function"],
+        tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
+    )
+
+
+HF_PHI = HFTable(
+    model_type="phi",
+    config_class="PhiConfig",
+    defaults=dict(
+        vocab_size=51200,
+        hidden_size=2048,
+        intermediate_size=8192,
+        num_hidden_layers=24,
+        num_attention_heads=32,
+        num_key_value_heads=None,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attention_dropout=0.0,
+        hidden_act="gelu_new",
+        max_position_embeddings=2048,
+        initializer_range=0.02,
+        layer_norm_eps=1e-05,
+        use_cache=True,
+        tie_word_embeddings=False,
+        rope_parameters=None,
+        qk_layernorm=False,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=None,
+    ),
+    aliases={},
+    read={
+        "vocab_size": "vocab_size",
+        "hidden_size": "d_model",
+        "intermediate_size": "d_ff",
+        "num_hidden_layers": "n_layers",
+        "num_attention_heads": "n_heads",
+        "num_key_value_heads": "n_kv_heads",
+        "hidden_act": "activation",
+        "max_position_embeddings": "max_positions",
+        "tie_word_embeddings": "tie_embeddings",
+        "qk_layernorm": "qk_norm",
+        # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
+        "pad_token_id": "(checked: inside the vocabulary)",
+        # rotary settings change no count; read only to refuse a rotary type transformers does not build
+        "rope_parameters": "(checked: a rotary type transformers builds)",
+        "num_labels": "num_labels",
+    },
+    ignored={
+        "resid_pdrop": DROPOUT,
+        "embd_pdrop": DROPOUT,
+        "attention_dropout": DROPOUT,
+        "initializer_range": INITIALISATION,
+        "layer_norm_eps": NORM_EPSILON,
+        "use_cache": USE_CACHE,
+        "bos_token_id": TOKEN_ID,
+        "eos_token_id": TOKEN_ID,
+    },
+    refused={},
+    base_class="PhiModel",
+    classes={name: {"head": head} for head, name in sorted(PHI_CLASSES.items(), key=lambda item: item[0] != "none")},
+)
+
+
+@hf_reader(HF_PHI)
+def _from_phi(hf: dict[str, Any], model_class: str = "PhiModel") -> dict[str, Any]:
+    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
+    _rotary_fraction(hf["rope_parameters"], None)  # refuses a rotary type transformers does not build
+    return dict(
+        vocab_size=hf["vocab_size"],
+        d_model=hf["hidden_size"],
+        n_layers=hf["num_hidden_layers"],
+        n_heads=hf["num_attention_heads"],
+        n_kv_heads=hf["num_key_value_heads"],
+        d_ff=hf["intermediate_size"],
+        max_positions=hf["max_position_embeddings"],
+        activation=hf["hidden_act"],
+        qk_norm=hf["qk_layernorm"],
+        tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
+    )
+
+
 ARCHITECTURE = Architecture(
     name="neox",
     title="GPT-NeoX",
@@ -404,11 +893,45 @@ ARCHITECTURE = Architecture(
 )
 
 
+GPTJ_ARCHITECTURE = Architecture(
+    name="gptj",
+    title="GPT-J",
+    summary="EleutherAI's GPT-J: one LayerNorm per layer feeding attention (no biases, rotary positions on the "
+    "first rotary_dim channels of each head) and a feed-forward in parallel, and an LM head with a bias.",
+    citation="Wang and Komatsuzaki. GPT-J-6B: A 6 Billion Parameter Autoregressive Language Model. 2021. "
+    "https://github.com/kingoflolz/mesh-transformer-jax",
+    config_model=GPTJConfig,
+    build=build_gptj,
+    seq_len=lambda cfg: cfg.max_positions,
+    seq_len_note=lambda cfg: "the model's context length: the rows of its precomputed rotary table",
+    max_seq_len=lambda cfg: cfg.max_positions,
+    reference=gptj_reference,
+)
+
+PHI_ARCHITECTURE = Architecture(
+    name="phi",
+    title="Phi",
+    summary="Microsoft's Phi-1, Phi-1.5 and Phi-2: one LayerNorm per layer feeding attention (biases on every "
+    "projection, partial rotary positions, optional query/key LayerNorms) and a feed-forward in parallel, and an "
+    "LM head with a bias.",
+    citation="Javaheripi, Bubeck et al. Phi-2: The surprising power of small language models. Microsoft Research "
+    "blog, 2023; Li et al. Textbooks Are All You Need II: phi-1.5 technical report. 2023. arXiv:2309.05463",
+    config_model=PhiConfig,
+    build=build_phi,
+    seq_len=lambda cfg: cfg.max_positions,
+    reference=phi_reference,
+)
+
+
 @hookimpl
 def register_architectures(register: Callable[[Architecture], None]) -> None:
     register(ARCHITECTURE)
+    register(GPTJ_ARCHITECTURE)
+    register(PHI_ARCHITECTURE)
 
 
 @hookimpl
 def register_hf_readers(register: Callable[..., None]) -> None:
-    register("gpt_neox", _from_gpt_neox)
+    register("gpt_neox", _from_gpt_neox, architecture="neox")
+    register("gptj", _from_gptj, architecture="gptj")
+    register("phi", _from_phi, architecture="phi")
