@@ -302,6 +302,9 @@ def build_moe(cfg: MoEConfig) -> Block:
 def _layer_modules(root: str, cfg: DecoderConfig) -> dict[str, tuple[str, ...]]:
     """The block -> submodule table the families share: the model, attention, norms and head."""
     base = "" if cfg.head == "none" else "model."
+    dense = isinstance(cfg, LlamaConfig)
+    if cfg.head == "question_answering" and dense and _reference_family(cfg) in ("llama", "qwen2"):
+        base = "transformer."  # LlamaForQuestionAnswering and Qwen2ForQuestionAnswering keep an older name
     layer = f"{root}.layers.layer"
     return {
         root: ("",),
