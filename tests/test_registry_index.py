@@ -341,6 +341,38 @@ def test_files_read_in_parallel_give_what_one_process_gives(tmp_path, host, monk
     assert load_index([folder], host).reused == 13  # what the workers read was cached
 
 
+def test_a_worker_that_dies_or_workers_that_cannot_start_leave_the_rest_to_this_process(tmp_path, host, monkeypatch):
+    folder = tmp_path / "zoo"
+    folder.mkdir()
+    for n in range(1, 9):
+        (folder / f"gpt-{n}.yaml").write_text(ENTRY.format(n=n))
+    expected = {model_id: IndexRow.of(entry) for model_id, entry in load_registry([folder], host).entries.items()}
+    monkeypatch.setattr(registry_index, "PARALLEL_MIN", 2)
+    monkeypatch.setattr(registry_index.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    parent, real = os.getpid(), registry_index._load
+
+    def killed(key, *args):
+        if os.getpid() != parent and key.endswith("gpt-5.yaml"):
+            os._exit(9)  # as the kernel's out-of-memory killer would end it
+        return real(key, *args)
+
+    monkeypatch.setattr(registry_index, "_load", killed)
+    index = load_index([folder], host, use_cache=False)
+    assert (index.rows, index.loaded) == (expected, 8)
+
+    tried = []
+
+    def no_semaphores(*args, **kwargs):
+        tried.append(args)
+        raise OSError(38, "Function not implemented")  # a container without /dev/shm
+
+    import concurrent.futures
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_semaphores)
+    assert load_index([folder], host, use_cache=False).rows == expected
+    assert len(tried) == 1
+
+
 class _Clock:
     def __init__(self) -> None:
         self.now = 100.0

@@ -662,8 +662,8 @@ def _load_all(
                 for item in pool.map(_work, jobs, chunksize=chunk):
                     items.append(item)
                     done(1)
-        except (BrokenProcessPool, OSError):  # a worker killed (out of memory) or none could start: go on here
-            pass
+        except (BrokenProcessPool, OSError, ImportError):  # a worker killed (out of memory), or none could start
+            pass  # (no /dev/shm, no sem_open): the rest is read here
         finally:
             _worker_state = None
     for key, stamp, stem, digest in jobs[len(items) :]:
