@@ -446,6 +446,18 @@ LIMITS: dict[str, tuple[dict[str, Any], int | None]] = {
         ),
         16,
     ),
+    "mbart": (
+        dict(
+            d_model=16,
+            encoder_attention_heads=2,
+            decoder_attention_heads=2,
+            encoder_ffn_dim=8,
+            decoder_ffn_dim=8,
+            max_position_embeddings=16,
+            pad_token_id=None,
+        ),
+        16,
+    ),
     # rotary positions, ALiBi and relative buckets: no table, no limit
     "llama": (
         dict(hidden_size=16, num_attention_heads=2, intermediate_size=8, max_position_embeddings=16, pad_token_id=None),
