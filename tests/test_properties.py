@@ -455,6 +455,7 @@ def test_quoted_text_in_a_field_reads_back_or_is_refused_at_its_line(field: tupl
 @example(value=b"!!python/object/apply:os.system [ls]")
 @example(value=b'"\\b\\ud800"')  # a valid escape before a lone surrogate
 @example(value=b'x\n"a\\nb": 1')  # a top-level key holding a line break, echoed in the problem
+@example(value=b'\r"\\ud800')  # a CR is a line break to YAML
 def test_raw_text_in_a_field_loads_or_is_reported_by_line(field: tuple, value: bytes, capsys):
     """Any text or bytes written into a field as they are, unquoted and unescaped."""
     data = splice(field, value)

@@ -222,6 +222,10 @@ def show_tag(tag: str) -> str:
     return "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
 
 
+#: What YAML 1.2 reads as a line break (section 5.4), in the order that makes CR LF one break.
+_YAML_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
 def yaml_character_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str] | None:
     """``(line, what is wrong)`` for a character YAML refuses: a control character written into the file,
     a lone surrogate or an unknown backslash escape in a double-quoted value. None for other errors.
@@ -239,7 +243,7 @@ def yaml_character_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str] | 
     mark = getattr(exc, "problem_mark", None)
     if mark is None or "escape" not in problem:
         return None
-    lines = text.split("\n")
+    lines = _YAML_LINE_BREAK.split(text)  # the mark counts lines as YAML does: a lone CR breaks one too
     row = lines[mark.line] if mark.line < len(lines) else ""
     escapes = [
         m
