@@ -13,6 +13,7 @@ import dataclasses
 import importlib
 import json
 import random
+import re
 import warnings
 from pathlib import Path
 
@@ -468,3 +469,415 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
     mapped = {row.path for row in verification.blocks}
     leaves = {p for p, _, block in count(host, **config).root.walk() if not block.children}
     assert leaves - mapped == {"neox.layers.layer.attention.scores"}  # the attention products hold no parameters
+
+
+# ---- GPT-J and Phi: the plugin's other two architectures -------------------------------------------------
+
+GPTJ_CLASSES = {
+    "lm": "GPTJForCausalLM",
+    "none": "GPTJModel",
+    "sequence_classification": "GPTJForSequenceClassification",
+    "question_answering": "GPTJForQuestionAnswering",
+}
+PHI_CLASSES = {
+    "lm": "PhiForCausalLM",
+    "none": "PhiModel",
+    "sequence_classification": "PhiForSequenceClassification",
+    "token_classification": "PhiForTokenClassification",
+}
+FAMILIES = {
+    # architecture: (model type, configuration class, archzoo head -> class)
+    "gptj": ("gptj", "GPTJConfig", GPTJ_CLASSES),
+    "phi": ("phi", "PhiConfig", PHI_CLASSES),
+}
+
+#: config.json files as published on the Hugging Face Hub: EleutherAI/gpt-j-6b (every key, as copied in a
+#: third-party model-config collection), microsoft/phi-2 (every key, as copied in several third-party test
+#: suites), and microsoft/phi-1_5 and microsoft/phi-1, whose shape (24 layers, width 2,048, 32 heads, feed-forward
+#: 8,192, half of each head rotary) the Phi-1.5 technical report (Li et al. 2023, arXiv:2309.05463, Sec. 2.3)
+#: gives for both, written here with Phi-2's keys.
+PUBLISHED_OTHERS = {
+    "gpt-j-6b": {
+        "activation_function": "gelu_new",
+        "architectures": ["GPTJForCausalLM"],
+        "attn_pdrop": 0.0,
+        "bos_token_id": 50256,
+        "embd_pdrop": 0.0,
+        "eos_token_id": 50256,
+        "gradient_checkpointing": False,
+        "initializer_range": 0.02,
+        "layer_norm_epsilon": 1e-05,
+        "model_type": "gptj",
+        "n_embd": 4096,
+        "n_head": 16,
+        "n_inner": None,
+        "n_layer": 28,
+        "n_positions": 2048,
+        "resid_pdrop": 0.0,
+        "rotary": True,
+        "rotary_dim": 64,
+        "scale_attn_weights": True,
+        "summary_activation": None,
+        "summary_first_dropout": 0.1,
+        "summary_proj_to_labels": True,
+        "summary_type": "cls_index",
+        "summary_use_proj": True,
+        "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50, "temperature": 1.0}},
+        "tie_word_embeddings": False,
+        "tokenizer_class": "GPT2Tokenizer",
+        "transformers_version": "4.18.0.dev0",
+        "use_cache": True,
+        "vocab_size": 50400,
+    },
+    "phi-2": {
+        "_name_or_path": "microsoft/phi-2",
+        "architectures": ["PhiForCausalLM"],
+        "attention_dropout": 0.0,
+        "bos_token_id": 50256,
+        "embd_pdrop": 0.0,
+        "eos_token_id": 50256,
+        "hidden_act": "gelu_new",
+        "hidden_size": 2560,
+        "initializer_range": 0.02,
+        "intermediate_size": 10240,
+        "layer_norm_eps": 1e-05,
+        "max_position_embeddings": 2048,
+        "model_type": "phi",
+        "num_attention_heads": 32,
+        "num_hidden_layers": 32,
+        "num_key_value_heads": 32,
+        "partial_rotary_factor": 0.4,
+        "qk_layernorm": False,
+        "resid_pdrop": 0.1,
+        "rope_scaling": None,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": False,
+        "torch_dtype": "float16",
+        "transformers_version": "4.37.0",
+        "use_cache": True,
+        "vocab_size": 51200,
+    },
+}
+for _name in ("phi-1_5", "phi-1"):
+    PUBLISHED_OTHERS[_name] = dict(
+        PUBLISHED_OTHERS["phi-2"],
+        _name_or_path=f"microsoft/{_name}",
+        hidden_size=2048,
+        intermediate_size=8192,
+        num_hidden_layers=24,
+        num_key_value_heads=32,
+        partial_rotary_factor=0.5,
+        resid_pdrop=0.0,
+    )
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("name", FAMILIES)
+def test_other_defaults_are_transformers_defaults(T, host, name):
+    """GPT-J's defaults are GPTJConfig's (GPT-J-6B); Phi's are Phi-2's, set on PhiConfig (whose own are Phi-1's)."""
+    _model_type, config_class, classes = FAMILIES[name]
+    arch = host.architecture(name)
+    config = parse_config(arch, {})
+    kwargs = arch.reference(config).kwargs if name == "phi" else {}
+    model = hf_model(T, classes["lm"], getattr(T, config_class)(**kwargs))
+    assert make_report(arch, config).params == n_params(model)
+    for n in (1, 8):
+        assert make_report(arch, config, n).flops == forward_flops(model, n), n
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", PUBLISHED_OTHERS)
+def test_other_published_files_equal_transformers(T, host, tmp_path, model_id, capsys):
+    data = PUBLISHED_OTHERS[model_id]
+    path = _write(tmp_path, data)
+    model_class = data["architectures"][0]
+    model = hf_model(T, model_class, T.AutoConfig.from_pretrained(str(path)))
+    assert main(["count", "--hf-config", str(path), "--hf-class", "auto", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["params"]["total"] == n_params(model)
+    reading = load_hf_config(path, host, hf_class=model_class)
+    for n in (1, 16):
+        assert make_report(reading.architecture, reading.config, n).flops == forward_flops(model, n), n
+
+
+def _random_gptj(rng: random.Random) -> dict:
+    n_heads = rng.choice([1, 2, 4])
+    d_head = 2 * rng.randint(1, 6)
+    return dict(
+        vocab_size=rng.randint(2, 300),
+        d_model=n_heads * d_head,
+        n_layers=rng.randint(1, 3),
+        n_heads=n_heads,
+        rotary_dim=2 * rng.randint(1, d_head // 2),
+        d_ff=rng.choice([None, rng.randint(1, 80)]),
+        max_positions=rng.choice([16, 64]),
+        activation=rng.choice(["gelu_new", "gelu", "relu"]),
+        tie_embeddings=rng.random() < 0.3,
+        head=rng.choice(list(GPTJ_CLASSES)),
+        num_labels=2,
+    )
+
+
+def _random_phi(rng: random.Random) -> dict:
+    n_kv = rng.choice([1, 2, 3])
+    n_heads = n_kv * rng.choice([1, 2])
+    d_model = n_heads * rng.randint(2, 8) + rng.choice([0, 0, 1])  # also widths the heads do not divide
+    d_head = d_model // n_heads
+    # transformers' Phi runs only when the rotary channels are even in number (see the refusal test)
+    fractions = [f for f in (0.25, 0.4, 0.5, 1.0) if int(d_head * f) % 2 == 0] or [0.0]
+    return dict(
+        vocab_size=rng.randint(2, 300),
+        d_model=d_model,
+        rotary_fraction=rng.choice(fractions),
+        n_layers=rng.randint(1, 3),
+        n_heads=n_heads,
+        n_kv_heads=rng.choice([None, n_kv]),
+        d_ff=rng.randint(1, 80),
+        activation=rng.choice(["gelu_new", "gelu", "silu"]),
+        qk_norm=rng.random() < 0.5,
+        tie_embeddings=rng.random() < 0.3,
+        head=rng.choice(list(PHI_CLASSES)),
+        num_labels=rng.randint(1, 5),
+    )
+
+
+OTHER_CONFIGS = [("gptj", _random_gptj(random.Random(seed))) for seed in range(10)] + [
+    ("phi", _random_phi(random.Random(seed))) for seed in range(10)
+]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "name, config", OTHER_CONFIGS, ids=[f"{n}-seed{i % 10}" for i, (n, _) in enumerate(OTHER_CONFIGS)]
+)
+def test_other_random_configs_equal_transformers(host, name, config):
+    arch = host.architecture(name)
+    assert_blocks_match_modules(arch, config)
+    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("name, head", [(n, h) for n, (_, _, classes) in FAMILIES.items() for h in classes])
+def test_every_other_head_class(host, name, head):
+    config = dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, head=head, num_labels=2)
+    config.update(rotary_dim=6) if name == "gptj" else config.update(rotary_fraction=0.5)
+    assert host.architecture(name).reference(parse_config(host.architecture(name), config)).target == (
+        f"transformers.{FAMILIES[name][2][head]}"
+    )
+    assert_matches_reference(host.architecture(name), config, seq_lens=(5,))
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("name", FAMILIES)
+def test_other_tables_equal_the_transformers_configuration_classes(T, host, name):
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    model_type, config_class, classes = FAMILIES[name]
+    table = hf_table(host.hf_readers()[model_type].reader)
+    cls = getattr(T, config_class)
+    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
+    assert dict(table.defaults) == {f.name: f.default for f in dataclasses.fields(cls) if f.name not in common}
+    assert dict(table.aliases) == dict(cls.attribute_map)
+    assert table.base_class == MODEL_MAPPING_NAMES[model_type]
+    module = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    names = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+    assert set(table.classes) == names == set(classes.values())
+    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
+    assert set(cls().to_dict()) - known == set()
+    extra = set(table.ignored) - set(table.defaults)
+    source = inspect_source(module)
+    for key in extra:  # the legacy keys ignored as never read: the type's code reads no attribute of that name
+        assert not re.search(rf"\.{key}\b|getattr\([^)]*['\"]{key}['\"]", source), key
+
+
+def inspect_source(module) -> str:
+    import inspect
+
+    return inspect.getsource(module)
+
+
+#: one value per key each table reads, changed alone
+OTHER_BASE = {
+    "gptj": dict(vocab_size=97, n_embd=48, n_layer=2, n_head=4, rotary_dim=6, n_positions=32),
+    "phi": dict(
+        vocab_size=97,
+        hidden_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=40,
+        partial_rotary_factor=0.5,
+    ),
+}
+OTHER_SWEEP = {
+    "gptj": dict(
+        vocab_size=101,
+        n_embd=64,
+        n_layer=1,
+        n_head=2,
+        n_inner=33,
+        n_positions=20,
+        rotary_dim=12,
+        activation_function="relu",
+        tie_word_embeddings=True,
+        num_labels=2,
+    ),
+    "phi": dict(
+        vocab_size=101,
+        hidden_size=50,
+        intermediate_size=33,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        hidden_act="relu",
+        max_position_embeddings=64,
+        tie_word_embeddings=True,
+        qk_layernorm=True,
+        pad_token_id=3,
+        rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0, "partial_rotary_factor": 1.0},
+        num_labels=5,
+    ),
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("name", FAMILIES)
+def test_other_sweeps_cover_every_key(host, name):
+    model_type = FAMILIES[name][0]
+    assert set(OTHER_SWEEP[name]) == set(hf_table(host.hf_readers()[model_type].reader).read)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "name, change",
+    [(n, {}) for n in FAMILIES] + [(n, {k: v}) for n in FAMILIES for k, v in OTHER_SWEEP[n].items()],
+    ids=[f"{n}-(base)" for n in FAMILIES] + [f"{n}-{k}" for n in FAMILIES for k in OTHER_SWEEP[n]],
+)
+def test_other_keys_against_transformers(T, host, tmp_path, name, change):
+    model_type, _, classes = FAMILIES[name]
+    path = _write(tmp_path, {"model_type": model_type, **OTHER_BASE[name], **change})
+    for model_class in classes.values():
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (change, model_class)
+        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("name", FAMILIES)
+def test_other_ignored_keys_change_no_figure(T, host, tmp_path, name):
+    changed = {
+        "gptj": dict(
+            resid_pdrop=0.1,
+            embd_pdrop=0.2,
+            attn_pdrop=0.3,
+            layer_norm_epsilon=1e-3,
+            initializer_range=0.5,
+            use_cache=False,
+            bos_token_id=5,
+            eos_token_id=6,
+            pad_token_id=7,
+            rotary=False,
+            scale_attn_weights=False,
+            summary_activation="tanh",
+            summary_first_dropout=0.5,
+            summary_proj_to_labels=False,
+            summary_type="last",
+            summary_use_proj=False,
+        ),
+        "phi": dict(
+            resid_pdrop=0.1,
+            embd_pdrop=0.2,
+            attention_dropout=0.3,
+            initializer_range=0.5,
+            layer_norm_eps=1e-3,
+            use_cache=False,
+            bos_token_id=5,
+            eos_token_id=6,
+        ),
+    }[name]
+    model_type, _, classes = FAMILIES[name]
+    assert set(changed) == set(hf_table(host.hf_readers()[model_type].reader).ignored)
+    path = _write(tmp_path, {"model_type": model_type, **OTHER_BASE[name], **changed})
+    for model_class in classes.values():
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), model_class
+
+
+@pytest.mark.reference
+def test_gptj_refuses_what_its_forward_pass_cannot_run(T):
+    """A rotary_dim that is odd or wider than a head, and more tokens than n_positions, fail in transformers'
+    forward pass; archzoo refuses them, naming the key."""
+    import torch
+
+    for rotary_dim in (7, 14):
+        model = hf_model(
+            T,
+            "GPTJModel",
+            T.GPTJConfig(vocab_size=50, n_embd=48, n_head=4, n_layer=1, rotary_dim=rotary_dim),
+            device="cpu",
+        )
+        with pytest.raises(RuntimeError):
+            model(input_ids=torch.zeros(1, 5, dtype=torch.long))
+        with pytest.raises(
+            ConfigError,
+            match=rf"rotary_dim: GPT-J turns channel pairs of each 12-wide head, and its forward pass fails for {rotary_dim}; choose an even number from 2 to 12",
+        ):
+            parse_config(host_with("gptj").architecture("gptj"), dict(d_model=48, n_heads=4, rotary_dim=rotary_dim))
+    model = hf_model(
+        T,
+        "GPTJModel",
+        T.GPTJConfig(vocab_size=50, n_embd=48, n_head=4, n_layer=1, rotary_dim=6, n_positions=16),
+        device="cpu",
+    )
+    with pytest.raises(RuntimeError):
+        model(input_ids=torch.zeros(1, 17, dtype=torch.long))
+    arch = host_with("gptj").architecture("gptj")
+    config = parse_config(arch, dict(d_model=48, n_heads=4, rotary_dim=6, max_positions=16))
+    with pytest.raises(ConfigError, match=r"seq_len 17: longer than the 16 positions"):
+        make_report(arch, config, 17)
+
+
+@pytest.mark.reference
+def test_gptj_question_answering_runs_with_two_labels_only(T):
+    import torch
+
+    model = hf_model(
+        T,
+        "GPTJForQuestionAnswering",
+        T.GPTJConfig(vocab_size=50, n_embd=48, n_head=4, n_layer=1, rotary_dim=6, num_labels=3),
+        device="cpu",
+    )
+    with pytest.raises(ValueError):
+        model(input_ids=torch.zeros(1, 5, dtype=torch.long))
+    with pytest.raises(ConfigError, match=r"num_labels: GPTJForQuestionAnswering splits its 3 outputs per token"):
+        parse_config(host_with("gptj").architecture("gptj"), dict(head="question_answering", num_labels=3))
+
+
+@pytest.mark.reference
+def test_odd_rotary_channels_are_refused_where_transformers_fails(T, host):
+    """An odd number of rotary channels: the rotary embedding turns one more, and Phi's forward pass fails (for one
+    channel it silently widens the query and key heads, another model); GPT-NeoX's only when that is wider than the
+    head. archzoo refuses exactly those."""
+    import torch
+
+    ids = torch.zeros(1, 5, dtype=torch.long)
+    phi = dict(vocab_size=50, hidden_size=48, num_hidden_layers=1, num_attention_heads=4, pad_token_id=None)
+    model = hf_model(
+        T,
+        "PhiModel",
+        T.PhiConfig(**phi, rope_parameters={"rope_type": "default", "partial_rotary_factor": 0.25}),
+        device="cpu",
+    )
+    with pytest.raises(RuntimeError):
+        model(input_ids=ids)  # 3 rotary channels of 12
+    with pytest.raises(ConfigError, match=r"rotary_fraction: 0.25 of a 12-wide head is 3 channels, an odd number"):
+        parse_config(host.architecture("phi"), dict(d_model=48, n_heads=4, rotary_fraction=0.25))
+    neox = dict(vocab_size=50, hidden_size=12, num_hidden_layers=1, num_attention_heads=4, intermediate_size=8)
+    model = hf_model(T, "GPTNeoXModel", T.GPTNeoXConfig(**neox, rotary_pct=1.0), device="cpu")
+    with pytest.raises(RuntimeError):
+        model(input_ids=ids)  # 3 rotary channels of 3
+    with pytest.raises(ConfigError, match=r"rotary_fraction: 1.0 of a 3-wide head is 3 channels, an odd number"):
+        parse_config(host.architecture("neox"), dict(d_model=12, n_heads=4, rotary_fraction=1.0))
+    model = hf_model(T, "GPTNeoXModel", T.GPTNeoXConfig(**neox, rotary_pct=0.34), device="cpu")
+    model(input_ids=ids)  # 1 rotary channel of 3 turns 2: it runs, and archzoo counts it (random configs above)
+    assert parse_config(host.architecture("neox"), dict(d_model=12, n_heads=4, rotary_fraction=0.34))

@@ -138,6 +138,15 @@ class NeoXConfig(ArchConfig):
     def _check(self) -> Self:
         check_heads(self.d_model, self.n_heads)  # GPTNeoXConfig refuses heads that do not divide the width
         _check_activation(self.activation)
+        d_head = self.d_model // self.n_heads
+        rotary = int(d_head * self.rotary_fraction)  # as GPTNeoXAttention computes it
+        if rotary % 2 and rotary == d_head:
+            # the rotary embedding turns channel pairs, rotary + 1 channels, more than the head has
+            raise ValueError(
+                f"rotary_fraction: {self.rotary_fraction} of a {d_head}-wide head is {rotary} channels, an odd "
+                f"number the rotary embedding rounds up to {rotary + 1}, wider than the head: transformers' forward "
+                "pass fails (for 1-wide heads it widens them); choose a fraction that leaves an even number"
+            )
         return self
 
 
@@ -340,11 +349,11 @@ HF_GPT_NEOX = HFTable(
 )
 
 
-def _rotary_fraction(rope: Any, rotary_pct: Any) -> Any:
-    """The fraction of each head the rotary positions turn, as GPTNeoXConfig resolves it: rope_parameters'
-    partial_rotary_factor, else the legacy rotary_pct, else 0.25. A rotary type transformers does not build is
-    refused (the other rotary settings change no count)."""
-    fallback = 0.25 if rotary_pct is None else rotary_pct
+def _rotary_fraction(rope: Any, legacy: Any, default: float) -> Any:
+    """The fraction of each head the rotary positions turn, as the configuration class resolves it:
+    rope_parameters' partial_rotary_factor, else the legacy key (GPT-NeoX's rotary_pct), else the class's
+    ``default``. A rotary type transformers does not build is refused (the other rotary settings change no count)."""
+    fallback = default if legacy is None else legacy
     if rope is None:
         return fallback
     if not isinstance(rope, dict):
@@ -374,7 +383,7 @@ def _from_gpt_neox(hf: dict[str, Any], model_class: str = "GPTNeoXModel") -> dic
         activation=hf["hidden_act"],
         attention_bias=hf["attention_bias"],
         parallel_residual=hf["use_parallel_residual"],
-        rotary_fraction=_rotary_fraction(hf["rope_parameters"], hf.get("rotary_pct")),
+        rotary_fraction=_rotary_fraction(hf["rope_parameters"], hf.get("rotary_pct"), 0.25),
         tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
     )
@@ -585,6 +594,13 @@ class PhiConfig(ArchConfig):
     qk_norm: bool = Field(
         False, description="a LayerNorm of one head's width on the queries and one on the keys (qk_layernorm)"
     )
+    rotary_fraction: float = Field(
+        0.4,
+        ge=0,
+        le=1,
+        description="fraction of each head's channels the rotary positions turn (partial_rotary_factor): no "
+        "parameters and no matmul FLOPs, but transformers' Phi runs only when it leaves an even number of channels",
+    )
     tie_embeddings: bool = Field(
         False, description="the LM head's weight is the token embedding matrix (its bias stays its own)"
     )
@@ -612,6 +628,15 @@ class PhiConfig(ArchConfig):
                 "choose a divisor of n_heads (1 for multi-query attention)"
             )
         _check_activation(self.activation)
+        d_head = self.d_model // self.n_heads
+        rotary = int(d_head * self.rotary_fraction)  # as PhiAttention computes it
+        if rotary % 2:
+            # the rotary embedding turns channel pairs, rotary + 1 channels, against the rotary channels of Q and K
+            raise ValueError(
+                f"rotary_fraction: {self.rotary_fraction} of a {d_head}-wide head is {rotary} channels, an odd "
+                f"number the rotary embedding rounds up to {rotary + 1}: transformers' forward pass fails (for 1 "
+                "channel it widens the heads); choose a fraction that leaves an even number"
+            )
         return self
 
 
@@ -705,6 +730,11 @@ def phi_reference(cfg: PhiConfig) -> Reference:
             max_position_embeddings=cfg.max_positions,
             hidden_act=cfg.activation,
             qk_layernorm=cfg.qk_norm,
+            rope_parameters={
+                "rope_type": "default",
+                "rope_theta": 10000.0,
+                "partial_rotary_factor": cfg.rotary_fraction,
+            },
             tie_word_embeddings=cfg.tie_embeddings,
             pad_token_id=None,
             **({"num_labels": cfg.num_labels} if labelled else {}),
@@ -838,8 +868,9 @@ HF_PHI = HFTable(
         "qk_layernorm": "qk_norm",
         # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
         "pad_token_id": "(checked: inside the vocabulary)",
-        # rotary settings change no count; read only to refuse a rotary type transformers does not build
-        "rope_parameters": "(checked: a rotary type transformers builds)",
+        # rotary settings change no count; read for the fraction it turns and to refuse a type transformers
+        # does not build
+        "rope_parameters": "rotary_fraction",
         "num_labels": "num_labels",
     },
     ignored={
@@ -861,7 +892,6 @@ HF_PHI = HFTable(
 @hf_reader(HF_PHI)
 def _from_phi(hf: dict[str, Any], model_class: str = "PhiModel") -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
-    _rotary_fraction(hf["rope_parameters"], None)  # refuses a rotary type transformers does not build
     return dict(
         vocab_size=hf["vocab_size"],
         d_model=hf["hidden_size"],
@@ -872,6 +902,8 @@ def _from_phi(hf: dict[str, Any], model_class: str = "PhiModel") -> dict[str, An
         max_positions=hf["max_position_embeddings"],
         activation=hf["hidden_act"],
         qk_norm=hf["qk_layernorm"],
+        # PhiConfig's own default when neither rope_parameters nor the file's partial_rotary_factor sets it
+        rotary_fraction=_rotary_fraction(hf["rope_parameters"], None, 0.5),
         tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
     )
