@@ -1,4 +1,4 @@
-"""archzoo plugin: GPT-NeoX decoders (EleutherAI: GPT-NeoX-20B, the Pythia suite), as transformers builds them.
+"""archzoo plugin: the parallel-attention decoders GPT-NeoX (GPT-NeoX-20B, Pythia), GPT-J and Phi (Phi-1, 1.5, 2).
 
 A GPT-NeoX layer reads its input through two LayerNorms with biases: one feeds the attention, whose query, key
 and value come out of one fused linear (``query_key_value``, the same weights and FLOPs as three), the other the
@@ -10,6 +10,12 @@ each head's channels (``rotary_pct``, ``partial_rotary_factor``: a quarter in GP
 no parameters, and their angles and rotations are element-wise, so FlopCounterMode counts no FLOPs for them. The
 output embedding (``lm_head``, ``embed_out`` in EleutherAI's checkpoints) is untied from ``embed_in`` unless
 ``tie_word_embeddings`` says otherwise.
+
+Two more architectures share the parallel layer with one LayerNorm instead of two: ``gptj`` (GPT-J: separate
+query, key and value projections and an output projection, none with biases, rotary positions on the first
+``rotary_dim`` channels of each head from a precomputed table of ``n_positions`` rows, which is therefore the longest
+sequence it runs) and ``phi`` (Phi-1, Phi-1.5, Phi-2: biases on every projection, grouped-query attention, partial
+rotary positions and optional LayerNorms on each query and key head). Both have an LM head with a bias.
 """
 
 from __future__ import annotations
