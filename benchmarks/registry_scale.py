@@ -66,9 +66,9 @@ def _variant(text: str, depth: int) -> str:
     return text + f"config: {json.dumps(config)}\n"  # JSON is YAML 1.2 flow
 
 
-def generate(folder: Path, n: int) -> list[str]:
-    """``n`` entries in ``folder``: the shipped ones first, then numbered variants; returns their ids."""
-    sources = sorted(SHIPPED.rglob("*.yaml"))
+def generate(folder: Path, n: int, source: Path = SHIPPED) -> list[str]:
+    """``n`` entries in ``folder``: those of ``source`` first, then numbered variants; returns their ids."""
+    sources = sorted(source.rglob("*.yaml"))
     ids = []
     for i in range(n):
         source = sources[i % len(sources)]
@@ -94,16 +94,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20_000, help="entries in the large registry")
     parser.add_argument("--repeat", type=int, default=7, help="runs of each warm command (median reported)")
+    parser.add_argument(
+        "--source", type=Path, default=SHIPPED, help="the registry the entries are made from (default: the shipped one)"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="archzoo-scale-"))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     try:
         sizes: dict[str, tuple[Path, list[str], dict[str, str]]] = {}
-        for n in (len(list(SHIPPED.rglob("*.yaml"))), args.n):
+        for n in (len(list(args.source.rglob("*.yaml"))), args.n):
             folder = work / str(n)
             folder.mkdir()
             label = f"{n:,}"
-            sizes[label] = (folder, generate(folder, n), dict(os.environ, ARCHZOO_CACHE_DIR=str(work / f"cache-{n}")))
+            sizes[label] = (
+                folder,
+                generate(folder, n, args.source),
+                dict(os.environ, ARCHZOO_CACHE_DIR=str(work / f"cache-{n}")),
+            )
         small, big = sizes
 
         def command(what: str, label: str) -> list[str]:
