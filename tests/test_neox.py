@@ -881,3 +881,40 @@ def test_odd_rotary_channels_are_refused_where_transformers_fails(T, host):
     model = hf_model(T, "GPTNeoXModel", T.GPTNeoXConfig(**neox, rotary_pct=0.34), device="cpu")
     model(input_ids=ids)  # 1 rotary channel of 3 turns 2: it runs, and archzoo counts it (random configs above)
     assert parse_config(host.architecture("neox"), dict(d_model=12, n_heads=4, rotary_fraction=0.34))
+
+
+# ---- generation: prefill and decode against FlopCounterMode on real cached calls --------------------------
+
+GENERATION_CASES = [
+    ("neox", dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=40), CLASSES),
+    ("gptj", dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, rotary_dim=6, max_positions=24), GPTJ_CLASSES),
+    ("phi", dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, qk_norm=True), PHI_CLASSES),
+]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "name, config, head",
+    [(name, config, head) for name, config, classes in GENERATION_CASES for head in classes],
+    ids=[f"{name}-{head}" for name, _, classes in GENERATION_CASES for head in classes],
+)
+def test_prefill_and_decode_equal_flop_counter_mode(host, name, config, head):
+    """Prefill (the last position's logits only) and cached decode steps, as archzoo's methodology defines them."""
+    from archzoo.reference import reference_decode_flops, reference_prefill_flops
+
+    arch = host.architecture(name)
+    cfg = parse_config(arch, dict(config, head=head))
+    report = make_report(arch, cfg, 8)
+    ref = arch.reference(cfg)
+    if (name, head) == ("gptj", "question_answering"):
+        import inspect
+
+        # the class takes no past_key_values, so no step of it reads a cache: archzoo gives no prefill or decode
+        model_class = getattr(importlib.import_module("transformers"), ref.target.rpartition(".")[2])
+        assert "past_key_values" not in inspect.signature(model_class.forward).parameters
+        assert (report.generative, report.prefill_flops, report.decode_flops) == (False, None, None)
+        return
+    assert report.generative
+    assert report.prefill_flops == reference_prefill_flops(ref, 8)
+    assert report.decode_flops == reference_decode_flops(ref, 8)
+    assert report.decode_at(3) == reference_decode_flops(ref, 3)

@@ -508,6 +508,8 @@ def build_gptj(cfg: GPTJConfig) -> Block:
         causal=True,
         description="causal self-attention, rotary positions on the first rotary_dim channels of each head, no biases",
     )
+    if cfg.head == "question_answering":  # GPTJForQuestionAnswering hands its base model no cache
+        attn = replace(attn, kv_cache=const(0))
     layer = _parallel_layer(d, attn, _mlp(d, d_ff, cfg.activation))
     children = [
         embedding("token", V, d, role="token", description="token embeddings (wte)"),
