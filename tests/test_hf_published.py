@@ -122,6 +122,12 @@ def _weightless(model: Any) -> None:
                 module._buffers[name] = torch.zeros((), dtype=buffer.dtype).expand(buffer.shape).clone()
 
 
+def _holds_its_own_lm_head(path: Path, model: Any) -> bool:
+    """A T5 file written with ``tie_word_embeddings: false``: its checkpoint holds an LM head of its own."""
+    data = _data(path)
+    return data.get("model_type") == "t5" and data.get("tie_word_embeddings") is False and hasattr(model, "lm_head")
+
+
 def _transformers_figures(T: Any, path: Path, hf_class: str | None) -> tuple[str, int | None, int, int]:
     """The class transformers builds from the file (AutoModel's, or the first ``architectures`` entry's),
     the tokens of its forward pass (None: an image), its parameters and its forward FLOPs."""
@@ -138,6 +144,12 @@ def _transformers_figures(T: Any, path: Path, hf_class: str | None) -> tuple[str
         else:
             model = getattr(T, config.architectures[0])(config)
     model.eval()
+    if _holds_its_own_lm_head(path, model):
+        # T5Config forces tie_word_embeddings to true (a false one survives only as scale_decoder_outputs), so
+        # the class built from the file ties its head; from_pretrained then finds lm_head.weight and
+        # shared.weight both in a T5 v1.1 checkpoint, with different values, and does NOT tie them
+        # (transformers 5.23, modeling_utils.PreTrainedModel.tie_weights): the model loaded has a head of its own.
+        model.lm_head.weight = torch.nn.Parameter(torch.empty_like(model.lm_head.weight))
     params = sum(p.numel() for p in model.parameters())
     routed = getattr(config, "num_experts_per_tok", None) is not None  # routing reads activation values
     device = "cpu" if routed else "meta"
