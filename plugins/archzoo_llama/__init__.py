@@ -299,11 +299,14 @@ def build_moe(cfg: MoEConfig) -> Block:
     return with_modules(root, moe_reference_modules(cfg))
 
 
+#: the families whose question-answering class keeps its base model as ``transformer`` (an older name)
+_QA_TRANSFORMER: tuple[str | None, ...] = ("llama", "qwen2")
+
+
 def _layer_modules(root: str, cfg: DecoderConfig) -> dict[str, tuple[str, ...]]:
     """The block -> submodule table the families share: the model, attention, norms and head."""
     base = "" if cfg.head == "none" else "model."
-    dense = isinstance(cfg, LlamaConfig)
-    if cfg.head == "question_answering" and dense and _reference_family(cfg) in ("llama", "qwen2"):
+    if cfg.head == "question_answering" and isinstance(cfg, LlamaConfig) and _reference_family(cfg) in _QA_TRANSFORMER:
         base = "transformer."  # LlamaForQuestionAnswering and Qwen2ForQuestionAnswering keep an older name
     layer = f"{root}.layers.layer"
     return {
