@@ -918,3 +918,19 @@ def test_prefill_and_decode_equal_flop_counter_mode(host, name, config, head):
     assert report.prefill_flops == reference_prefill_flops(ref, 8)
     assert report.decode_flops == reference_decode_flops(ref, 8)
     assert report.decode_at(3) == reference_decode_flops(ref, 3)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "name, config, head",
+    [(name, config, head) for name, config, classes in GENERATION_CASES for head in classes],
+    ids=[f"{name}-{head}" for name, _, classes in GENERATION_CASES for head in classes],
+)
+def test_training_flops_equal_flop_counter_mode(host, name, config, head):
+    """One training step (forward and the backward of the summed main output), as archzoo's methodology defines it."""
+    from archzoo.reference import reference_training_flops
+
+    arch = host.architecture(name)
+    cfg = parse_config(arch, dict(config, head=head))
+    for n in (1, 8):
+        assert make_report(arch, cfg, n).training_flops == reference_training_flops(arch.reference(cfg), n), n
