@@ -144,3 +144,20 @@ def test_a_broken_entry_beside_cached_pages_fails_the_build(registry, tmp_path):
     shutil.copy(registry / "gpt2.yaml", registry / "more" / "gpt2.yaml")
     with pytest.raises(RegistryError, match=r"gpt2\.yaml"):
         _collect(registry, PageCache(tmp_path / "cache", fingerprint(get_host())))
+
+
+def test_an_entry_warning_is_said_again_when_its_page_is_reused(registry, tmp_path, caplog):
+    """A warning of an entry's check (a published figure off by more than its rounding, with no reason) is
+    logged by every build, the ones that reuse the entry's page included."""
+    gpt2 = (registry / "gpt2.yaml").read_text(encoding="utf-8")
+    # 124,439,808 parameters (transformers GPT2LMHeadModel) against a printed 120M: +3.7%, within 5%
+    unexplained = gpt2.replace("params: 117M", "params: 120M").split("reconciliation:")[0]
+    (registry / "gpt2.yaml").write_text(unexplained, encoding="utf-8")
+    said = []
+    for _ in range(2):
+        caplog.clear()
+        with caplog.at_level("INFO", logger="mkdocs.plugins.archzoo"):
+            _collect(registry, PageCache(tmp_path / "cache", fingerprint(get_host())))
+        said.append([r.getMessage() for r in caplog.records if "consider a 'reconciliation:'" in r.getMessage()])
+    assert len(said[0]) == 1 and "gpt2.yaml" in said[0][0]
+    assert said[1] == said[0]

@@ -17,9 +17,18 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ..errors import RegistryError
 from ..host import get_host
-from ..registry import Entry, Registry, RegistryProblem, _load_entry, load_registry, registry_folders, yaml_files
-from ..registry_index import load_index
+from ..registry import (
+    Entry,
+    Registry,
+    RegistryProblem,
+    _load_entry,
+    load_registry,
+    registry_folders,
+    split_plugin_problems,
+    yaml_files,
+)
 from . import explore, pages
 from .pagecache import PageCache
 from .views import ArchitectureView, ModelView, architecture_view, model_view
@@ -81,6 +90,14 @@ def shown_path(path: Path, root: Path | None, folders: Iterable[Path] = ()) -> s
     return resolved.name
 
 
+def _refuse(problems: list[RegistryProblem]) -> None:
+    if problems:
+        raise RegistryError(
+            "the registry has problems; fix them (`archzoo validate` lists them too):\n"
+            + "\n".join(str(p) for p in problems)
+        )
+
+
 def _key(cache: PageCache | None, path: Path, model_id: str, shown: str, directory_urls: bool | None) -> str | None:
     """The cache key of an entry's page: its file's bytes, its id, how its file is shown, how pages link."""
     if cache is None:
@@ -90,19 +107,6 @@ def _key(cache: PageCache | None, path: Path, model_id: str, shown: str, directo
     except OSError:
         return None  # made, not kept
     return cache.key(content, model_id, shown, str(directory_urls))
-
-
-def _cached_keys(
-    cache: PageCache, folders: list[Path], root: Path | None, directory_urls: bool | None
-) -> dict[str, str]:
-    """Each registry file's page key, by path, from the files alone (an entry's id is its file's name)."""
-    keys = {}
-    for name in yaml_files(folders, []):
-        path = Path(name)
-        key = _key(cache, path, path.stem, shown_path(path, root, folders), directory_urls)
-        if key is not None:
-            keys[name] = key
-    return keys
 
 
 def _plugin_module_file(arch: Any) -> Path | None:
@@ -196,37 +200,75 @@ def collect(
     from ``cache`` when it holds the entry's page made with the same settings (`PageCache`). Large
     registries are computed in forked worker processes (``workers``: how many; default up to 4).
     """
-    from ..errors import RegistryError
-
     started = time.perf_counter()
     host = get_host()
     plugin_registries = list(plugin_registries)
     root = root.resolve() if root else None
-    folders, _ = registry_folders(registry_dirs, host, plugin_registries)
+    folders, owners = registry_folders(registry_dirs, host, plugin_registries)
     if directory_urls is None:
         cache = None  # views without pages keep their tables, which the cache does not hold
-    known = _cached_keys(cache, folders, root, directory_urls) if cache is not None else {}
+    listing: list[RegistryProblem] = []
+    files = yaml_files(folders, listing) if cache is not None else []
+    known = {
+        name: _key(cache, Path(name), Path(name).stem, shown_path(Path(name), root, folders), directory_urls)
+        for name in files
+    }
+    stems = {Path(name).stem for name in files}
     registry: Registry | None = None
-    if cache is not None and known and 2 * sum(cache.has(k) for k in known.values()) >= len(known):
-        # most pages are cached: the registry index (cached by file) vouches for the files, and only the
-        # entries whose page is not cached are read and counted
-        index = load_index(registry_dirs, host, plugin_registries=plugin_registries, progress=None)
-        problems, warnings, plugin_problems = index.problems, index.warnings, index.plugin_problems
-        found: list[tuple[str, Path, Entry | None]] = [(row.id, Path(row.path), None) for row in index.rows.values()]
+    warnings: dict[str, list[str]] = {}  # each file's warnings, logged below
+    if (
+        cache is not None
+        and files
+        and not listing
+        and len(stems) == len(files)
+        and 2 * sum(cache.has(key) for key in known.values()) >= len(files)
+    ):
+        # most pages are cached: a page kept under its file's bytes and archzoo's and the plugins' code was
+        # made from a valid entry, so only the files without a page are read and checked (ids are file
+        # names, and every name is once: no file can be another's duplicate)
+        found: list[tuple[str, Path, Entry | None]] = [(Path(name).stem, Path(name), None) for name in files]
     else:
         registry = load_registry(registry_dirs, host, plugin_registries=plugin_registries)
-        problems, warnings, plugin_problems = registry.problems, registry.warnings, registry.plugin_problems
+        _refuse(registry.problems)
+        for problem in registry.plugin_problems:  # a plugin's broken entry is left out; the user's zoo builds
+            log.info("archzoo: skipped %s", problem)
+        for warning in registry.warnings:
+            warnings.setdefault(str(warning.path), []).append(str(warning))
         found = [(e.id, e.path, e) for e in registry]
-    if problems:
-        raise RegistryError(
-            "the registry has problems; fix them (`archzoo validate` lists them too):\n"
-            + "\n".join(str(p) for p in problems)
-        )
-    for warning in warnings:
-        log.info("archzoo: %s", warning)
-    for problem in plugin_problems:  # a plugin's broken entry is left out; the user's zoo still builds
-        log.info("archzoo: skipped %s", problem)
     found.sort(key=lambda item: item[0])
+    results: list[tuple[ModelView, str | None, str] | None] = [None] * len(found)
+    keys: list[str | None] = [None] * len(found)
+    entries: list[Entry | None] = [entry for _, _, entry in found]
+    problems: list[RegistryProblem] = []
+    for i, (model_id, path, entry) in enumerate(found):
+        if cache is None:
+            continue
+        keys[i] = known.get(str(path)) or _key(cache, path, model_id, shown_path(path, root, folders), directory_urls)
+        kept = cache.page(keys[i])
+        if kept is not None:
+            results[i] = kept[:3]
+            warnings[str(path)] = kept[3]
+        elif entry is None:  # a page to make: its entry, read and checked
+            file_warnings: list[RegistryProblem] = []
+            entries[i] = _load_entry(path, host, problems, file_warnings)
+            warnings[str(path)] = [str(w) for w in file_warnings]
+            if keys[i] != _key(cache, path, model_id, shown_path(path, root, folders), directory_urls):
+                keys[i] = None  # the file changed while it was read: its page is made but not kept
+    if registry is None:
+        problems, plugin_problems = split_plugin_problems(problems, owners)
+        _refuse(problems)
+        for problem in plugin_problems:
+            log.info("archzoo: skipped %s", problem)
+        kept_items = [i for i in range(len(found)) if results[i] is not None or entries[i] is not None]
+        found, results, keys, entries = (
+            [found[i] for i in kept_items],
+            [results[i] for i in kept_items],
+            [keys[i] for i in kept_items],
+            [entries[i] for i in kept_items],
+        )
+    for _, path, _ in found:
+        for text in warnings.get(str(path), ()):
+            log.info("archzoo: %s", text)
     for model_id, path, _ in found:
         if model_id == "index":
             raise RegistryError(
@@ -235,33 +277,15 @@ def collect(
             )
     sources: dict[str, Path] = {pages.model_path(model_id): path.resolve() for model_id, path, _ in found}
     shown = [shown_path(path, root, folders) for _, path, _ in found]
-    results: list[tuple[ModelView, str | None, str] | None] = [None] * len(found)
-    keys: list[str | None] = [None] * len(found)
-    if cache is not None:
-        for i, (model_id, path, _) in enumerate(found):
-            keys[i] = known.get(str(path)) or _key(cache, path, model_id, shown[i], directory_urls)
-            results[i] = cache.page(keys[i])
-    entries: list[Entry | None] = [entry for _, _, entry in found]
-    for i, (_, path, entry) in enumerate(found):
-        if entry is None and results[i] is None:  # a page to make: its entry, read and checked
-            file_problems: list[RegistryProblem] = []
-            entries[i] = _load_entry(path, host, file_problems, [])
-            if file_problems or entries[i] is None:
-                raise RegistryError(
-                    "the registry has problems; fix them (`archzoo validate` lists them too):\n"
-                    + "\n".join(str(p) for p in file_problems)
-                )
-            if keys[i] != _key(cache, path, found[i][0], shown[i], directory_urls):
-                keys[i] = None  # the file changed while it was read: its page is made but not kept
     job = _Job(entries, shown, directory_urls)
-    missing = [i for i, found in enumerate(results) if found is None]
+    missing = [i for i, made in enumerate(results) if made is None]
     names = list(host.architectures)
     arch_data: dict[str, str | None] = {}
     arch_keys = {name: cache.key("architecture", name) if cache is not None else None for name in names}
     for name in names:
-        text = cache.text(arch_keys[name]) if cache is not None else None
-        if text is not None:
-            arch_data[name] = text or None
+        kept_text = cache.text(arch_keys[name]) if cache is not None else None
+        if kept_text is not None:
+            arch_data[name] = kept_text or None
     missing_archs = [name for name in names if name not in arch_data]
     n_workers = _workers(len(missing), workers)
     done = len(found) - len(missing)
@@ -293,7 +317,7 @@ def collect(
         for i in missing:
             made = results[i]
             assert made is not None
-            cache.put_page(keys[i], *made)
+            cache.put_page(keys[i], *made, warnings.get(str(found[i][1]), []))
         for name in missing_archs:
             cache.put_text(arch_keys[name], arch_data[name] or "")
     finished = [r for r in results if r is not None]

@@ -33,7 +33,7 @@ from .views import ModelView
 __all__ = ["FORMAT", "PageCache", "fingerprint"]
 
 #: Bumped whenever what a cached file holds changes.
-FORMAT = "archzoo.site-pages/1"
+FORMAT = "archzoo.site-pages/2"
 #: The folder under the cache folder.
 FOLDER = "site-pages"
 #: A cached file larger than this is not read (a model page and its data take a few hundred kB).
@@ -46,13 +46,15 @@ _TUPLES = ("tags", "rows", "symbols")
 def fingerprint(host: PluginHost, extra: Iterable[str] = ()) -> str:
     """Everything besides the entry that its generated page depends on: archzoo's version and source files,
     the libraries that write the page's markup, each plugin's name, version and module files."""
+    import pydantic
     import pygments
     import yaml
 
     from .. import __version__
 
     digest = hashlib.sha256(
-        f"{FORMAT}\0{__version__}\0{sys.version_info[:2]}\0{pygments.__version__}\0{yaml.__version__}".encode()
+        f"{FORMAT}\0{__version__}\0{sys.version_info[:2]}\0{pygments.__version__}\0{yaml.__version__}"
+        f"\0{pydantic.VERSION}".encode()
     )
     files: set[Path] = set(Path(__file__).resolve().parents[1].rglob("*.py"))
     for name, info in sorted(host.plugins.items()):
@@ -129,15 +131,21 @@ class PageCache:
         """Whether a file is kept under ``key`` (without reading it)."""
         return key is not None and self.folder is not None and self._path(key).is_file()
 
-    def page(self, key: str | None) -> tuple[ModelView, str | None, str] | None:
-        """(view, page markdown, what-if JSON) kept under ``key``, or None."""
+    def page(self, key: str | None) -> tuple[ModelView, str | None, str, list[str]] | None:
+        """(view, page markdown, what-if JSON, the entry's warnings) kept under ``key``, or None."""
         data = self._read(key)
         found = None
-        if isinstance(data, dict) and sorted(data) == ["data", "page", "view"]:
-            page, explore = data["page"], data["data"]
+        if isinstance(data, dict) and sorted(data) == ["data", "page", "view", "warnings"]:
+            page, explore, warnings = data["page"], data["data"], data["warnings"]
             view = _view_of(data["view"])
-            if view is not None and isinstance(explore, str) and (page is None or isinstance(page, str)):
-                found = view, page, explore
+            if (
+                view is not None
+                and isinstance(explore, str)
+                and (page is None or isinstance(page, str))
+                and isinstance(warnings, list)
+                and all(isinstance(w, str) for w in warnings)
+            ):
+                found = view, page, explore, warnings
         self._count(found is not None)
         return found
 
@@ -170,9 +178,9 @@ class PageCache:
         except ValueError:
             return None
 
-    def put_page(self, key: str | None, view: ModelView, page: str | None, explore: str) -> None:
-        """Keep an entry's generated page."""
-        self._write(key, {"view": _view_json(view), "page": page, "data": explore})
+    def put_page(self, key: str | None, view: ModelView, page: str | None, explore: str, warnings: list[str]) -> None:
+        """Keep an entry's generated page, and the warnings its check gave (logged again when it is reused)."""
+        self._write(key, {"view": _view_json(view), "page": page, "data": explore, "warnings": warnings})
 
     def put_text(self, key: str | None, text: str) -> None:
         self._write(key, {"text": text})
