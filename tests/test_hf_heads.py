@@ -23,7 +23,7 @@ from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.host import get_host
 from archzoo.report import NO_CACHE, make_report
 
-pytestmark = pytest.mark.reference
+pytestmark = [pytest.mark.reference, pytest.mark.sweep]
 
 SEQ_LEN = 8
 

@@ -36,7 +36,7 @@ from archzoo.hf_config import load_hf_config
 from archzoo.host import PluginHost
 from archzoo.report import make_report
 
-pytestmark = pytest.mark.reference
+pytestmark = [pytest.mark.reference, pytest.mark.sweep]
 
 CORPUS_DIR = Path(__file__).resolve().parent / "data" / "hf_published"
 CORPUS = sorted(CORPUS_DIR.glob("*.json"))

@@ -27,6 +27,8 @@ from archzoo.report import make_report
 from transformers_models import build_model as hf_model
 from transformers_models import forward_flops, host_with, n_params
 
+pytestmark = pytest.mark.sweep
+
 MODEL_TYPES = ("llama", "mistral", "qwen2", "gemma", "olmo", "phi3")
 FAMILY = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "gemma": "Gemma", "olmo": "Olmo", "phi3": "Phi3"}
 

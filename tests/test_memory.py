@@ -19,7 +19,7 @@ from archzoo.formula import total
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
-pytestmark = [pytest.mark.reference, pytest.mark.filterwarnings("ignore")]
+pytestmark = [pytest.mark.reference, pytest.mark.filterwarnings("ignore"), pytest.mark.sweep]
 
 from archzoo.memory import (  # noqa: E402
     UnsupportedActivationMemory,

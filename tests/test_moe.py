@@ -29,6 +29,8 @@ from transformers_models import build_model as build
 from transformers_models import forward_flops as _forward_flops
 from transformers_models import host_with, n_params
 
+pytestmark = pytest.mark.sweep
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: transformers 5.23, MixtralForCausalLM(MixtralConfig()) on the meta device: Mixtral 8x7B (Jiang et al. 2024,

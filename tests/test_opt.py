@@ -28,6 +28,8 @@ from archzoo.report import make_report
 from transformers_models import build_model as hf_model
 from transformers_models import forward_flops, host_with, n_params
 
+pytestmark = pytest.mark.sweep
+
 
 @pytest.fixture(scope="module")
 def host():

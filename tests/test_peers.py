@@ -20,7 +20,7 @@ import pytest
 
 from archzoo.site.peers import EXPLANATIONS, peers_page
 
-pytestmark = pytest.mark.reference
+pytestmark = [pytest.mark.reference, pytest.mark.sweep]
 
 RESULTS = Path(__file__).parent.parent / "src" / "archzoo" / "site" / "data" / "peers.json"
 N = 16  # tokens of the small text models; the small ViT sees a 32 px image in 8 px patches: 17 tokens

@@ -35,7 +35,8 @@ from archzoo.host import PluginHost
 from archzoo.report import SCHEMA
 from strategies import YAML_TEXT, Raw, config_overrides, hostile_value, set_arguments, yaml_double_quoted
 
-pytestmark = [pytest.mark.hostile, pytest.mark.sweep]
+# hypothesis over every architecture: 20 s of CPU even for one case each, so the whole module is left to `make test`
+pytestmark = [pytest.mark.hostile, pytest.mark.slow]
 
 HOST = PluginHost().load()
 ARCHITECTURES = list(HOST.architectures)

@@ -35,6 +35,8 @@ from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.report import Report, make_report
 from transformers_models import build_model, forward_flops, host_with, n_params
 
+pytestmark = pytest.mark.sweep
+
 CLASSES = ("T5Model", "T5ForConditionalGeneration", "T5EncoderModel")
 
 

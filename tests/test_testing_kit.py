@@ -451,9 +451,9 @@ def test_check_plugin_imports_an_installed_plugin_the_manifest_describes(tmp_pat
     (dist / "entry_points.txt").write_text("[archzoo]\nkitold = archzoo_kitold\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("ARCHZOO_CACHE_DIR", str(tmp_path / "cache"))
-    from archzoo.host import PluginHost
-
     from importlib import metadata
+
+    from archzoo.host import PluginHost
 
     selection = {ep.name for ep in metadata.entry_points(group="archzoo")}  # the built-ins and kitold, as checked
     assert "kitold" in selection
