@@ -17,6 +17,9 @@ import pytest
 from archzoo.errors import ArchzooError
 from archzoo.site import build_site
 
+# whole MkDocs builds (20 s of CPU): the fast subset builds a site in test_cli and test_init, `make test` runs these
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 BERT_BASE = REPO / "registry" / "bert" / "bert-base-uncased.yaml"
 #: transformers 5.23 BertModel(BertConfig()): sum(p.numel() for p in model.parameters())

@@ -16,6 +16,8 @@ from archzoo.registry import load_registry
 from archzoo.report import make_report
 from archzoo.site import explore
 
+pytestmark = pytest.mark.sweep
+
 REPO = Path(__file__).resolve().parents[1]
 
 
