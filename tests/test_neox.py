@@ -296,17 +296,16 @@ def test_table_equals_the_transformers_configuration_class(T, host):
 
 @pytest.mark.reference
 def test_the_files_extra_keys_are_read_by_no_module(T, host):
-    """The keys beyond GPTNeoXConfig's fields that the table ignores (legacy dropouts, rotary_emb_base) appear
-    nowhere in transformers' gpt_neox modeling code; rotary_emb_base only in its configuration's conversion."""
+    """The keys beyond GPTNeoXConfig's fields that the table ignores (legacy dropouts) appear nowhere in
+    transformers' gpt_neox modeling or configuration code."""
     import inspect
 
-    modeling = inspect.getsource(importlib.import_module("transformers.models.gpt_neox.modeling_gpt_neox"))
-    configuration = inspect.getsource(importlib.import_module("transformers.models.gpt_neox.configuration_gpt_neox"))
-    extra = set(_table(host).ignored) - set(_table(host).defaults)
-    assert extra == {"attention_probs_dropout_prob", "hidden_dropout_prob", "rotary_emb_base"}
-    for key in extra:
-        assert key not in modeling, key
-    assert 'kwargs.pop("rotary_emb_base"' in configuration and 'kwargs.pop("rotary_pct"' in configuration
+    for module in ("modeling_gpt_neox", "configuration_gpt_neox"):
+        source = inspect.getsource(importlib.import_module(f"transformers.models.gpt_neox.{module}"))
+        extra = set(_table(host).ignored) - set(_table(host).defaults)
+        assert extra == {"attention_probs_dropout_prob", "hidden_dropout_prob"}
+        for key in extra:
+            assert key not in source, (module, key)
 
 
 BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, intermediate_size=40)
@@ -323,7 +322,6 @@ SWEEP = dict(
     use_parallel_residual=False,
     attention_bias=False,
     rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0, "partial_rotary_factor": 0.5},
-    rotary_pct=1.0,
     num_labels=5,
 )
 
@@ -370,9 +368,9 @@ def test_rotary_fraction_is_read_as_transformers_resolves_it(T, host, tmp_path):
 @pytest.mark.reference
 @pytest.mark.xfail(
     strict=True,
-    reason="archzoo.hf_config converts a top-level partial_rotary_factor (and rope_theta) into rope_parameters for "
-    "every class with rope_parameters, while GPTNeoXConfig's own conversion reads rotary_pct and rotary_emb_base "
-    "instead and leaves those keys unread; no count depends on it, only the rotary_fraction shown",
+    reason="archzoo.hf_config refuses a top-level partial_rotary_factor in a gpt_neox file as a key "
+    "modeling_rope_utils reads, while GPTNeoXConfig's conversion takes rotary_pct instead and transformers loads "
+    "the file (with 0.25): a refusal of a file transformers accepts, in hf_config",
 )
 def test_a_top_level_partial_rotary_factor_is_not_gpt_neoxs(T, host, tmp_path):
     path = _write(tmp_path, {"model_type": "gpt_neox", **BASE, "partial_rotary_factor": 0.75})
@@ -383,7 +381,7 @@ def test_a_top_level_partial_rotary_factor_is_not_gpt_neoxs(T, host, tmp_path):
 @pytest.mark.reference
 def test_ignored_keys_change_no_figure(T, host, tmp_path):
     """Every key GPTNeoXConfig has that archzoo ignores, changed at once, and the legacy keys EleutherAI's files
-    carry: transformers' figures still equal archzoo's."""
+    carry, with the rotary ones (converted into rope_parameters): transformers' figures still equal archzoo's."""
     changed = dict(
         attention_dropout=0.3,
         hidden_dropout=0.2,
@@ -395,12 +393,11 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         eos_token_id=6,
         pad_token_id=7,
         is_decoder=True,
-        rotary_emb_base=500,
         attention_probs_dropout_prob=0.1,
         hidden_dropout_prob=0.1,
     )
     assert set(changed) == set(_table(host).ignored)
-    path = _write(tmp_path, {"model_type": "gpt_neox", **BASE, **changed})
+    path = _write(tmp_path, {"model_type": "gpt_neox", **BASE, **changed, "rotary_emb_base": 500, "rotary_pct": 0.5})
     for model_class in CLASSES.values():
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 9)

@@ -279,11 +279,6 @@ def reference(cfg: NeoXConfig) -> Reference:
 
 # ---- Hugging Face config.json: GPTNeoXConfig's keys, as transformers 5.23 defines them -------------------
 
-_ROTARY = (
-    "a rotary position setting: no parameters, and the rotary angles and rotations are element-wise, so "
-    "FlopCounterMode counts no FLOPs for them"
-)
-_CONVERTED_ROTARY = "GPTNeoXConfig's own conversion moves it into rope_parameters ({}) while loading; " + _ROTARY
 
 #: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
@@ -328,9 +323,8 @@ HF_GPT_NEOX = HFTable(
         "attention_bias": "attention_bias",
         # rotary settings change no count; read for the fraction it turns and to refuse a type transformers
         # does not build
+        # (archzoo.hf_config builds it as GPTNeoXConfig does, from rotary_pct and rotary_emb_base too)
         "rope_parameters": "rotary_fraction",
-        # no field: GPTNeoXConfig's conversion takes it for rope_parameters' partial_rotary_factor when that has none
-        "rotary_pct": "rotary_fraction",
         "num_labels": "num_labels",
     },
     ignored={
@@ -344,7 +338,6 @@ HF_GPT_NEOX = HFTable(
         "eos_token_id": TOKEN_ID,
         "pad_token_id": TOKEN_ID + " (GPT-NeoX's token embedding has no padding index)",
         "is_decoder": "not read by GPT-NeoX's modules: every layer is causal whatever its value",
-        "rotary_emb_base": _CONVERTED_ROTARY.format("rope_theta"),
         # keys EleutherAI's GPT-NeoX-20B and early Pythia files carry from older transformers releases
         "attention_probs_dropout_prob": f"{NOT_READ}; a dropout: no parameters or FLOPs",
         "hidden_dropout_prob": f"{NOT_READ}; a dropout: no parameters or FLOPs",
@@ -355,13 +348,13 @@ HF_GPT_NEOX = HFTable(
 )
 
 
-def _rotary_fraction(rope: Any, legacy: Any, default: float) -> Any:
+def _rotary_fraction(rope: Any, default: float) -> Any:
     """The fraction of each head the rotary positions turn, as the configuration class resolves it:
-    rope_parameters' partial_rotary_factor, else the legacy key (GPT-NeoX's rotary_pct), else the class's
-    ``default``. A rotary type transformers does not build is refused (the other rotary settings change no count)."""
-    fallback = default if legacy is None else legacy
+    rope_parameters' partial_rotary_factor (which loading fills from the file's other rotary keys), else the
+    class's ``default``. A rotary type transformers does not build is refused (the other rotary settings change
+    no count)."""
     if rope is None:
-        return fallback
+        return default
     if not isinstance(rope, dict):
         raise ValueError(
             f'rope_parameters: expected an object such as {{"rope_type": "default"}} or null, '
@@ -374,7 +367,7 @@ def _rotary_fraction(rope: Any, legacy: Any, default: float) -> Any:
             f"accepts; expected one of {', '.join(ROPE_TYPES)}"
         )
     fraction = rope.get("partial_rotary_factor")
-    return fallback if fraction is None else fraction
+    return default if fraction is None else fraction
 
 
 @hf_reader(HF_GPT_NEOX)
@@ -389,7 +382,7 @@ def _from_gpt_neox(hf: dict[str, Any], model_class: str = "GPTNeoXModel") -> dic
         activation=hf["hidden_act"],
         attention_bias=hf["attention_bias"],
         parallel_residual=hf["use_parallel_residual"],
-        rotary_fraction=_rotary_fraction(hf["rope_parameters"], hf.get("rotary_pct"), 0.25),
+        rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.25),
         tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
     )
@@ -911,7 +904,7 @@ def _from_phi(hf: dict[str, Any], model_class: str = "PhiModel") -> dict[str, An
         activation=hf["hidden_act"],
         qk_norm=hf["qk_layernorm"],
         # PhiConfig's own default when neither rope_parameters nor the file's partial_rotary_factor sets it
-        rotary_fraction=_rotary_fraction(hf["rope_parameters"], None, 0.5),
+        rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.5),
         tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
     )
