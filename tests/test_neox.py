@@ -931,3 +931,17 @@ def test_training_flops_equal_flop_counter_mode(host, name, config, head):
     cfg = parse_config(arch, dict(config, head=head))
     for n in (1, 8):
         assert make_report(arch, cfg, n).training_flops == reference_training_flops(arch.reference(cfg), n), n
+
+
+# ---- the registry entries: each one's reference agrees with archzoo, in total and block by block ----------
+
+REGISTRY = sorted((Path(__file__).resolve().parents[1] / "registry" / "neox").glob("*.yaml"))
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("path", REGISTRY, ids=[p.stem for p in REGISTRY])
+def test_registry_entries_verify(T, host, path):
+    from archzoo.verify import verify_target
+
+    verification = verify_target(str(path), host=host)
+    assert verification.ok, verification.render()
