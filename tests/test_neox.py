@@ -29,6 +29,9 @@ from archzoo.testing import assert_blocks_match_modules, assert_matches_referenc
 from transformers_models import build_model as hf_model
 from transformers_models import forward_flops, host_with, n_params
 
+#: many cases per function: the fast subset runs each function's first case, `make test` every case
+pytestmark = pytest.mark.sweep
+
 HEADS = ("lm", "none", "sequence_classification", "token_classification", "question_answering")
 CLASSES = {
     "lm": "GPTNeoXForCausalLM",
