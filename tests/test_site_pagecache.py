@@ -13,6 +13,8 @@ from archzoo.host import get_host
 from archzoo.site import build_site, generate
 from archzoo.site.pagecache import PageCache, fingerprint
 
+pytestmark = pytest.mark.sweep
+
 REPO = Path(__file__).resolve().parents[1]
 ENTRIES = [
     REPO / "registry" / "bert" / "bert-base-uncased.yaml",

@@ -13,6 +13,8 @@ import pytest
 from archzoo.site import SiteOptions
 from archzoo.site.build import load_site_config, serve_build
 
+pytestmark = pytest.mark.sweep
+
 REPO = Path(__file__).resolve().parents[1]
 ENTRIES = [
     REPO / "registry" / "bert" / "bert-base-uncased.yaml",
