@@ -948,3 +948,13 @@ def test_registry_entries_verify(T, host, path):
 
     verification = verify_target(str(path), host=host)
     assert verification.ok, verification.render()
+
+
+def test_phis_refusal_names_its_own_class(host, tmp_path):
+    path = _write(tmp_path, {"model_type": "phi", "rope_parameters": {"rope_type": "zzz"}})
+    with pytest.raises(HFConfigError) as info:
+        load_hf_config(path, host)
+    assert str(info.value) == (
+        f'{path}: rope_parameters: rope_type "zzz" is not one transformers\' PhiConfig accepts; expected one of '
+        "default, linear, dynamic, yarn, longrope, llama3, proportional"
+    )

@@ -348,7 +348,7 @@ HF_GPT_NEOX = HFTable(
 )
 
 
-def _rotary_fraction(rope: Any, default: float) -> Any:
+def _rotary_fraction(rope: Any, default: float, config_class: str) -> Any:
     """The fraction of each head the rotary positions turn, as the configuration class resolves it:
     rope_parameters' partial_rotary_factor (which loading fills from the file's other rotary keys), else the
     class's ``default``. A rotary type transformers does not build is refused (the other rotary settings change
@@ -363,7 +363,7 @@ def _rotary_fraction(rope: Any, default: float) -> Any:
     kind = rope.get("rope_type", rope.get("type", "default"))
     if kind not in ROPE_TYPES:
         raise ValueError(
-            f"rope_parameters: rope_type {json.dumps(kind)[:60]} is not one transformers' GPTNeoXConfig "
+            f"rope_parameters: rope_type {json.dumps(kind)[:60]} is not one transformers' {config_class} "
             f"accepts; expected one of {', '.join(ROPE_TYPES)}"
         )
     fraction = rope.get("partial_rotary_factor")
@@ -382,7 +382,7 @@ def _from_gpt_neox(hf: dict[str, Any], model_class: str = "GPTNeoXModel") -> dic
         activation=hf["hidden_act"],
         attention_bias=hf["attention_bias"],
         parallel_residual=hf["use_parallel_residual"],
-        rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.25),
+        rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.25, "GPTNeoXConfig"),
         tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
     )
@@ -904,7 +904,7 @@ def _from_phi(hf: dict[str, Any], model_class: str = "PhiModel") -> dict[str, An
         activation=hf["hidden_act"],
         qk_norm=hf["qk_layernorm"],
         # PhiConfig's own default when neither rope_parameters nor the file's partial_rotary_factor sets it
-        rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.5),
+        rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.5, "PhiConfig"),
         tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
     )
