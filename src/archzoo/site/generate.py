@@ -2,7 +2,8 @@
 
 `collect` is a plain function of registry folders (no MkDocs involved): the site's MkDocs plugin
 (`archzoo.site.plugin`) calls it once per build and turns its result into pages. Large registries are
-computed in forked worker processes; the result is the same.
+computed in forked worker processes; the result is the same. Pages kept by a previous build
+(`archzoo.site.pagecache`) are reused, and only the entries without one are read, checked and computed.
 """
 
 from __future__ import annotations
@@ -128,25 +129,36 @@ def _workers(n_entries: int, configured: int | None) -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+_Made = tuple[ModelView, str | None, str]  # a model's view, page markdown and what-if JSON
+
+
 @dataclasses.dataclass(frozen=True)
 class _Job:
-    """What each worker needs: the entries, how their files are shown, and how pages link. ``probes`` are
-    the what-if structures learnt so far (each worker process learns its own)."""
+    """What each worker needs: the entries (or the files to read them from), how their files are shown,
+    and how pages link. ``probes`` are the what-if structures learnt so far (each worker learns its own)."""
 
-    entries: list[Entry | None]  # None: the page is cached, the entry was not read
+    paths: list[Path]
+    entries: list[Entry | None]  # None: read and checked by `render` (or its page is cached)
     sources: list[str]
     directory_urls: bool | None
     probes: explore.WhatifProbes = dataclasses.field(default_factory=explore.WhatifProbes)
 
-    def render(self, index: int) -> tuple[ModelView, str | None, str]:
+    def render(self, index: int) -> tuple[_Made | None, list[RegistryProblem], list[str]]:
+        """The model's view, page and data, slimmed (`_slim`); its file's problems (then no model) and
+        warnings."""
         entry = self.entries[index]
-        assert entry is not None
+        problems: list[RegistryProblem] = []
+        warnings: list[RegistryProblem] = []
+        if entry is None:
+            entry = _load_entry(self.paths[index], get_host(), problems, warnings)
+            if entry is None:
+                return None, problems, [str(w) for w in warnings]
         view = model_view(entry, source_path=self.sources[index])
         page = None
         if self.directory_urls is not None:
             page = pages.model_page(view, page_path=pages.model_path(view.id), directory_urls=self.directory_urls)
         data = explore.to_json(explore.model_data(entry, self.probes))
-        return view, page, data
+        return _slim((view, page, data)), problems, [str(w) for w in warnings]
 
     def architecture(self, name: str) -> str | None:
         arch = get_host().architectures.get(name)
@@ -168,14 +180,14 @@ def _start_worker(job: _Job) -> None:
     _job = job
 
 
-def _slim(result: tuple[ModelView, str | None, str]) -> tuple[ModelView, str | None, str]:
+def _slim(result: _Made) -> _Made:
     view, page, data = result
     return (dataclasses.replace(view, **_HEAVY) if page is not None else view), page, data
 
 
-def _render_chunk(indexes: list[int]) -> list[tuple[ModelView, str | None, str]]:
+def _render_chunk(indexes: list[int]) -> list[tuple[_Made | None, list[RegistryProblem], list[str]]]:
     assert _job is not None
-    return [_slim(_job.render(i)) for i in indexes]
+    return [_job.render(i) for i in indexes]
 
 
 def _architecture_chunk(names: list[str]) -> list[str | None]:
@@ -208,76 +220,41 @@ def collect(
     if directory_urls is None:
         cache = None  # views without pages keep their tables, which the cache does not hold
     listing: list[RegistryProblem] = []
-    files = yaml_files(folders, listing) if cache is not None else []
-    known = {
-        name: _key(cache, Path(name), Path(name).stem, shown_path(Path(name), root, folders), directory_urls)
-        for name in files
-    }
-    stems = {Path(name).stem for name in files}
+    files = yaml_files(folders, listing)
     registry: Registry | None = None
     warnings: dict[str, list[str]] = {}  # each file's warnings, logged below
-    if (
-        cache is not None
-        and files
-        and not listing
-        and len(stems) == len(files)
-        and 2 * sum(cache.has(key) for key in known.values()) >= len(files)
-    ):
-        # most pages are cached: a page kept under its file's bytes and archzoo's and the plugins' code was
-        # made from a valid entry, so only the files without a page are read and checked (ids are file
-        # names, and every name is once: no file can be another's duplicate)
-        found: list[tuple[str, Path, Entry | None]] = [(Path(name).stem, Path(name), None) for name in files]
-    else:
+    if listing or len({Path(name).stem for name in files}) != len(files):
+        # a folder that cannot be listed, a link out of it, two files of one id: the registry's own check
+        # says which, and every problem besides
         registry = load_registry(registry_dirs, host, plugin_registries=plugin_registries)
         _refuse(registry.problems)
         for problem in registry.plugin_problems:  # a plugin's broken entry is left out; the user's zoo builds
             log.info("archzoo: skipped %s", problem)
         for warning in registry.warnings:
             warnings.setdefault(str(warning.path), []).append(str(warning))
-        found = [(e.id, e.path, e) for e in registry]
+        found: list[tuple[str, Path, Entry | None]] = [(e.id, e.path, e) for e in registry]
+    else:
+        # each file is read, checked and counted where its page is made (in the workers), or not at all
+        # when a page kept under its bytes and archzoo's and the plugins' code exists: it was made from a
+        # valid entry (an entry's id is its file's name, and every name is once)
+        found = [(Path(name).stem, Path(name), None) for name in files]
     found.sort(key=lambda item: item[0])
-    results: list[tuple[ModelView, str | None, str] | None] = [None] * len(found)
-    keys: list[str | None] = [None] * len(found)
-    entries: list[Entry | None] = [entry for _, _, entry in found]
-    problems: list[RegistryProblem] = []
-    for i, (model_id, path, entry) in enumerate(found):
-        if cache is None:
-            continue
-        keys[i] = known.get(str(path)) or _key(cache, path, model_id, shown_path(path, root, folders), directory_urls)
-        kept = cache.page(keys[i])
-        if kept is not None:
-            results[i] = kept[:3]
-            warnings[str(path)] = kept[3]
-        elif entry is None:  # a page to make: its entry, read and checked
-            file_warnings: list[RegistryProblem] = []
-            entries[i] = _load_entry(path, host, problems, file_warnings)
-            warnings[str(path)] = [str(w) for w in file_warnings]
-            if keys[i] != _key(cache, path, model_id, shown_path(path, root, folders), directory_urls):
-                keys[i] = None  # the file changed while it was read: its page is made but not kept
-    if registry is None:
-        problems, plugin_problems = split_plugin_problems(problems, owners)
-        _refuse(problems)
-        for problem in plugin_problems:
-            log.info("archzoo: skipped %s", problem)
-        kept_items = [i for i in range(len(found)) if results[i] is not None or entries[i] is not None]
-        found, results, keys, entries = (
-            [found[i] for i in kept_items],
-            [results[i] for i in kept_items],
-            [keys[i] for i in kept_items],
-            [entries[i] for i in kept_items],
-        )
-    for _, path, _ in found:
-        for text in warnings.get(str(path), ()):
-            log.info("archzoo: %s", text)
     for model_id, path, _ in found:
         if model_id == "index":
             raise RegistryError(
                 f"{shown_path(path, root, folders)}:1: the id 'index' is reserved for the "
                 "all-models page; rename the file"
             )
-    sources: dict[str, Path] = {pages.model_path(model_id): path.resolve() for model_id, path, _ in found}
     shown = [shown_path(path, root, folders) for _, path, _ in found]
-    job = _Job(entries, shown, directory_urls)
+    keys = [_key(cache, path, model_id, shown[i], directory_urls) for i, (model_id, path, _) in enumerate(found)]
+    results: list[_Made | None] = [None] * len(found)
+    if cache is not None:
+        for i, (_, path, _) in enumerate(found):
+            kept = cache.page(keys[i])
+            if kept is not None:
+                results[i] = kept[:3]
+                warnings[str(path)] = kept[3]
+    job = _Job([path for _, path, _ in found], [entry for _, _, entry in found], shown, directory_urls)
     missing = [i for i, made in enumerate(results) if made is None]
     names = list(host.architectures)
     arch_data: dict[str, str | None] = {}
@@ -296,6 +273,12 @@ def collect(
         if progress and done // PROGRESS_EVERY > before // PROGRESS_EVERY:
             progress(f"archzoo: computed {done:,}/{len(found):,} models{how} ({time.perf_counter() - started:.1f} s)")
 
+    problems: list[RegistryProblem] = []
+
+    def take(i: int, rendered: tuple[_Made | None, list[RegistryProblem], list[str]]) -> None:
+        results[i], file_problems, warnings[str(found[i][1])] = rendered
+        problems.extend(file_problems)
+
     if n_workers > 1:
         step = max(50, -(-len(missing) // (n_workers * 8)))
         chunks = [missing[i : i + step] for i in range(0, len(missing), step)]
@@ -303,23 +286,35 @@ def collect(
         with multiprocessing.get_context("fork").Pool(n_workers, initializer=_start_worker, initargs=(job,)) as pool:
             pending = pool.map_async(_architecture_chunk, arch_chunks) if arch_chunks else None
             for indexes, chunk in zip(chunks, pool.imap(_render_chunk, chunks), strict=True):
-                for i, result in zip(indexes, chunk, strict=True):
-                    results[i] = result
+                for i, rendered in zip(indexes, chunk, strict=True):
+                    take(i, rendered)
                 report(len(chunk), f" in {n_workers} processes")
             computed = [d for part in pending.get() for d in part] if pending is not None else []
         arch_data.update(zip(missing_archs, computed, strict=True))
     else:
         for i in missing:
-            results[i] = _slim(job.render(i))
+            take(i, job.render(i))
             report(1)
         arch_data.update((name, job.architecture(name)) for name in missing_archs)
+    order = {str(path): i for i, (_, path, _) in enumerate(found)}
+    problems.sort(key=lambda p: (order.get(str(p.path), -1), p.line))
+    problems, plugin_problems = split_plugin_problems(problems, owners)
+    _refuse(problems)
+    for problem in plugin_problems:  # a plugin's broken entry is left out; the user's zoo still builds
+        log.info("archzoo: skipped %s", problem)
+    for _, path, _ in found:
+        for text in warnings.get(str(path), ()):
+            log.info("archzoo: %s", text)
     if cache is not None:
         for i in missing:
             made = results[i]
-            assert made is not None
-            cache.put_page(keys[i], *made, warnings.get(str(found[i][1]), []))
+            model_id, path, _ = found[i]
+            # not kept if the file changed while it was read: the page may be of either content
+            if made is not None and keys[i] == _key(cache, path, model_id, shown[i], directory_urls):
+                cache.put_page(keys[i], *made, warnings.get(str(path), []))
         for name in missing_archs:
             cache.put_text(arch_keys[name], arch_data[name] or "")
+    sources = {pages.model_path(model_id): path.resolve() for model_id, path, _ in found}
     finished = [r for r in results if r is not None]
     models = [view for view, _, _ in finished]
     model_pages = {view.id: page for view, page, _ in finished if page is not None}

@@ -34,6 +34,12 @@ What it does, by MkDocs event:
 * Progress lines every `PROGRESS_EVERY` pages; every page's date fixed (``SOURCE_DATE_EPOCH``, else
   1980-01-01) so that builds are reproducible.
 
+Each entry's generated page is kept between builds (`archzoo.site.pagecache`, unless ``cache: false``), so
+a build generates only the entries that changed. While serving, MkDocs runs dirty builds and the plugin
+marks each generated file the last build wrote as it is now (`archzoo.site.rebuild`): saving one entry
+re-renders that model's page and the pages that show it. ``on_files`` also refuses a file of ``docs/``
+that is a symbolic link out of the zoo: it would be published.
+
 Under ``mkdocs serve`` / ``archzoo serve`` a registry that cannot be read does not stop the server: the
 site becomes one page showing the problem (``file:line: key: message``) on every URL, until it is fixed.
 """
