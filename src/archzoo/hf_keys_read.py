@@ -134,6 +134,7 @@ READS: dict[str, frozenset[str]] = {
             "standardize_rope_params",
         }
     ),
+    "config:transformers.models.gptj.configuration_gptj": frozenset(),
     "config:transformers.models.llama.configuration_llama": frozenset(
         {
             "head_dim",
@@ -168,6 +169,12 @@ READS: dict[str, frozenset[str]] = {
         {
             "hidden_size",
             "word_embed_proj_dim",
+        }
+    ),
+    "config:transformers.models.phi.configuration_phi": frozenset(
+        {
+            "num_attention_heads",
+            "num_key_value_heads",
         }
     ),
     "config:transformers.models.phi3.configuration_phi3": frozenset(
@@ -666,6 +673,34 @@ READS: dict[str, frozenset[str]] = {
             "vocab_size",
         }
     ),
+    "transformers.models.gptj.configuration_gptj": frozenset(),
+    "transformers.models.gptj.modeling_gptj": frozenset(
+        {
+            "_attn_implementation",
+            "_is_quantized",
+            "activation_function",
+            "attn_pdrop",
+            "dtype",
+            "embd_pdrop",
+            "hidden_size",
+            "layer_norm_epsilon",
+            "max_position_embeddings",
+            "n_embd",
+            "n_inner",
+            "n_layer",
+            "num_attention_heads",
+            "num_labels",
+            "output_attentions",
+            "output_hidden_states",
+            "pad_token_id",
+            "problem_type",
+            "resid_pdrop",
+            "return_dict",
+            "rotary_dim",
+            "use_cache",
+            "vocab_size",
+        }
+    ),
     "transformers.models.llama.configuration_llama": frozenset(),
     "transformers.models.llama.modeling_llama": frozenset(
         {
@@ -834,6 +869,28 @@ READS: dict[str, frozenset[str]] = {
             "problem_type",
             "vocab_size",
             "word_embed_proj_dim",
+        }
+    ),
+    "transformers.models.phi.configuration_phi": frozenset(),
+    "transformers.models.phi.modeling_phi": frozenset(
+        {
+            "_attn_implementation",
+            "attention_dropout",
+            "embd_pdrop",
+            "head_dim",
+            "hidden_act",
+            "hidden_size",
+            "intermediate_size",
+            "layer_norm_eps",
+            "max_position_embeddings",
+            "num_attention_heads",
+            "num_hidden_layers",
+            "num_key_value_heads",
+            "pad_token_id",
+            "qk_layernorm",
+            "resid_pdrop",
+            "rope_parameters",
+            "vocab_size",
         }
     ),
     "transformers.models.phi3.configuration_phi3": frozenset(),
@@ -1197,6 +1254,22 @@ MODEL_SCOPE: dict[str, tuple[str, ...]] = {
         "transformers.utils.output_capturing",
         "transformers.models.gpt_neox.configuration_gpt_neox",
     ),
+    "gptj": (
+        "transformers.models.gptj.modeling_gptj",
+        "transformers.initialization",
+        "transformers.activations",
+        "transformers.cache_utils",
+        "transformers.generation.utils",
+        "transformers.masking_utils",
+        "transformers.modeling_flash_attention_utils",
+        "transformers.modeling_layers",
+        "transformers.modeling_outputs",
+        "transformers.modeling_utils",
+        "transformers.utils.auto_docstring",
+        "transformers.utils.logging",
+        "transformers.utils.generic",
+        "transformers.models.gptj.configuration_gptj",
+    ),
     "llama": (
         "transformers.models.llama.modeling_llama",
         "transformers.activations",
@@ -1318,6 +1391,23 @@ MODEL_SCOPE: dict[str, tuple[str, ...]] = {
         "transformers.utils.logging",
         "transformers.utils.output_capturing",
         "transformers.models.opt.configuration_opt",
+    ),
+    "phi": (
+        "transformers.models.phi.modeling_phi",
+        "transformers.activations",
+        "transformers.cache_utils",
+        "transformers.generation.utils",
+        "transformers.integrations",
+        "transformers.masking_utils",
+        "transformers.modeling_layers",
+        "transformers.modeling_outputs",
+        "transformers.modeling_rope_utils",
+        "transformers.modeling_utils",
+        "transformers.processing_utils",
+        "transformers.utils.generic",
+        "transformers.utils.auto_docstring",
+        "transformers.utils.output_capturing",
+        "transformers.models.phi.configuration_phi",
     ),
     "phi3": (
         "transformers.models.phi3.modeling_phi3",
@@ -1475,6 +1565,11 @@ CONFIG_SCOPE: dict[str, tuple[str, ...]] = {
         "config:transformers.configuration_utils",
         "config:transformers.modeling_rope_utils",
     ),
+    "gptj": (
+        "config:transformers.models.gptj.configuration_gptj",
+        "config:transformers.configuration_utils",
+        "config:transformers.modeling_rope_utils",
+    ),
     "llama": (
         "config:transformers.models.llama.configuration_llama",
         "config:transformers.configuration_utils",
@@ -1507,6 +1602,11 @@ CONFIG_SCOPE: dict[str, tuple[str, ...]] = {
     ),
     "opt": (
         "config:transformers.models.opt.configuration_opt",
+        "config:transformers.configuration_utils",
+        "config:transformers.modeling_rope_utils",
+    ),
+    "phi": (
+        "config:transformers.models.phi.configuration_phi",
         "config:transformers.configuration_utils",
         "config:transformers.modeling_rope_utils",
     ),
@@ -1885,6 +1985,30 @@ MEMBERS: dict[str, frozenset[str]] = {
             "vocab_size",
         }
     ),
+    "config:transformers.models.gptj.configuration_gptj": frozenset(
+        {
+            "activation_function",
+            "attn_pdrop",
+            "attribute_map",
+            "bos_token_id",
+            "embd_pdrop",
+            "eos_token_id",
+            "initializer_range",
+            "layer_norm_epsilon",
+            "model_type",
+            "n_embd",
+            "n_head",
+            "n_inner",
+            "n_layer",
+            "n_positions",
+            "pad_token_id",
+            "resid_pdrop",
+            "rotary_dim",
+            "tie_word_embeddings",
+            "use_cache",
+            "vocab_size",
+        }
+    ),
     "config:transformers.models.llama.configuration_llama": frozenset(
         {
             "__post_init__",
@@ -2093,6 +2217,35 @@ MEMBERS: dict[str, frozenset[str]] = {
             "use_cache",
             "vocab_size",
             "word_embed_proj_dim",
+        }
+    ),
+    "config:transformers.models.phi.configuration_phi": frozenset(
+        {
+            "__post_init__",
+            "attention_dropout",
+            "base_model_pp_plan",
+            "base_model_tp_plan",
+            "bos_token_id",
+            "embd_pdrop",
+            "eos_token_id",
+            "hidden_act",
+            "hidden_size",
+            "initializer_range",
+            "intermediate_size",
+            "keys_to_ignore_at_inference",
+            "layer_norm_eps",
+            "max_position_embeddings",
+            "model_type",
+            "num_attention_heads",
+            "num_hidden_layers",
+            "num_key_value_heads",
+            "pad_token_id",
+            "qk_layernorm",
+            "resid_pdrop",
+            "rope_parameters",
+            "tie_word_embeddings",
+            "use_cache",
+            "vocab_size",
         }
     ),
     "config:transformers.models.phi3.configuration_phi3": frozenset(
