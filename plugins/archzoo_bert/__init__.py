@@ -160,7 +160,19 @@ def build(cfg: BertConfig) -> Block:
 
     parts = [
         embedding("token", V, E, role="token", description="word embeddings"),
-        embedding("position", P, E, role="position", description="learned position embeddings"),
+        embedding(
+            "position",
+            P,
+            E,
+            role="position",
+            description="learned position embeddings"
+            + (
+                f"; positions start at {cfg.position_offset}, after the padding index, so at most "
+                f"{cfg.max_positions - cfg.position_offset:,} tokens"
+                if cfg.position_offset
+                else ""
+            ),
+        ),
     ]
     if cfg.type_vocab_size:
         parts.append(embedding("segment", TOKEN_TYPES(cfg.type_vocab_size), E, description="token type embeddings"))
