@@ -13,7 +13,8 @@ import pytest
 from archzoo.site import SiteOptions
 from archzoo.site.build import load_site_config, serve_build
 
-pytestmark = pytest.mark.sweep
+# serve loops rebuilding whole sites (8 s of CPU a case): `make test` runs them, the fast subset tests the page cache
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRIES = [
