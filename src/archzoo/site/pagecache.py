@@ -127,10 +127,6 @@ class PageCache:
         assert self.folder is not None
         return self.folder / key[:2] / f"{key}.json"
 
-    def has(self, key: str | None) -> bool:
-        """Whether a file is kept under ``key`` (without reading it)."""
-        return key is not None and self.folder is not None and self._path(key).is_file()
-
     def page(self, key: str | None) -> tuple[ModelView, str | None, str, list[str]] | None:
         """(view, page markdown, what-if JSON, the entry's warnings) kept under ``key``, or None."""
         data = self._read(key)
