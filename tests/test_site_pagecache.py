@@ -163,3 +163,25 @@ def test_an_entry_warning_is_said_again_when_its_page_is_reused(registry, tmp_pa
         said.append([r.getMessage() for r in caplog.records if "consider a 'reconciliation:'" in r.getMessage()])
     assert len(said[0]) == 1 and "gpt2.yaml" in said[0][0]
     assert said[1] == said[0]
+
+
+def test_a_kept_page_no_build_used_for_a_month_is_removed(registry, tmp_path):
+    """Each build renews the files it uses and removes those no build used for 30 days (one file is left
+    behind per saved version of an entry otherwise)."""
+    import os
+    import time
+
+    folder = tmp_path / "cache"
+    _collect(registry, PageCache(folder, fingerprint(get_host())))
+    used = sorted(folder.rglob("*.json"))
+    stale = folder / "ab" / ("ab" + "0" * 62 + ".json")
+    stale.parent.mkdir(exist_ok=True)
+    stale.write_text("an old version's page", encoding="utf-8")
+    month = time.time() - 31 * 24 * 3600
+    for path in [stale, *used]:
+        os.utime(path, (month, month))
+    cache = PageCache(folder, fingerprint(get_host()))
+    _collect(registry, cache)
+    assert cache.misses == 0  # every page still used is read, and renewed, before anything is removed
+    assert not stale.exists()
+    assert sorted(folder.rglob("*.json")) == used

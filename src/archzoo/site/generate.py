@@ -314,6 +314,7 @@ def collect(
                 cache.put_page(keys[i], *made, warnings.get(str(path), []))
         for name in missing_archs:
             cache.put_text(arch_keys[name], arch_data[name] or "")
+        cache.prune()
     sources = {pages.model_path(model_id): path.resolve() for model_id, path, _ in found}
     finished = [r for r in results if r is not None]
     models = [view for view, _, _ in finished]

@@ -10,7 +10,7 @@ The files live in ``site-pages/`` beside the registry index's cache (`archzoo.re
 ``$ARCHZOO_CACHE_DIR``, else ``$XDG_CACHE_HOME/archzoo``, else ``~/.cache/archzoo``). Each is JSON (read
 back as plain values, never as code) after a header line with its key and the SHA-256 of the rest, so a
 foreign, truncated or corrupt file is a miss and is written again. A folder that cannot be written makes
-every lookup a miss: the build still succeeds, only slower.
+every lookup a miss: the build still succeeds, only slower. A file no build has used for 30 days is removed.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,10 @@ FORMAT = "archzoo.site-pages/2"
 FOLDER = "site-pages"
 #: A cached file larger than this is not read (a model page and its data take a few hundred kB).
 MAX_BYTES = 64 * 1024 * 1024
+
+#: A kept file no build has used for this long is removed (each use renews it): a zoo's edits would
+#: otherwise leave one file behind per saved version of an entry.
+MAX_AGE_S = 30 * 24 * 3600
 
 #: The view fields that are tuples (JSON gives lists back).
 _TUPLES = ("tags", "rows", "symbols")
@@ -161,8 +166,9 @@ class PageCache:
     def _read(self, key: str | None) -> Any:
         if key is None or self.folder is None:
             return None
+        path = self._path(key)
         try:
-            with open(self._path(key), "rb") as handle:
+            with open(path, "rb") as handle:
                 raw = handle.read(MAX_BYTES + 1)
         except OSError:
             return None
@@ -170,9 +176,34 @@ class PageCache:
         if len(raw) > MAX_BYTES or header != f"{FORMAT} {key} {hashlib.sha256(body).hexdigest()}".encode():
             return None
         try:
-            return json.loads(body)
+            data = json.loads(body)
         except ValueError:
             return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used now: kept for another `MAX_AGE_S`
+        return data
+
+    def prune(self, max_age_s: float = MAX_AGE_S) -> int:
+        """Remove the kept files no build has used for ``max_age_s`` seconds; returns how many."""
+        if self.folder is None:
+            return 0
+        cutoff = time.time() - max_age_s
+        removed = 0
+        try:
+            folders = [entry.path for entry in os.scandir(self.folder) if entry.is_dir(follow_symlinks=False)]
+        except OSError:
+            return 0
+        for folder in folders:
+            try:
+                with os.scandir(folder) as scan:
+                    old = [e.path for e in scan if e.is_file(follow_symlinks=False) and e.stat().st_mtime < cutoff]
+            except OSError:
+                continue
+            for path in old:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                    removed += 1
+        return removed
 
     def put_page(self, key: str | None, view: ModelView, page: str | None, explore: str, warnings: list[str]) -> None:
         """Keep an entry's generated page, and the warnings its check gave (logged again when it is reused)."""
