@@ -347,7 +347,7 @@ def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
             "PretrainedBartModel",
             "--hf-class: PretrainedBartModel is not counted by archzoo: a deprecated alias of the abstract "
             "BartPreTrainedModel, which builds no model; supported bart classes: BartModel, "
-            "BartForConditionalGeneration, BartForQuestionAnswering, BartForCausalLM",
+            "BartForConditionalGeneration, BartForSequenceClassification, BartForQuestionAnswering, BartForCausalLM",
         ),
         (  # transformers 5.23 has no such class
             {"model_type": "mbart"},

@@ -42,7 +42,7 @@ NEW_HEAD_CLASSES: dict[str, tuple[str, ...]] = {
         "Qwen2MoeForQuestionAnswering",
     ),
     "t5": ("T5ForSequenceClassification", "T5ForTokenClassification", "T5ForQuestionAnswering"),
-    "bart": ("BartForQuestionAnswering", "BartForCausalLM"),
+    "bart": ("BartForSequenceClassification", "BartForQuestionAnswering", "BartForCausalLM"),
     "mbart": ("MBartForSequenceClassification", "MBartForQuestionAnswering", "MBartForCausalLM"),
     "opt": ("OPTForSequenceClassification", "OPTForQuestionAnswering"),
     "bloom": ("BloomForSequenceClassification", "BloomForTokenClassification", "BloomForQuestionAnswering"),
@@ -56,7 +56,7 @@ CASES = [pytest.param(t, c, id=c) for t, classes in NEW_HEAD_CLASSES.items() for
 _ROUTED = ("mixtral", "qwen2_moe")
 #: encoder-decoder sequence classifiers index the decoder output at the input's end-of-sequence tokens: a
 #: data-dependent shape the meta device cannot give, so they are measured on the CPU too
-_EOS_INDEXED = ("T5ForSequenceClassification", "MBartForSequenceClassification")
+_EOS_INDEXED = ("T5ForSequenceClassification", "BartForSequenceClassification", "MBartForSequenceClassification")
 
 
 def _host():
@@ -134,7 +134,7 @@ def test_no_head_class_of_the_type_is_refused_but_multiple_choice(model_type):
     module = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
     exported = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
     refused = {c for c in exported if c not in table.classes}
-    allowed = {"BertForMultipleChoice", "RobertaForMultipleChoice", "BartForSequenceClassification"}
+    allowed = {"BertForMultipleChoice", "RobertaForMultipleChoice"}
     allowed |= {"BartPretrainedModel", "PretrainedBartModel"}  # deprecated aliases of an abstract class
     assert refused <= allowed, refused
     assert all(table.unsupported_classes[c] for c in refused)
@@ -160,7 +160,10 @@ def test_defaults_against_transformers(T, tmp_path, model_type, model_class, lab
     if model_type == "bart" and model_class == "BartForCausalLM":
         data["use_cache"] = True  # the default: BART-large's 12 + 12 layers run with a cache
     path = _write(tmp_path, data)
-    too_large = model_type in _ROUTED or model_class == "MBartForSequenceClassification"
+    too_large = model_type in _ROUTED or model_class in (
+        "BartForSequenceClassification",
+        "MBartForSequenceClassification",
+    )
     params, flops = _transformers_figures(T, path, model_class, flops=not too_large)
     ours = _archzoo_figures(path, model_class)
     assert ours[0] == params
@@ -333,6 +336,7 @@ def test_training_prefill_and_decode_flops_are_transformers_or_absent(T, tmp_pat
         "BloomForQuestionAnswering",
         "T5ForSequenceClassification",
         "T5ForQuestionAnswering",
+        "BartForSequenceClassification",
         "MBartForSequenceClassification",
     )
     if no_cache:
@@ -380,11 +384,22 @@ def test_a_causal_bert_saves_what_the_formula_says(T):
 # ---- what is still refused, and why ---------------------------------------------------------------------------
 
 
-def test_bart_sequence_classification_is_refused_from_a_file_with_the_reason(tmp_path):
-    """BartConfig gives a file naming no labels 3 of them; archzoo's reading gives 2, so it refuses the class."""
-    with pytest.raises(HFConfigError) as info:
-        load_hf_config(_write(tmp_path, {"model_type": "bart"}), _host(), hf_class="BartForSequenceClassification")
-    assert "BartConfig gives a file that names neither num_labels nor id2label 3 labels" in str(info.value)
+def test_a_bart_file_naming_no_labels_has_bartconfigs_three(T, tmp_path):
+    """BartConfig gives a file that names neither num_labels nor id2label 3 labels (MBartConfig 2, as every other
+    class): the classifier's out_proj has as many rows as transformers builds."""
+    import torch
+
+    for model_type, config_class in (("bart", T.BartConfig), ("mbart", T.MBartConfig)):
+        path = _write(tmp_path, {"model_type": model_type})
+        cls = "BartForSequenceClassification" if model_type == "bart" else "MBartForSequenceClassification"
+        with torch.device("meta"):
+            model = getattr(T, cls)(config_class())
+        rows = model.classification_head.out_proj.out_features
+        reading = load_hf_config(path, _host(), hf_class=cls)
+        assert reading.config.num_labels == rows
+        assert make_report(reading.architecture, reading.config).params == sum(p.numel() for p in model.parameters())
+        explained = {k.key: k for k in reading.keys}
+        assert explained["num_labels"].disposition == "defaulted" and explained["num_labels"].value == rows
 
 
 def test_bart_sequence_classification_is_counted_as_a_configuration(T):

@@ -16,7 +16,7 @@ four ``V x d`` matrices, all counted, as ``sum(p.numel() for p in model.paramete
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -387,13 +387,6 @@ _LAYERDROP = (
 )
 _GENERATION = "a generation setting: transformers moves it to GenerationConfig; it changes no module"
 _DEPRECATED = "a deprecated alias of the abstract BartPreTrainedModel, which builds no model"
-#: Why BartForSequenceClassification is not read from a file (the architecture counts it: head
-#: sequence_classification): archzoo's reading of config.json resolves a file that names no labels to 2
-_BART_LABELS = (
-    "BartConfig gives a file that names neither num_labels nor id2label 3 labels, and archzoo's reading of "
-    "config.json resolves such a file to 2, so it cannot count this class from a file exactly; count it with "
-    "archzoo count bart --set head=sequence_classification --set num_labels=K and the file's other values"
-)
 
 
 def _defaults(decoder_start_token_id: int | None) -> dict[str, Any]:
@@ -434,7 +427,7 @@ def _table(
     prefix: str,
     decoder_start_token_id: int | None,
     deprecated: tuple[str, ...],
-    refused_heads: Mapping[str, str] | None = None,
+    default_num_labels: int = 2,
 ) -> HFTable:
     return HFTable(
         model_type=model_type,
@@ -484,12 +477,9 @@ def _table(
         classes={
             f"{prefix}{suffix}": {"head": head}
             for head, suffix in sorted(CLASS_SUFFIX.items(), key=lambda item: item[0] != "none")
-            if head not in (refused_heads or {})
         },
-        unsupported_classes={
-            **{f"{prefix}{CLASS_SUFFIX[head]}": why for head, why in (refused_heads or {}).items()},
-            **{name: _DEPRECATED for name in deprecated},
-        },
+        unsupported_classes={name: _DEPRECATED for name in deprecated},
+        default_num_labels=default_num_labels,
     )
 
 
@@ -498,7 +488,7 @@ HF_BART = _table(
     "Bart",
     2,
     deprecated=("BartPretrainedModel", "PretrainedBartModel"),
-    refused_heads={"sequence_classification": _BART_LABELS},
+    default_num_labels=3,  # BartConfig: num_labels 3 when the file names neither num_labels nor id2label
 )
 HF_MBART = _table("mbart", "MBart", None, deprecated=())
 

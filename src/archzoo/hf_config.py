@@ -88,6 +88,8 @@ class HFTable:
     base_class: str
     classes: Mapping[str, Mapping[str, Any]]
     unsupported_classes: Mapping[str, str] = field(default_factory=dict)
+    #: the label count of a file that names neither num_labels nor id2label (BartConfig's is 3)
+    default_num_labels: int = 2
 
     def __post_init__(self) -> None:
         groups = {"read": set(self.read), "ignored": set(self.ignored), "refused": set(self.refused)}
@@ -924,7 +926,8 @@ def _resolve(
 
 
 def _labels(path: Path, data: dict[str, Any], table: HFTable, keys: list[KeyReading], origin: dict[str, str]) -> Any:
-    """The label count as transformers resolves it: num_labels, else the length of id2label, else 2."""
+    """The label count as transformers resolves it: num_labels, else the length of id2label, else the
+    configuration class's default (2, or the table's ``default_num_labels``)."""
     labels_target = table.read.get("num_labels", "")
     id2label = data.get("id2label")
     if "id2label" in data and id2label is not None and not isinstance(id2label, dict):
@@ -956,11 +959,18 @@ def _labels(path: Path, data: dict[str, Any], table: HFTable, keys: list[KeyRead
         )
         origin[labels_target] = "id2label"
     else:
-        num_labels = 2
+        num_labels = table.default_num_labels
+        default = f"{num_labels:,} label{'' if num_labels == 1 else 's'}"
+        if num_labels != 2:
+            default += f" ({table.config_class}'s own default)"
         if "id2label" in data:
-            keys.append(KeyReading("id2label", None, "ignored", "", "null: transformers' default of 2 labels applies"))
+            keys.append(
+                KeyReading("id2label", None, "ignored", "", f"null: transformers' default of {default} applies")
+            )
         if labels_target:
-            keys.append(KeyReading("num_labels", 2, "defaulted", labels_target, "transformers' default: 2 labels"))
+            keys.append(
+                KeyReading("num_labels", num_labels, "defaulted", labels_target, f"transformers' default: {default}")
+            )
     return num_labels
 
 
