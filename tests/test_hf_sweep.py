@@ -138,6 +138,25 @@ BASES: dict[str, dict[str, Any]] = {
     ),
     "mixtral": dict(_MOE, intermediate_size=40, num_local_experts=4),
     "qwen2_moe": dict(_MOE, moe_intermediate_size=40, shared_expert_intermediate_size=56, num_experts=4),
+    "gpt_neox": dict(
+        vocab_size=97,
+        hidden_size=48,
+        num_hidden_layers=1,
+        num_attention_heads=3,
+        intermediate_size=80,
+        max_position_embeddings=24,
+    ),
+    # rotary_dim at most a head's width (GPT-J-6B's 64 is wider than these 16-wide heads)
+    "gptj": dict(vocab_size=97, n_embd=48, n_layer=1, n_head=3, n_positions=24, rotary_dim=8),
+    "phi": dict(
+        vocab_size=97,
+        hidden_size=48,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=80,
+        max_position_embeddings=24,
+    ),
     "t5": dict(
         vocab_size=97,
         d_model=48,
@@ -240,6 +259,50 @@ SWEEPS.update(
             shared_expert_intermediate_size=24,
             num_experts=3,
             qkv_bias=False,
+        ),
+        # sequential residual, no biases, a tied output embedding, and half of each head turned (the base: a
+        # quarter); 72 wide for the base's 3 heads; 4 heads of the base's 48 leave 12 channels, a quarter of which
+        # is odd (3, turned as 4)
+        "gpt_neox": dict(
+            vocab_size=101,
+            hidden_size=72,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=64,
+            hidden_act="relu",
+            max_position_embeddings=40,
+            tie_word_embeddings=True,
+            use_parallel_residual=False,
+            attention_bias=False,
+            rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 5e3, "partial_rotary_factor": 0.5},
+        ),
+        # 60 wide for the base's 3 heads (20 channels each); rotary_dim 12 fits the base's 16-wide heads
+        "gptj": dict(
+            vocab_size=101,
+            n_embd=60,
+            n_layer=2,
+            n_head=4,
+            n_inner=100,
+            n_positions=40,
+            rotary_dim=12,
+            activation_function="relu",
+            tie_word_embeddings=True,
+        ),
+        # 6 heads of the base's 48 (8 channels, half of them turned), multi-query attention, query/key LayerNorms,
+        # every channel of the base's 12-wide heads turned, a tied LM head (its bias its own), a padding index
+        "phi": dict(
+            vocab_size=101,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=6,
+            num_key_value_heads=1,
+            intermediate_size=64,
+            hidden_act="relu",
+            max_position_embeddings=40,
+            tie_word_embeddings=True,
+            qk_layernorm=True,
+            pad_token_id=3,
+            rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 5e3, "partial_rotary_factor": 1.0},
         ),
         "t5": dict(
             vocab_size=101,
@@ -390,10 +453,10 @@ def test_each_key_against_transformers(torch_and_transformers, tmp_path, model_t
         assert isinstance(build_reference(ref), getattr(transformers, model_class)), ref
         assert reference_params(ref) == report.params
     # the only variants transformers refuses: question answering with other than 2 labels in the BERT family
-    # (DistilBERT's class refuses to build, the others' forward pass splits the logits into two) and in T5 (its
-    # Linear(d, num_labels) is split in two); the other types' question answering is a Linear(d, 2) whatever
-    # num_labels says
-    qa_types = ("bert", "roberta", "distilbert", "albert", "t5")
+    # (DistilBERT's class refuses to build, the others' forward pass splits the logits into two), in T5 and in
+    # GPT-J (their Linear(d, num_labels) is split in two); the other types' question answering is a Linear(d, 2)
+    # whatever num_labels says
+    qa_types = ("bert", "roberta", "distilbert", "albert", "t5", "gptj")
     qa_labels = model_class.endswith("ForQuestionAnswering") and model_type in qa_types
     # and BART's decoder alone with more layers than the encoder, whose cache transformers sizes by the encoder
     short_cache = model_class.endswith("ForCausalLM") and data.get("decoder_layers", 1) > data.get("encoder_layers", 1)
@@ -549,6 +612,50 @@ def test_image_and_patch_sides_as_pairs(torch_and_transformers, tmp_path, model_
     """transformers also takes [height, width]; a square pair counts like its side."""
     data = {"model_type": model_type, **BASES[model_type], "image_size": [24, 24], "patch_size": [4, 4]}
     assert _compare(*torch_and_transformers, tmp_path, data, model_class) == "exact"
+
+
+#: the rotary keys older files carry (converted into rope_parameters while loading, so not swept above: GPT-NeoX's
+#: rotary_pct and rotary_emb_base, Phi-2's top-level partial_rotary_factor and rope_theta, rope_scaling), and the
+#: edges of the rotary and head shapes, each with what transformers 5.23 does with it on the bases above: builds
+#: and runs it ("exact": archzoo's figures must equal its), or fails ("refused": archzoo must refuse it too)
+_ROTARY_AND_HEAD_EDGES = [
+    ("gpt_neox", {"rotary_pct": 0.5, "rotary_emb_base": 5000}, "exact"),
+    ("gpt_neox", {"rotary_pct": 1.0}, "exact"),
+    ("gpt_neox", {"rotary_pct": 0.0625}, "exact"),  # 1 channel of 16, turned as 2
+    ("gpt_neox", {"rotary_pct": 0.96875}, "exact"),  # 15 channels of 16, turned as 16
+    ("gpt_neox", {"rotary_pct": 0.5, "rope_scaling": {"type": "linear", "factor": 2.0}}, "exact"),
+    ("gpt_neox", {"rope_scaling": {"type": "unknown", "factor": 2.0}}, "refused"),
+    ("phi", {"partial_rotary_factor": 0.5, "rope_theta": 5000.0}, "exact"),
+    ("phi", {"partial_rotary_factor": 0.4}, "exact"),  # Phi-2's factor: 4 channels of 12
+    ("phi", {"partial_rotary_factor": 0.34, "rope_scaling": {"type": "dynamic", "factor": 2.0}}, "exact"),
+    ("phi", {"partial_rotary_factor": 0.25}, "refused"),  # 3 channels of 12, turned as 4 against 3
+    ("phi", {"num_key_value_heads": 3}, "refused"),  # not a divisor of 4 query heads
+    ("phi", {"num_attention_heads": 5}, "refused"),  # the base's 2 key/value heads do not divide 5 query heads
+    ("phi", {"hidden_size": 50, "num_key_value_heads": 4}, "exact"),  # 4 heads of 12 in a 50-wide model
+    ("gptj", {"rotary_dim": 16}, "exact"),  # a whole head
+    ("gptj", {"rotary_dim": 18}, "refused"),  # wider than a head
+    ("gptj", {"rotary_dim": 7}, "refused"),  # odd
+]
+
+
+@pytest.mark.parametrize(
+    "model_type, change, outcome, model_class",
+    [
+        pytest.param(
+            t,
+            change,
+            outcome,
+            c,
+            id=f"{t}-{'-'.join(f'{k}={v}' if not isinstance(v, dict) else k for k, v in change.items())}-{c}",
+        )
+        for t, change, outcome in _ROTARY_AND_HEAD_EDGES
+        for c in TABLES[t].classes
+    ],
+)
+def test_rotary_keys_and_head_edges(torch_and_transformers, tmp_path, model_type, change, outcome, model_class):
+    """Each converted rotary key and shape edge, as every class: exact where transformers runs it, else refused."""
+    data = {"model_type": model_type, **BASES[model_type], **change}
+    assert _compare(*torch_and_transformers, tmp_path, data, model_class) == outcome
 
 
 # ---- random combinations --------------------------------------------------------------------------------
