@@ -686,3 +686,49 @@ def test_docs_symlink_inside_the_zoo_is_published(tmp_path, monkeypatch):
     monkeypatch.chdir(zoo)
     site = build_site(tmp_path / "site")
     assert "ZOO-README-TEXT" in (site / "about" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "line, shown",
+    [
+        ('repo_url: "javascript://%0aalert(1)"', "repo_url 'javascript://%0aalert(1)': expected the address"),
+        ('repo_url: "data:text/html,<script>alert(1)</script>"', "repo_url"),  # MkDocs' own check refuses this
+        ("site_name: 'Zoo <img src=x onerror=alert(1)>'", "site_name: character 5 is '<'"),
+        ("site_description: 'say \"hi\"'", "site_description: character 5 is '\"'"),
+    ],
+)
+def test_owner_text_that_would_run_as_script_is_refused(tmp_path, monkeypatch, line, shown):
+    """mkdocs-material writes site_name and site_description into every page as they are, and MkDocs accepts
+    a javascript:// repo_url, which runs when the repository link is clicked: the build refuses both in one
+    line, however the text reached mkdocs.yml (archzoo init refuses the same text from its options)."""
+    zoo = _zoo_with_docs(tmp_path)
+    config = (zoo / "mkdocs.yml").read_text(encoding="utf-8")
+    key = line.split(":")[0]
+    if key == "site_name":
+        config = config.replace("site_name: Zoo\n", line + "\n")
+    else:
+        config += line + "\n"
+    (zoo / "mkdocs.yml").write_text(config, encoding="utf-8")
+    monkeypatch.chdir(zoo)
+    out = tmp_path / "site"
+    with pytest.raises(ArchzooError) as raised:
+        build_site(out)
+    assert shown in str(raised.value), str(raised.value)
+    assert not out.exists()
+
+
+def test_a_build_without_a_home_folder_writes_the_site(tmp_path, monkeypatch):
+    """No HOME and no passwd entry (a container's env -i): the site is built, with no traceback."""
+    import pwd
+
+    zoo = _zoo_with_docs(tmp_path)
+    monkeypatch.chdir(zoo)
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setenv("ARCHZOO_CACHE_DIR", str(tmp_path / "cache"))
+
+    def no_entry(uid):
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    site = build_site(tmp_path / "site")
+    assert (site / "index.html").is_file()

@@ -383,7 +383,9 @@ def _check_out_dir(
     registries = [Path(d).resolve() for d in (registry_dirs or [])]
     if registry_dirs is None and (project / "registry").is_dir():
         registries.append((project / "registry").resolve())
-    protected = [Path.cwd().resolve(), Path.home().resolve(), project, docs, *registries]
+    home = os.path.expanduser("~")  # Path.home() raises with no HOME and no passwd entry (a container's env -i)
+    protected = [Path.cwd().resolve(), *([Path(home).resolve()] if os.path.isabs(home) else []), project, docs]
+    protected += registries
     for place in protected:
         if out_dir == place or place.is_relative_to(out_dir):
             raise ArchzooError(

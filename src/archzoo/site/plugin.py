@@ -175,6 +175,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
                 f"material theme, got {config.theme.name!r}; set `theme: {{name: material}}` "
                 "(pip install mkdocs-material)"
             )
+        _refuse_unsafe_site_text(config)
         self.root = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
         self.registry_dirs = []
         for given in self.config.registry:
@@ -549,3 +550,27 @@ def _index_for_search(page, config) -> None:
     if tags:
         entry["tags"] = tags
     index.entries.append(entry)
+
+
+def _refuse_unsafe_site_text(config) -> None:
+    """Refuse what mkdocs-material would turn into script on every page: it writes ``site_name`` and
+    ``site_description`` into the HTML as they are, and MkDocs' own check of ``repo_url`` takes
+    ``javascript://%0a...``, which runs when the repository link is clicked. The same rules as `archzoo init`'s
+    (`archzoo.init.check_page_text`, `check_address`), whether the text came from ``--title`` or mkdocs.yml."""
+    from ..errors import ArchzooError
+    from ..init import check_address, check_page_text
+
+    where = config.config_file_path or "mkdocs.yml"
+    try:
+        for key in ("site_name", "site_description"):
+            if isinstance(config.get(key), str):
+                check_page_text(f"{where}: {key}", config[key])
+        if config.get("repo_url"):
+            check_address(
+                f"{where}: repo_url",
+                str(config["repo_url"]),
+                "the address of the zoo's repository",
+                "https://github.com/acme/zoo",
+            )
+    except ArchzooError as exc:
+        raise PluginError(str(exc)) from None
