@@ -165,8 +165,8 @@ Environment:
   {ENV_TRACE}=1  print every plugin hook call
   ARCHZOO_REGISTRY=dir1:dir2  registry folders of list, show, compare, validate, verify
                               (default ./registry) and of a build without a mkdocs.yml
-  ARCHZOO_CACHE_DIR=DIR  where the registry index is cached (default $XDG_CACHE_HOME/archzoo, else
-                         ~/.cache/archzoo)
+  ARCHZOO_CACHE_DIR=DIR  where the registry index and the plugin manifest are cached (default
+                         $XDG_CACHE_HOME/archzoo, else ~/.cache/archzoo)
   XDG_CACHE_HOME=DIR  the cache folder ARCHZOO_CACHE_DIR defaults under
   SOURCE_DATE_EPOCH=SECONDS  the date a built site is stamped with (default: a fixed date, so builds
                              are reproducible)
