@@ -56,9 +56,10 @@ lint: install-test
 test: install-test chromium lint
 	$(PYTHON) -m pytest
 
-# The inner loop: every test but the slow reference sweeps, browser and wheel tests (see README).
+# The inner loop (see README): no browser, wheel or slow tests, a sweep module's first case of each test,
+# on every core.
 test-fast: install-test
-	$(PYTHON) -m pytest -m "not slow and not browser and not wheel"
+	$(PYTHON) -m pytest -n auto -m "not slow and not browser and not wheel"
 
 # The suite on the newest releases pyproject.toml's ranges admit (torch stays 2.13.0, the CPU build on
 # disk), in its own environment: what a renewal of constraints.txt would bring, before it is made.
