@@ -219,7 +219,7 @@ def test_a_zero_width_gptq_tensor_is_one_line_in_the_cli(tmp_path):
     assert (code, "Traceback" in err) == (0, False), err
     assert (
         "  l.qweight: packed, not unpacked: qweight [8, 0], scales [1, 0], qzeros [1, 5]: an empty dimension, from "
-        "which the packing factor cannot be read\n" in out
+        "which the packing factor cannot be read; the totals cannot agree\n" in out
     )
 
 
@@ -388,3 +388,17 @@ def test_any_sharded_index_is_read_exactly_or_refused_in_one_line(tmp_path_facto
         for name, (dtype, shape) in files[shard].items()
     }
     assert {t.name: (t.dtype, t.shape) for t in checkpoint.tensors} == expected
+
+
+def test_without_a_configuration_the_listing_is_escaped_and_bounded(tmp_path):
+    """archzoo checkpoint with no configuration lists the file's tensors by dtype and what it could not unpack:
+    100,000 refused packed tensors are one line, and a name's escape sequence reaches the terminal escaped."""
+    tensors = {f"x{i}.qweight": ("I32", (1, 1)) for i in range(100_000)}
+    tensors[ESCAPES[0].replace("a.weight", "a.qweight")] = ("I32", (1, 2, 3))  # its own reason: named alone
+    write(tmp_path, tensors)
+    code, out, err = cli("checkpoint", str(tmp_path))
+    assert code == 0, err
+    assert len(out) < 10_000, len(out)
+    assert not any(c in out for c in "\x1b\x07")
+    assert "100,000 tensors (x0.qweight, x1.qweight, x10.qweight and 99,997 more): packed, not unpacked" in out
+    assert "\\x1b]0;pwned\\x07a.qweight: packed, not unpacked" in out

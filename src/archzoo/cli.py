@@ -1037,18 +1037,24 @@ def checkpoint(ctx, path, model_id, hf_config, hf_class, as_json, registry_dirs,
         if as_json:
             _emit_json(data)
             return
-        click.echo(
-            f"{found.source}: {data['tensors']:,} tensors, {data['elements']:,} elements, {data['bytes']:,} bytes"
-        )
+        from .checkpoint import refused_lines
+        from .terminal import printable
+
+        # every text here comes from the file (its path, dtypes, tensor names): shown through the one cleaner,
+        # and the refused tensors summarised a line a reason, so no file can flood or steer the terminal
+        lines = [
+            f"{printable(str(found.source))}: {data['tensors']:,} tensors, {data['elements']:,} elements, "
+            f"{data['bytes']:,} bytes"
+        ]
         for dtype, figures in data["by_dtype"].items():
-            click.echo(f"  {dtype}: {figures['tensors']:,} tensors, {figures['elements']:,} elements")
+            lines.append(f"  {printable(dtype)}: {figures['tensors']:,} tensors, {figures['elements']:,} elements")
         if data["unpacked"] or data["quantisation_side_tensors"] or data["refused"]:
-            click.echo(
+            lines.append(
                 f"parameters: {data['parameters']:,} ({len(data['unpacked']):,} quantised weights counted unpacked, "
                 f"{len(data['quantisation_side_tensors']):,} quantisation side tensors left out)"
             )
-            for name, reason in data["refused"].items():
-                click.echo(f"  {name}: packed, not unpacked: {reason}")
+            lines += ["  " + line for line in refused_lines(data["refused"])]
+        click.echo("\n".join(lines))
         click.echo("give --model ID or --hf-config FILE to compare them with archzoo's count", err=True)
         return
     result = compare_checkpoint(found, arch, config)
@@ -1269,7 +1275,10 @@ def main(argv: list[str] | None = None) -> int:
         exc.show()
         return exc.exit_code
     except ArchzooError as exc:
-        click.echo(f"archzoo: error: {exc}", err=True)
+        from .terminal import printable
+
+        # a message may quote a file's text (a tensor name, a key): no escape sequence of it reaches the terminal
+        click.echo(f"archzoo: error: {printable(str(exc), one_line=False)}", err=True)
         return 1
     except BrokenPipeError:
         return 0
