@@ -870,13 +870,17 @@ def test_odd_rotary_channels_are_refused_where_transformers_fails(T, host):
     )
     with pytest.raises(RuntimeError):
         model(input_ids=ids)  # 3 rotary channels of 12
-    with pytest.raises(ConfigError, match=r"rotary_fraction: 0.25 of a 12-wide head is 3 channels, an odd number"):
+    with pytest.raises(
+        ConfigError, match=r"rotary_fraction: 0.25 of a 12-wide head \(d_model / n_heads\) is 3 channels, an odd number"
+    ):
         parse_config(host.architecture("phi"), dict(d_model=48, n_heads=4, rotary_fraction=0.25))
     neox = dict(vocab_size=50, hidden_size=12, num_hidden_layers=1, num_attention_heads=4, intermediate_size=8)
     model = hf_model(T, "GPTNeoXModel", T.GPTNeoXConfig(**neox, rotary_pct=1.0), device="cpu")
     with pytest.raises(RuntimeError):
         model(input_ids=ids)  # 3 rotary channels of 3
-    with pytest.raises(ConfigError, match=r"rotary_fraction: 1.0 of a 3-wide head is 3 channels, an odd number"):
+    with pytest.raises(
+        ConfigError, match=r"rotary_fraction: 1.0 of a 3-wide head \(d_model / n_heads\) is 3 channels, an odd number"
+    ):
         parse_config(host.architecture("neox"), dict(d_model=12, n_heads=4, rotary_fraction=1.0))
     model = hf_model(T, "GPTNeoXModel", T.GPTNeoXConfig(**neox, rotary_pct=0.34), device="cpu")
     model(input_ids=ids)  # 1 rotary channel of 3 turns 2: it runs, and archzoo counts it (random configs above)

@@ -149,7 +149,7 @@ class NeoXConfig(ArchConfig):
         if rotary % 2 and rotary == d_head:
             # the rotary embedding turns channel pairs, rotary + 1 channels, more than the head has
             raise ValueError(
-                f"rotary_fraction: {self.rotary_fraction} of a {d_head}-wide head is {rotary} channels, an odd "
+                f"rotary_fraction: {self.rotary_fraction} of a {d_head}-wide head (d_model / n_heads) is {rotary} channels, an odd "
                 f"number the rotary embedding rounds up to {rotary + 1}, wider than the head: transformers' forward "
                 "pass fails (for 1-wide heads it widens them); choose a fraction that leaves an even number"
             )
@@ -619,8 +619,8 @@ class PhiConfig(ArchConfig):
     def _check(self) -> Self:
         if self.n_heads > self.d_model:
             raise ValueError(
-                f"n_heads: {self.n_heads} heads of a {self.d_model}-wide model leave each head "
-                f"{self.d_model // self.n_heads} wide; choose at most {self.d_model} heads"
+                f"n_heads: d_model {self.d_model} leaves each of {self.n_heads} heads "
+                f"{self.d_model // self.n_heads} wide; choose at most {self.d_model} heads, or a wider d_model"
             )
         kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
         if self.n_heads % kv:
@@ -634,7 +634,7 @@ class PhiConfig(ArchConfig):
         if rotary % 2:
             # the rotary embedding turns channel pairs, rotary + 1 channels, against the rotary channels of Q and K
             raise ValueError(
-                f"rotary_fraction: {self.rotary_fraction} of a {d_head}-wide head is {rotary} channels, an odd "
+                f"rotary_fraction: {self.rotary_fraction} of a {d_head}-wide head (d_model / n_heads) is {rotary} channels, an odd "
                 f"number the rotary embedding rounds up to {rotary + 1}: transformers' forward pass fails (for 1 "
                 "channel it widens the heads); choose a fraction that leaves an even number"
             )
