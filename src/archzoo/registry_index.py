@@ -388,9 +388,19 @@ class RegistryIndex:
 
 def _fingerprint(host: PluginHost) -> str:
     """Everything besides the entry itself that its row depends on."""
+    return code_fingerprint(host, FORMAT, marshal.version)
+
+
+def code_fingerprint(host: PluginHost, *parts: object) -> str:
+    """A digest of the code that makes anything archzoo caches from an entry: archzoo's version and source
+    files, the Python version, each plugin's name, version and files (from its source signature, so a plugin
+    not imported yet stays so), the host's problems, and ``parts`` (the cache's own format, the libraries it
+    depends on). Any change of one misses every cached item."""
     from . import __version__
 
-    digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{sys.version_info[:2]}\0{marshal.version}".encode())
+    digest = hashlib.sha256(f"{__version__}\0{sys.version_info[:2]}".encode())
+    for part in parts:
+        digest.update(f"\0{part}".encode())
     files: set[Path] = set(Path(__file__).resolve().parent.rglob("*.py"))
     for name, info in sorted(host.plugin_infos.items()):  # a plugin not imported yet stays so
         digest.update(f"\0{name}\0{info.version}\0{info.module}\0{info.source_signature}".encode())

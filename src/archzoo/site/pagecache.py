@@ -20,7 +20,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Iterable
@@ -49,37 +48,15 @@ _TUPLES = ("tags", "rows", "symbols")
 
 
 def fingerprint(host: PluginHost, extra: Iterable[str] = ()) -> str:
-    """Everything besides the entry that its generated page depends on: archzoo's version and source files,
-    the libraries that write the page's markup, each plugin's name, version and module files."""
+    """Everything besides the entry that its generated page depends on: archzoo's and the plugins' code (as
+    the registry index keys its rows), and the libraries that write the page's markup."""
     import pydantic
     import pygments
     import yaml
 
-    from .. import __version__
+    from ..registry_index import code_fingerprint
 
-    digest = hashlib.sha256(
-        f"{FORMAT}\0{__version__}\0{sys.version_info[:2]}\0{pygments.__version__}\0{yaml.__version__}"
-        f"\0{pydantic.VERSION}".encode()
-    )
-    files: set[Path] = set(Path(__file__).resolve().parents[1].rglob("*.py"))
-    for name, info in sorted(host.plugins.items()):
-        digest.update(f"\0{name}\0{info.version}\0{info.module}".encode())
-        module = sys.modules.get(info.module.partition(":")[0])
-        origin = getattr(module, "__file__", None)
-        if origin:
-            base = Path(origin).resolve()
-            files |= set(base.parent.rglob("*.py")) if base.name == "__init__.py" else {base}
-    for path in sorted(files):
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        digest.update(f"\0{path}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
-    for problem in host.problems:
-        digest.update(f"\0{problem}".encode())
-    for item in extra:
-        digest.update(f"\0{item}".encode())
-    return digest.hexdigest()
+    return code_fingerprint(host, FORMAT, pygments.__version__, yaml.__version__, pydantic.VERSION, *extra)
 
 
 def _view_json(view: ModelView) -> dict[str, Any]:
