@@ -829,7 +829,7 @@ def test_gptj_refuses_what_its_forward_pass_cannot_run(T):
         T.GPTJConfig(vocab_size=50, n_embd=48, n_head=4, n_layer=1, rotary_dim=6, n_positions=16),
         device="cpu",
     )
-    with pytest.raises(RuntimeError):
+    with pytest.raises((RuntimeError, IndexError)):  # 5.23 a shape mismatch, 5.24 an index past the table
         model(input_ids=torch.zeros(1, 17, dtype=torch.long))
     arch = host_with("gptj").architecture("gptj")
     config = parse_config(arch, dict(d_model=48, n_heads=4, rotary_dim=6, max_positions=16))
