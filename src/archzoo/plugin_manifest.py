@@ -30,11 +30,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cache_folder import cache_dir
+from .errors import EnvironmentVariableError
+
 __all__ = [
     "FORMAT",
     "Manifest",
     "PluginRecord",
-    "cache_dir",
     "discard_manifest",
     "environment_key",
     "manifest_key",
@@ -54,16 +56,6 @@ MAX_SOURCE_FILES = 2_000
 MAX_MANIFEST_BYTES = 1 << 20
 
 _SOURCE_SUFFIXES = (".py", ".pyc", ".so", ".pyd", ".pth")
-
-
-def cache_dir() -> Path:
-    """Where archzoo keeps its caches: ``$ARCHZOO_CACHE_DIR``, else ``$XDG_CACHE_HOME/archzoo``, else
-    ``~/.cache/archzoo`` (``Path.home()`` raises RuntimeError when neither HOME nor a passwd entry exists)."""
-    configured = os.environ.get("ARCHZOO_CACHE_DIR", "").strip()
-    if configured:
-        return Path(configured)
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "archzoo"
 
 
 @dataclass(frozen=True)
@@ -177,10 +169,19 @@ def manifest_key(entry_points: Iterable[tuple[str, ...]], only: Iterable[str] | 
 
 
 def _manifest_file(only: Iterable[str] | None) -> Path:
+    """The manifest's file, in the cache folder the registry index uses (`archzoo.cache_folder`); OSError
+    where there is none (no home folder, or a cache variable archzoo cannot use: then every load is full, and
+    the command that needs the folder itself names the variable)."""
+    try:
+        folder = cache_dir()
+    except EnvironmentVariableError as exc:
+        raise OSError(str(exc)) from None
+    if folder is None:
+        raise OSError("no cache folder")
     # one file per environment and selection, overwritten when its key changes: stale manifests do not pile up
     selection = ",".join(sorted(only)) if only is not None else "*"
     name = hashlib.sha256(f"{sys.prefix}\0{selection}".encode()).hexdigest()[:20]
-    return cache_dir() / f"plugins-{name}.json"
+    return folder / f"plugins-{name}.json"
 
 
 def _strings(value: object) -> tuple[str, ...] | None:

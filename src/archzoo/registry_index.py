@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
+from .cache_folder import cache_dir
 from .errors import RegistryError
 
 if TYPE_CHECKING:
@@ -272,39 +273,6 @@ def split_plugin_problems(
         else:
             theirs.append(dataclasses.replace(problem, plugin=owner))
     return mine, theirs
-
-
-def _environment_path(name: str, value: str) -> Path:
-    """The folder an environment variable names, or an error naming the variable when it cannot be one."""
-    path = Path(value)
-    if not path.is_absolute():
-        raise RegistryError(
-            f"{name}={value!r}: not an absolute path; set {name} to a folder's full path (e.g. /var/cache/archzoo), "
-            "or unset it"
-        )
-    # os.path's tests answer False where a folder on the way cannot be searched (Path's raise PermissionError):
-    # such a cache cannot be written, and the index is then built each time
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise RegistryError(f"{name}={value!r}: is a file, not a folder; set {name} to a folder, or unset it")
-    return path
-
-
-def cache_dir() -> Path | None:
-    """Where index files are kept; None without a home folder, when nothing says where (no cache then).
-
-    ``ARCHZOO_CACHE_DIR`` and ``XDG_CACHE_HOME`` must name absolute paths that are not files (the XDG base
-    directory specification calls a relative one invalid); anything else is an error naming the variable.
-    """
-    configured = os.environ.get("ARCHZOO_CACHE_DIR", "").strip()
-    if configured:
-        return _environment_path("ARCHZOO_CACHE_DIR", configured)
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    if xdg:
-        return _environment_path("XDG_CACHE_HOME", xdg) / "archzoo"
-    home = os.path.expanduser("~")  # $HOME, else the passwd entry; left as "~" when there is neither
-    if not os.path.isabs(home) or home == os.sep:
-        return None  # no home folder: a cache in a shared place could be forged by another user, so none
-    return Path(home) / ".cache" / "archzoo"
 
 
 class IndexRow(NamedTuple):

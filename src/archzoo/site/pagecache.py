@@ -6,7 +6,7 @@ and source files and every loaded plugin's name, version and module files. A bui
 file named by the SHA-256 of all of those, so a build after one entry changed generates that entry alone,
 and a change to archzoo or to any plugin misses every entry (a stale page is never reused).
 
-The files live in ``site-pages/`` beside the registry index's cache (`archzoo.registry_index.cache_dir`:
+The files live in ``site-pages/`` beside the registry index's cache (`archzoo.cache_folder.cache_dir`:
 ``$ARCHZOO_CACHE_DIR``, else ``$XDG_CACHE_HOME/archzoo``, else ``~/.cache/archzoo``). Each is JSON (read
 back as plain values, never as code) after a header line with its key and the SHA-256 of the rest, so a
 foreign, truncated or corrupt file is a miss and is written again. A folder that cannot be written makes
@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..cache_folder import cache_dir
 from ..host import PluginHost
-from ..registry_index import cache_dir
 from .views import ModelView
 
 __all__ = ["FORMAT", "PageCache", "fingerprint"]
