@@ -194,3 +194,28 @@ def test_substitute_replaces_a_symbol_by_a_number_or_a_formula():
     assert poly.substitute("N", 1).evaluate() == 3 * 512 + 2 + 7
     assert poly.substitute("N", S).evaluate(S=4) == poly.evaluate(N=4)
     assert "N" not in poly.substitute("N", 2).free_symbols()
+
+
+# ---- the shape a reader needs: heads, activation, input width as fields of the block ------------------------
+
+
+def test_attention_records_its_heads_and_refuses_heads_that_do_not_make_its_width():
+    # torch.nn.MultiheadAttention(512, 8): 8 heads of 64; grouped query: 2 key/value heads of 64 make 128
+    h, h_kv, d_h = sym("h", 8), sym("h_kv", 2), sym("d_h", 64)
+    block = attention("gqa", d, h * d_h, kv_inner=h_kv * d_h, causal=True, heads=h, kv_heads=h_kv, d_head=d_h)
+    assert (block.heads, block.kv_heads, block.d_head) == (h, h_kv, d_h)
+    plain = attention("mha", d, d, heads=h, d_head=d_h)
+    assert plain.kv_heads == h  # one key/value head per query head unless told otherwise
+    assert attention("mha", d, d).heads is None  # a caller that does not say leaves it unknown
+    with pytest.raises(ValueError, match=r"^attention 'bad': heads 8 of width 32 do not make the projection width 512"):
+        attention("bad", d, d, heads=h, d_head=sym("d_h", 32))
+
+
+def test_feed_forward_and_linear_record_their_activation_and_input_width():
+    ff = feed_forward("ffn", d, sym("d_ff", 1376), activation="silu", gated=True, bias=False)
+    assert (ff.activation, ff.gated) == ("silu", True)
+    assert (feed_forward("ffn", d, sym("d_ff", 8)).activation, feed_forward("ffn", d, sym("d_ff", 8)).gated) == (
+        "gelu",
+        False,
+    )
+    assert linear("fc", sym("d_ff", 1376), d).d_in == sym("d_ff", 1376)

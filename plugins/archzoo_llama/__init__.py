@@ -208,7 +208,7 @@ def _decoder(cfg: DecoderConfig, root: str, mlp: Block, mlp_text: str, descripti
     d_h = symbol("d_h", cfg.d_head or cfg.d_model // cfg.n_heads)
     inner = d if cfg.d_head is None else h * d_h
     if cfg.n_kv_heads is None or cfg.n_kv_heads == cfg.n_heads:
-        kv_inner = inner
+        kv_inner, h_kv = inner, h
     else:
         h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
         kv_inner = h_kv * d_h
@@ -226,6 +226,9 @@ def _decoder(cfg: DecoderConfig, root: str, mlp: Block, mlp_text: str, descripti
                 bias=cfg.qkv_bias,
                 out_bias=cfg.out_bias,
                 causal=True,
+                heads=h,
+                kv_heads=h_kv,
+                d_head=d_h,
                 description="causal grouped-query self-attention with rotary positions"
                 if kv_inner is not inner
                 else "causal self-attention with rotary positions",

@@ -133,6 +133,15 @@ class Block:
     backward_flops: Poly = ZERO  # the backward pass of a training step (module docstring)
     prefill_flops: Poly = ZERO  # the first call of generation: the prompt, logits of its last position
     decode_flops: Poly = ZERO  # one cached step at context N (cross-attention over S source tokens)
+    # The shape a reader needs beyond the counts, so the core reads the tree instead of configuration keys
+    # (None or empty where the block does not know it): an attention block's query heads, key/value heads
+    # and head width; a feed-forward block's activation and whether it is gated; a linear block's input width.
+    heads: Poly | None = None
+    kv_heads: Poly | None = None
+    d_head: Poly | None = None
+    activation: str = ""
+    gated: bool = False
+    d_in: Poly | None = None
 
     def stored_factor(self) -> Poly:
         """The sets of its child's weights this block stores (1 when it holds no copies)."""
@@ -335,6 +344,7 @@ def linear(
         decode_flops=_one_token(flops),
         description=description or (f"{shape}, weight tied to {tied_to}" if tied_to else shape),
         tied_to=tied_to,
+        d_in=d_in,
     )
 
 
@@ -419,13 +429,18 @@ def attention(
     tokens_kv: Poly = N,
     causal: bool = False,
     cross: bool = False,
+    heads: Poly | None = None,
+    kv_heads: Poly | None = None,
+    d_head: Poly | None = None,
     description: str = "",
 ) -> Block:
     """Multi-head attention: Q, K, V projections, the attention products, and the output projection.
 
     ``inner`` is the width of all query heads together (``h d_h``, which is ``d`` in the classic
     layout); ``kv_inner`` the width of the key/value heads (smaller for grouped- and multi-query
-    attention). Causal self-attention caches ``2 kv_inner`` elements per token; cross-attention caches
+    attention). ``heads``, ``kv_heads`` (default ``heads``) and ``d_head`` record the head layout on the
+    block (`Block.heads`) for readers such as the activation-memory formula; given, ``heads d_head`` must
+    be ``inner`` and ``kv_heads d_head`` ``kv_inner``. Causal self-attention caches ``2 kv_inner`` elements per token; cross-attention caches
     ``2 kv_inner`` per source token (the keys and values of the memory it attends to, computed once).
 
     A decode step runs one query: over ``N`` keys in self-attention (the cache and the new token), over
@@ -433,6 +448,17 @@ def attention(
     """
     kv_inner = inner if kv_inner is None else kv_inner
     out_bias = bias if out_bias is None else out_bias
+    if heads is not None and kv_heads is None:
+        kv_heads = heads
+    if heads is not None and d_head is not None:
+        assert kv_heads is not None
+        for what, count, width in (("heads", heads, inner), ("kv_heads", kv_heads, kv_inner)):
+            difference = count * d_head - width
+            if not difference.free_symbols() and difference.evaluate() != 0:
+                raise ValueError(
+                    f"attention {name!r}: {what} {count.evaluate()} of width {d_head.evaluate()} do not make the "
+                    f"projection width {width.evaluate()}; give heads, kv_heads and d_head that multiply to it"
+                )
     core_flops = 2 * tokens_q * tokens_kv * inner + 2 * tokens_q * tokens_kv * inner
     keys = tokens_kv.substitute("N", S) if cross else tokens_kv
     core = _leaf(
@@ -462,6 +488,7 @@ def attention(
         children,
         description or ("causal " if causal else "") + ("cross-attention" if cross else "multi-head self-attention"),
     )
+    block = replace(block, heads=heads, kv_heads=kv_heads, d_head=d_head)
     if cross:
         block = replace(block, cross_kv_cache=2 * kv_inner)
     elif causal:
@@ -488,7 +515,8 @@ def feed_forward(
         children.append(linear("fc_gate", d, d_ff, bias=bias, tokens=tokens))
     children.append(linear("fc_out", d_ff, d, bias=bias, tokens=tokens))
     kind = f"{activation}-gated" if gated else activation
-    return composite(name, "feed_forward", children, description or f"feed-forward, {kind}")
+    block = composite(name, "feed_forward", children, description or f"feed-forward, {kind}")
+    return replace(block, activation=activation, gated=gated)
 
 
 def patch_embedding(
