@@ -2,7 +2,8 @@
 
 A `Block` is a node of a model's tree. Leaves (linear, embedding, norm, attention core, patch
 embedding, learned tensor) know their own parameter and FLOP formulas; composites (attention,
-feed-forward, a layer, a stack) add up their children; `repeat` multiplies a block by a layer count, and
+feed-forward, a layer, a stack) add up their children; `repeat` multiplies a block by a layer count,
+`layer_runs` makes a stack of runs of different layers (dense layers and mixture-of-experts layers), and
 `experts` holds ``E`` copies of a feed-forward of which each token runs ``k``. `Block.visits` is the one
 walk of the tree that multiplies those copies out; every reader of a tree (reports, the terminal, the
 site, ``archzoo compare``, ``archzoo verify``) takes its counts from it.
@@ -42,7 +43,7 @@ Beyond one forward pass, every block also carries (leaves set them, composites a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -59,6 +60,7 @@ __all__ = [
     "experts",
     "feed_forward",
     "layer_norm",
+    "layer_runs",
     "learned_tensor",
     "linear",
     "lm_head",
@@ -142,6 +144,9 @@ class Block:
     activation: str = ""
     gated: bool = False
     d_in: Poly | None = None
+    # A run of a `layer_runs` stack: where its copies sit in the stack (copy i is layer positions[i] of the
+    # stack's nn.ModuleList); empty for any other block, whose copies are layers 0 .. repeat - 1.
+    positions: tuple[int, ...] = ()
 
     def stored_factor(self) -> Poly:
         """The sets of its child's weights this block stores (1 when it holds no copies)."""
@@ -583,6 +588,77 @@ def repeat(block: Block, n: Poly, *, name: str = "", shared: bool = False, descr
         shared=shared,
         description=description or (f"{n} layers sharing one set of weights" if shared else f"{n} × {block.name}"),
     )
+
+
+def _positions_text(positions: tuple[int, ...]) -> str:
+    """Layer indices as ranges: ``0-3, 8, 10-11``."""
+    parts: list[str] = []
+    start = previous = positions[0]
+    for p in (*positions[1:], None):
+        if p is not None and p == previous + 1:
+            previous = p
+            continue
+        parts.append(str(start) if start == previous else f"{start}-{previous}")
+        if p is not None:
+            start = previous = p
+    return ", ".join(parts)
+
+
+def layer_runs(
+    name: str,
+    runs: list[tuple[Block, Poly]] | tuple[tuple[Block, Poly], ...],
+    *,
+    counts: Mapping[str, Poly] | None = None,
+    description: str = "",
+) -> Block:
+    """A stack of layers that are not all alike, given in order as runs ``[(layer_a, n_a), (layer_b, n_b),
+    ...]``: ``n_a`` copies of ``layer_a`` (each with its own weights), then ``n_b`` of ``layer_b``, and so on.
+
+    The runs of one layer (equal blocks) are gathered into one child, a `repeat` of that layer named by it,
+    whose ``positions`` list where its copies sit in the stack (Qwen2-MoE with a sparse step of 2: a
+    ``dense`` run at layers ``0, 2, 4, ...`` and an ``moe`` run at ``1, 3, 5, ...``). Every count of the stack
+    (parameters, active parameters, FLOPs of every phase, KV cache) is the sum over its runs, which are
+    independent of order; the tree shows each run with its copies. Different layers must have different
+    names, since the name is how a reader tells the runs apart; a stack of one layer is a plain `repeat`.
+    Each run is named for its layer in the plural (``dense_layer`` runs as ``dense_layers``).
+
+    ``counts`` names, by layer name, the formula to write for that layer's copies in all (a symbol such as
+    ``L_moe``, so the formulas read ``L_moe·(...)`` rather than ``12·(...)`` when the runs interleave); its
+    value must be the number of copies the runs give.
+    """
+    groups: dict[str, tuple[Block, list[int], Poly]] = {}
+    start = 0
+    for layer, n in runs:
+        count = n.evaluate()
+        if count < 0:
+            raise ValueError(f"layer_runs {name!r}: run of {layer.name!r} has {count} layers; give 0 or more")
+        known = groups.get(layer.name)
+        if known is not None and known[0] != layer:
+            raise ValueError(
+                f"layer_runs {name!r}: two different layers are both named {layer.name!r}; name each kind of "
+                "layer differently, so the runs can be told apart"
+            )
+        if count:
+            previous = known[1] if known else []
+            groups[layer.name] = (layer, previous + list(range(start, start + count)), known[2] + n if known else n)
+        start += count
+    if not groups:
+        raise ValueError(f"layer_runs {name!r}: the stack holds no layer; give at least one run of one or more")
+    children = []
+    for layer, positions, n in groups.values():
+        if counts and layer.name in counts:
+            given = counts[layer.name]
+            if given.evaluate() != len(positions):
+                raise ValueError(
+                    f"layer_runs {name!r}: counts gives {layer.name!r} {given.evaluate()} copies, the runs "
+                    f"{len(positions)}; give the formula whose value is the runs' number of copies"
+                )
+            n = given
+        where = _positions_text(tuple(positions))
+        run = repeat(layer, n, name=f"{layer.name}s", description=f"{len(positions)} × {layer.name}, layers {where}")
+        children.append(replace(run, positions=tuple(positions)))
+    shown = ", ".join(f"{len(positions)} × {layer.name}" for layer, positions, _ in groups.values())
+    return composite(name, "layer_runs", children, description or f"{start} layers: {shown}")
 
 
 def experts(
