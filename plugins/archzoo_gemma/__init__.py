@@ -1,5 +1,613 @@
-"""archzoo plugin: the Gemma 2 and Gemma 3 decoders (being written; it registers nothing yet)."""
+"""archzoo plugin: the Gemma 2 and Gemma 3 (text) decoders, with sliding-window and global attention layers.
+
+Each layer is a sandwich: an RMSNorm before *and* after the attention, another pair around the GeGLU feed-forward
+(four RMSNorms of width ``d`` per layer; Gemma's norm scales by ``1 + w``, the same ``d`` parameters). Attention is
+grouped-query with an explicit head width ``d_h`` (``h d_h`` need not be ``d``) and rotary positions; Gemma 3 adds
+QK-norm, an RMSNorm of width ``d_h`` on the queries and one on the keys (``2 d_h`` parameters per layer). The token
+embedding is scaled by ``sqrt(d)`` and the LM head is tied to it. Gemma 2's attention and final logit soft-capping
+(``c tanh(x / c)``), ``query_pre_attn_scalar``, Gemma 3's two rotary bases and the embedding scale hold no
+parameters and are elementwise: ``torch.utils.flop_counter.FlopCounterMode`` counts no FLOPs for them.
+
+Layers are sliding-window (local) or global: Gemma 2 alternates them (sliding first), Gemma 3 puts one global layer
+after every five sliding ones (``sliding_window_pattern``), or ``layer_types`` lists them. The two kinds hold the same
+parameters, and eager attention computes the full ``N x N`` score products under either mask, so parameters and
+forward FLOPs do not depend on the pattern. The stack is a composite of two `repeat` runs, ``sliding`` and
+``global`` (the layers of each kind, wherever they sit in the stack; the layer-runs stack of ``archzoo.blocks`` had
+not landed when this plugin was written), so the KV cache is given per run.
+
+What archzoo counts for the KV cache and decode step: every layer caches every token, ``2 h_kv d_h`` elements per
+token per layer. transformers' ``DynamicCache`` keeps at most ``sliding_window - 1`` tokens in a sliding layer, so
+the figures are exact for contexts up to the window (``N <= W``), which is why a report's default ``N`` is the
+window (or the context length, if shorter); beyond it a sliding layer caches ``W - 1`` tokens and its decode step
+attends to ``W`` keys, and archzoo's KV cache and decode FLOPs are larger than transformers' by the sliding run's
+share. Parameters, forward, training and prefill FLOPs are exact at every ``N``.
+
+Gemma 3's 4B, 12B and 27B are released as ``gemma3`` (``Gemma3ForConditionalGeneration``: a SigLIP vision tower,
+a projector and this text model). archzoo counts the text model (``gemma3_text``: ``Gemma3TextModel``,
+``Gemma3ForCausalLM``, ``Gemma3TextForSequenceClassification``) exactly and refuses a ``gemma3`` file, saying so:
+its FLOPs depend on the images in the prompt, which a count over ``N`` text tokens cannot state.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, Literal, Self
+
+from pydantic import Field, PositiveInt, model_validator
+
+from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo.architecture import check_activation
+from archzoo.blocks import (
+    Block,
+    attention,
+    composite,
+    embedding,
+    feed_forward,
+    linear,
+    lm_head,
+    repeat,
+    rms_norm,
+    with_modules,
+)
+from archzoo.formula import Poly, sym
+from archzoo.hf_config import (
+    DROPOUT,
+    INITIALISATION,
+    NORM_EPSILON,
+    TOKEN_ID,
+    USE_CACHE,
+    HFTable,
+    check_padding_index,
+    hf_reader,
+)
+from archzoo.symbols import declare_symbol, symbol
+
 __version__ = "0.1.0"
+
+SLIDING = "sliding_attention"
+FULL = "full_attention"
+LayerType = Literal["sliding_attention", "full_attention"]
+
+#: the symbols the plugin adds: the head count of the labels, and the layers of each run
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
+L_SLIDING = declare_symbol("L_s", latex="L_{s}", meaning="sliding-window layers", order=2)
+L_GLOBAL = declare_symbol("L_g", latex="L_{g}", meaning="global attention layers", order=3)
+
+
+class GemmaConfig(ArchConfig):
+    """A Gemma 2 decoder; defaults are Gemma 2 2B (Gemma Team 2024, Table 1; transformers' Gemma2Config)."""
+
+    vocab_size: PositiveInt = Field(256000, description="vocabulary size")
+    d_model: PositiveInt = Field(2304, description="model width")
+    n_layers: PositiveInt = Field(26, description="decoder layers")
+    n_heads: PositiveInt = Field(8, description="query heads (must divide d_model, as transformers requires)")
+    n_kv_heads: PositiveInt = Field(4, description="key/value heads (grouped-query attention); must divide n_heads")
+    d_head: PositiveInt = Field(256, description="width of one head (head_dim; n_heads x d_head need not be d_model)")
+    d_ff: PositiveInt = Field(9216, description="hidden width of the GeGLU feed-forward (gate and up projections)")
+    max_positions: PositiveInt = Field(8192, description="context length (rotary positions: no parameters)")
+    activation: str = Field("gelu_pytorch_tanh", description="activation of the gate (hidden_activation): GeGLU")
+    attention_bias: bool = Field(False, description="biases on the query, key, value and output projections")
+    tie_embeddings: bool = Field(True, description="the LM head shares the token embedding matrix (as released)")
+    qk_norm: bool = Field(False, description="an RMSNorm of width d_head on the queries and on the keys (Gemma 3)")
+    sliding_window: PositiveInt | None = Field(
+        4096, description="tokens a sliding-window layer attends to (null: no window, every layer global)"
+    )
+    sliding_window_pattern: PositiveInt = Field(
+        2,
+        description="every sliding_window_pattern-th layer is global, the others sliding (Gemma 2: 2, Gemma 3: 6); "
+        "used when layer_types is null",
+    )
+    layer_types: list[LayerType] | None = Field(
+        None, description="each layer's kind, sliding_attention or full_attention (null: from sliding_window_pattern)"
+    )
+    bidirectional: bool = Field(
+        False, description="attend to every token, no causal mask (use_bidirectional_attention): then no KV cache"
+    )
+    head: Literal["lm", "none", "sequence_classification", "token_classification"] = Field(
+        "lm",
+        description="lm (*ForCausalLM, the head tied to the token embedding), none (the base model), "
+        "sequence_classification (a bias-free score layer on every token, the last one's kept) or "
+        "token_classification (a score layer with bias on every token; Gemma 2 only)",
+    )
+    num_labels: PositiveInt = Field(2, description="outputs of the classification heads (transformers' num_labels)")
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.d_model % self.n_heads:
+            raise ValueError(
+                f"n_heads: {self.n_heads} heads do not divide d_model {self.d_model}, which transformers' Gemma "
+                "configurations refuse even with head_dim given; choose a divisor of d_model"
+            )
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(
+                f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {self.n_kv_heads}; "
+                "choose a divisor of n_heads (1 for multi-query attention)"
+            )
+        if self.d_head % 2:
+            raise ValueError(
+                f"d_head: rotary positions turn pairs of channels, so a head's width must be even, got {self.d_head}"
+            )
+        if self.layer_types is not None and len(self.layer_types) != self.n_layers:
+            raise ValueError(
+                f"layer_types: {len(self.layer_types)} entries for {self.n_layers} layers; give one kind per layer "
+                "(as transformers requires) or null"
+            )
+        check_activation(self.activation)
+        return self
+
+    def kinds(self) -> list[str]:
+        """Each layer's kind, as transformers computes it (``layer_types``, else the pattern)."""
+        if self.layer_types is not None:
+            return list(self.layer_types)
+        pattern = self.sliding_window_pattern
+        return [SLIDING if (i + 1) % pattern else FULL for i in range(self.n_layers)]
+
+
+class Gemma3Config(GemmaConfig):
+    """A Gemma 3 text decoder; defaults are Gemma 3 1B (Gemma Team 2025; its config.json, google/gemma-3-1b-pt)."""
+
+    vocab_size: PositiveInt = Field(262144, description="vocabulary size")
+    d_model: PositiveInt = Field(1152, description="model width")
+    n_layers: PositiveInt = Field(26, description="decoder layers")
+    n_heads: PositiveInt = Field(4, description="query heads (must divide d_model, as transformers requires)")
+    n_kv_heads: PositiveInt = Field(1, description="key/value heads (grouped-query attention); must divide n_heads")
+    d_ff: PositiveInt = Field(6912, description="hidden width of the GeGLU feed-forward (gate and up projections)")
+    max_positions: PositiveInt = Field(32768, description="context length (rotary positions: no parameters)")
+    qk_norm: bool = Field(True, description="an RMSNorm of width d_head on the queries and on the keys")
+    sliding_window: PositiveInt | None = Field(
+        512, description="tokens a sliding-window layer attends to (null: no window, every layer global)"
+    )
+    sliding_window_pattern: PositiveInt = Field(
+        6,
+        description="every sliding_window_pattern-th layer is global, the others sliding; used when layer_types is null",
+    )
+    head: Literal["lm", "none", "sequence_classification"] = Field(  # type: ignore[assignment]
+        "lm",
+        description="lm (Gemma3ForCausalLM, tied head), none (Gemma3TextModel) or sequence_classification "
+        "(Gemma3TextForSequenceClassification: a bias-free score layer, the last token's kept)",
+    )
+
+
+# ---- the block tree ------------------------------------------------------------------------------------
+
+
+def _layer(cfg: GemmaConfig, kind: str) -> Block:
+    d = symbol("d", cfg.d_model)
+    h = symbol("h", cfg.n_heads)
+    d_h = symbol("d_h", cfg.d_head)
+    h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
+    sliding = kind == SLIDING and cfg.sliding_window is not None
+    what = f"sliding-window ({cfg.sliding_window} tokens)" if sliding else "global"
+    att = attention(
+        "attention",
+        d,
+        h * d_h,
+        kv_inner=h_kv * d_h,
+        bias=cfg.attention_bias,
+        causal=not cfg.bidirectional,
+        heads=h,
+        kv_heads=h_kv,
+        d_head=d_h,
+        description=f"{what} grouped-query self-attention with rotary positions"
+        + (", QK-norm" if cfg.qk_norm else "")
+        + ("" if cfg.bidirectional else ", causal"),
+    )
+    if cfg.qk_norm:  # RMSNorms of one head's width, applied to every query and key head: parameters, no matmul
+        norms = (
+            rms_norm("q_norm", d_h, description="RMSNorm(d_h) on every query head"),
+            rms_norm("k_norm", d_h, description="RMSNorm(d_h) on every key head"),
+        )
+        att = replace(att, children=att.children + norms, params=att.params + 2 * d_h)
+    mlp = feed_forward(
+        "mlp",
+        d,
+        symbol("d_ff", cfg.d_ff),
+        activation=cfg.activation,
+        gated=True,
+        bias=False,
+        description="GeGLU feed-forward: gate, up and down projections",
+    )
+    return composite(
+        "layer",
+        "decoder_layer",
+        [
+            rms_norm("attention_norm", d),
+            att,
+            rms_norm("post_attention_norm", d),
+            rms_norm("mlp_norm", d),
+            mlp,
+            rms_norm("post_mlp_norm", d),
+        ],
+        f"{what} sandwich layer: RMSNorm, attention, RMSNorm, add; RMSNorm, GeGLU, RMSNorm, add",
+    )
+
+
+def _runs(cfg: GemmaConfig) -> Block:
+    """The stack: the sliding-window layers and the global ones as two runs (each kind's layers, wherever they sit)."""
+    kinds = cfg.kinds()
+    if cfg.sliding_window is None:  # no window: a sliding layer attends to, and caches, everything
+        kinds = [FULL] * len(kinds)
+    n_sliding = kinds.count(SLIDING)
+    n_global = len(kinds) - n_sliding
+    positions = {kind: [i for i, k in enumerate(kinds) if k == kind] for kind in (SLIDING, FULL)}
+    runs = []
+    kv = 2 * cfg.n_kv_heads * cfg.d_head
+    if n_sliding:
+        runs.append(
+            repeat(
+                _layer(cfg, SLIDING),
+                L_SLIDING(n_sliding),
+                name="sliding",
+                description=f"{n_sliding} sliding-window layers (layers {_spans(positions[SLIDING])}); KV cache "
+                f"2·h_kv·d_h = {kv:,} elements per token each, of at most W - 1 = {cfg.sliding_window - 1:,} tokens "
+                "in transformers' DynamicCache (archzoo counts every token: exact for N <= W)"
+                if cfg.sliding_window
+                else "",
+            )
+        )
+    if n_global:
+        runs.append(
+            repeat(
+                _layer(cfg, FULL),
+                L_GLOBAL(n_global),
+                name="global",
+                description=f"{n_global} global attention layers (layers {_spans(positions[FULL])}); KV cache "
+                f"2·h_kv·d_h = {kv:,} elements per token each, every token",
+            )
+        )
+    return composite("layers", "layer_runs", runs, f"{cfg.n_layers} decoder layers in runs: sliding-window and global")
+
+
+def _spans(indices: list[int]) -> str:
+    """``[0, 1, 2, 4]`` as ``0-2, 4``."""
+    spans: list[str] = []
+    start = prev = indices[0]
+    for i in [*indices[1:], None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        spans.append(str(start) if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    return ", ".join(spans)
+
+
+def _heads(cfg: GemmaConfig, d: Poly, V: Poly) -> list[Block]:
+    if cfg.head == "lm":
+        tied = ", tied to the token embedding" if cfg.tie_embeddings else ""
+        return [
+            lm_head(
+                d,
+                V,
+                tied_to="token" if cfg.tie_embeddings else "",
+                description=f"next-token logits{tied}; soft-capped where final_logit_softcapping is set "
+                "(elementwise: no parameters or matmul FLOPs)",
+            )
+        ]
+    if cfg.head == "sequence_classification":
+        return [
+            linear(
+                "score",
+                d,
+                LABELS(cfg.num_labels),
+                bias=False,
+                description="class scores on every token, no bias; the last non-padding token's are kept",
+            )
+        ]
+    if cfg.head == "token_classification":
+        return [linear("score", d, LABELS(cfg.num_labels), description="a label's scores per token")]
+    return []
+
+
+def build(cfg: GemmaConfig) -> Block:
+    d = symbol("d", cfg.d_model)
+    V = symbol("V", cfg.vocab_size)
+    root_name = "gemma3" if isinstance(cfg, Gemma3Config) else "gemma2"
+    root = composite(
+        root_name,
+        "model",
+        [
+            embedding("token", V, d, role="token", description="token embeddings, scaled by sqrt(d)"),
+            _runs(cfg),
+            rms_norm("final_norm", d),
+            *_heads(cfg, d, V),
+        ],
+        "Gemma 3 text decoder" if root_name == "gemma3" else "Gemma 2 decoder",
+    )
+    base = "" if cfg.head == "none" else "model."
+    return with_modules(
+        root,
+        {
+            root_name: ("",),
+            f"{root_name}.token": (f"{base}embed_tokens",),
+            f"{root_name}.layers": (f"{base}layers",),
+            f"{root_name}.final_norm": (f"{base}norm",),
+            f"{root_name}.lm_head": ("lm_head",),
+            f"{root_name}.score": ("score",),
+        },
+    )
+
+
+# ---- the reference: transformers' classes --------------------------------------------------------------
+
+CLASS_SUFFIX = {
+    "none": "Model",
+    "lm": "ForCausalLM",
+    "sequence_classification": "ForSequenceClassification",
+    "token_classification": "ForTokenClassification",
+}
+GEMMA3_CLASSES = {
+    "none": "Gemma3TextModel",
+    "lm": "Gemma3ForCausalLM",
+    "sequence_classification": "Gemma3TextForSequenceClassification",
+}
+
+
+def _kwargs(cfg: GemmaConfig) -> dict[str, Any]:
+    labels = {"num_labels": cfg.num_labels} if cfg.head in ("sequence_classification", "token_classification") else {}
+    return dict(
+        **labels,
+        vocab_size=cfg.vocab_size,
+        hidden_size=cfg.d_model,
+        intermediate_size=cfg.d_ff,
+        num_hidden_layers=cfg.n_layers,
+        num_attention_heads=cfg.n_heads,
+        num_key_value_heads=cfg.n_kv_heads,
+        head_dim=cfg.d_head,
+        hidden_activation=cfg.activation,
+        max_position_embeddings=cfg.max_positions,
+        attention_bias=cfg.attention_bias,
+        sliding_window=cfg.sliding_window,
+        layer_types=cfg.kinds(),
+        use_bidirectional_attention=cfg.bidirectional,
+        tie_word_embeddings=cfg.tie_embeddings,
+        pad_token_id=None,  # the default padding index 0 is inside every vocabulary, but a file may give another
+    )
+
+
+def reference(cfg: GemmaConfig) -> Reference | None:
+    """Gemma2Model / Gemma2ForCausalLM / ... of transformers, built with the configuration's own layer kinds."""
+    if cfg.qk_norm:
+        return None  # Gemma 2 has no QK-norm: no Gemma 2 class builds it (the gemma3 architecture does)
+    return Reference(
+        library="transformers",
+        target=f"transformers.Gemma2{CLASS_SUFFIX[cfg.head]}",
+        config_class="transformers.Gemma2Config",
+        kwargs=_kwargs(cfg),
+    )
+
+
+def reference_gemma3(cfg: GemmaConfig) -> Reference | None:
+    """Gemma3TextModel / Gemma3ForCausalLM / Gemma3TextForSequenceClassification (text only)."""
+    if not cfg.qk_norm or cfg.head not in GEMMA3_CLASSES:
+        return None  # Gemma 3's text model always has QK-norm, and no token-classification class
+    return Reference(
+        library="transformers",
+        target=f"transformers.{GEMMA3_CLASSES[cfg.head]}",
+        config_class="transformers.Gemma3TextConfig",
+        kwargs=_kwargs(cfg),
+    )
+
+
+def _default_seq_len(cfg: GemmaConfig) -> int:
+    """The window (or the context, if shorter): the longest N at which every figure, KV cache and decode step
+    included, equals transformers' (its cache keeps at most W - 1 tokens in a sliding layer)."""
+    has_sliding = cfg.sliding_window is not None and SLIDING in cfg.kinds()
+    return min(cfg.max_positions, cfg.sliding_window) if has_sliding and cfg.sliding_window else cfg.max_positions
+
+
+def _seq_len_note(cfg: GemmaConfig) -> str:
+    if _default_seq_len(cfg) < cfg.max_positions:
+        return (
+            f"the sliding window ({cfg.sliding_window:,} tokens), the longest context at which the KV cache and "
+            "decode figures equal transformers' (beyond it a sliding layer keeps only the window)"
+        )
+    return "the model's context length"
+
+
+# ---- Hugging Face config.json ----------------------------------------------------------------------------
+
+_EPS = NORM_EPSILON.replace("LayerNorm", "RMSNorm")
+_SOFTCAP = (
+    "tanh soft-capping c·tanh(x / c) of the scores or logits: elementwise, so no parameters and no FLOPs "
+    "FlopCounterMode counts"
+)
+_SCALAR = "scales the attention scores by its inverse square root: a constant, no parameters or matmul FLOPs"
+_ROPE = "rotary position settings: no parameters, and the rotary angles cost no matmul FLOPs in the eager forward pass"
+_READ = {
+    "vocab_size": "vocab_size",
+    "hidden_size": "d_model",
+    "intermediate_size": "d_ff",
+    "num_hidden_layers": "n_layers",
+    "num_attention_heads": "n_heads",
+    "num_key_value_heads": "n_kv_heads",
+    "head_dim": "d_head",
+    "hidden_activation": "activation",
+    "max_position_embeddings": "max_positions",
+    "attention_bias": "attention_bias",
+    "sliding_window": "sliding_window",
+    "layer_types": "layer_types",
+    "use_bidirectional_attention": "bidirectional",
+    "pad_token_id": "(checked: inside the vocabulary)",
+    "tie_word_embeddings": "tie_embeddings",
+    "num_labels": "num_labels",
+}
+_IGNORED = {
+    "initializer_range": INITIALISATION,
+    "use_cache": USE_CACHE,
+    "bos_token_id": TOKEN_ID,
+    "eos_token_id": TOKEN_ID,
+    "attention_dropout": DROPOUT,
+    "rms_norm_eps": _EPS,
+    "query_pre_attn_scalar": _SCALAR,
+    "final_logit_softcapping": _SOFTCAP,
+    "attn_logit_softcapping": _SOFTCAP,
+}
+
+_COMMON_DEFAULTS: dict[str, Any] = dict(
+    vocab_size=256000,
+    hidden_size=2304,
+    intermediate_size=9216,
+    num_hidden_layers=26,
+    num_attention_heads=8,
+    num_key_value_heads=4,
+    head_dim=256,
+    hidden_activation="gelu_pytorch_tanh",
+    max_position_embeddings=8192,
+    initializer_range=0.02,
+    rms_norm_eps=1e-6,
+    use_cache=True,
+    pad_token_id=0,
+    eos_token_id=1,
+    bos_token_id=2,
+    tie_word_embeddings=True,
+    rope_parameters=None,
+    attention_bias=False,
+    attention_dropout=0.0,
+    query_pre_attn_scalar=256,
+    sliding_window=4096,
+    layer_types=None,
+    final_logit_softcapping=30.0,
+    attn_logit_softcapping=50.0,
+    use_bidirectional_attention=None,
+)
+
+HF_GEMMA2 = HFTable(
+    model_type="gemma2",
+    config_class="Gemma2Config",
+    defaults=_COMMON_DEFAULTS,
+    aliases={},
+    read={**_READ, "rope_parameters": "(checked: a rotary type transformers builds)"},
+    ignored=_IGNORED,
+    refused={},
+    base_class="Gemma2Model",
+    classes={f"Gemma2{suffix}": {"head": head} for head, suffix in CLASS_SUFFIX.items()},
+)
+
+HF_GEMMA3_TEXT = HFTable(
+    model_type="gemma3_text",
+    config_class="Gemma3TextConfig",
+    defaults={
+        **_COMMON_DEFAULTS,
+        "vocab_size": 262_208,
+        "max_position_embeddings": 131_072,
+        "final_logit_softcapping": None,
+        "attn_logit_softcapping": None,
+        "use_bidirectional_attention": False,
+    },
+    aliases={},
+    read={**_READ, "sliding_window_pattern": "sliding_window_pattern"},
+    ignored={
+        **_IGNORED,
+        "rope_parameters": "the rotary settings of the global and the sliding layers: " + _ROPE,
+        "rope_scaling": "the global layers' rotary scaling (converted into rope_parameters): " + _ROPE,
+        "rope_local_base_freq": "the sliding layers' rotary base (converted into rope_parameters): " + _ROPE,
+    },
+    refused={},
+    base_class="Gemma3TextModel",
+    classes={name: {"head": head} for head, name in GEMMA3_CLASSES.items()},
+)
+
+#: the rotary types transformers 5.23 builds
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+
+
+def _shared(hf: dict[str, Any]) -> dict[str, Any]:
+    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
+    types = hf["layer_types"]
+    if types is not None and (not isinstance(types, list) or not all(t in (SLIDING, FULL) for t in types)):
+        raise ValueError(
+            f"layer_types: expected a list of {SLIDING!r} and {FULL!r}, one per layer, got {str(types)[:60]}"
+        )
+    return dict(
+        vocab_size=hf["vocab_size"],
+        d_model=hf["hidden_size"],
+        d_ff=hf["intermediate_size"],
+        n_layers=hf["num_hidden_layers"],
+        n_heads=hf["num_attention_heads"],
+        n_kv_heads=hf["num_key_value_heads"],
+        d_head=hf["head_dim"],
+        activation=hf["hidden_activation"],
+        max_positions=hf["max_position_embeddings"],
+        attention_bias=hf["attention_bias"],
+        tie_embeddings=hf["tie_word_embeddings"],
+        sliding_window=hf["sliding_window"],
+        layer_types=types,
+        bidirectional=bool(hf["use_bidirectional_attention"]),
+        num_labels=hf["num_labels"],
+    )
+
+
+@hf_reader(HF_GEMMA2)
+def _from_gemma2(hf: dict[str, Any], model_class: str = "Gemma2Model") -> dict[str, Any]:
+    rope = hf["rope_parameters"]
+    if isinstance(rope, dict):
+        kind = rope.get("rope_type", rope.get("type", "default"))
+        if kind not in ROPE_TYPES:
+            raise ValueError(
+                f"rope_parameters: rope_type {str(kind)[:60]} is not one transformers' Gemma2Config accepts; "
+                f"expected one of {', '.join(ROPE_TYPES)}"
+            )
+    return dict(_shared(hf), sliding_window_pattern=2, qk_norm=False)
+
+
+@hf_reader(HF_GEMMA3_TEXT)
+def _from_gemma3_text(hf: dict[str, Any], model_class: str = "Gemma3TextModel") -> dict[str, Any]:
+    window = hf["sliding_window"]
+    read = _shared(hf)
+    if hf["use_bidirectional_attention"] and isinstance(window, int):
+        read["sliding_window"] = window // 2 + 1  # Gemma3TextConfig's own conversion (exclusive bounds)
+    return dict(read, sliding_window_pattern=hf.get("sliding_window_pattern", 6), qk_norm=True)
+
+
+def _refuse_gemma3(hf: dict[str, Any]) -> dict[str, Any]:
+    """``gemma3`` (Gemma3ForConditionalGeneration) is refused, saying what archzoo counts instead."""
+    raise ValueError(
+        "model_type: 'gemma3' is Gemma3ForConditionalGeneration, a SigLIP vision tower and projector around the "
+        "Gemma 3 text model, whose FLOPs depend on the images in the prompt, which a count over N text tokens "
+        "cannot state; archzoo counts the text model exactly: save the file's text_config as a config.json with "
+        '"model_type": "gemma3_text" (Gemma3TextModel, Gemma3ForCausalLM) and count that'
+    )
+
+
+ARCHITECTURE = Architecture(
+    name="gemma2",
+    title="Gemma 2",
+    summary="Decoder-only Transformer with sandwich RMSNorms (before and after attention and feed-forward), GeGLU, "
+    "grouped-query attention with an explicit head width, soft-capped attention and output logits, and "
+    "sliding-window layers alternating with global ones; a tied LM head.",
+    citation="Gemma Team. Gemma 2: Improving Open Language Models at a Practical Size. 2024. arXiv:2408.00118",
+    config_model=GemmaConfig,
+    build=build,
+    seq_len=_default_seq_len,
+    seq_len_note=_seq_len_note,
+    reference=reference,
+)
+
+GEMMA3_ARCHITECTURE = Architecture(
+    name="gemma3",
+    title="Gemma 3 (text)",
+    summary="Gemma 2's layers with QK-norm (an RMSNorm on every query and key head) and five sliding-window layers "
+    "for each global one; the text model of Gemma 3 (its 1B as released; the 4B, 12B and 27B without their "
+    "SigLIP vision tower).",
+    citation="Gemma Team. Gemma 3 Technical Report. 2025. arXiv:2503.19786",
+    config_model=Gemma3Config,
+    build=build,
+    seq_len=_default_seq_len,
+    seq_len_note=_seq_len_note,
+    reference=reference_gemma3,
+)
+
+
+@hookimpl
+def register_architectures(register: Callable[[Architecture], None]) -> None:
+    register(ARCHITECTURE)
+    register(GEMMA3_ARCHITECTURE)
+
+
+@hookimpl
+def register_hf_readers(register: Callable[..., None]) -> None:
+    register("gemma2", _from_gemma2, architecture="gemma2")
+    register("gemma3_text", _from_gemma3_text, architecture="gemma3")
+    register("gemma3", _refuse_gemma3, architecture="gemma3")
