@@ -11,9 +11,10 @@ parameters and are elementwise: ``torch.utils.flop_counter.FlopCounterMode`` cou
 Layers are sliding-window (local) or global: Gemma 2 alternates them (sliding first), Gemma 3 puts one global layer
 after every five sliding ones (``sliding_window_pattern``), or ``layer_types`` lists them. The two kinds hold the same
 parameters, and eager attention computes the full ``N x N`` score products under either mask, so parameters and
-forward FLOPs do not depend on the pattern. The stack is a composite of two `repeat` runs, ``sliding`` and
-``global`` (the layers of each kind, wherever they sit in the stack; the layer-runs stack of ``archzoo.blocks`` had
-not landed when this plugin was written), so the KV cache is given per run.
+forward FLOPs do not depend on the pattern. The stack is an `archzoo.blocks.layer_runs` of ``sliding_layer`` and
+``global_layer`` runs (each with the stack positions of its copies), so the KV cache is given per run; a stack of
+one kind is a plain `repeat`, whose layer's blocks are checked one by one against transformers' modules (inside
+runs only the stack as a whole is, as the kit maps a run's copies to the first indices of the module list).
 
 What archzoo counts for the KV cache and decode step: every layer caches every token, ``2 h_kv d_h`` elements per
 token per layer. transformers' ``DynamicCache`` keeps at most ``sliding_window - 1`` tokens in a sliding layer, so
@@ -44,13 +45,14 @@ from archzoo.blocks import (
     composite,
     embedding,
     feed_forward,
+    layer_runs,
     linear,
     lm_head,
     repeat,
     rms_norm,
     with_modules,
 )
-from archzoo.formula import Poly, sym
+from archzoo.formula import Poly, const, sym
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -172,7 +174,7 @@ class Gemma3Config(GemmaConfig):
 # ---- the block tree ------------------------------------------------------------------------------------
 
 
-def _layer(cfg: GemmaConfig, kind: str) -> Block:
+def _layer(cfg: GemmaConfig, kind: str, name: str) -> Block:
     d = symbol("d", cfg.d_model)
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_head)
@@ -209,7 +211,7 @@ def _layer(cfg: GemmaConfig, kind: str) -> Block:
         description="GeGLU feed-forward: gate, up and down projections",
     )
     return composite(
-        "layer",
+        name,
         "decoder_layer",
         [
             rms_norm("attention_norm", d),
@@ -224,53 +226,32 @@ def _layer(cfg: GemmaConfig, kind: str) -> Block:
 
 
 def _runs(cfg: GemmaConfig) -> Block:
-    """The stack: the sliding-window layers and the global ones as two runs (each kind's layers, wherever they sit)."""
+    """The stack, in order: runs of sliding-window and of global layers (`archzoo.blocks.layer_runs` gathers each
+    kind's runs into one child, with the stack positions of its copies)."""
     kinds = cfg.kinds()
-    if cfg.sliding_window is None:  # no window: a sliding layer attends to, and caches, everything
+    if cfg.sliding_window is None:  # no window: a sliding layer attends to, and caches, every token
         kinds = [FULL] * len(kinds)
+    if len(set(kinds)) == 1:
+        only = kinds[0]
+        return repeat(_layer(cfg, only, "layer"), symbol("L", cfg.n_layers), name="layers")
+    layers = {kind: _layer(cfg, kind, "sliding_layer" if kind == SLIDING else "global_layer") for kind in set(kinds)}
+    runs: list[tuple[Block, Poly]] = []
+    for kind in kinds:  # consecutive layers of one kind make one run
+        if runs and runs[-1][0] is layers[kind]:
+            runs[-1] = (layers[kind], runs[-1][1] + 1)
+        else:
+            runs.append((layers[kind], const(1)))
     n_sliding = kinds.count(SLIDING)
-    n_global = len(kinds) - n_sliding
-    positions = {kind: [i for i, k in enumerate(kinds) if k == kind] for kind in (SLIDING, FULL)}
-    runs = []
+    counts = {"sliding_layer": L_SLIDING(n_sliding), "global_layer": L_GLOBAL(len(kinds) - n_sliding)}
     kv = 2 * cfg.n_kv_heads * cfg.d_head
-    if n_sliding:
-        runs.append(
-            repeat(
-                _layer(cfg, SLIDING),
-                L_SLIDING(n_sliding),
-                name="sliding",
-                description=f"{n_sliding} sliding-window layers (layers {_spans(positions[SLIDING])}); KV cache "
-                f"2·h_kv·d_h = {kv:,} elements per token each, of at most W - 1 = {cfg.sliding_window - 1:,} tokens "
-                "in transformers' DynamicCache (archzoo counts every token: exact for N <= W)"
-                if cfg.sliding_window
-                else "",
-            )
-        )
-    if n_global:
-        runs.append(
-            repeat(
-                _layer(cfg, FULL),
-                L_GLOBAL(n_global),
-                name="global",
-                description=f"{n_global} global attention layers (layers {_spans(positions[FULL])}); KV cache "
-                f"2·h_kv·d_h = {kv:,} elements per token each, every token",
-            )
-        )
-    return composite("layers", "layer_runs", runs, f"{cfg.n_layers} decoder layers in runs: sliding-window and global")
-
-
-def _spans(indices: list[int]) -> str:
-    """``[0, 1, 2, 4]`` as ``0-2, 4``."""
-    spans: list[str] = []
-    start = prev = indices[0]
-    for i in [*indices[1:], None]:
-        if i is not None and i == prev + 1:
-            prev = i
-            continue
-        spans.append(str(start) if start == prev else f"{start}-{prev}")
-        if i is not None:
-            start = prev = i
-    return ", ".join(spans)
+    return layer_runs(
+        "layers",
+        runs,
+        counts=counts,
+        description=f"{n_sliding} sliding-window and {len(kinds) - n_sliding} global layers; each caches "
+        f"2·h_kv·d_h = {kv:,} key/value elements per token, counted for every token (transformers' DynamicCache "
+        f"keeps at most W - 1 = {(cfg.sliding_window or 1) - 1:,} in a sliding layer: exact for N <= W)",
+    )
 
 
 def _heads(cfg: GemmaConfig, d: Poly, V: Poly) -> list[Block]:
@@ -323,10 +304,33 @@ def build(cfg: GemmaConfig) -> Block:
             f"{root_name}.token": (f"{base}embed_tokens",),
             f"{root_name}.layers": (f"{base}layers",),
             f"{root_name}.final_norm": (f"{base}norm",),
+            **_layer_modules(f"{root_name}.layers.layer", f"{base}layers"),
             f"{root_name}.lm_head": ("lm_head",),
             f"{root_name}.score": ("score",),
         },
     )
+
+
+def _layer_modules(layer: str, module_list: str) -> dict[str, tuple[str, ...]]:
+    """The submodules of one layer of a stack of one kind (a plain repeat), relative to the layer."""
+    return {
+        layer: (module_list,),
+        f"{layer}.attention_norm": ("input_layernorm",),
+        f"{layer}.attention": ("self_attn",),
+        f"{layer}.attention.q_proj": ("self_attn.q_proj",),
+        f"{layer}.attention.k_proj": ("self_attn.k_proj",),
+        f"{layer}.attention.v_proj": ("self_attn.v_proj",),
+        f"{layer}.attention.out_proj": ("self_attn.o_proj",),
+        f"{layer}.attention.q_norm": ("self_attn.q_norm",),
+        f"{layer}.attention.k_norm": ("self_attn.k_norm",),
+        f"{layer}.post_attention_norm": ("post_attention_layernorm",),
+        f"{layer}.mlp_norm": ("pre_feedforward_layernorm",),
+        f"{layer}.mlp": ("mlp",),
+        f"{layer}.mlp.fc_in": ("mlp.up_proj",),
+        f"{layer}.mlp.fc_gate": ("mlp.gate_proj",),
+        f"{layer}.mlp.fc_out": ("mlp.down_proj",),
+        f"{layer}.post_mlp_norm": ("post_feedforward_layernorm",),
+    }
 
 
 # ---- the reference: transformers' classes --------------------------------------------------------------
@@ -359,7 +363,8 @@ def _kwargs(cfg: GemmaConfig) -> dict[str, Any]:
         max_position_embeddings=cfg.max_positions,
         attention_bias=cfg.attention_bias,
         sliding_window=cfg.sliding_window,
-        layer_types=cfg.kinds(),
+        # without a window a sliding layer is a global one; transformers' cache cannot hold a sliding layer then
+        layer_types=cfg.kinds() if cfg.sliding_window is not None else [FULL] * cfg.n_layers,
         use_bidirectional_attention=cfg.bidirectional,
         tie_word_embeddings=cfg.tie_embeddings,
         pad_token_id=None,  # the default padding index 0 is inside every vocabulary, but a file may give another
