@@ -92,9 +92,7 @@ class GemmaConfig(ArchConfig):
     attention_bias: bool = Field(False, description="biases on the query, key, value and output projections")
     tie_embeddings: bool = Field(True, description="the LM head shares the token embedding matrix (as released)")
     qk_norm: bool = Field(False, description="an RMSNorm of width d_head on the queries and on the keys (Gemma 3)")
-    sliding_window: PositiveInt | None = Field(
-        4096, description="tokens a sliding-window layer attends to (null: no window, every layer global)"
-    )
+    sliding_window: PositiveInt = Field(4096, description="tokens a sliding-window layer attends to")
     sliding_window_pattern: PositiveInt = Field(
         2,
         description="every sliding_window_pattern-th layer is global, the others sliding (Gemma 2: 2, Gemma 3: 6); "
@@ -157,9 +155,7 @@ class Gemma3Config(GemmaConfig):
     d_ff: PositiveInt = Field(6912, description="hidden width of the GeGLU feed-forward (gate and up projections)")
     max_positions: PositiveInt = Field(32768, description="context length (rotary positions: no parameters)")
     qk_norm: bool = Field(True, description="an RMSNorm of width d_head on the queries and on the keys")
-    sliding_window: PositiveInt | None = Field(
-        512, description="tokens a sliding-window layer attends to (null: no window, every layer global)"
-    )
+    sliding_window: PositiveInt = Field(512, description="tokens a sliding-window layer attends to")
     sliding_window_pattern: PositiveInt = Field(
         6,
         description="every sliding_window_pattern-th layer is global, the others sliding; used when layer_types is null",
@@ -179,7 +175,7 @@ def _layer(cfg: GemmaConfig, kind: str, name: str) -> Block:
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_head)
     h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
-    sliding = kind == SLIDING and cfg.sliding_window is not None
+    sliding = kind == SLIDING
     what = f"sliding-window ({cfg.sliding_window} tokens)" if sliding else "global"
     att = attention(
         "attention",
@@ -229,8 +225,6 @@ def _runs(cfg: GemmaConfig) -> Block:
     """The stack, in order: runs of sliding-window and of global layers (`archzoo.blocks.layer_runs` gathers each
     kind's runs into one child, with the stack positions of its copies)."""
     kinds = cfg.kinds()
-    if cfg.sliding_window is None:  # no window: a sliding layer attends to, and caches, every token
-        kinds = [FULL] * len(kinds)
     if len(set(kinds)) == 1:
         only = kinds[0]
         return repeat(_layer(cfg, only, "layer"), symbol("L", cfg.n_layers), name="layers")
@@ -250,7 +244,7 @@ def _runs(cfg: GemmaConfig) -> Block:
         counts=counts,
         description=f"{n_sliding} sliding-window and {len(kinds) - n_sliding} global layers; each caches "
         f"2·h_kv·d_h = {kv:,} key/value elements per token, counted for every token (transformers' DynamicCache "
-        f"keeps at most W - 1 = {(cfg.sliding_window or 1) - 1:,} in a sliding layer: exact for N <= W)",
+        f"keeps at most W - 1 = {cfg.sliding_window - 1:,} in a sliding layer: exact for N <= W)",
     )
 
 
@@ -363,8 +357,7 @@ def _kwargs(cfg: GemmaConfig) -> dict[str, Any]:
         max_position_embeddings=cfg.max_positions,
         attention_bias=cfg.attention_bias,
         sliding_window=cfg.sliding_window,
-        # without a window a sliding layer is a global one; transformers' cache cannot hold a sliding layer then
-        layer_types=cfg.kinds() if cfg.sliding_window is not None else [FULL] * cfg.n_layers,
+        layer_types=cfg.kinds(),
         use_bidirectional_attention=cfg.bidirectional,
         tie_word_embeddings=cfg.tie_embeddings,
         pad_token_id=None,  # the default padding index 0 is inside every vocabulary, but a file may give another
@@ -398,8 +391,7 @@ def reference_gemma3(cfg: GemmaConfig) -> Reference | None:
 def _default_seq_len(cfg: GemmaConfig) -> int:
     """The window (or the context, if shorter): the longest N at which every figure, KV cache and decode step
     included, equals transformers' (its cache keeps at most W - 1 tokens in a sliding layer)."""
-    has_sliding = cfg.sliding_window is not None and SLIDING in cfg.kinds()
-    return min(cfg.max_positions, cfg.sliding_window) if has_sliding and cfg.sliding_window else cfg.max_positions
+    return min(cfg.max_positions, cfg.sliding_window) if SLIDING in cfg.kinds() else cfg.max_positions
 
 
 def _seq_len_note(cfg: GemmaConfig) -> str:
@@ -520,6 +512,11 @@ ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "pro
 
 def _shared(hf: dict[str, Any]) -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
+    if hf["sliding_window"] is None:
+        raise ValueError(
+            "sliding_window: null, with which transformers' Gemma models build but cannot run a forward pass (the "
+            "sliding-window mask needs a window: create_sliding_window_causal_mask raises); give the window in tokens"
+        )
     types = hf["layer_types"]
     if types is not None and (not isinstance(types, list) or not all(t in (SLIDING, FULL) for t in types)):
         raise ValueError(
