@@ -212,7 +212,7 @@ def test_whole_corpus_in_one_pass_and_a_valid_entry_still_loads(host: PluginHost
 def test_messages_do_not_depend_on_libyaml(monkeypatch, host: PluginHost):
     import yaml
 
-    from archzoo import registry as module
+    from archzoo.registry import reading as module
 
     with_libyaml = problems([CORPUS], host)
     monkeypatch.setattr(module, "_Loader", yaml.SafeLoader)

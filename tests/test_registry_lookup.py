@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from archzoo import files, registry
+from archzoo import files
 from archzoo.cli import main
 from archzoo.errors import RegistryError, UnknownModelError
 from archzoo.host import PluginHost
-from archzoo.registry import find_model, load_registry
+from archzoo.registry import find_model, load_registry, reading
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = "architecture: gpt\ntitle: GPT-2 small\nsummary: The 12-layer GPT-2.\nyear: 2019\nconfig:\n  n_layers: {n}\n"
@@ -82,7 +82,7 @@ def test_an_id_defined_twice_is_an_error(tmp_path, host):
 
 @pytest.fixture
 def reads(monkeypatch) -> list[str]:
-    """Every registry file read, by path (the one reader `_read_yaml` and the index use)."""
+    """Every registry file read, by path (the one reader `read_entry_yaml` and the index use)."""
     seen: list[str] = []
     real = files.read_user_bytes
 
@@ -91,7 +91,7 @@ def reads(monkeypatch) -> list[str]:
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(files, "read_user_bytes", counting)
-    monkeypatch.setattr(registry, "read_user_bytes", counting)
+    monkeypatch.setattr(reading, "read_user_bytes", counting)
     return seen
 
 

@@ -56,7 +56,7 @@ from .errors import RegistryError
 
 if TYPE_CHECKING:
     from .host import PluginHost
-    from .registry import Entry
+    from .registry import Entry, SharedReports
 
 __all__ = [
     "FORMAT",
@@ -576,14 +576,21 @@ def _problems(path: str, found: tuple) -> list[RegistryProblem]:
 
 
 def _load(
-    key: str, stamp: tuple | None, stem: str, host: PluginHost, settled_before: int, digest: bytes | None
+    key: str,
+    stamp: tuple | None,
+    stem: str,
+    host: PluginHost,
+    settled_before: int,
+    digest: bytes | None,
+    reports: SharedReports,
 ) -> tuple:
-    """Validate and count one file, as a cache item; ``digest`` is its content's, taken before this reads it."""
-    from .registry import _load_entry  # the entry schema and pydantic: only when a file is read again
+    """Validate and count one file, as a cache item; ``digest`` is its content's, taken before this reads it.
+    ``reports`` holds the report of each configuration already counted in this process."""
+    from .registry import load_entry  # the entry schema and pydantic: only when a file is read again
 
     found: list[RegistryProblem] = []
     noted: list[RegistryProblem] = []
-    entry = _load_entry(Path(key), host, found, noted, None)
+    entry = load_entry(Path(key), host, found, noted, None, reports=reports)
     if stamp is not None and _stamp(key) != stamp:
         stamp = None  # written to while it was read: never cached, read again next time
     return (
@@ -603,14 +610,14 @@ def _load(
 _Job = tuple[str, "tuple[int, int, int, int] | None", str, "bytes | None"]
 
 # What a worker process needs, set in the parent before the workers are forked (nothing is pickled).
-_worker_state: tuple[PluginHost, int, bool] | None = None
+_worker_state: tuple[PluginHost, int, bool, SharedReports] | None = None
 
 
 def _work(job: _Job) -> tuple:
     assert _worker_state is not None, "set before the workers are forked"
-    host, settled_before, collecting = _worker_state
+    host, settled_before, collecting, reports = _worker_state  # each worker fills its own copy of reports
     with _garbage_collection(collecting):
-        return _load(job[0], job[1], job[2], host, settled_before, job[3])
+        return _load(job[0], job[1], job[2], host, settled_before, job[3], reports)
 
 
 def _workers(jobs: int) -> int:
@@ -622,10 +629,22 @@ def _workers(jobs: int) -> int:
 
 
 def _load_all(
-    jobs: list[_Job], host: PluginHost, settled_before: int, collecting: bool, done: Callable[[int], None]
+    jobs: list[_Job],
+    host: PluginHost,
+    settled_before: int,
+    collecting: bool,
+    done: Callable[[int], None],
 ) -> list[tuple]:
-    """The cache item of every job, in order; ``done(n)`` after each ``n`` items come back."""
+    """The cache item of every job, in order; ``done(n)`` after each ``n`` items come back.
+
+    Entries of one configuration share its report within a process (`archzoo.registry.SharedReports`):
+    in a worker, those of its own share of the jobs."""
     global _worker_state
+    if not jobs:
+        return []
+    from .registry import SharedReports  # the entry schema and pydantic: only when a file is read again
+
+    reports = SharedReports()
     items: list[tuple] = []
     workers = _workers(len(jobs))
     if workers > 1:
@@ -633,7 +652,7 @@ def _load_all(
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
-        _worker_state = (host, settled_before, collecting)
+        _worker_state = (host, settled_before, collecting, reports)
         chunk = max(1, min(64, len(jobs) // (workers * 8)))
         try:
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -646,7 +665,7 @@ def _load_all(
             _worker_state = None
     for key, stamp, stem, digest in jobs[len(items) :]:
         with _garbage_collection(collecting):
-            items.append(_load(key, stamp, stem, host, settled_before, digest))
+            items.append(_load(key, stamp, stem, host, settled_before, digest, reports))
         done(1)
     return items
 
@@ -797,10 +816,10 @@ def load_index(
         make_row = IndexRow._make
         for key, item, first_of in found:
             if first_of is not None:
-                from .registry import _load_entry
+                from .registry import load_entry
 
                 with _garbage_collection(collecting):
-                    _load_entry(Path(key), host, problems, warnings, Path(first_of))
+                    load_entry(Path(key), host, problems, warnings, Path(first_of))
                 continue
             if item is None:
                 item = next(loaded_items)
