@@ -1,0 +1,410 @@
+"""The falcon plugin against transformers: defaults, the published shapes, random small configurations over every
+option, config.json files key by key, every head class, the KV cache.
+
+Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the Falcon class transformers 5.23 builds
+(on the meta device, or on the CPU where values are needed), what ``torch.utils.flop_counter.FlopCounterMode``
+reports for one eager forward pass of batch 1, or the elements transformers' cache holds. The plugin's own checks go
+through archzoo's kit for plugin authors (`archzoo.testing`), as a third-party plugin's would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+
+from archzoo.architecture import parse_config
+from archzoo.cli import main
+from archzoo.errors import ConfigError, HFConfigError
+from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.report import make_report
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
+from transformers_models import build_model as hf_model
+from transformers_models import forward_flops, host_with, n_params
+
+#: many cases per function: the fast subset runs each function's first case, `make test` every case
+pytestmark = pytest.mark.sweep
+
+CLASSES = {
+    "lm": "FalconForCausalLM",
+    "none": "FalconModel",
+    "sequence_classification": "FalconForSequenceClassification",
+    "token_classification": "FalconForTokenClassification",
+    "question_answering": "FalconForQuestionAnswering",
+}
+
+
+@pytest.fixture(scope="module")
+def host():
+    return host_with("falcon")
+
+
+def count(host, n: int | None = None, **config):
+    arch = host.architecture("falcon")
+    return make_report(arch, parse_config(arch, config), n)
+
+
+def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+# ---- the kit's conformance checks and the defaults -------------------------------------------------------
+
+
+@pytest.mark.reference
+def test_plugin_passes_check_plugin(host):
+    """archzoo.testing's conformance checks: hooks, configuration keys, reference built block by block, HF table."""
+    assert check_plugin("falcon") == []
+
+
+@pytest.mark.reference
+def test_defaults_are_transformers_defaults(T, host):
+    """The configuration's defaults are FalconConfig's (Falcon-7B): the same parameters and FLOPs."""
+    model = hf_model(T, "FalconForCausalLM", T.FalconConfig())
+    assert count(host).params == n_params(model)
+    for n in (1, 8):
+        assert count(host, n).flops == forward_flops(model, n), n
+
+
+# ---- the published shapes --------------------------------------------------------------------------------
+
+#: The shapes TII's model cards print for Falcon-7B, 40B and 180B (Layers, d_model, head_dim 64, vocabulary
+#: 65,024, context 2,048: "Technical Specifications" of tiiuae/falcon-7b, -40b, -180B; Almazrouei et al. 2023,
+#: arXiv:2311.16867), written with the keys of transformers' FalconConfig the Hub's falcon files use: Falcon-7B
+#: multi-query with one LayerNorm per layer, 40B and 180B the new decoder architecture (8 key/value groups, the
+#: "multigroup" attention of the cards) with two. The heads are d_model / 64.
+PUBLISHED = {
+    "falcon-7b": dict(
+        hidden_size=4544, num_hidden_layers=32, num_attention_heads=71, multi_query=True, parallel_attn=True
+    ),
+    "falcon-40b": dict(
+        hidden_size=8192, num_hidden_layers=60, num_attention_heads=128, num_kv_heads=8, new_decoder_architecture=True
+    ),
+    "falcon-180b": dict(
+        hidden_size=14848, num_hidden_layers=80, num_attention_heads=232, num_kv_heads=8, new_decoder_architecture=True
+    ),
+}
+_HUB_KEYS = dict(
+    model_type="falcon",
+    architectures=["FalconForCausalLM"],
+    alibi=False,
+    bias=False,
+    bos_token_id=11,
+    eos_token_id=11,
+    vocab_size=65024,
+    hidden_dropout=0.0,
+    attention_dropout=0.0,
+    initializer_range=0.02,
+    layer_norm_epsilon=1e-05,
+    torch_dtype="bfloat16",
+    use_cache=True,
+)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", PUBLISHED)
+def test_published_shapes_equal_transformers(T, host, tmp_path, model_id, capsys):
+    """Each shape, read by `archzoo count --hf-config`, against the class transformers builds from the same file
+    (AutoConfig), on the meta device: parameters, and FLOPs at two lengths."""
+    path = _write(tmp_path, {**_HUB_KEYS, **PUBLISHED[model_id]})
+    model = hf_model(T, "FalconForCausalLM", T.AutoConfig.from_pretrained(str(path)))
+    assert main(["count", "--hf-config", str(path), "--hf-class", "auto", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["params"]["total"] == n_params(model)
+    reading = load_hf_config(path, host, hf_class="FalconForCausalLM")
+    for n in (1, 16):
+        assert make_report(reading.architecture, reading.config, n).flops == forward_flops(model, n), n
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("head", CLASSES)
+def test_every_head_class_of_the_40b_layout(T, host, head):
+    """A small model of Falcon-40B's layout (grouped key/value heads, two LayerNorms) under every head class
+    transformers has for falcon: parameters and FLOPs."""
+    config = dict(vocab_size=301, d_model=64, n_layers=2, n_heads=8, n_kv_heads=2, new_decoder_architecture=True)
+    config |= dict(head=head, num_labels=3)
+    report = count(host, **config)
+    ref = host.architecture("falcon").reference(report.config)
+    assert ref.target == f"transformers.{CLASSES[head]}"
+    model = hf_model(T, CLASSES[head], T.FalconConfig(**ref.kwargs))
+    assert report.params == n_params(model)
+    for n in (3, 32):
+        assert count(host, n, **config).flops == forward_flops(model, n), n
+
+
+# ---- random small configurations: parameters and FLOPs, block by block ----------------------------------
+
+
+def _random_config(rng: random.Random) -> dict:
+    n_heads = rng.choice([1, 2, 4, 6])
+    layout = rng.choice(["multi_query", "new", "classic"])
+    config = dict(
+        vocab_size=rng.randint(2, 300),
+        d_model=n_heads * 2 * rng.randint(1, 6),
+        n_layers=rng.randint(1, 3),
+        n_heads=n_heads,
+        d_ff=rng.choice([None, rng.randint(1, 80)]),
+        activation=rng.choice(["gelu", "relu", "silu", "gelu_new"]),
+        bias=rng.random() < 0.5,
+        alibi=rng.random() < 0.3,
+        tie_embeddings=rng.random() < 0.7,
+        head=rng.choice(list(CLASSES)),
+        num_labels=rng.randint(1, 5),
+    )
+    if layout == "new":
+        kv = rng.choice([k for k in (1, 2, 3, n_heads) if n_heads % k == 0])
+        config |= dict(new_decoder_architecture=True, n_kv_heads=kv, num_norms=rng.choice([None, 1, 2]))
+    elif layout == "multi_query":
+        config |= dict(multi_query=True, parallel_attn=rng.random() < 0.7)
+    else:
+        config |= dict(multi_query=False, parallel_attn=rng.random() < 0.5)
+    return config
+
+
+CONFIGS = [_random_config(random.Random(seed)) for seed in range(16)]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
+def test_random_configs_equal_transformers(host, config):
+    arch = host.architecture("falcon")
+    assert_blocks_match_modules(arch, config)
+    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "layout",
+    [
+        dict(multi_query=True),
+        dict(multi_query=False),
+        dict(new_decoder_architecture=True, n_kv_heads=2),
+        dict(new_decoder_architecture=True, n_kv_heads=2, alibi=True),
+    ],
+    ids=["multi-query", "multi-head", "new-decoder", "new-decoder-alibi"],
+)
+def test_kv_cache_equals_what_transformers_caches(T, host, layout):
+    """The elements transformers' DynamicCache holds after one forward pass on the CPU: the new decoder
+    architecture's keys and values after they are broadcast to every query head."""
+    import torch
+
+    config = dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, **layout)
+    report = count(host, **config)
+    ref = host.architecture("falcon").reference(report.config)
+    model = hf_model(T, "FalconForCausalLM", T.FalconConfig(**ref.kwargs), device="cpu")
+    tokens = 5
+    with torch.no_grad():
+        cache = model(input_ids=torch.ones(1, tokens, dtype=torch.long), use_cache=True).past_key_values
+    held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
+    assert report.kv_cache_elements_per_token * tokens == held
+
+
+# ---- refusals of what transformers cannot run --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (dict(d_model=100, n_heads=16), r"n_heads: d_model 100 is not divisible by n_heads 16"),
+        (dict(new_decoder_architecture=True, n_heads=8, d_model=64, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not"),
+        (dict(new_decoder_architecture=True, d_model=64, n_heads=8, parallel_attn=False), r"parallel_attn: "),
+        (dict(num_norms=2), r"num_norms: two LayerNorms"),
+        (dict(multi_query=False, d_model=64, n_heads=8, n_kv_heads=2), r"n_kv_heads: classic multi-head"),
+        (dict(activation="prelu"), r"activation: "),
+    ],
+)
+def test_what_transformers_cannot_run_is_refused(host, config, message):
+    with pytest.raises(ConfigError, match=message):
+        count(host, **config)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "config",
+    [
+        dict(new_decoder_architecture=True, d_model=64, n_heads=8, parallel_attn=False),
+        dict(num_norms=2),
+        dict(multi_query=False, d_model=64, n_heads=8, n_kv_heads=2),
+    ],
+    ids=["new-sequential", "two-norms-old", "classic-grouped"],
+)
+def test_refused_layouts_fail_in_transformers_too(T, config):
+    """The layouts refused above are ones whose forward pass transformers cannot run (checked here, so the
+    refusals are not archzoo's guesses)."""
+    import torch
+
+    kwargs = dict(vocab_size=50, hidden_size=config.get("d_model", 32), num_hidden_layers=1)
+    kwargs |= dict(num_attention_heads=config.get("n_heads", 4), num_kv_heads=config.get("n_kv_heads"))
+    kwargs |= dict(
+        new_decoder_architecture=config.get("new_decoder_architecture", False),
+        multi_query=config.get("multi_query", True),
+        parallel_attn=config.get("parallel_attn", True),
+        num_ln_in_parallel_attn=config.get("num_norms"),
+    )
+    with pytest.raises(Exception):  # noqa: B017 - an AttributeError, an UnboundLocalError or a shape error
+        model = hf_model(T, "FalconModel", T.FalconConfig(**kwargs), device="cpu")
+        with torch.no_grad():
+            model(input_ids=torch.ones(1, 3, dtype=torch.long))
+
+
+def test_the_layout_changes_the_fused_projection(host):
+    """(h + 2 h_kv) d_h outputs of the fused projection: d + 2 d_h for multi-query, 3 d for multi-head."""
+    d, h = 64, 8
+    d_h = d // h
+
+    def qkv(**layout):
+        report = count(host, d_model=d, n_heads=h, bias=False, **layout)
+        return next(b for p, _, b in report.root.walk() if p.endswith("qkv_proj")).params.evaluate()
+
+    assert qkv(multi_query=True) == d * (d + 2 * d_h)
+    assert qkv(multi_query=False) == d * 3 * d
+    assert qkv(new_decoder_architecture=True, n_kv_heads=2) == d * (h + 2 * 2) * d_h
+
+
+# ---- Hugging Face config.json: every key accounted for --------------------------------------------------
+
+
+def _table(host):
+    return hf_table(host.hf_readers()["falcon"].reader)
+
+
+def _transformers_figures(T, path: Path, model_class: str, seq_len: int) -> tuple[int, int]:
+    """Parameters and FLOPs of ``model_class`` built from the file by AutoConfig, with small weights on the CPU."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    config = T.AutoConfig.from_pretrained(str(path))
+    config._attn_implementation = "eager"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = getattr(T, model_class)(config).eval()
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(input_ids=torch.ones(1, seq_len, dtype=torch.long))
+    return n_params(model), counter.get_total_flops()
+
+
+@pytest.mark.reference
+def test_table_equals_the_transformers_configuration_class(T, host):
+    """Fields and defaults, AutoModel's class, every model class; every key of a saved config known."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    table = _table(host)
+    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
+    fields = {f.name: f.default for f in dataclasses.fields(T.FalconConfig) if f.name not in common}
+    assert dict(table.defaults) == fields
+    assert table.base_class == MODEL_MAPPING_NAMES["falcon"]
+    module = importlib.import_module("transformers.models.falcon.modeling_falcon")
+    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+    assert set(table.classes) == classes  # every head class is counted: none refused
+    full = T.FalconConfig().to_dict()
+    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
+    assert set(full) - known == set()
+
+
+BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4)
+#: one value per key the table reads, each changed alone (on the multi-query default unless it says otherwise)
+SWEEP = dict(
+    vocab_size=101,
+    hidden_size=64,
+    num_hidden_layers=1,
+    num_attention_heads=8,
+    num_kv_heads=4,
+    ffn_hidden_size=33,
+    max_position_embeddings=64,
+    activation="relu",
+    bias=True,
+    new_decoder_architecture=True,
+    multi_query=False,
+    parallel_attn=False,
+    num_ln_in_parallel_attn=1,
+    alibi=True,
+    tie_word_embeddings=False,
+    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
+    num_labels=5,
+)
+
+
+@pytest.mark.reference
+def test_the_sweep_covers_every_key(host):
+    assert set(SWEEP) == set(_table(host).read)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "change",
+    [
+        {},
+        *({k: v} for k, v in SWEEP.items()),
+        dict(new_decoder_architecture=True, num_kv_heads=2, num_ln_in_parallel_attn=1),
+        dict(new_decoder_architecture=True, num_kv_heads=2, alibi=True, bias=True, ffn_hidden_size=20),
+    ],
+    ids=["(base)", *SWEEP, "new-one-norm", "new-alibi-bias"],
+)
+def test_each_key_against_transformers(T, host, tmp_path, change):
+    path = _write(tmp_path, {"model_type": "falcon", **BASE, **change})
+    classes = ["FalconModel", "FalconForCausalLM"]
+    if "num_labels" in change:
+        classes = list(CLASSES.values())[2:]
+    for model_class in classes:
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (change, model_class)
+        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+
+
+@pytest.mark.reference
+def test_n_embed_is_read_as_the_width(T, host, tmp_path):
+    """FalconConfig takes a legacy n_embed argument for hidden_size."""
+    data = {"model_type": "falcon", **BASE}
+    data["n_embed"] = data.pop("hidden_size")
+    path = _write(tmp_path, data)
+    assert load_hf_config(path, host).config.d_model == T.AutoConfig.from_pretrained(str(path)).hidden_size
+
+
+@pytest.mark.reference
+def test_ignored_keys_change_no_figure(T, host, tmp_path):
+    """Every key FalconConfig has that archzoo ignores, changed at once: transformers' figures still equal
+    archzoo's."""
+    changed = dict(
+        hidden_dropout=0.2,
+        attention_dropout=0.3,
+        initializer_range=0.5,
+        layer_norm_epsilon=1e-3,
+        use_cache=False,
+        bos_token_id=5,
+        eos_token_id=6,
+        pad_token_id=7,
+    )
+    assert set(changed) == set(_table(host).ignored)
+    path = _write(tmp_path, {"model_type": "falcon", **BASE, **changed})
+    for model_class in CLASSES.values():
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), model_class
+
+
+def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
+    path = _write(tmp_path, {"model_type": "falcon", **BASE, "rope_parameters": {"rope_type": "spiral"}})
+    with pytest.raises(HFConfigError, match=r"rope_type \"spiral\" is not one transformers' FalconConfig accepts"):
+        load_hf_config(path, host)
+
+
+@pytest.mark.reference
+def test_a_partial_rotation_transformers_cannot_run_is_refused(T, host, tmp_path):
+    """A partial rotation with a rotary type other than default fails in transformers' forward pass."""
+    import torch
+
+    rope = {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0, "partial_rotary_factor": 0.5}
+    path = _write(tmp_path, {"model_type": "falcon", **BASE, "rope_parameters": rope})
+    with pytest.raises(HFConfigError, match=r"partial_rotary_factor 0.5 with rope_type linear"):
+        load_hf_config(path, host)
+    model = hf_model(T, "FalconModel", T.AutoConfig.from_pretrained(str(path)), device="cpu")
+    with pytest.raises(RuntimeError), torch.no_grad():
+        model(input_ids=torch.ones(1, 3, dtype=torch.long))
