@@ -484,12 +484,12 @@ def test_serve_prints_its_url_rebuilds_and_shows_a_failed_rebuild(tmp_path):
 
 def test_parallel_and_serial_generation_agree(outside_registry):
     """Large registries are computed in forked workers; the pages and records are the same."""
-    from archzoo.site import generate
+    from archzoo.site import generate, records
 
     results = {}
     for workers in ("1", "2"):
         zoo = generate.collect([outside_registry], directory_urls=True, workers=int(workers))
-        results[workers] = (zoo.pages, [m.row() for m in zoo.models])
+        results[workers] = (zoo.pages, [records.model_record(m) for m in zoo.models])
     assert results["1"] == results["2"]
     assert set(results["2"][0]) == {"bert-base-uncased", "gpt2-small-test"}
 

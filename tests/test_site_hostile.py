@@ -36,7 +36,7 @@ from mkdocs.utils.meta import get_data
 from archzoo.errors import ArchzooError
 from archzoo.host import PluginHost, reset_host
 from archzoo.registry import load_registry
-from archzoo.site import build_site, pages, views
+from archzoo.site import build_site, exports, markup, navigation, pages, views
 from site_corpus import CORPUS, hostile_plugin
 
 pytestmark = [pytest.mark.hostile, pytest.mark.sweep]
@@ -244,7 +244,7 @@ def test_registry_text_is_shown_literally(bert, field, text_id):
             assert shown(text) in squash(html.unescape(meta["description"]))  # the theme writes it as it is
             assert shown(text) in squash(meta["archzoo_search"][field])  # the hooks escape it
     if field in ("title", "tag"):
-        record = json.loads(pages.models_json([view]))["models"][0]
+        record = json.loads(exports.models_json([view]))["models"][0]
         assert squash(record["title"] if field == "title" else record["tags"][0]) == shown(text)
 
 
@@ -303,13 +303,15 @@ CELLS = {
 @pytest.mark.parametrize("cell_id", CELLS)
 def test_csv_text_cells_cannot_be_formulas(bert, cell_id):
     title, cell = CELLS[cell_id]
-    rows = list(csv.DictReader(io.StringIO(pages.models_csv([dataclasses.replace(bert, title=title, tags=(title,))]))))
+    rows = list(
+        csv.DictReader(io.StringIO(exports.models_csv([dataclasses.replace(bert, title=title, tags=(title,))])))
+    )
     assert rows[0]["title"] == cell and rows[0]["tags"] == cell
 
 
 def test_csv_numbers_stay_numbers(bert):
     """Negative numbers in numeric columns are numbers, never quoted as formulas."""
-    row = next(csv.DictReader(io.StringIO(pages.models_csv([bert]))))
+    row = next(csv.DictReader(io.StringIO(exports.models_csv([bert]))))
     assert row["difference"] == str(BERT_BASE_PARAMS - BERT_BASE_PUBLISHED) == "-517760"
     assert float(row["difference_relative"]) == pytest.approx(
         (BERT_BASE_PARAMS - BERT_BASE_PUBLISHED) / BERT_BASE_PUBLISHED, abs=1e-6
@@ -430,7 +432,7 @@ def _navigation_title(text: str) -> str:
     """The navigation title of an architecture titled ``text``, as MkDocs hands it to the theme (which
     writes navigation titles into pages as HTML, as they are)."""
     arch = dataclasses.replace(views.architecture_view(hostile_plugin.architecture()), title=text)
-    [architectures] = [item["Architectures"] for item in pages.nav_config([arch]) if "Architectures" in item]
+    [architectures] = [item["Architectures"] for item in navigation.nav_config([arch]) if "Architectures" in item]
     [(title, children)] = architectures[0].items()
     assert children[0] == "architectures/hostile-text/index.md"
     return title
@@ -585,7 +587,7 @@ ANY = settings(max_examples=150, deadline=None)
 @given(ANY_TEXT)
 @example("[x](javascript:alert(1)) <b>&amp; `c` | $$y$$ {: #i }")
 def test_any_text_in_a_markdown_table_cell_and_heading_renders_as_itself(text):
-    body = render(f"# {pages.text_md(text)}\n\n| a |\n| -- |\n| {pages.text_md(text)} |\n")[1]
+    body = render(f"# {markup.text_md(text)}\n\n| a |\n| -- |\n| {markup.text_md(text)} |\n")[1]
     page = Html(body)
     assert [tag for tag, _ in page.elements] == ["h1", "a", "table", "thead", "tr", "th", "tbody", "tr", "td"]
     heading = Html(body[: body.index("</h1>")]).text
@@ -598,7 +600,7 @@ def test_any_text_in_a_markdown_table_cell_and_heading_renders_as_itself(text):
 @example("x\n---\ny: 1", "\x80\ud800")
 def test_any_text_keeps_the_front_matter_readable(title, summary):
     body, meta = get_data(
-        pages._front_matter(title=title, description=summary, archzoo_search={"title": title, "tags": [summary]})
+        markup.front_matter(title=title, description=summary, archzoo_search={"title": title, "tags": [summary]})
         + "\nbody\n"
     )
     assert body.strip() == "body"
@@ -622,7 +624,8 @@ def test_any_block_name_is_one_literal_mermaid_label(name):
 @ANY
 @given(ANY_TEXT)
 def test_any_csv_text_cell_reads_back_as_text(text):
-    from archzoo.site.pages import csv_cell, displayable
+    from archzoo.site.exports import csv_cell
+    from archzoo.site.markup import displayable
 
     cell = csv_cell(displayable(text))
     buffer = io.StringIO()

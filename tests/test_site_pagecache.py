@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from archzoo.host import get_host
-from archzoo.site import build_site, generate
+from archzoo.site import build_site, generate, records
 from archzoo.site.pagecache import PageCache, fingerprint
 
 pytestmark = pytest.mark.sweep
@@ -34,7 +34,7 @@ def registry(tmp_path) -> Path:
 def _generated(zoo: generate.Zoo) -> tuple:
     """Everything the site is made of that generation gives: records, pages, what-if data."""
     return (
-        [m.row() for m in zoo.models],
+        [records.model_record(m) for m in zoo.models],
         [(m.id, m.entry_config, m.weights, m.training_bytes) for m in zoo.models],
         zoo.pages,
         zoo.data,

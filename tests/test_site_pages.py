@@ -19,7 +19,7 @@ import pytest
 
 from archzoo.registry import load_registry
 from archzoo.report import human_bytes
-from archzoo.site import diagram, pages, svg, views
+from archzoo.site import diagram, exports, navigation, pages, paths, plots, records, svg, views
 from archzoo.site.mdext import END, START
 
 REPO = Path(__file__).resolve().parents[1]
@@ -243,20 +243,20 @@ def test_all_models_page_and_downloads_hold_the_same_data(bert, gpt2, albert):
     assert 'id="az-filter"' in text and '<div class="az-sortable" markdown="1">' in text
     for m in models:
         assert f"[{m.id}]({m.id}.md)" in text and f"{m.params:,}" in text
-    data = json.loads(pages.models_json(models))
+    data = json.loads(exports.models_json(models))
     assert [r["id"] for r in data["models"]] == [m.id for m in models]
     assert data["models"][1]["params"] == BERT_BASE_PARAMS and data["models"][1]["published"] == "110M"
-    rows = list(csv.DictReader(io.StringIO(pages.models_csv(models))))
+    rows = list(csv.DictReader(io.StringIO(exports.models_csv(models))))
     assert [r["id"] for r in rows] == [m.id for m in models]
     assert rows[1]["params"] == str(BERT_BASE_PARAMS) and rows[1]["tags"] == "encoder;english;masked-lm"
     assert list(rows[0]) == list(data["fields"])
 
 
 def test_href_matches_mkdocs_urls():
-    assert pages._href("models/a.md", "architectures/bert/index.md") == "../../architectures/bert/"
-    assert pages._href("models/a.md", "index.md") == "../../"
-    assert pages._href("models/a.md", "models/index.md") == "../"
-    assert pages._href("index.md", "models/a.md") == "models/a/"
+    assert paths.page_href("models/a.md", "architectures/bert/index.md") == "../../architectures/bert/"
+    assert paths.page_href("models/a.md", "index.md") == "../../"
+    assert paths.page_href("models/a.md", "models/index.md") == "../"
+    assert paths.page_href("index.md", "models/a.md") == "models/a/"
 
 
 # ---- navigation -----------------------------------------------------------------------------------
@@ -284,11 +284,13 @@ def _widest_path(tree) -> int:
 @pytest.mark.parametrize("n", [1, 30, 31, 250, 1250, 5000])
 def test_nav_tree_keeps_every_model_in_order_and_sections_small(n):
     models = [_Model(i) for i in range(n)]
-    tree = pages.nav_tree(models)
+    tree = navigation.nav_tree(models)
     assert [m.id for m in _leaves(tree)] == [m.id for m in models]
 
     def check(node_list):
-        assert len(node_list) <= (pages.NAV_FLAT_UP_TO if n <= pages.NAV_FLAT_UP_TO else pages.NAV_BRANCHING)
+        assert len(node_list) <= (
+            navigation.NAV_FLAT_UP_TO if n <= navigation.NAV_FLAT_UP_TO else navigation.NAV_BRANCHING
+        )
         for node in node_list:
             if isinstance(node, tuple):
                 title, children = node
@@ -308,7 +310,7 @@ def test_nav_config_sections_and_flat_baseline(bert, gpt2):
         views.architecture_view(host.architecture("bert"), models=(bert,)),
         views.architecture_view(host.architecture("gpt"), models=(gpt2,)),
     ]
-    nav = pages.nav_config(archs, static_pages=[("Methodology", "methodology.md")])
+    nav = navigation.nav_config(archs, static_pages=[("Methodology", "methodology.md")])
     assert nav == [
         {"Home": "index.md"},
         {"All models": "models/index.md"},
@@ -320,7 +322,7 @@ def test_nav_config_sections_and_flat_baseline(bert, gpt2):
         },
         {"Methodology": "methodology.md"},
     ]
-    flat = pages.nav_config(archs, flat=True)
+    flat = navigation.nav_config(archs, flat=True)
     assert flat[2] == {
         "Architectures": [{"BERT": "architectures/bert/index.md"}, {"GPT": "architectures/gpt/index.md"}]
     }
@@ -397,7 +399,7 @@ def test_mixture_of_experts_view_has_total_and_active(mixtral):
     assert (mixtral.published, mixtral.published_active) == ("47B", "13B")
     assert mixtral.active_difference == MIXTRAL_ACTIVE - 13_000_000_000
     assert (mixtral.status, mixtral.active_status) == ("within-rounding", "within-rounding")
-    row = mixtral.row()
+    row = records.model_record(mixtral)
     assert (row["active_params"], row["published_active"], row["published_active_value"]) == (
         MIXTRAL_ACTIVE,
         "13B",
@@ -419,10 +421,10 @@ def test_models_table_and_downloads_show_active(mixtral, bert):
     assert "| Parameters | Active | Published | Difference |" in table
     assert f"| {MIXTRAL_PARAMS:,} | {MIXTRAL_ACTIVE:,} | 47B (13B active) | -0.63% (-0.92% active) |" in table
     assert f'| {BERT_BASE_PARAMS:,} | <span data-v="{BERT_BASE_PARAMS}">—</span> | 110M | -0.47% |' in table
-    data = json.loads(pages.models_json([bert, mixtral]))
+    data = json.loads(exports.models_json([bert, mixtral]))
     assert [m["active_params"] for m in data["models"]] == [BERT_BASE_PARAMS, MIXTRAL_ACTIVE]
     assert [m["active_status"] for m in data["models"]] == ["unpublished", "within-rounding"]
-    rows = list(csv.DictReader(io.StringIO(pages.models_csv([bert, mixtral]))))
+    rows = list(csv.DictReader(io.StringIO(exports.models_csv([bert, mixtral]))))
     assert rows[1]["active_params"] == str(MIXTRAL_ACTIVE) and rows[1]["published_active"] == "13B"
 
 
@@ -537,7 +539,7 @@ def test_year_plot_has_a_linked_point_per_model_on_a_log_axis(bert, gpt2, albert
     import math
 
     models = [bert, gpt2, albert, mixtral]
-    plot = pages.year_plot(models)
+    plot = plots.year_plot(models)
     points = _points(plot)
     assert len(points) == 4
     assert sorted(href for href, *_ in points) == sorted(f"models/{m.id}/" for m in models)
@@ -561,14 +563,14 @@ def test_year_plot_has_a_linked_point_per_model_on_a_log_axis(bert, gpt2, albert
     # coloured by architecture, with a legend naming each
     assert {cls for *_, cls in points} >= {"az-point az-c0", "az-point az-c1"}
     assert ">BERT<" in plot and ">GPT<" in plot
-    assert pages.year_plot(models, "index.md", directory_urls=False).count('href="models/gpt2.html"') == 1
+    assert plots.year_plot(models, "index.md", directory_urls=False).count('href="models/gpt2.html"') == 1
 
 
 def test_published_plot_places_the_gap_and_colours_by_reason(bert, gpt2, mixtral):
-    plot = pages.published_plot([bert, gpt2, mixtral])
+    plot = plots.published_plot([bert, gpt2, mixtral])
     points = {href: (cx, cy, cls) for href, cx, cy, cls in _points(plot)}
     assert set(points) == {"models/bert-base-uncased/", "models/mixtral-8x7b/"}  # GPT-2 has no published figure
-    assert ">rounded<" in plot and f">{pages.WITHIN_ROUNDING}<" in plot
+    assert ">rounded<" in plot and f">{plots.WITHIN_ROUNDING}<" in plot
     assert points["models/bert-base-uncased/"][2] != points["models/mixtral-8x7b/"][2]  # two reasons, two colours
     zero = ET.fromstring(plot).find(".//{http://www.w3.org/2000/svg}line[@class='az-zero']")
     assert zero is not None
@@ -580,7 +582,7 @@ def test_architecture_plot_links_every_model_of_the_architecture(registry, bert)
     from archzoo.host import get_host
 
     view = views.architecture_view(get_host().architecture("bert"), models=(bert,))
-    plot = pages.architecture_plot(view)
+    plot = plots.architecture_plot(view)
     assert [href for href, *_ in _points(plot)] == ["../../models/bert-base-uncased/"]
     assert "forward FLOPs at N" in plot and "N = 512" in plot
     assert "az-scatter" in pages.architecture_page(view)

@@ -2,8 +2,11 @@
 
 The site is one MkDocs plugin, `plugin.ArchzooPlugin` (``archzoo`` in a zoo's ``mkdocs.yml``), which
 ``mkdocs build`` and `build_site` (``archzoo build``) both run. `generate` reads the registry into views
-(`views`), `pages` renders them as markdown, `svg` draws the plots and `diagram` the mermaid block
-diagrams; `build` runs MkDocs atomically into the output folder and serves the site.
+(`views`); `pages` renders them as markdown with `markup`'s escapers and blocks, linking by `paths`;
+`plots` draws the zoo's pictures (with `svg`) and `diagram` the mermaid block diagrams; `records` and
+`exports` make ``models.json`` and ``models.csv``; `navigation` makes MkDocs' ``nav``; `explore` exports
+what the what-if calculators and the compare page read; `build` runs MkDocs atomically into the output
+folder and serves the site.
 """
 
 from .build import SiteOptions, build_site, find_config, serve_site

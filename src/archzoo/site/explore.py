@@ -35,7 +35,7 @@ from ..errors import ArchzooError
 from ..formula import Poly, Symbol
 from ..host import build_blocks, call_plugin
 from ..registry import Entry
-from . import pages
+from .markup import front_matter
 from .views import ModelView
 
 __all__ = [
@@ -786,7 +786,7 @@ def compare_page(models: Sequence[ModelView]) -> str:
     """The compare page's Markdown: a form the compare script fills in from ``models.json``; without
     JavaScript, a note and a link to the table of every model."""
     return (
-        pages._front_matter(
+        front_matter(
             "Compare models", "Two to four models' figures and block trees side by side", archzoo_page="compare"
         )
         + "\n\n# Compare models\n\n"

@@ -32,6 +32,7 @@ from ..registry import (
 )
 from . import explore, pages
 from .pagecache import PageCache
+from .paths import architecture_path, model_path
 from .views import ArchitectureView, ModelView, architecture_view, model_view
 
 __all__ = ["PARALLEL_FROM", "PROGRESS_EVERY", "Zoo", "collect", "shown_path"]
@@ -156,7 +157,7 @@ class _Job:
         view = model_view(entry, source_path=self.sources[index])
         page = None
         if self.directory_urls is not None:
-            page = pages.model_page(view, page_path=pages.model_path(view.id), directory_urls=self.directory_urls)
+            page = pages.model_page(view, page_path=model_path(view.id), directory_urls=self.directory_urls)
         data = explore.to_json(explore.model_data(entry, self.probes))
         return _slim((view, page, data)), problems, [str(w) for w in warnings]
 
@@ -315,7 +316,7 @@ def collect(
         for name in missing_archs:
             cache.put_text(arch_keys[name], arch_data[name] or "")
         cache.prune()
-    sources = {pages.model_path(model_id): path.resolve() for model_id, path, _ in found}
+    sources = {model_path(model_id): path.resolve() for model_id, path, _ in found}
     finished = [r for r in results if r is not None]
     models = [view for view, _, _ in finished]
     model_pages = {view.id: page for view, page, _ in finished if page is not None}
@@ -335,7 +336,7 @@ def collect(
         architectures.append(view)
         module_file = _plugin_module_file(arch)
         if module_file is not None:
-            sources[pages.architecture_path(name)] = module_file
+            sources[architecture_path(name)] = module_file
     if progress:
         reused = f", {len(found) - len(missing):,} unchanged since a previous build" if cache is not None else ""
         progress(

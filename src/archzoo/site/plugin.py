@@ -67,8 +67,12 @@ from mkdocs.utils import clean_directory
 from ..errors import ArchzooError
 from ..host import get_host
 from . import explore, pages, peers
+from .exports import models_csv, models_json
 from .generate import PROGRESS_EVERY, Zoo, collect
+from .markup import safe_url, text_html
+from .navigation import nav_config
 from .pagecache import PageCache
+from .paths import ARCHITECTURES_DIR, MODELS_DIR, architecture_path, model_path
 from .rebuild import GeneratedFile, Rebuilds, digest
 
 __all__ = ["DEFAULT_PAGES", "PACKAGE_DOCS", "PAGES", "THEME_DIR", "ArchzooPlugin", "ArchzooPluginConfig"]
@@ -241,9 +245,9 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
         self.sources = zoo.sources
         generated: dict[str, str] = {}
         for view in zoo.models:
-            generated[pages.model_path(view.id)] = zoo.pages[view.id]
+            generated[model_path(view.id)] = zoo.pages[view.id]
         for arch in zoo.architectures:
-            generated[pages.architecture_path(arch.name)] = pages.architecture_page(
+            generated[architecture_path(arch.name)] = pages.architecture_page(
                 arch, directory_urls=config.use_directory_urls
             )
         static = [PAGES[name] for name in self.config.pages]
@@ -256,19 +260,19 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
             static_pages=static + own,
             directory_urls=config.use_directory_urls,
         )
-        generated[pages.model_path("index")] = pages.models_page(zoo.models)
-        generated["models.json"] = pages.models_json(zoo.models)
-        generated["models.csv"] = pages.models_csv(zoo.models)
+        generated[model_path("index")] = pages.models_page(zoo.models)
+        generated["models.json"] = models_json(zoo.models)
+        generated["models.csv"] = models_csv(zoo.models)
         generated.update(self._explore_files(zoo))
         for name in self.config.pages:
             if name in GENERATED_PAGES:
                 generated[PAGES[name][1]] = GENERATED_PAGES[name]()
         docs = Path(config.docs_dir).name
         for uri in sorted(f.src_uri for f in files):  # the owner's pages, and every other file of docs/
-            if uri in generated or uri.startswith((f"{pages.MODELS_DIR}/", f"{pages.ARCHITECTURES_DIR}/")):
+            if uri in generated or uri.startswith((f"{MODELS_DIR}/", f"{ARCHITECTURES_DIR}/")):
                 raise PluginError(
                     f"{docs}/{uri}: archzoo generates the home page, models.json, models.csv and "
-                    f"everything under {pages.MODELS_DIR}/ and {pages.ARCHITECTURES_DIR}/; rename or "
+                    f"everything under {MODELS_DIR}/ and {ARCHITECTURES_DIR}/; rename or "
                     "move your file"
                 )
         made = {
@@ -279,7 +283,7 @@ class ArchzooPlugin(BasePlugin[ArchzooPluginConfig]):
             files.append(file)
         copied = [PAGES[name][1] for name in self.config.pages if name not in GENERATED_PAGES]
         self._add_package_files(files, config, copied)
-        nav = pages.nav_config(
+        nav = nav_config(
             zoo.architectures, static_pages=static + ([] if config.nav else own), flat=self.config.flat_nav
         )
         nav.append({"Compare models": explore.COMPARE_PAGE})
@@ -485,7 +489,7 @@ def _edit_pattern(given: str, config) -> str:
     naming ``{repo_url}`` while it is not set).
 
     The pattern is the owner's text written into ``href``: an address with a scheme other than http(s)
-    (``javascript:``, ``data:``) is refused, as the registry's source links are (`pages.SAFE_SCHEMES`).
+    (``javascript:``, ``data:``) is refused, as the registry's source links are (`archzoo.site.markup.SAFE_SCHEMES`).
     """
     repo_url = (config.repo_url or "").rstrip("/")
     if not given:
@@ -493,7 +497,7 @@ def _edit_pattern(given: str, config) -> str:
     if "{repo_url}" in given and not repo_url:
         return ""  # as without a pattern: no repository, no edit links
     pattern = given.replace("{repo_url}", repo_url)
-    if pages.safe_url(pattern) is None:
+    if safe_url(pattern) is None:
         raise PluginError(
             f"{config.config_file_path or 'mkdocs.yml'}: plugins: archzoo: edit_pattern: {given!r}: "
             "expected an http(s) address such as 'https://git.example.org/zoo/-/edit/main/{path}' "
@@ -534,7 +538,6 @@ def _index_for_search(page, config) -> None:
     index = getattr(search, "search_index", None)
     if not isinstance(meta, dict) or index is None:
         return
-    text_html = pages.text_html
     # Material's search shows an entry's title, text and tags as HTML: every value is escaped here
     # (the page's title is, from its front matter, already)
     tags = [text_html(t) for t in meta.get("tags", [])]

@@ -1,7 +1,7 @@
 """What the site shows of a model or an architecture, computed once from the registry and the plugins.
 
 A view is plain data (numbers, LaTeX, SVG and mermaid text); `archzoo.site.pages` turns views into
-markdown without computing anything. Strings from the registry and the plugins are kept as they are,
+markdown without computing anything, and `archzoo.site.records` into the records of the downloads. Strings from the registry and the plugins are kept as they are,
 plain text: the SVG and mermaid writers escape the block names they draw, and `pages` escapes the rest
 for each place it shows them. Work that is the same for every model of an architecture (the
 default configuration's report, its configuration table) is cached per architecture, and LaTeX of a
@@ -23,7 +23,7 @@ from ..architecture import Architecture, Reference
 from ..blocks import Block
 from ..formula import Poly
 from ..registry import REASONS, Entry
-from ..report import Report, human_bytes, human_count, make_report
+from ..report import Report, human_bytes, make_report
 from . import diagram, svg
 
 __all__ = [
@@ -308,37 +308,6 @@ class ModelView:
     flops_svg: str
     params_svg: str
     mermaid: str
-
-    def row(self) -> dict[str, Any]:
-        """The flat record of the all-models table, ``models.json`` and ``models.csv``."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "architecture": self.architecture,
-            "year": self.year,
-            "tags": list(self.tags),
-            "params": self.params,
-            "params_human": human_count(self.params),
-            "non_embedding_params": self.non_embedding,
-            "published": self.published,
-            "published_value": self.published_value,
-            "difference": self.difference,
-            "difference_relative": None if self.gap is None else round(self.gap, 6),
-            "status": self.status,
-            "reason": self.reason,
-            "active_params": self.active_params,
-            "published_active": self.published_active,
-            "published_active_value": self.published_active_value,
-            "active_difference": self.active_difference,
-            "active_difference_relative": None if self.active_gap is None else round(self.active_gap, 6),
-            "active_status": self.active_status,
-            "seq_len": self.seq_len,
-            "forward_flops": self.flops,
-            "attention_flops": self.attention_flops,
-            "kv_cache_elements_per_token": self.kv_elements,
-            "source": self.source_path,
-            "url": f"models/{self.id}/",
-        }
 
 
 def _reference_for(entry: Entry) -> Reference | None:
