@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from .blocks import Block
+from .blocks import ACTIVATIONS, Block
 from .errors import ConfigError
-from .host import call_plugin
+from .plugin_guard import call_plugin
 
 __all__ = [
     "MAX_SIZE",
@@ -98,8 +98,6 @@ def check_heads(d_model: int, n_heads: int, hint: str = "") -> None:
 
 def check_activation(activation: str) -> None:
     """Raise the shared, key-naming error for an activation no block knows."""
-    from .blocks import ACTIVATIONS
-
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation: unknown activation {activation!r}; expected one of {', '.join(ACTIVATIONS)}")
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .host import PluginProblem
+from dataclasses import dataclass
 
 __all__ = [
     "ArchzooError",
@@ -17,6 +14,7 @@ __all__ = [
     "HFConfigError",
     "InputError",
     "PluginError",
+    "PluginProblem",
     "RegistryError",
     "UnknownArchitectureError",
     "UnknownModelError",
@@ -79,9 +77,20 @@ class EnvironmentVariableError(ArchzooError, ValueError):
     """An environment variable archzoo reads holds a value it cannot use; the message names the variable."""
 
 
+@dataclass(frozen=True)
+class PluginProblem:
+    """A plugin that could not be used, and why."""
+
+    plugin: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"plugin {self.plugin!r}: {self.reason}"
+
+
 class PluginError(ArchzooError, RuntimeError):
     """A plugin failed to import, raised in a hook, registered something invalid (strict mode), or its code
-    raised or returned something archzoo cannot use when called through `archzoo.host.call_plugin` or
+    raised or returned something archzoo cannot use when called through `archzoo.plugin_guard.call_plugin` or
     `archzoo.host.build_blocks`. Errors raised there carry ``.problem``, the `PluginProblem` naming the
     plugin, so the host records it without parsing the message back."""
 

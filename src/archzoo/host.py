@@ -1,7 +1,7 @@
 """The plugin host: finds plugins through the ``archzoo`` entry-point group and collects what they register.
 
 Loading is lazy and happens once. Every piece of plugin code (importing it, its hooks, its ``build``)
-runs through `call_plugin`: its standard output goes to standard error, so machine-readable output
+runs through `call_plugin` (`archzoo.plugin_guard`, re-exported here): its standard output goes to standard error, so machine-readable output
 stays clean, and anything it raises short of ``KeyboardInterrupt`` (``SystemExit`` included) becomes a
 `PluginError` naming it. A plugin that fails to import or raises in a hook is skipped with everything it
 registered; one that registers something invalid has that registration refused. Each is recorded as a
@@ -23,7 +23,6 @@ Environment (each value is checked: anything else is an `EnvironmentVariableErro
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import sys
@@ -39,8 +38,10 @@ import pluggy
 
 from . import hookspecs
 from .blocks import Block
-from .errors import EnvironmentVariableError, PluginError, UnknownArchitectureError, closest
+from .errors import EnvironmentVariableError, PluginError, PluginProblem, UnknownArchitectureError, closest
 from .formula import Poly, Symbol
+from .hf_vocabulary import hf_table
+from .plugin_guard import call_plugin, describe_exception, plugin_error
 from .plugin_manifest import (
     Manifest,
     PluginRecord,
@@ -85,9 +86,6 @@ BUILTIN_DISTRIBUTION = "archzoo"
 MAX_BLOCK_DEPTH = 64
 MAX_BLOCKS = 100_000
 
-#: How much of a plugin's exception message a problem repeats.
-MAX_MESSAGE = 300
-
 
 @dataclass
 class PluginInfo:
@@ -115,79 +113,6 @@ class HFReader:
     architecture: str
     reader: Callable[..., dict[str, Any]]
     plugin: str
-
-
-@dataclass(frozen=True)
-class PluginProblem:
-    """A plugin that could not be used, and why."""
-
-    plugin: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"plugin {self.plugin!r}: {self.reason}"
-
-
-# ---- running plugin code ----------------------------------------------------------------------------
-
-
-def describe_exception(exc: BaseException) -> str:
-    """``SystemExit: 3``, on one line and of bounded length, even when the exception cannot be printed."""
-    name = type(exc).__name__
-    try:
-        text = str(exc)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as inner:  # a hostile __str__ must not escape the report about it
-        text = f"(message not shown: str() raised {type(inner).__name__})"
-    text = " ".join(text.split())
-    if len(text) > MAX_MESSAGE:
-        text = text[: MAX_MESSAGE - 1] + "…"
-    return f"{name}: {text}" if text else name
-
-
-def _plugin_error(plugin: str, reason: str) -> PluginError:
-    problem = PluginProblem(plugin, reason)
-    error = PluginError(str(problem))
-    error.problem = problem  # the host records it without parsing the message back
-    return error
-
-
-@contextlib.contextmanager
-def _plugin_streams():
-    """Plugin output goes to stderr; both streams are what they were afterwards, whatever the plugin did."""
-    stderr = sys.stderr
-    try:
-        with contextlib.redirect_stdout(stderr):
-            yield
-    finally:
-        sys.stderr = stderr
-
-
-def call_plugin(
-    plugin: str,
-    what: str,
-    fn: Callable[..., Any],
-    /,
-    *args: Any,
-    expected: tuple[type[BaseException], ...] = (),
-    **kwargs: Any,
-) -> Any:
-    """Run plugin code: its stdout goes to stderr while it runs; an exception of a type in `expected`
-    propagates unchanged; any other exception, SystemExit, GeneratorExit or other BaseException except
-    KeyboardInterrupt becomes PluginError("plugin 'NAME': WHAT raised SystemExit: 3") (chained).
-
-    Safe to nest: each call restores ``sys.stdout`` and ``sys.stderr`` to what they were when it began.
-    """
-    try:
-        with _plugin_streams():
-            return fn(*args, **kwargs)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:
-        if expected and isinstance(exc, expected):
-            raise
-        raise _plugin_error(plugin, f"{what} raised {describe_exception(exc)}") from exc
 
 
 # ---- checking what build returns ----------------------------------------------------------------------
@@ -326,7 +251,7 @@ def build_blocks(arch: Architecture, config: Any) -> Block:
     except BaseException as exc:  # an object dressed up as a Block whose attributes misbehave
         problem = f"returned a block tree archzoo cannot read: {describe_exception(exc)}"
     if problem:
-        raise _plugin_error(plugin, f"build {problem}")
+        raise plugin_error(plugin, f"build {problem}")
     return root
 
 
@@ -867,8 +792,6 @@ class PluginHost:
                 "own architectures",
             )
             return
-        from .hf_config import hf_table  # hf_config imports this module
-
         table = hf_table(reader)
         if table is not None and table.model_type != model_type:
             self._note(

@@ -141,7 +141,16 @@ def source_signature(module: str) -> str | None:
 
 #: archzoo's own modules that decide what a registration is and whether it is accepted: the plugin interface and
 #: the host's checks. (A change elsewhere that altered a registration is caught when the plugin is imported.)
-_CORE_MODULES = ("__init__.py", "architecture.py", "hookspecs.py", "host.py", "hf_config.py", "plugin_manifest.py")
+_CORE_MODULES = (
+    "__init__.py",
+    "architecture.py",
+    "hookspecs.py",
+    "host.py",
+    "hf_config.py",
+    "hf_vocabulary.py",
+    "plugin_guard.py",
+    "plugin_manifest.py",
+)
 
 
 def _core_signature() -> str:

@@ -1,0 +1,926 @@
+"""Reading a Hugging Face ``config.json`` as an archzoo configuration: every key read, ignored or refused.
+
+The model type's plugin, found through the host, supplies the reader and its `HFTable`
+(`archzoo.hf_vocabulary`). This module holds the generic part: it resolves aliases and defaults exactly as
+transformers 5.23 does, gives every key of the file a disposition (an unknown key is an error, never silently
+dropped), picks the model class (``--hf-class``), and lets ``--set`` overrides compose.
+
+A file carries more than the class's fields, and it is read as transformers 5.23 loads it: the rotary keys
+it converts while loading (``rope_scaling``, ``rope_theta``, ``partial_rotary_factor``) become
+``rope_parameters`` as they do there (`_convert`), and any other key that is no field becomes, as in
+transformers, a plain attribute: ignored when no module of the type's code reads it, refused (naming the
+module) when one does. Which modules read what is derived from transformers' source by `archzoo.hf_keys`
+and committed as data (`archzoo.hf_keys_read`).
+
+Nothing here imports torch or transformers; a test checks the tables against transformers itself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from . import hf_keys_read
+from .architecture import ArchConfig, Architecture
+from .errors import HFConfigError, closest
+from .files import load_json, read_user_text
+from .hf_vocabulary import (
+    _GENERATION,
+    COMMON_ACCEPTED,
+    COMMON_KEYS,
+    TRANSFORMERS_VERSION,
+    HFTable,
+    hf_table,
+)
+from .host import PluginHost, get_host
+from .plugin_guard import call_plugin
+from .validation import describe_error
+
+__all__ = [
+    "DOC_END",
+    "DOC_START",
+    "HFReading",
+    "KeyReading",
+    "load_hf_config",
+    "methodology_section",
+    "read_hf_config",
+    "update_methodology_page",
+]
+
+
+# ---- what a reading records ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyReading:
+    """One key of the file, or one key transformers defaulted: what archzoo did with it."""
+
+    key: str
+    value: Any
+    disposition: Literal["read", "ignored", "defaulted", "converted"]
+    archzoo_key: str = ""
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "value": _shown(self.value),
+            "disposition": self.disposition,
+            "archzoo_key": self.archzoo_key or None,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class HFReading:
+    """A ``config.json`` read: the architecture and configuration, and how every key was accounted for."""
+
+    path: str
+    model_type: str
+    architecture: Architecture
+    config: ArchConfig
+    keys: tuple[KeyReading, ...]
+    config_class: str = ""
+    model_class: str = ""
+    class_source: str = ""  # "AutoModel", "--hf-class" or "architectures"
+    class_values: Mapping[str, Any] = field(default_factory=dict)
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``hf_config`` section of ``archzoo count --json``."""
+        return {
+            "path": self.path,
+            "model_type": self.model_type,
+            "config_class": self.config_class or None,
+            "model_class": self.model_class or None,
+            "class_source": self.class_source or None,
+            "class_sets": dict(self.class_values),
+            "keys": [k.to_dict() for k in self.keys],
+            "overrides": dict(self.overrides),
+        }
+
+
+def _shown(value: Any) -> Any:
+    """A value for a report: as written, except that long label maps and lists are summarised."""
+    if isinstance(value, dict) and (len(value) > 8 or any(isinstance(v, (dict, list)) for v in value.values())):
+        return f"<object of {len(value):,} keys>"
+    if isinstance(value, list) and len(value) > 8:
+        return f"<list of {len(value):,} values>"
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same type: ``0`` is not ``false``, as transformers' strict fields see it."""
+    return type(a) is type(b) and a == b
+
+
+def _checked(refusal: tuple[tuple[Any, ...], str]) -> str:
+    accepted, why = refusal
+    return f"checked: archzoo counts {' or '.join(_text(a) for a in accepted)} only, and refuses other values: {why}"
+
+
+def _key_text(key: str) -> str:
+    """A key for a one-line message: as written, or quoted when it holds spaces or control characters."""
+    return key if key.isprintable() and " " not in key and key else json.dumps(key)
+
+
+def _text(value: Any) -> str:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---- reading ------------------------------------------------------------------------------------------
+
+
+def read_hf_config(
+    path: str | Path,
+    host: PluginHost,
+    overrides: dict[str, Any] | None = None,
+    hf_class: str | None = None,
+) -> tuple[Architecture, ArchConfig]:
+    """The architecture and configuration a ``config.json`` describes, or an `HFConfigError` saying why not.
+
+    ``hf_class`` names the model class to count (``auto``: the file's first ``architectures`` entry;
+    None: the base model ``AutoModel`` builds); ``overrides`` (archzoo keys, as from ``--set``) replace
+    what the file gives before validation.
+    """
+    reading = load_hf_config(path, host, overrides, hf_class)
+    return reading.architecture, reading.config
+
+
+def load_hf_config(
+    path: str | Path,
+    host: PluginHost,
+    overrides: dict[str, Any] | None = None,
+    hf_class: str | None = None,
+) -> HFReading:
+    """Like `read_hf_config`, with the disposition of every key (``archzoo count --explain``)."""
+    path = Path(path)
+    data = load_json(read_user_text(path, HFConfigError), str(path), HFConfigError)
+    if not isinstance(data, dict):
+        raise HFConfigError(f"{path}: expected a JSON object with a 'model_type' key, got {type(data).__name__}")
+    model_type = data.get("model_type")
+    readers = host.hf_readers()
+    if model_type is not None and not isinstance(model_type, str):
+        raise HFConfigError(f'{path}: model_type: expected text such as "bert", got {_text(model_type)}')
+    if model_type is None:
+        raise HFConfigError(
+            f"{path}: model_type: missing; a Hugging Face config.json names its model type "
+            f"(supported: {', '.join(sorted(readers))})"
+        )
+    if model_type not in readers:
+        custom = (
+            "; its auto_map names custom model code (trust_remote_code), which archzoo does not run"
+            if "auto_map" in data
+            else ""
+        )
+        raise HFConfigError(
+            f"{path}: model_type: {model_type!r} is not supported (supported: {', '.join(sorted(readers))}){custom}; "
+            "a plugin can add it with the register_hf_readers hook"
+        )
+    found = readers[model_type]
+    arch, reader = host.architecture(found.architecture), found.reader
+    table = hf_table(reader)
+    overrides = dict(overrides or {})
+    if table is None:
+        return _read_untabled(path, data, arch, found.plugin, model_type, reader, overrides, hf_class)
+
+    keys, resolved, origin = _resolve(path, data, table)
+    model_class, class_source = _model_class(path, data, table, hf_class)
+    try:
+        values = call_plugin(
+            found.plugin,
+            f"its reader of model type {model_type!r}",
+            reader,
+            dict(resolved),
+            model_class,
+            expected=(ValueError, TypeError),
+        )
+    except (ValueError, TypeError) as exc:
+        message = str(exc)
+        converted_from = origin.get(table.read.get("rope_parameters", ""), "rope_parameters")
+        if message.startswith("rope_parameters:") and converted_from != "rope_parameters":
+            message = f"{converted_from}, converted into rope_parameters as transformers does:" + message.removeprefix(
+                "rope_parameters:"
+            )
+        raise HFConfigError(f"{path}: {message}") from None
+    class_values = dict(table.classes[model_class])
+    values = {**values, **class_values, **overrides}
+    config = _validate(path, arch, values, origin, overrides, model_class)
+    return HFReading(
+        str(path),
+        model_type,
+        arch,
+        config,
+        tuple(keys),
+        table.config_class,
+        model_class,
+        class_source,
+        class_values,
+        overrides,
+    )
+
+
+def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> dict[str, str]:
+    """Raise for the first key whose value archzoo refuses; return the keys that transformers keeps as plain
+    attributes and never reads, each with why it is ignored."""
+    unknown = [
+        k
+        for k in data
+        if k not in table.aliases
+        and k not in table.read
+        and k not in table.ignored
+        and k not in table.refused
+        and k not in COMMON_KEYS
+    ]
+    plain = _plain_attributes(path, unknown, table)
+    for key, value in data.items():
+        native = table.aliases.get(key, key)
+        if native in table.refused:
+            accepted, why = table.refused[native]
+        elif key == "auto_map" and native not in table.read and native not in table.ignored:
+            if not isinstance(value, dict):
+                raise HFConfigError(
+                    f"{path}: auto_map: expected an object mapping Auto classes to custom code, got {_text(value)}"
+                )
+            continue  # transformers builds its own class for a model type it knows: see _resolve
+        elif native not in table.read and native not in table.ignored and COMMON_KEYS.get(key, ("",))[0] == "refused":
+            accepted, why = COMMON_ACCEPTED.get(key, ()), COMMON_KEYS[key][1]
+        else:
+            continue
+        if not any(_same(value, ok) for ok in accepted):
+            allowed = f"; archzoo counts {' or '.join(_text(a) for a in accepted)} only" if accepted else ""
+            raise HFConfigError(f"{path}: {key}: {_text(value)} is not supported: {why}{allowed}")
+    return plain
+
+
+def _reader_of(model_type: str, key: str) -> str | None:
+    """The first transformers module of the type's code that reads ``key`` from its config (`hf_keys_read`)."""
+    scope = hf_keys_read.MODEL_SCOPE[model_type] + hf_keys_read.CONFIG_SCOPE[model_type]
+    for module in scope:
+        patterns = hf_keys_read.READ_PATTERNS.get(module, frozenset())
+        if key in hf_keys_read.READS[module] or any(fnmatchcase(key, p) for p in patterns):
+            return module
+    return None
+
+
+def _module_name(module: str) -> str:
+    """``config:transformers.models.llama.configuration_llama`` -> ``configuration_llama``."""
+    return module.removeprefix("config:").removeprefix("transformers.").split(".")[-1]
+
+
+def _plain_attributes(path: Path, unknown: list[str], table: HFTable) -> dict[str, str]:
+    """Keys that are no field of the configuration class: transformers' ``__post_init__`` sets each as a plain
+    attribute. One that no module of the type's code reads is ignored, with why; one that some module reads
+    is refused, naming the module (archzoo does not model it); for a model type whose code was never
+    derived (a third-party plugin's), every such key is refused, as archzoo cannot tell."""
+    if not unknown:
+        return {}
+    model_type = table.model_type
+    if model_type not in hf_keys_read.MODEL_SCOPE:
+        first = unknown[0]
+        known = sorted(set(table.defaults) | set(table.aliases) | set(table.read) | set(COMMON_KEYS))
+        near = closest(first, known)
+        hint = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+        others = ", ".join(_key_text(k) for k in unknown[1:6])
+        more = f" (also unknown: {others}{', ...' if len(unknown) > 6 else ''})" if unknown[1:] else ""
+        raise HFConfigError(
+            f"{path}: {_key_text(first)}: unknown key for model type {model_type!r}; {hint}transformers "
+            f"{TRANSFORMERS_VERSION}'s {table.config_class} has no such field and archzoo cannot tell whether it "
+            f"changes the model, so it refuses rather than guess; remove the key if it does not"
+            f"{more}"
+        )
+    modeling = _module_name(hf_keys_read.MODEL_SCOPE[model_type][0])
+    fields = sorted(set(table.defaults) | set(table.aliases))
+    plain: dict[str, str] = {}
+    for key in unknown:
+        defined = next(
+            (m for m in hf_keys_read.CONFIG_SCOPE[model_type] if key in hf_keys_read.MEMBERS.get(m, ())), None
+        )
+        if defined is not None:
+            raise HFConfigError(
+                f"{path}: {_key_text(key)}: names a method, property or class variable of transformers "
+                f"{TRANSFORMERS_VERSION}'s {table.config_class} ({_module_name(defined)}), which the key would "
+                "replace on the loaded config: transformers fails to load the file, or its code finds the value "
+                "in place of the member, so archzoo refuses it; remove the key"
+            )
+        module = _reader_of(model_type, key)
+        if module is not None:
+            where = (
+                f"{table.config_class}'s configuration code ({_module_name(module)})"
+                if module.startswith("config:")
+                else _module_name(module)
+            )
+            raise HFConfigError(
+                f"{path}: {_key_text(key)}: not a field of transformers {TRANSFORMERS_VERSION}'s "
+                f"{table.config_class}, but kept as an attribute that its {where} reads, which archzoo does not "
+                "model, so it refuses rather than guess; remove the key only if this model does not use it"
+            )
+        near = difflib.get_close_matches(key, fields, n=1, cutoff=0.8)
+        hint = f"; not {near[0]}, which transformers reads under that name only" if near else ""
+        plain[key] = (
+            f"stored as a plain attribute, never read by transformers {TRANSFORMERS_VERSION}'s {modeling} "
+            f"(nor the modules it imports from, nor {table.config_class}){hint}"
+        )
+    return plain
+
+
+#: transformers' default base wavelength of the rotary embedding (``RotaryEmbeddingConfigMixin.default_theta``)
+DEFAULT_ROPE_THETA = 10_000.0
+#: the rotary types whose pre-training length ``standardize_rope_params`` moves into ``rope_parameters``
+SCALING_ROPE_TYPES = ("llama3", "yarn", "longrope")
+#: rotary types a configuration class renames while loading (``Phi3Config.convert_rope_params_to_dict``)
+ROPE_TYPE_RENAMES: dict[str, dict[str, str]] = {"Phi3Config": {"su": "longrope", "yarn": "longrope"}}
+#: where the conversion takes the entries ``rope_parameters`` lacks: entry -> (the file key it pops, default;
+#: None: no entry); a class with its own ``convert_rope_params_to_dict`` has its own sources
+ROPE_FILLS: dict[str, dict[str, tuple[str, float | None]]] = {
+    "": {"rope_theta": ("rope_theta", DEFAULT_ROPE_THETA), "partial_rotary_factor": ("partial_rotary_factor", None)},
+    # Phi3Config always fills partial_rotary_factor, and keeps the file's key as an attribute too
+    "Phi3Config": {
+        "rope_theta": ("rope_theta", DEFAULT_ROPE_THETA),
+        "partial_rotary_factor": ("partial_rotary_factor", 1.0),
+    },
+    # GPTNeoXConfig takes them from its own legacy names
+    "GPTNeoXConfig": {
+        "rope_theta": ("rotary_emb_base", DEFAULT_ROPE_THETA),
+        "partial_rotary_factor": ("rotary_pct", 0.25),
+    },
+}
+#: configuration classes whose validation refuses longrope factors that are not a list of numbers, one for
+#: each pair of rotary dimensions (``Phi3Config.validate_rope``)
+ROPE_FACTORS_CHECKED = ("Phi3Config",)
+_CONVERTED = "converted into {} (as transformers does)"
+#: the keys each rotary type's validation requires, else it raises while loading
+#: (``RotaryEmbeddingConfigMixin._validate_<type>_rope_parameters``)
+ROPE_REQUIRED_KEYS: dict[str, set[str]] = {
+    "default": {"rope_type"},
+    "linear": {"rope_type", "factor"},
+    "dynamic": {"rope_type", "factor"},
+    "yarn": {"rope_type", "factor", "original_max_position_embeddings"},
+    "longrope": {"rope_type", "short_factor", "long_factor", "original_max_position_embeddings"},
+    "llama3": {
+        "rope_type",
+        "factor",
+        "original_max_position_embeddings",
+        "low_freq_factor",
+        "high_freq_factor",
+        "rope_theta",
+    },
+    "proportional": {"rope_type", "rope_theta"},
+}
+
+
+def _file_value(data: Mapping[str, Any], table: HFTable, native: str) -> Any:
+    """A field's value as transformers resolves it: the file's alias (applied last), its key, or the default."""
+    for alias, target in table.aliases.items():
+        if target == native and alias in data:
+            return data[alias]
+    return data.get(native, table.defaults.get(native))
+
+
+def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[str, KeyReading], Any]:
+    """The rotary keys transformers 5.23 converts while loading, for a class with ``rope_parameters``: each
+    converted key's reading, and ``rope_parameters`` as the loaded config holds it (None: nothing to convert).
+
+    A port of ``RotaryEmbeddingConfigMixin.convert_rope_params_to_dict`` and ``standardize_rope_params``
+    (Phi3Config's and GPTNeoXConfig's own variants where they differ): ``rope_scaling`` replaces
+    ``rope_parameters`` when it is not empty; ``rope_theta`` and ``partial_rotary_factor`` (`ROPE_FILLS`)
+    fill the ones ``rope_parameters`` lacks; the old ``type`` names ``rope_type``; a scaling type takes the
+    pre-training length."""
+    if "rope_parameters" not in table.defaults:
+        return {}, None
+    sources = ROPE_FILLS.get(table.config_class, ROPE_FILLS[""])
+    accounted = set(table.defaults) | set(table.read) | set(table.ignored) | set(table.aliases)
+    # the keys the class's conversion pops that the plugin's table does not account for itself
+    legacy = [
+        k for k in ("rope_scaling", *(source for source, _ in sources.values())) if k in data and k not in accounted
+    ]
+    popped = [source for source, _ in sources.values() if source in data]
+    if not legacy and not popped and "rope_parameters" not in data and "original_max_position_embeddings" not in data:
+        return {}, None
+    scaling = data.get("rope_scaling")
+    if "rope_scaling" in legacy and scaling and not isinstance(scaling, dict):
+        raise HFConfigError(
+            f'{path}: rope_scaling: expected an object such as {{"rope_type": "linear", "factor": 2.0}} or null, '
+            f"got {_text(scaling)}; transformers cannot load it either (it converts the key into rope_parameters)"
+        )
+    given = data.get("rope_parameters", table.defaults["rope_parameters"])
+    rope = scaling if "rope_scaling" in legacy and scaling else given
+    if rope is not None and not isinstance(rope, dict):
+        raise HFConfigError(
+            f'{path}: rope_parameters: expected an object such as {{"rope_type": "default"}} or null, '
+            f"got {json.dumps(rope)[:60]}"
+        )
+    rope = dict(rope or {})
+    if "layer_types" in table.defaults:
+        # transformers nests rotary settings under the layer types the class declares (computed ones when the
+        # file gives none: these classes name their layers full_attention or sliding_attention)
+        given_types = data.get("layer_types")
+        labels = given_types if isinstance(given_types, list) else ["full_attention", "sliding_attention"]
+        nested = [k for k, v in rope.items() if k in labels and isinstance(v, dict)]
+        if nested:
+            source = "rope_scaling" if "rope_scaling" in legacy and scaling else "rope_parameters"
+            raise HFConfigError(
+                f"{path}: {source}: rotary settings per layer type ({', '.join(nested)}), which transformers "
+                f"{TRANSFORMERS_VERSION}'s {table.config_class} loads but its model cannot be built from (its "
+                "rotary embedding reads one rope_type); give one set of settings"
+            )
+    readings: dict[str, KeyReading] = {}
+    if "rope_scaling" in legacy:
+        if scaling:
+            replaced = (
+                "; it takes the place of the file's rope_parameters, as in transformers"
+                if "rope_parameters" in data
+                else ""
+            )
+            readings["rope_scaling"] = KeyReading(
+                "rope_scaling", scaling, "converted", "", _CONVERTED.format("rope_parameters") + replaced
+            )
+        else:
+            readings["rope_scaling"] = KeyReading(
+                "rope_scaling",
+                scaling,
+                "ignored",
+                "",
+                "empty, so transformers' conversion into rope_parameters leaves rope_parameters as it is",
+            )
+    for entry, (source, default) in sources.items():
+        value = data.get(source, default)
+        if source in legacy:
+            readings[source] = (
+                KeyReading(
+                    source,
+                    value,
+                    "ignored",
+                    "",
+                    f"rope_parameters gives its own {entry}, which transformers keeps (this key only fills a "
+                    "missing one)",
+                )
+                if entry in rope
+                else KeyReading(source, value, "converted", "", _CONVERTED.format(f"rope_parameters.{entry}"))
+            )
+        if value is not None:
+            rope.setdefault(entry, value)
+    rope.setdefault("rope_type", rope.get("type", "default"))
+    kind = rope["rope_type"]
+    if isinstance(kind, str) and kind in SCALING_ROPE_TYPES:
+        if "original_max_position_embeddings" in table.defaults:
+            rope["original_max_position_embeddings"] = _file_value(data, table, "original_max_position_embeddings")
+        else:
+            rope.setdefault("original_max_position_embeddings", _file_value(data, table, "max_position_embeddings"))
+    if isinstance(kind, str) and kind in ROPE_TYPE_RENAMES.get(table.config_class, {}):
+        rope["rope_type"] = ROPE_TYPE_RENAMES[table.config_class][kind]
+    kind = rope["rope_type"]
+    missing = sorted(ROPE_REQUIRED_KEYS.get(kind, set()) - set(rope)) if isinstance(kind, str) else []
+    if missing:
+        source = "rope_scaling" if "rope_scaling" in legacy and scaling else "rope_parameters"
+        raise HFConfigError(
+            f"{path}: {source}: the rope type {kind} needs {' and '.join(missing)}, and transformers "
+            f"{TRANSFORMERS_VERSION}'s {table.config_class} refuses to load the file without "
+            f"{'them' if len(missing) > 1 else 'it'} (read as rope_parameters: {_text(rope)}); add "
+            f"{'them' if len(missing) > 1 else 'it'}"
+        )
+    if table.config_class in ROPE_FACTORS_CHECKED:
+        _check_rope_factors(path, data, table, rope, "rope_scaling" if "rope_scaling" in legacy and scaling else "")
+    top = "original_max_position_embeddings"
+    if top in data and top not in table.defaults and not _model_code_reads(table.model_type, top):
+        kind = rope["rope_type"]
+        readings[top] = (
+            KeyReading(
+                top,
+                data[top],
+                "converted",
+                "",
+                f"converted into rope_parameters.{top} when transformers builds the rotary embedding "
+                "(standardize_rope_params takes this attribute first for the rope types llama3, yarn and longrope)",
+            )
+            if isinstance(kind, str) and kind in SCALING_ROPE_TYPES
+            else KeyReading(
+                top,
+                data[top],
+                "ignored",
+                "",
+                "stored as a plain attribute, read only by transformers' rotary set-up for the rope types llama3, "
+                f"yarn and longrope, and this file's is {_text(kind)}",
+            )
+        )
+    return readings, rope
+
+
+def _check_rope_factors(path: Path, data: Mapping[str, Any], table: HFTable, rope: dict, source: str) -> None:
+    """Refuse the longrope factors transformers' validation refuses: each a list of numbers, as long as half
+    the rotary dimensions (hidden_size // num_attention_heads x partial_rotary_factor)."""
+    width, heads = _file_value(data, table, "hidden_size"), _file_value(data, table, "num_attention_heads")
+    partial = rope.get("partial_rotary_factor")
+    whole = [isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (width, heads)]
+    if not all(whole) or not isinstance(partial, (int, float)):
+        return  # the configuration model reports a bad width or head count under its own key
+    half = int(width // heads * partial) // 2
+    for name in ("short_factor", "long_factor"):
+        factors = rope.get(name)
+        if factors is None:
+            continue
+        where = f"{source or 'rope_parameters'}: {name}"
+        if not (isinstance(factors, list) and all(isinstance(x, (int, float)) for x in factors)):
+            raise HFConfigError(
+                f"{path}: {where}: expected a list of numbers, got {_text(factors)}; transformers "
+                f"{TRANSFORMERS_VERSION}'s {table.config_class} refuses the file otherwise"
+            )
+        if len(factors) != half:
+            raise HFConfigError(
+                f"{path}: {where}: {len(factors)} values, but transformers {TRANSFORMERS_VERSION}'s "
+                f"{table.config_class} requires {half}, one per pair of rotary dimensions (hidden_size // "
+                "num_attention_heads x partial_rotary_factor), and refuses the file otherwise"
+            )
+
+
+def _model_code_reads(model_type: str, key: str) -> bool:
+    """Whether the type's modeling code (not its configuration code) reads ``key``; True when not derived."""
+    if model_type not in hf_keys_read.MODEL_SCOPE:
+        return True
+    reader = _reader_of(model_type, key)
+    return reader is not None and not reader.startswith("config:")
+
+
+def _resolve(
+    path: Path, data: dict[str, Any], table: HFTable
+) -> tuple[list[KeyReading], dict[str, Any], dict[str, str]]:
+    """Every key's disposition, the values transformers would resolve, and the file key behind each archzoo key."""
+    converted, rope = _convert(path, data, table)
+    plain = _refuse(path, {k: v for k, v in data.items() if k not in converted}, table)
+    keys: list[KeyReading] = []
+    given: dict[str, Any] = {}
+    origin: dict[str, str] = {}  # archzoo key -> the file key it was read from
+    rope_target = table.read.get("rope_parameters", "")
+    if rope is not None:
+        given["rope_parameters"] = rope
+        from_keys = [k for k in converted if k != "original_max_position_embeddings"]
+        if rope_target:
+            origin[rope_target] = (
+                "rope_scaling"
+                if converted.get("rope_scaling", KeyReading("", None, "ignored")).disposition == "converted"
+                else "rope_parameters"
+                if "rope_parameters" in data
+                else from_keys[0]
+                if from_keys
+                else "rope_parameters"
+            )
+    for key, value in data.items():
+        native = table.aliases.get(key, key)
+        alias = native != key
+        overridden_by = next((a for a, n in table.aliases.items() if n == key and a in data), None)
+        if key in converted:
+            keys.append(converted[key])
+        elif key in plain:
+            keys.append(KeyReading(key, value, "ignored", "", plain[key]))
+        elif key == "rope_parameters" and rope is not None:
+            keys.append(
+                KeyReading(
+                    key,
+                    rope,
+                    "read" if rope_target else "ignored",
+                    rope_target,
+                    (
+                        f"the file's {_text(value)} is replaced by rope_scaling, which transformers takes first "
+                        "when both are given; shown"
+                        if converted.get("rope_scaling", KeyReading("", None, "ignored")).disposition == "converted"
+                        else "shown"
+                    )
+                    + " as transformers holds it once loaded (rope_type, rope_theta and the rest filled in)"
+                    + ("" if rope_target else "; " + table.ignored.get("rope_parameters", "")),
+                )
+            )
+        elif native in table.read and not (key == "id2label" or key == "num_labels"):
+            target = table.read[native]
+            if overridden_by:
+                keys.append(
+                    KeyReading(
+                        key,
+                        value,
+                        "ignored",
+                        "",
+                        f"overridden by its alias {overridden_by}, which transformers applies last",
+                    )
+                )
+                continue
+            given[native] = value
+            origin[target] = key
+            keys.append(KeyReading(key, value, "read", target, f"alias of {native}" if alias else ""))
+        elif native in table.ignored:
+            keys.append(
+                KeyReading(key, value, "ignored", "", (f"alias of {native}: " if alias else "") + table.ignored[native])
+            )
+        elif native in table.refused:
+            keys.append(KeyReading(key, value, "read", "", _checked(table.refused[native])))
+        elif key in ("id2label", "num_labels"):
+            continue  # below, with the label count
+        elif key == "auto_map":
+            keys.append(
+                KeyReading(
+                    key,
+                    value,
+                    "ignored",
+                    "",
+                    f"names custom code, which transformers {TRANSFORMERS_VERSION} runs only with "
+                    f"trust_remote_code; model type {table.model_type} is one it builds natively, so without "
+                    f"that flag it builds its own {table.config_class} and classes, and archzoo counts those",
+                )
+            )
+        else:
+            disposition, why = COMMON_KEYS[key]
+            if disposition == "refused":
+                keys.append(
+                    KeyReading(
+                        key, value, "ignored", "", f"empty, so nothing to count; a non-empty value is refused: {why}"
+                    )
+                )
+            else:
+                keys.append(KeyReading(key, value, disposition, "", why))
+    if rope is not None and "rope_parameters" not in data:
+        sources = ROPE_FILLS.get(table.config_class, ROPE_FILLS[""])
+        used = [k for k in ("rope_scaling", *(source for source, _ in sources.values())) if k in data]
+        built = ", ".join(used) or f"{table.config_class}'s defaults"
+        keys.append(
+            KeyReading(
+                "rope_parameters",
+                rope,
+                "read" if rope_target else "ignored",
+                rope_target,
+                f"not in the file: built from {built} while loading, as transformers does",
+            )
+        )
+
+    num_labels = _labels(path, data, table, keys, origin)
+    for native, target in table.read.items():
+        if native in table.defaults and native not in given:
+            keys.append(
+                KeyReading(native, table.defaults[native], "defaulted", target, f"{table.config_class}'s default")
+            )
+    for native, refusal in table.refused.items():
+        if native in table.defaults and native not in data and not any(table.aliases.get(k) == native for k in data):
+            keys.append(
+                KeyReading(
+                    native,
+                    table.defaults[native],
+                    "defaulted",
+                    "",
+                    f"{table.config_class}'s default; {_checked(refusal)}",
+                )
+            )
+    resolved = {**table.defaults, **given, "num_labels": num_labels}
+    return keys, resolved, origin
+
+
+def _labels(path: Path, data: dict[str, Any], table: HFTable, keys: list[KeyReading], origin: dict[str, str]) -> Any:
+    """The label count as transformers resolves it: num_labels, else the length of id2label, else the
+    configuration class's default (2, or the table's ``default_num_labels``)."""
+    labels_target = table.read.get("num_labels", "")
+    id2label = data.get("id2label")
+    if "id2label" in data and id2label is not None and not isinstance(id2label, dict):
+        raise HFConfigError(f"{path}: id2label: expected an object mapping label ids to names, got {_text(id2label)}")
+    if "num_labels" in data:
+        num_labels = data["num_labels"]
+        keys.append(KeyReading("num_labels", num_labels, "read", labels_target, COMMON_KEYS["num_labels"][1]))
+        origin[labels_target] = "num_labels"
+        if id2label is not None:
+            keys.append(
+                KeyReading(
+                    "id2label",
+                    id2label,
+                    "ignored",
+                    "",
+                    "num_labels is given and wins: transformers rebuilds id2label from it",
+                )
+            )
+    elif id2label is not None:
+        num_labels = len(id2label)
+        keys.append(
+            KeyReading(
+                "id2label",
+                id2label,
+                "read",
+                labels_target,
+                f"its length: {num_labels:,} label{'' if num_labels == 1 else 's'}",
+            )
+        )
+        origin[labels_target] = "id2label"
+    else:
+        num_labels = table.default_num_labels
+        default = f"{num_labels:,} label{'' if num_labels == 1 else 's'}"
+        if num_labels != 2:
+            default += f" ({table.config_class}'s own default)"
+        if "id2label" in data:
+            keys.append(
+                KeyReading("id2label", None, "ignored", "", f"null: transformers' default of {default} applies")
+            )
+        if labels_target:
+            keys.append(
+                KeyReading("num_labels", num_labels, "defaulted", labels_target, f"transformers' default: {default}")
+            )
+    return num_labels
+
+
+def _model_class(path: Path, data: dict[str, Any], table: HFTable, hf_class: str | None) -> tuple[str, str]:
+    """The model class to count and where it came from: ``AutoModel``, ``--hf-class`` or ``architectures``."""
+    if hf_class is None:
+        return table.base_class, "AutoModel"
+    where = "--hf-class"
+    name = hf_class
+    if hf_class == "auto":
+        classes = data.get("architectures")
+        if not classes:
+            raise HFConfigError(
+                f"{path}: architectures: --hf-class auto counts the first class of this list, but the file has "
+                f"none; name the class instead, for example --hf-class {table.base_class}"
+            )
+        if not isinstance(classes, list) or not isinstance(classes[0], str):
+            raise HFConfigError(f"{path}: architectures: expected a list of class names, got {_text(classes)}")
+        name, where = classes[0], f"{path}: architectures[0]"
+    if name in table.classes:
+        return name, "architectures" if hf_class == "auto" else "--hf-class"
+    supported = ", ".join(table.classes)
+    if name in table.unsupported_classes:
+        raise HFConfigError(
+            f"{where}: {name} is not counted by archzoo: {table.unsupported_classes[name]}; "
+            f"supported {table.model_type} classes: {supported}"
+        )
+    near = closest(name, table.classes, n=1)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    raise HFConfigError(
+        f"{where}: {name!r} is not a {table.model_type} model class archzoo counts; {hint}supported: {supported}"
+    )
+
+
+def _validate(
+    path: Path,
+    arch: Architecture,
+    values: dict[str, Any],
+    origin: Mapping[str, str],
+    overrides: Mapping[str, Any],
+    model_class: str,
+) -> ArchConfig:
+    """The archzoo configuration; each problem names the file key (or ``--set`` key) it came from."""
+    try:
+        return call_plugin(
+            arch.plugin,
+            "its configuration model",
+            arch.config_model.model_validate,
+            values,
+            expected=(ValidationError,),
+        )
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            key, message = describe_error(err, arch.config_model)
+            top = key.split(".")[0].split("[")[0]
+            if top in overrides:
+                lines.append(f"--set {key}: {message}")
+            elif top in origin:
+                lines.append(f"{path}: {origin[top]}, read as {key}: {message}")
+            else:
+                lines.append(f"{path} (as {arch.name} {model_class}): {key + ': ' if key else ''}{message}")
+        raise HFConfigError("\n".join(lines)) from None
+
+
+def _read_untabled(
+    path: Path,
+    data: dict[str, Any],
+    arch: Architecture,
+    plugin: str,
+    model_type: str,
+    reader: Callable,
+    overrides: dict[str, Any],
+    hf_class: str | None,
+) -> HFReading:
+    """A plugin reader that declares no `HFTable`: its own function decides, key by key."""
+    if hf_class is not None:
+        raise HFConfigError(
+            f"--hf-class: the reader of model type {model_type!r} (plugin {plugin!r}) declares "
+            "no model classes; count the base model (leave out --hf-class)"
+        )
+    try:
+        values = call_plugin(
+            plugin, f"its reader of model type {model_type!r}", reader, data, expected=(ValueError, TypeError)
+        )
+    except (ValueError, TypeError) as exc:
+        raise HFConfigError(f"{path}: {exc}") from None
+    values = {k: v for k, v in values.items() if v is not None}
+    values.update(overrides)
+    keys = tuple(
+        KeyReading(k, v, "read", "", f"passed to plugin {plugin!r}'s reader, which declares no key table")
+        for k, v in data.items()
+    )
+    config = _validate(path, arch, values, {}, overrides, "")
+    return HFReading(str(path), model_type, arch, config, keys, overrides=overrides)
+
+
+# ---- the methodology page's section ---------------------------------------------------------------------
+
+DOC_START = "<!-- hf-config-tables: generated by `python -m archzoo.hf_config src/archzoo/site/docs/methodology.md`; do not edit -->"
+DOC_END = "<!-- /hf-config-tables -->"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def methodology_section(host: PluginHost) -> str:
+    """The per-model-type tables of the methodology page: keys read, classes counted, keys refused."""
+    lines = [DOC_START, ""]
+    for model_type, found in host.hf_readers().items():
+        table = hf_table(found.reader)
+        if table is None:
+            lines += [f"### `{model_type}`", "", f"Read by plugin `{found.plugin}`'s own function (no key table).", ""]
+            continue
+        lines += [f"### `{model_type}` ({table.config_class}, plugin `{found.plugin}`)", ""]
+        classes = ", ".join(
+            f"`{c}`" + (" (the default: what `AutoModel` builds)" if c == table.base_class else "")
+            for c in table.classes
+        )
+        lines += [f"Classes counted (`--hf-class`): {classes}.", ""]
+        if table.unsupported_classes:
+            lines += [
+                "Classes refused: " + "; ".join(f"`{c}`: {why}" for c, why in table.unsupported_classes.items()) + ".",
+                "",
+            ]
+        lines += ["| key | read as | transformers' default |", "| :-- | :-- | :-- |"]
+        reverse_alias: dict[str, list[str]] = {}
+        for alias, native in table.aliases.items():
+            reverse_alias.setdefault(native, []).append(alias)
+        for native, target in table.read.items():
+            name = f"`{native}`" + "".join(f" (alias `{a}`)" for a in reverse_alias.get(native, []))
+            if native == "num_labels":
+                name, default = "`num_labels`, else the length of `id2label`", "2"
+            else:
+                default = f"`{json.dumps(table.defaults.get(native))}`" if native in table.defaults else "-"
+            lines.append(f"| {name} | `{target}` | {default} |")
+        lines.append("")
+        refused = {k: v for k, v in table.refused.items()}
+        if refused:
+            lines.append(
+                "Refused: "
+                + "; ".join(
+                    f"`{k}` other than {' or '.join(f'`{json.dumps(a)}`' for a in ok)}: {_cell(why)}"
+                    if ok
+                    else f"`{k}`: {_cell(why)}"
+                    for k, (ok, why) in refused.items()
+                )
+                + "."
+            )
+            lines.append("")
+        lines.append("Ignored, changing no parameter or FLOP: " + ", ".join(f"`{k}`" for k in table.ignored) + ".")
+        lines.append("")
+    lines += ["### Keys of every configuration", ""]
+    lines += ["| key | disposition | why |", "| :-- | :-- | :-- |"]
+    generation = [k for k, (_, why) in COMMON_KEYS.items() if why == _GENERATION]
+    for key, (disposition, why) in COMMON_KEYS.items():
+        if why == _GENERATION:
+            continue
+        shown: str = "refused unless empty" if disposition == "refused" and key in COMMON_ACCEPTED else disposition
+        if key == "auto_map":
+            shown = "ignored for a supported type, else refused"
+        lines.append(f"| `{key}` | {shown} | {_cell(why)} |")
+    lines += ["", f"Ignored as generation settings: {', '.join(f'`{k}`' for k in generation)}.", ""]
+    renames = "; ".join(
+        f"{cls} renames " + ", ".join(f"`{a}` to `{b}`" for a, b in names.items())
+        for cls, names in ROPE_TYPE_RENAMES.items()
+    )
+    lines += [
+        "### Keys converted while loading, and plain attributes",
+        "",
+        f"As transformers {TRANSFORMERS_VERSION} does when it loads a file, for a configuration class with "
+        "`rope_parameters`: `rope_scaling` is converted into `rope_parameters` (in its place, when not empty), "
+        "`rope_theta` and `partial_rotary_factor` fill the entries `rope_parameters` lacks (default `rope_theta` "
+        f"{DEFAULT_ROPE_THETA:g}), the old `type` names `rope_type`, and the rope types "
+        f"{', '.join(SCALING_ROPE_TYPES)} take the pre-training length `original_max_position_embeddings`; "
+        f"{renames}. The converted `rope_parameters` is checked as one written out would be.",
+        "",
+        "Any other key that is no field of the configuration class is kept by transformers as a plain attribute. "
+        "archzoo ignores it when no module of the type's code reads it, and refuses it, naming the module, when "
+        "one does. Which attributes each module reads is derived from transformers' source "
+        "(`python -m archzoo.hf_keys src/archzoo/hf_keys_read.py`: the type's modeling module, every module it "
+        "imports from, and the configuration code), and a test derives it again from the pinned release.",
+        "",
+        DOC_END,
+    ]
+    return "\n".join(lines)
+
+
+def update_methodology_page(page: Path) -> bool:
+    """Rewrite the generated section of ``page``; True when it changed."""
+    text = page.read_text(encoding="utf-8")
+    start, end = text.index(DOC_START), text.index(DOC_END) + len(DOC_END)
+    new = text[:start] + methodology_section(get_host()) + text[end:]
+    if new != text:
+        page.write_text(new, encoding="utf-8")
+    return new != text
