@@ -516,7 +516,7 @@ def test_tensor_counts_equal_the_sum_over_every_dotted_prefix(tensors, query):
     """The sorted-names index a checkpoint is compared with answers as the plain reference does: the elements of
     the tensors at and under ``query`` (its name, or a name starting with ``query.``), summed here by scanning
     every name; and whether any tensor is there at all ("" is the whole checkpoint, and no name)."""
-    from archzoo.verify import _TensorCounts
+    from archzoo.block_match import _TensorCounts
 
     counts = _TensorCounts(tensors)
     under = [n for name, n in tensors if name == query or name.startswith(query + ".")]

@@ -24,21 +24,20 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
+from .block_match import BlockComparison, blocks_found, compare_blocks_to_tensors, find_block, unmapped_tensors
 from .errors import CheckpointError
 from .files import decode_utf8, read_user_bytes
+from .report import make_report
 from .terminal import printable
+from .verification import Verification
 
 if TYPE_CHECKING:
     from .architecture import ArchConfig, Architecture
-    from .blocks import Block
-    from .verify import BlockComparison, Verification
 
 __all__ = [
     "INDEX_NAME",
@@ -476,9 +475,6 @@ def compare_checkpoint(checkpoint: Checkpoint, architecture: Architecture, confi
     the base class (no ``model.`` or ``bert.`` prefix) or from a head class (a prefix the base class lacks) are
     mapped onto the blocks. The notes say why the totals can differ: packed tensors no layout explains, tensors
     no block maps (buffers a checkpoint may carry), a tied weight stored twice."""
-    from .report import make_report
-    from .verify import Verification, compare_blocks_to_tensors
-
     report = make_report(architecture, config)
     plugin = architecture.plugin or architecture.name
     unpacked = unpack(checkpoint)
@@ -495,16 +491,16 @@ def compare_checkpoint(checkpoint: Checkpoint, architecture: Architecture, confi
     notes += refused_lines(unpacked.refused)
     tensors, renamed = unpacked.tensors, ""
     comparison = compare_blocks_to_tensors(report.root, tensors, plugin)
-    loose = _unmapped([name for name, _ in tensors], comparison)
+    loose = unmapped_tensors([name for name, _ in tensors], comparison)
     if loose and comparison.blocks:
         # a renaming is taken when more blocks find their submodules under it: not merely fewer loose tensors,
         # which any prefix of one block's module ('embeddings.') would give by putting all of them there
-        found = _found(comparison)
+        found = blocks_found(comparison)
         for candidate, how in _prefix_variants(tensors, comparison):
             tried = compare_blocks_to_tensors(report.root, candidate, plugin)
-            if _found(tried) > found:
-                tensors, comparison, renamed, found = candidate, tried, how, _found(tried)
-                loose = _unmapped([name for name, _ in candidate], tried)
+            if blocks_found(tried) > found:
+                tensors, comparison, renamed, found = candidate, tried, how, blocks_found(tried)
+                loose = unmapped_tensors([name for name, _ in candidate], tried)
     if renamed:
         notes.append(renamed)
     if loose and comparison.blocks:
@@ -514,7 +510,7 @@ def compare_checkpoint(checkpoint: Checkpoint, architecture: Architecture, confi
         )
     rows = []
     for row in comparison.blocks:
-        block = _block(report.root, row.path)
+        block = find_block(report.root, row.path)
         if block is not None and block.tied_to and row.missing and row.got == 0:
             row = replace(row, expected=0, missing=())  # a tied weight saved once, under the tensor it shares
         rows.append(row)
@@ -561,48 +557,6 @@ def refused_lines(refused: dict[str, str]) -> list[str]:
     return lines
 
 
-def _found(comparison: BlockComparison) -> int:
-    """How many blocks find every submodule they name among the tensors."""
-    return sum(1 for row in comparison.blocks if not row.missing)
-
-
-def _unmapped(names: list[str], comparison: BlockComparison) -> list[str]:
-    """The tensor names no block's submodule holds: each submodule covers a range of the sorted names (itself,
-    and the names under it), found by binary search, so the time is n log n in the tensors, not their number
-    times the blocks'."""
-    order = sorted(set(names))
-    edges = [0] * (len(order) + 1)  # +1 where a covered range starts, -1 where it ends
-
-    def cover(low: str, high: str | None) -> None:
-        start, stop = bisect_left(order, low), len(order) if high is None else bisect_left(order, high)
-        if start < stop:
-            edges[start] += 1
-            edges[stop] -= 1
-
-    for row in comparison.blocks:
-        for module in row.modules:
-            if "<i>" in module:  # every copy: the names that start with the text before the index
-                prefix = module.split("<i>")[0]
-                cover(prefix, _after(prefix))
-            elif module:
-                cover(module, module + "\0")  # the submodule's own tensor, then the ones under it
-                cover(module + ".", module + "/")  # '/' follows '.': the names that start with 'module.'
-    covered, inside = set(), 0
-    for name, edge in zip(order, edges, strict=False):
-        inside += edge
-        if inside:
-            covered.add(name)
-    return [name for name in names if name not in covered]
-
-
-def _after(prefix: str) -> str | None:
-    """The first text after every text that starts with ``prefix`` (None: no bound, for "" or a last
-    character that cannot be raised)."""
-    if not prefix or prefix[-1] == chr(sys.maxunicode):
-        return None
-    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
-
-
 #: how many wrapping prefixes are tried (the ones under which most tensor names would find a submodule)
 MAX_WRAPPERS = 8
 
@@ -642,7 +596,3 @@ def _prefix_variants(
             f"the tensor names carry a {printable(prefix + '.')!r} prefix the class lacks (saved from a class that "
             "wraps it): mapped without it",
         )
-
-
-def _block(root: Block, path: str) -> Block | None:
-    return next((visit.block for visit in root.visits() if visit.path == path), None)

@@ -7,7 +7,7 @@ them with ``torch.autograd.graph.saved_tensors_hooks``: each *storage* is counte
 buffers are excluded: weights are not activations (they are counted in the weights, and are there whether or
 not a step runs). Each storage belongs to the innermost module running when it was first saved (forward
 pre/post hooks keep the stack); one saved by several layers of a stack (LLaMA's rotary cos/sin table, read by
-every layer) belongs to the stack. `archzoo.verify.compare_blocks_to_tensors` then sums them per block through
+every layer) belongs to the stack. `archzoo.block_match.compare_blocks_to_tensors` then sums them per block through
 `Block.modules`, as it sums parameters.
 
 The meta device is enough for eager attention and recomputation: its tensors have storages with an identity
@@ -38,8 +38,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .architecture import Reference
+from .block_match import compare_blocks_to_tensors
 from .errors import ArchzooError
-from .formula import Poly, total
+from .figures import human_bytes
+from .formula import N, Poly, const, total
+from .reference import build_reference, import_dotted, reference_inputs
+from .symbols import symbol
 
 if TYPE_CHECKING:
     import torch
@@ -109,10 +113,8 @@ class ActivationMeasurement:
 
     def by_block(self, root: Block, plugin: str = "") -> dict[str, int | None]:
         """Bytes per mapped block of ``root`` (its first copy, for a repeated block), summed through
-        `Block.modules` by `archzoo.verify.compare_blocks_to_tensors`; None for a block whose submodule the
+        `Block.modules` by `archzoo.block_match.compare_blocks_to_tensors`; None for a block whose submodule the
         model lacks."""
-        from .verify import compare_blocks_to_tensors
-
         named = [(name, 0) for name in self.module_names]  # a module that saves nothing holds 0 bytes
         named += [(f"{s.module}.#" if s.module else "#", s.nbytes) for s in self.saved]
         comparison = compare_blocks_to_tensors(root, named, plugin)
@@ -123,9 +125,7 @@ def _zero_dropout(ref: Reference) -> Reference:
     """``ref`` with every dropout probability of its configuration class set to 0."""
     if ref.library != "transformers" or not ref.config_class:
         return ref
-    from .reference import _import
-
-    defaults = _import(ref.config_class)().to_dict()
+    defaults = import_dotted(ref.config_class)().to_dict()
     zeroed = {
         key: 0.0
         for key, value in defaults.items()
@@ -184,8 +184,6 @@ def measure_activations(
 
     import torch
 
-    from .reference import _inputs, build_reference
-
     ref = _zero_dropout(ref)
     torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype]
     with _default_dtype(torch_dtype), warnings.catch_warnings():
@@ -198,7 +196,7 @@ def measure_activations(
     if recompute:
         _recompute_layers(model, recompute)
     model.train()
-    args, kwargs = _inputs(ref.model_copy(update={"device": device}), seq_len)
+    args, kwargs = reference_inputs(ref.model_copy(update={"device": device}), seq_len)
 
     held = {t.untyped_storage()._cdata for t in (*model.parameters(), *model.buffers())}
     names = {module: name for name, module in model.named_modules()}
@@ -342,8 +340,6 @@ def _child(block: Block, name: str) -> Block:
 
 def _symbol_of(root: Block, name: str, value: int, definition: str = "") -> Poly:
     """The tree's own symbol ``name`` when its formulas use it, else the shared symbol bound to ``value``."""
-    from .symbols import symbol
-
     for poly in (root.params, root.flops, root.kv_cache):
         for used in poly.used_symbols():
             if used.name == name:
@@ -365,8 +361,6 @@ def activation_formula(
     keeps in fp32 for a 16-bit input (as CUDA does) and the CPU kernel in the input's dtype; fused attention
     (SDPA's flash kernel) is what the CPU runs, since the meta device falls back to SDPA's math path, which
     saves the probabilities. Raises `UnsupportedActivationMemory` for an implementation it does not know."""
-    from .formula import N, const
-
     arch = report.architecture.name
     config: Any = report.config  # the fields the tree does not carry: heads, activation, image
     root: Block = report.root
@@ -549,8 +543,6 @@ def korthikanti_layer_bytes(report: Report) -> Poly:
     """Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", eq. 1: one
     Transformer layer stores ``s b h (34 + 5 a s / h)`` bytes in 16-bit, with dropout masks (1 byte an element);
     at batch ``b = 1``, ``s = N`` tokens, width ``h = d`` and ``a`` heads: ``34 N d + 5 a N²``."""
-    from .formula import N
-
     d = _symbol_of(report.root, "d", _config(report).d_model)
     heads = _symbol_of(report.root, "h", _config(report).n_heads)
     return 34 * N * d + 5 * heads * N**2
@@ -570,8 +562,6 @@ def korthikanti_gap(report: Report) -> tuple[GapTerm, ...]:
     """The terms that take Korthikanti's per-layer bytes to the exact bytes of one layer of ``report``'s
     transformers class in bf16 (eager attention, dropout 0, meta device): Korthikanti's figure plus their sum is
     `activation_formula`'s ``per_copy`` bytes of the layer, exactly. For the implementations the formula knows."""
-    from .formula import N, const
-
     arch = report.architecture.name
     activation_formula(report, dtype="bf16")  # refuses what it does not know
     root = report.root
@@ -691,8 +681,6 @@ class PeakMemory:
 
     def lines(self) -> list[str]:
         """Plain-text lines: each item with its bytes and assumption, then the total."""
-        from .report import human_bytes
-
         out = [f"{item.name}: {human_bytes(item.bytes)} ({item.bytes:,} B) - {item.assumption}" for item in self.items]
         out.append(f"{self.kind} peak: {human_bytes(self.total)} ({self.total:,} B)")
         return out + [f"assumes: {a}" for a in self.assumptions]
@@ -871,8 +859,6 @@ def memory_dict(report: Report) -> dict[str, Any]:
 def memory_rows(report: Report) -> list[tuple[str, str, str]]:
     """Rows for the terminal summary, ``(label, figure, detail)``: activations of a training step in bf16 (eager,
     fused, recomputed) with the eager formula, Korthikanti's figure, and the two peaks."""
-    from .report import human_bytes
-
     n = report.seq_len
     try:
         peak = inference_peak(report)

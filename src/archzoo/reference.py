@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "build_reference",
+    "import_dotted",
     "reference_decode_flops",
     "reference_flops",
+    "reference_inputs",
     "reference_params",
     "reference_prefill_flops",
     "reference_training_flops",
@@ -39,7 +41,8 @@ __all__ = [
 MAX_CPU_PARAMS = 100_000_000
 
 
-def _import(dotted: str) -> Any:
+def import_dotted(dotted: str) -> Any:
+    """The object a dotted name such as ``transformers.BertModel`` names, its module imported."""
     module, _, name = dotted.rpartition(".")
     return getattr(importlib.import_module(module), name)
 
@@ -60,18 +63,18 @@ def build_reference(ref: Reference, device: Literal["meta", "cpu"] = "meta") -> 
     with torch.random.fork_rng(devices=[]), torch.device(device):
         torch.manual_seed(0)  # the same weights on every call, without touching the caller's random state
         if ref.library == "transformers":
-            config_class = _import(ref.config_class or "")
+            config_class = import_dotted(ref.config_class or "")
             config = config_class(**ref.kwargs)
             config._attn_implementation = "eager"  # FLOPs of the attention products are counted
             # experts run one by one, each on the tokens routed to it (fused kernels hide them from FlopCounterMode)
             config._experts_implementation = "eager"
-            model = _import(ref.target)(config, **ref.model_kwargs)
+            model = import_dotted(ref.target)(config, **ref.model_kwargs)
         elif ref.library == "timm":
             import timm
 
             model = timm.create_model(ref.target.rpartition(".")[2], **ref.kwargs)
         else:
-            model = _import(ref.target)(**ref.kwargs)
+            model = import_dotted(ref.target)(**ref.kwargs)
     return model.eval()
 
 
@@ -80,7 +83,8 @@ def reference_params(ref: Reference) -> int:
     return sum(p.numel() for p in build_reference(ref).parameters())  # always on the meta device
 
 
-def _inputs(ref: Reference, seq_len: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def reference_inputs(ref: Reference, seq_len: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The positional and keyword inputs of one forward pass of ``ref`` at batch 1 and ``seq_len`` tokens."""
     import torch
 
     device = ref.device
@@ -107,7 +111,7 @@ def reference_flops(ref: Reference, seq_len: int) -> int:
     from torch.utils.flop_counter import FlopCounterMode
 
     model = build_reference(ref, ref.device)
-    args, kwargs = _inputs(ref, seq_len)
+    args, kwargs = reference_inputs(ref, seq_len)
     # train() keeps torch.nn's encoder layers off their fused inference fast path, whose attention
     # FlopCounterMode cannot see; on the meta device dropout does nothing to the count (and on the CPU it
     # changes values, never which matrices are multiplied).
@@ -146,7 +150,7 @@ def reference_training_flops(ref: Reference, seq_len: int) -> int:
     from torch.utils.flop_counter import FlopCounterMode
 
     model = build_reference(ref, ref.device)
-    args, kwargs = _inputs(ref, seq_len)
+    args, kwargs = reference_inputs(ref, seq_len)
     model.train()  # as reference_flops: torch.nn's encoder layers keep off their fused inference path
     for module in model.modules():
         if isinstance(module, torch.nn.Dropout):

@@ -12,16 +12,17 @@ multiply-accumulate is two FLOPs, and archzoo counts only matmul-class work, whe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from functools import cached_property
 from typing import Any
 
+from . import report_json
 from .architecture import MAX_SIZE, ArchConfig, Architecture, size_text
 from .blocks import Block, BlockVisit, active_params
 from .errors import ConfigError
+from .figures import UNITS, check_units, count_in_units, human_bytes, human_count, in_units
 from .formula import Poly
 from .host import build_blocks, call_plugin
-from .memory import memory_dict
+from .report_json import SCHEMA
 
 __all__ = [
     "DTYPE_BITS",
@@ -37,11 +38,6 @@ __all__ = [
     "make_report",
 ]
 
-SCHEMA = "archzoo.report/1"
-
-#: What FLOP figures are given in: FLOPs (the default), or multiply-accumulates (every figure halved).
-UNITS = ("flops", "macs")
-
 #: Why an architecture has no prefill or decode figures: no causal self-attention, so nothing is cached.
 NOT_GENERATIVE = (
     "an encoder only: no causal self-attention, so no key/value cache, no prefill and no decode step "
@@ -56,68 +52,6 @@ NO_CACHE = (
 
 #: Bits per parameter for the weight sizes a report lists.
 DTYPE_BITS: dict[str, int] = {"fp32": 32, "fp16": 16, "bf16": 16, "int8": 8, "int4": 4}
-
-
-def human_count(n: int | float) -> str:
-    """``109482240`` -> ``109.5M``; ``1557611200`` -> ``1.56B``; ``999999999`` -> ``1.00B``.
-
-    Rounded once, half up, from the exact value: three significant digits below 10, else one decimal.
-    """
-    value = Decimal(n)
-    if abs(value) >= 10**15:
-        return f"{value:.3E}"
-    units = (("T", 12), ("B", 9), ("M", 6), ("K", 3))
-    for i, (unit, exponent) in enumerate(units):
-        scaled = value.scaleb(-exponent)
-        if abs(scaled) < 1:
-            continue
-        digits = Decimal("0.01") if abs(scaled) < 10 else Decimal("0.1")
-        shown = scaled.quantize(digits, ROUND_HALF_UP)
-        if abs(shown) >= 10 and digits == Decimal("0.01"):  # 9.996 -> 10.0, not 10.00
-            shown = scaled.quantize(Decimal("0.1"), ROUND_HALF_UP)
-        if abs(shown) >= 1000 and i:  # 999.96M -> 1.00B
-            bigger, big_exponent = units[i - 1]
-            return f"{value.scaleb(-big_exponent).quantize(Decimal('0.01'), ROUND_HALF_UP)}{bigger}"
-        return f"{shown}{unit}"
-    return f"{value:.0f}"
-
-
-def human_bytes(n: int | float) -> str:
-    """Decimal units, as disk and download sizes are quoted: ``437.9 MB``."""
-    value = Decimal(n)
-    for unit, exponent in (("TB", 12), ("GB", 9), ("MB", 6), ("kB", 3)):
-        if value >= Decimal(10) ** exponent:
-            return f"{value.scaleb(-exponent).quantize(Decimal('0.1'), ROUND_HALF_UP):,} {unit}"
-    return f"{value:.0f} B"
-
-
-def _formula(poly: Poly) -> dict[str, str]:
-    return {"text": poly.text(), "latex": poly.latex(), "substituted": poly.text(substitute=True)}
-
-
-def check_units(units: str) -> str:
-    """``units`` checked: ``flops`` or ``macs``."""
-    if units not in UNITS:
-        raise ConfigError(f"units {units!r}: expected one of {', '.join(UNITS)} (macs halves every FLOP figure)")
-    return units
-
-
-def in_units(flops: Poly, units: str) -> Poly:
-    """A FLOP formula in ``units``: as it is, or halved into multiply-accumulates. archzoo's FLOPs are all
-    matmul-class (``2 x`` the multiply-accumulates), so every coefficient is even and the halving exact."""
-    if check_units(units) == "flops":
-        return flops
-    odd = [c for c in flops.terms.values() if c % 2]
-    if odd:  # not a count of multiply-accumulates: a formula that counts other work
-        raise ValueError(f"{flops.text()}: an odd coefficient ({odd[0]}) cannot be halved into MACs")
-    return Poly({m: c // 2 for m, c in flops.terms.items()}, flops.symbols)
-
-
-def _count(flops: int | float, units: str) -> int | float:
-    """A FLOP figure in ``units`` (an approximation's odd figure halves to a float)."""
-    if check_units(units) == "flops":
-        return flops
-    return flops // 2 if isinstance(flops, int) and flops % 2 == 0 else flops / 2
 
 
 @dataclass(frozen=True)
@@ -143,7 +77,7 @@ class Approximation:
             "name": self.name,
             "formula": self.formula,
             "source": self.source,
-            "flops": None if self.flops is None else _count(self.flops, units),
+            "flops": None if self.flops is None else count_in_units(self.flops, units),
             "relative_error": self.error,
             "omitted": self.omitted or None,
         }
@@ -410,120 +344,22 @@ class Report:
             for s in seen.values()
         ]
 
+    # the JSON export lives in archzoo.report_json; these keep the methods callers use
     def visit_dict(self, visit: BlockVisit, units: str = "flops") -> dict[str, Any]:
-        """One block of the tree as JSON, without its children: ``params`` for all its stored copies and
-        ``params_each`` for one, ``flops`` (and ``training_flops``) for all its executed copies (`BlockVisit`),
-        in ``units``."""
-        block = visit.block
-        n = self.seq_len
-        out: dict[str, Any] = {
-            "name": block.name,
-            "path": visit.path,
-            "kind": block.kind,
-            "description": block.description,
-            "stored": visit.stored.evaluate(),
-            "executed": visit.executed.evaluate(),
-            "params": visit.params.evaluate(),
-            "params_each": block.params.evaluate(),
-            "approx": visit.approx.evaluate(),
-            "flops": in_units(visit.flops, units).evaluate(N=n),
-            "training_flops": in_units(visit.training_flops, units).evaluate(N=n),
-            "formula": _formula(visit.params),
-            "formula_each": _formula(block.params),
-            "flops_formula": _formula(in_units(visit.flops, units)),
-        }
-        if self.generative:
-            out["prefill_flops"] = in_units(visit.prefill_flops, units).evaluate(N=n)
-            out["decode_flops"] = in_units(visit.decode_flops, units).evaluate(N=n, S=n)
-        if block.repeat is not None:
-            out["repeat"] = block.repeat.evaluate()
-            out["shared"] = block.shared
-            if block.copies is not None:
-                out["copies"] = block.copies.evaluate()
-        if block.tied_to:
-            out["tied_to"] = block.tied_to
-        return out
+        """`archzoo.report_json.visit_dict` of this report."""
+        return report_json.visit_dict(self, visit, units)
 
     def blocks_dict(self, units: str = "flops") -> dict[str, Any]:
-        """The block tree as nested JSON objects, each with its ``children``, read off `Block.visits`."""
-        open_: list[dict[str, Any]] = []  # the blocks above the current one, by depth
-        for visit in self.root.visits():
-            out = {**self.visit_dict(visit, units), "children": []}
-            del open_[visit.depth :]
-            if open_:
-                open_[-1]["children"].append(out)
-            open_.append(out)
-        return open_[0]
+        """`archzoo.report_json.blocks_dict` of this report."""
+        return report_json.blocks_dict(self, units)
 
     def flops_dict(self, units: str = "flops") -> dict[str, Any]:
-        """The ``flops`` section of `to_dict`, in ``units`` (``flops`` or ``macs``: every figure and formula
-        halved; ``units`` says which)."""
-        n = self.seq_len
-        rest = self.root.flops - self.root.attention_flops
-
-        def figure(poly: Poly, **free: int) -> int:
-            return in_units(poly, units).evaluate(N=n, **free)
-
-        prefill = self.root.prefill_flops if self.generative else None
-        decode = self.root.decode_flops if self.generative else None
-        return {
-            "units": units,
-            "seq_len": n,
-            "forward": figure(self.root.flops),
-            "attention": figure(self.root.attention_flops),
-            "other": figure(rest),
-            "formula": _formula(in_units(self.root.flops, units)),
-            "attention_formula": _formula(in_units(self.root.attention_flops, units)),
-            "other_formula": _formula(in_units(rest, units)),
-            "complexity": self.root.flops.complexity(),
-            "attention_overtakes_at": self.attention_overtakes_at,
-            "backward": figure(self.root.backward_flops),
-            "training": figure(self.training_formula),
-            "training_formula": _formula(in_units(self.training_formula, units)),
-            "training_approximations": [a.to_dict(units) for a in self.approximations()],
-            "prefill": None if prefill is None else figure(prefill),
-            "prefill_formula": None if prefill is None else _formula(in_units(prefill, units)),
-            "decode": None if decode is None else figure(decode, S=n),
-            "decode_formula": None if decode is None else _formula(in_units(decode, units)),
-            "generation_note": self.generation_note,
-        }
+        """`archzoo.report_json.flops_dict` of this report."""
+        return report_json.flops_dict(self, units)
 
     def to_dict(self, units: str = "flops") -> dict[str, Any]:
-        """The report as JSON (``archzoo.report/1``); FLOP figures in ``units`` (``flops`` or ``macs``)."""
-        check_units(units)
-        kv = self.kv_cache_elements_per_token
-        cross_kv = self.cross_kv_cache_elements_per_source_token
-        return {
-            "schema": SCHEMA,
-            "units": units,
-            "architecture": self.architecture.name,
-            "config": self.config.model_dump(mode="json"),
-            "params": {
-                "total": self.params,
-                "approx": self.approx,
-                "non_embedding": self.non_embedding,
-                "embedding": self.embedding_params,
-                "active": self.active_params,
-                "formula": _formula(self.root.params),
-                "active_formula": _formula(self.active_formula),
-                "approx_formula": _formula(self.root.approx),
-            },
-            "flops": self.flops_dict(units),
-            "memory": {
-                "weights_bytes": self.weight_bytes(),
-                "kv_cache_bytes_per_token": ({"fp32": 4 * kv, "fp16": 2 * kv} if kv else None),
-                "kv_cache_formula": _formula(self.root.kv_cache) if kv else None,
-                "kv_cache": {
-                    "elements_per_token": kv,
-                    "cross_elements_per_source_token": cross_kv,
-                    "cross_formula": _formula(self.root.cross_kv_cache) if cross_kv else None,
-                },
-                "training_bytes_adam": self.training_bytes_adam(),
-                "step": memory_dict(self),  # activations (eager, fused, recomputed), Korthikanti, both peaks
-            },
-            "symbols": self.symbols(),
-            "blocks": self.blocks_dict(units),
-        }
+        """The report as JSON (``archzoo.report/1``): `archzoo.report_json.report_dict`."""
+        return report_json.report_dict(self, units)
 
 
 def make_report(

@@ -40,12 +40,15 @@ from typing import TYPE_CHECKING, Any
 
 from . import hookspecs
 from .architecture import ArchConfig, Architecture, Reference, describe_validation_error, parse_config
+from .block_match import BlockCheck, compare_blocks, outermost
 from .errors import ArchzooError
 from .host import BUILTIN_DISTRIBUTION, ENTRY_POINT_GROUP, PluginHost, build_blocks, call_plugin, get_host
+from .reference import build_reference, reference_flops
+from .report import make_report
+from .verification import block_table
 
 if TYPE_CHECKING:
     from .blocks import Block
-    from .verify import BlockCheck
 
 __all__ = [
     "DEFAULT_SEQ_LENS",
@@ -127,7 +130,6 @@ def _reference(arch: Architecture, config: ArchConfig) -> Reference:
 
 
 def _build(ref: Reference) -> Any:
-    from .reference import build_reference
 
     with warnings.catch_warnings():  # construction notes (torch's nested-tensor fast path) are not findings
         warnings.simplefilter("ignore")
@@ -143,7 +145,6 @@ def assert_blocks_match_modules(architecture: ArchitectureLike, config: ConfigLi
     built on the meta device, do; on failure the AssertionError holds the per-block table (block,
     reference module, reference, archzoo, difference, formula). A tree that maps no block fails too.
     """
-    from .verify import block_table, compare_blocks
 
     arch = _architecture(architecture)
     cfg = _config(arch, config)
@@ -174,8 +175,6 @@ def assert_matches_reference(
     On failure the AssertionError holds, for each figure that differs, a per-block table (block, reference
     module, reference, archzoo, difference, formula) over the blocks that name their submodules.
     """
-    from .report import make_report
-    from .verify import compare_blocks
 
     arch = _architecture(architecture)
     cfg = _config(arch, config)
@@ -208,7 +207,6 @@ def assert_matches_reference(
 
 
 def _diff_text(rows: tuple[BlockCheck, ...], root: Block) -> str:
-    from .verify import block_table
 
     if not rows:
         return (
@@ -235,8 +233,6 @@ def _flop_counts(ref: Reference, seq_len: int) -> tuple[int, dict[str, int]]:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from .reference import reference_flops
-
     with warnings.catch_warnings(), torch.no_grad(), FlopCounterMode(display=False) as counter:
         warnings.simplefilter("ignore")
         total = reference_flops(ref, seq_len)
@@ -245,11 +241,9 @@ def _flop_counts(ref: Reference, seq_len: int) -> tuple[int, dict[str, int]]:
 
 def _flop_row(row: BlockCheck, root: Block, counts: dict[str, int], root_name: str, seq_len: int) -> BlockCheck:
     """A block's FLOPs (all its executed copies) against those FlopCounterMode counts in the submodules it names."""
-    from .verify import BlockCheck
 
     visit = next(v for v in root.visits() if v.path == row.path)
     got = visit.flops.evaluate(N=seq_len)
-    from .verify import outermost
 
     expected = sum(_module_flops(counts, root_name, module) for module in outermost(row.modules))
     return BlockCheck(
@@ -401,8 +395,6 @@ def _hook_problems(module: object) -> list[str]:
 def _architecture_problems(arch: Architecture, references: bool) -> list[str]:
     from pydantic import ValidationError
 
-    from .report import make_report
-
     problems = []
     for key, info in arch.config_model.model_fields.items():
         if info.is_required():
@@ -441,7 +433,6 @@ def _architecture_problems(arch: Architecture, references: bool) -> list[str]:
 
 
 def _reference_problems(arch: Architecture, ref: Reference, root: Block) -> list[str]:
-    from .verify import compare_blocks
 
     needed = ["torch"] + (["transformers"] if ref.library == "transformers" else [])
     if not all(importlib.util.find_spec(m) is not None for m in needed):
