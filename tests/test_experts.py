@@ -277,7 +277,7 @@ def test_verify_compares_fused_experts_with_all_their_copies():
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from archzoo.blocks import with_modules
-    from archzoo.verify import _check_tree, _parameter_counts
+    from archzoo.block_match import compare_blocks
 
     shape = SMALL_MIXTRALS[1]
     config, cls = _mixtral(torch, **shape)
@@ -299,9 +299,8 @@ def test_verify_compares_fused_experts_with_all_their_copies():
             "mixtral.lm_head": ("lm_head",),
         },
     )
-    counts, names = _parameter_counts(model)
-    rows, unmapped = [], []
-    _check_tree(root, counts, names, rows, unmapped, "test")
+    comparison = compare_blocks(root, model, "test")
+    rows, unmapped = comparison.blocks, comparison.unmapped
     checked = {row.path: row for row in rows}
     assert all(row.ok for row in rows), [(r.path, r.expected, r.got) for r in rows if not r.ok]
     expert = checked[f"{layer}.mlp.experts.expert"]

@@ -209,6 +209,13 @@ def _random_config(rng: random.Random) -> dict[str, Any]:
     )
     if rng.random() < 0.5:
         config.update(family="qwen2_moe", d_ff_shared=rng.randint(4, 40), qkv_bias=rng.random() < 0.7)
+        if rng.random() < 0.6:  # layers without experts: a dense feed-forward of width d_ff
+            layers = config["n_layers"] = rng.randint(2, 5)
+            config.update(
+                sparse_step=rng.randint(1, 3),
+                dense_layers=tuple(sorted(rng.sample(range(layers), rng.randint(0, layers)))),
+                d_ff=rng.randint(4, 40),
+            )
     elif rng.random() < 0.4:
         config["d_head"] = 2 * rng.randint(1, 6)  # Mixtral builds any head width
     return config
@@ -334,11 +341,19 @@ def _random_file(rng: random.Random, model_type: str) -> dict[str, Any]:
             shared_expert_intermediate_size=rng.randint(8, 40),
             intermediate_size=rng.randint(8, 40),
             qkv_bias=rng.random() < 0.5,
+            # a negative step acts as its absolute value; listed layers beyond the stack change nothing
+            decoder_sparse_step=rng.choice([1, 2, 3, -2]),
+            mlp_only_layers=rng.choice([None, [], [0], [1, 5], [-1]]),
             norm_topk_prob=True,
             use_sliding_window=True,
             sliding_window=8,
             max_window_layers=1,
         )
+        layers, step = kwargs["num_hidden_layers"], abs(kwargs["decoder_sparse_step"])
+        if not any((i + 1) % step == 0 and i not in (kwargs["mlp_only_layers"] or []) for i in range(layers)):
+            # no layer has experts: transformers 5.23's load-balancing loss then indexes an empty tuple of router
+            # scores (an IndexError in forward), so the router's outputs stay off
+            kwargs["output_router_logits"] = False
     return kwargs
 
 
@@ -376,19 +391,18 @@ def test_num_experts_is_mixtral_alias_of_num_local_experts(host, tmp_path):
 @pytest.mark.parametrize(
     "data, hf_class, message",
     [
-        (
-            {"model_type": "qwen2_moe", "mlp_only_layers": [1]},
+        (  # transformers' decoder layer computes (i + 1) % 0: a ZeroDivisionError
+            {"model_type": "qwen2_moe", "decoder_sparse_step": 0},
             None,
-            "{path}: mlp_only_layers: [1] is not supported: layers listed here get a dense feed-forward instead of "
-            "experts, and archzoo's moe architecture gives every layer the same mixture of experts; remove the key "
-            "or set it to []; archzoo counts null or [] only",
+            "{path}: decoder_sparse_step: 0, by which transformers' decoder layer divides the layer number (a "
+            "ZeroDivisionError); give 1 for experts in every layer, or k for every k-th",
         ),
         (
-            {"model_type": "qwen2_moe", "decoder_sparse_step": 2},
+            {"model_type": "qwen2_moe", "num_experts": 0},
             None,
-            "{path}: decoder_sparse_step: 2 is not supported: a step above 1 gives only every step-th layer experts "
-            "and the others a dense feed-forward, and archzoo's moe architecture gives every layer the same mixture "
-            "of experts; archzoo counts 1 only",
+            "{path}: num_experts: 0 gives every layer a dense feed-forward and no router or shared expert: a dense "
+            "decoder, which archzoo's moe architecture does not express; count it as model type qwen2 (the same "
+            "layers) or give the experts",
         ),
         (
             {"model_type": "qwen2_moe", "shared_expert_intermediate_size": 0},
@@ -430,10 +444,13 @@ def test_count_neutral_keys_are_ignored_with_a_reason(host, tmp_path):
     path = tmp_path / "config.json"
     data = {"model_type": "qwen2_moe", "norm_topk_prob": True, "intermediate_size": 99, "output_router_logits": True}
     path.write_text(json.dumps(data))
-    keys = {k.key: k for k in load_hf_config(path, host).keys}
+    reading = load_hf_config(path, host)
+    keys = {k.key: k for k in reading.keys}
     assert keys["norm_topk_prob"].disposition == "ignored" and "division" in keys["norm_topk_prob"].detail
-    assert keys["intermediate_size"].disposition == "ignored" and "dense" in keys["intermediate_size"].detail
     assert keys["output_router_logits"].disposition == "ignored"
+    # the dense width is read, and sizes nothing while every layer has experts
+    assert keys["intermediate_size"].disposition != "ignored" and reading.config.d_ff == 99
+    assert "d_ff" not in archzoo.count("moe", **reading.config.model_dump()).root.params.text()
 
 
 # ---- archzoo verify: the block mapping --------------------------------------------------------------------------
@@ -480,3 +497,62 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
     assert {f"{layer}.attention.q_proj", f"{layer}.mlp.gate", f"{layer}.mlp.experts.expert", "moe.final_norm"} <= mapped
     assert (f"{layer}.mlp.shared.shared_expert_gate" in mapped) is bool(config.get("d_ff_shared"))
     assert all(within for _, within in verification.unmapped), verification.unmapped
+
+
+# ---- layers without experts: Qwen2-MoE's decoder_sparse_step and mlp_only_layers ---------------------------------
+
+SPARSE_CASES = {  # (sparse_step, dense_layers) over 6 layers; which layers have experts is transformers' rule
+    "every-second": (2, ()),
+    "every-third-less-layer-5": (3, (5,)),
+    "listed-dense": (1, (0, 1, 4)),
+    "no-experts-left": (2, (1, 3, 5)),
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("case", SPARSE_CASES)
+def test_sparse_steps_and_dense_layers_against_qwen2_moe(T, host, case):
+    step, dense = SPARSE_CASES[case]
+    config = dict(
+        family="qwen2_moe",
+        vocab_size=90,
+        d_model=32,
+        n_layers=6,
+        n_heads=4,
+        n_kv_heads=2,
+        n_experts=4,
+        top_k=2,
+        d_ff_expert=24,
+        d_ff_shared=16,
+        qkv_bias=True,
+        sparse_step=step,
+        dense_layers=dense,
+        d_ff=56,
+    )
+    report = count(**config, seq_len=5)
+    ref = report.architecture.reference(report.config)
+    assert ref.target == "transformers.Qwen2MoeForCausalLM"
+    assert (ref.kwargs["decoder_sparse_step"], ref.kwargs["mlp_only_layers"]) == (step, list(dense))
+    model = build(T, "Qwen2MoeForCausalLM", T.Qwen2MoeConfig(**ref.kwargs), device="cpu")
+    assert report.params == n_params(model)
+    assert report.active_params == n_params(model) - unused_expert_params(model, 2)
+    assert report.flops == forward_flops(model, 5)
+    # the tree shows which layers run experts, as transformers built them
+    moe_layers = [i for i, layer in enumerate(model.model.layers) if hasattr(layer.mlp, "experts")]
+    runs = {c.name: c.positions for c in report.root.children[1].children}
+    if moe_layers and len(moe_layers) < 6:
+        assert runs == {
+            "dense_layers": tuple(i for i in range(6) if i not in moe_layers),
+            "moe_layers": tuple(moe_layers),
+        }
+    else:
+        assert report.root.children[1].repeat.evaluate() == 6
+
+
+def test_dense_layers_need_a_width_and_must_lie_in_the_stack(host):
+    with pytest.raises(archzoo.ConfigError, match=r"d_ff: sparse_step and dense_layers leave layers with a dense"):
+        count(sparse_step=2)
+    with pytest.raises(archzoo.ConfigError, match=r"dense_layers: layer 40 is not one of the 32 layers \(0 to 31\)"):
+        count(dense_layers=(40,), d_ff=8)
+    # Mixtral gives every layer experts: a stack with dense layers is built by Qwen2-MoE only
+    assert host.architecture("moe").reference(count(sparse_step=2, d_ff=64).config) is None

@@ -32,6 +32,7 @@ from archzoo.blocks import (
     experts,
     feed_forward,
     layer_norm,
+    layer_runs,
     linear,
     lm_head,
     repeat,
@@ -153,6 +154,21 @@ class MoEConfig(DecoderConfig):
         description="hidden width of the shared expert every token runs through, scaled by a sigmoid gate "
         "Linear(d_model, 1) (Qwen2-MoE: shared_expert_intermediate_size); 0 = no shared expert",
     )
+    sparse_step: PositiveInt = Field(
+        1,
+        description="every sparse_step-th layer (layers sparse_step - 1, 2 sparse_step - 1, ... counted from 0) has "
+        "experts, the others a dense gated feed-forward of width d_ff (Qwen2-MoE: decoder_sparse_step)",
+    )
+    dense_layers: tuple[NonNegativeInt, ...] = Field(
+        (),
+        description="layers (counted from 0) with a dense gated feed-forward of width d_ff instead of experts "
+        "(Qwen2-MoE: mlp_only_layers)",
+    )
+    d_ff: PositiveInt | None = Field(
+        None,
+        description="hidden width of the dense gated feed-forward of the layers without experts (Qwen2-MoE: "
+        "intermediate_size); needed when sparse_step or dense_layers leave a layer without experts",
+    )
     family: Literal["mixtral", "qwen2_moe"] = Field(
         "mixtral",
         description="the transformers classes `archzoo verify` builds for this configuration (no effect on "
@@ -166,7 +182,23 @@ class MoEConfig(DecoderConfig):
                 f"top_k: each token cannot run through {self.top_k} of {self.n_experts} experts; "
                 f"choose top_k between 1 and n_experts ({self.n_experts})"
             )
+        if outside := [i for i in self.dense_layers if i >= self.n_layers]:
+            raise ValueError(
+                f"dense_layers: layer {outside[0]} is not one of the {self.n_layers} layers (0 to "
+                f"{self.n_layers - 1}); list only layers of the stack"
+            )
+        if len(set(self.dense_layers)) != len(self.dense_layers):
+            raise ValueError("dense_layers: a layer is listed twice; list each layer once")
+        if self.d_ff is None and not all(self.has_experts(i) for i in range(self.n_layers)):
+            raise ValueError(
+                "d_ff: sparse_step and dense_layers leave layers with a dense feed-forward, whose width d_ff "
+                "is not given; give d_ff (Qwen2-MoE: intermediate_size)"
+            )
         return self
+
+    def has_experts(self, layer: int) -> bool:
+        """Whether layer ``layer`` (from 0) has the mixture of experts, as Qwen2MoeDecoderLayer decides."""
+        return layer not in self.dense_layers and (layer + 1) % self.sparse_step == 0
 
 
 # ---- the block tree: one layer builder for the dense and the mixture-of-experts decoder --------------
@@ -174,6 +206,10 @@ class MoEConfig(DecoderConfig):
 E = declare_symbol("E", latex="E", meaning="experts in each layer (n_experts)", order=4)
 K = declare_symbol("k", latex="k", meaning="experts each token runs (top_k)", order=5)
 D_EXPERT = declare_symbol("d_e", latex="d_{e}", meaning="width of one expert (d_ff_expert)", order=24)
+L_MOE = declare_symbol("L_moe", latex="L_{\\mathrm{moe}}", meaning="layers with experts", order=1)
+L_DENSE = declare_symbol(
+    "L_dense", latex="L_{\\mathrm{dense}}", meaning="layers with a dense feed-forward instead of experts", order=2
+)
 D_SHARED = declare_symbol("d_s", latex="d_{s}", meaning="width of the shared expert (d_ff_shared)", order=25)
 
 
@@ -199,11 +235,9 @@ def _gated(name: str, d: Poly, width: Poly, cfg: DecoderConfig, what: str) -> Bl
     )
 
 
-def _decoder(cfg: DecoderConfig, root: str, mlp: Block, mlp_text: str, description: str) -> Block:
-    """Embedding, ``L`` pre-norm layers (norm, attention; norm, ``mlp``), final norm and LM head."""
+def _layer(cfg: DecoderConfig, name: str, mlp: Block, mlp_text: str) -> Block:
+    """One pre-norm decoder layer: norm, attention, add; norm, ``mlp``, add."""
     d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
-    L = symbol("L", cfg.n_layers)
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_head or cfg.d_model // cfg.n_heads)
     inner = d if cfg.d_head is None else h * d_h
@@ -213,8 +247,8 @@ def _decoder(cfg: DecoderConfig, root: str, mlp: Block, mlp_text: str, descripti
         h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
         kv_inner = h_kv * d_h
     norm_name = "RMSNorm" if cfg.norm == "rms_norm" else "LayerNorm without parameters"
-    layer = composite(
-        "layer",
+    return composite(
+        name,
         "decoder_layer",
         [
             _norm("attention_norm", d, cfg),
@@ -238,9 +272,15 @@ def _decoder(cfg: DecoderConfig, root: str, mlp: Block, mlp_text: str, descripti
         ],
         f"pre-norm decoder layer: {norm_name}, attention, add; {norm_name}, {mlp_text}, add",
     )
+
+
+def _decoder(cfg: DecoderConfig, root: str, layers: Block, description: str) -> Block:
+    """Embedding, the stack of ``layers``, final norm and LM head (or a task head)."""
+    d = symbol("d", cfg.d_model)
+    V = symbol("V", cfg.vocab_size)
     children = [
         embedding("token", V, d, role="token", description="token embeddings"),
-        repeat(layer, L, name="layers"),
+        layers,
         _norm("final_norm", d, cfg),
     ]
     if cfg.head == "lm":
@@ -274,7 +314,8 @@ def task_heads(cfg: DecoderConfig, d: Poly) -> list[Block]:
 def build(cfg: LlamaConfig) -> Block:
     d = symbol("d", cfg.d_model)
     mlp = _gated("mlp", d, symbol("d_ff", cfg.d_ff), cfg, "gated feed-forward")
-    root = _decoder(cfg, "llama", mlp, _gated_kind(cfg), "LLaMA-style decoder")
+    layers = repeat(_layer(cfg, "layer", mlp, _gated_kind(cfg)), symbol("L", cfg.n_layers), name="layers")
+    root = _decoder(cfg, "llama", layers, "LLaMA-style decoder")
     return with_modules(root, reference_modules(cfg))
 
 
@@ -298,7 +339,28 @@ def build_moe(cfg: MoEConfig) -> Block:
     text = f"mixture of {cfg.n_experts} {_gated_kind(cfg)} experts, top-{cfg.top_k}" + (
         " and a shared expert" if shared else ""
     )
-    root = _decoder(cfg, "moe", mlp, text, "LLaMA-style mixture-of-experts decoder")
+    sparse = [cfg.has_experts(i) for i in range(cfg.n_layers)]
+    if all(sparse):
+        layers = repeat(_layer(cfg, "layer", mlp, text), symbol("L", cfg.n_layers), name="layers")
+    else:
+        assert cfg.d_ff is not None  # the configuration refuses dense layers without a width
+        dense_mlp = _gated("mlp", d, symbol("d_ff", cfg.d_ff), cfg, "dense gated feed-forward")
+        dense = _layer(cfg, "dense_layer", dense_mlp, _gated_kind(cfg))
+        if not any(sparse):
+            layers = repeat(dense, symbol("L", cfg.n_layers), name="layers")
+        else:
+            moe = _layer(cfg, "moe_layer", mlp, text)
+            runs: list[tuple[Block, Poly]] = []
+            for has_experts in sparse:  # consecutive layers of one kind make one run
+                layer = moe if has_experts else dense
+                if runs and runs[-1][0] is layer:
+                    runs[-1] = (layer, runs[-1][1] + 1)
+                else:
+                    runs.append((layer, const(1)))
+            n_moe = sum(sparse)
+            counts = {"moe_layer": L_MOE(n_moe), "dense_layer": L_DENSE(cfg.n_layers - n_moe)}
+            layers = layer_runs("layers", runs, counts=counts)
+    root = _decoder(cfg, "moe", layers, "LLaMA-style mixture-of-experts decoder")
     return with_modules(root, moe_reference_modules(cfg))
 
 
@@ -365,6 +427,7 @@ def moe_reference_modules(cfg: MoEConfig) -> dict[str, tuple[str, ...]]:
         f"{mlp}.shared.shared_expert": ("mlp.shared_expert",),
         f"{mlp}.shared.shared_expert_gate": ("mlp.shared_expert_gate",),
         **_mlp_modules(f"{mlp}.shared.shared_expert", "mlp.shared_expert"),
+        **_mlp_modules(mlp, "mlp"),  # a stack whose every layer is dense (no layer has experts)
     }
 
 
@@ -473,8 +536,9 @@ def _builds_moe(family: str, cfg: MoEConfig) -> bool:
     expert, Qwen2-MoE always has a shared expert (and its gate) and computes its own head width."""
     plain = cfg.norm == "rms_norm" and not cfg.out_bias and not cfg.mlp_bias
     natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads
+    every_layer = cfg.sparse_step == 1 and not cfg.dense_layers
     return {
-        "mixtral": plain and not cfg.qkv_bias and cfg.d_ff_shared == 0,
+        "mixtral": plain and not cfg.qkv_bias and cfg.d_ff_shared == 0 and every_layer,
         "qwen2_moe": plain and cfg.d_ff_shared > 0 and natural_head,
     }[family]
 
@@ -498,7 +562,11 @@ def moe_reference(cfg: MoEConfig) -> Reference | None:
             shared_expert_intermediate_size=cfg.d_ff_shared,
             num_experts=cfg.n_experts,
             qkv_bias=cfg.qkv_bias,
+            decoder_sparse_step=cfg.sparse_step,
+            mlp_only_layers=list(cfg.dense_layers),
         )
+        if cfg.d_ff is not None:
+            kwargs["intermediate_size"] = cfg.d_ff
     return _transformers_reference(
         MOE_FAMILIES[family],
         cfg,
@@ -974,10 +1042,11 @@ HF_QWEN2_MOE = _table(
         "num_experts": "n_experts",
         "num_experts_per_tok": "top_k",
         "qkv_bias": "qkv_bias",
+        "intermediate_size": "d_ff",
+        "decoder_sparse_step": "sparse_step",
+        "mlp_only_layers": "dense_layers",
     },
     ignored={
-        "intermediate_size": "width of the dense feed-forward of the layers without experts (mlp_only_layers, "
-        "decoder_sparse_step); archzoo counts only configurations where every layer has experts, so it sizes nothing",
         "rms_norm_eps": _EPS,
         "use_sliding_window": _WINDOW,
         "sliding_window": _WINDOW,
@@ -988,19 +1057,26 @@ HF_QWEN2_MOE = _table(
         "output_router_logits": _ROUTER_LOGITS,
         "router_aux_loss_coef": _AUX_LOSS,
     },
-    refused={
-        "mlp_only_layers": (
-            (None, []),
-            "layers listed here get a dense feed-forward instead of experts, and archzoo's moe architecture "
-            "gives every layer the same mixture of experts; remove the key or set it to []",
-        ),
-        "decoder_sparse_step": (
-            (1,),
-            "a step above 1 gives only every step-th layer experts and the others a dense feed-forward, and "
-            "archzoo's moe architecture gives every layer the same mixture of experts",
-        ),
-    },
 )
+
+
+def _sparse_layers(hf: dict[str, Any]) -> dict[str, Any]:
+    """decoder_sparse_step and mlp_only_layers as Qwen2MoeDecoderLayer reads them: layer ``i`` has experts when
+    ``i`` is not in mlp_only_layers and ``(i + 1) % decoder_sparse_step == 0``, so a negative step acts as its
+    absolute value and listed layers beyond the stack change nothing (they are dropped); the layers without
+    experts have a dense gated feed-forward of intermediate_size."""
+    step, listed, layers = hf["decoder_sparse_step"], hf["mlp_only_layers"] or [], hf["num_hidden_layers"]
+    if not isinstance(step, int) or isinstance(step, bool):
+        return {}  # the configuration model names the key with a bad type
+    if step == 0:
+        raise ValueError(
+            "decoder_sparse_step: 0, by which transformers' decoder layer divides the layer number (a "
+            "ZeroDivisionError); give 1 for experts in every layer, or k for every k-th"
+        )
+    dense: tuple[int, ...] = ()
+    if isinstance(layers, int) and isinstance(listed, list):
+        dense = tuple(i for i in range(layers) if i in listed)
+    return dict(sparse_step=abs(step), dense_layers=dense, d_ff=hf["intermediate_size"])
 
 
 def _experts(hf: dict[str, Any], experts_key: str) -> dict[str, Any]:
@@ -1030,10 +1106,17 @@ def _from_qwen2_moe(hf: dict[str, Any], model_class: str = "Qwen2MoeModel") -> d
             "Linear(hidden_size, 1) remains, which archzoo's moe architecture cannot express (d_ff_shared 0 means "
             "no shared expert and no gate); give the shared expert a width"
         )
+    if hf["num_experts"] == 0:
+        raise ValueError(
+            "num_experts: 0 gives every layer a dense feed-forward and no router or shared expert: a dense "
+            "decoder, which archzoo's moe architecture does not express; count it as model type qwen2 (the same "
+            "layers) or give the experts"
+        )
     return dict(
         _shared(hf, "qwen2_moe"),
         **_head_dim(hf),
         **_experts(hf, "num_experts"),
+        **_sparse_layers(hf),
         d_ff_expert=hf["moe_intermediate_size"],
         d_ff_shared=hf["shared_expert_intermediate_size"],
         qkv_bias=hf["qkv_bias"],
