@@ -276,8 +276,8 @@ def test_verify_compares_fused_experts_with_all_their_copies():
     holds all E copies; the layers' other blocks are compared copy by copy."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from archzoo.blocks import with_modules
     from archzoo.block_match import compare_blocks
+    from archzoo.blocks import with_modules
 
     shape = SMALL_MIXTRALS[1]
     config, cls = _mixtral(torch, **shape)
