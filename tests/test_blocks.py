@@ -219,3 +219,22 @@ def test_feed_forward_and_linear_record_their_activation_and_input_width():
         False,
     )
     assert linear("fc", sym("d_ff", 1376), d).d_in == sym("d_ff", 1376)
+
+
+def test_qk_norms_add_their_parameters_and_no_flops():
+    # transformers 5.23 Qwen3Attention(hidden 512, 8 heads of 64): q_norm and k_norm are RMSNorm(64), 64 each
+    h, d_h = sym("h", 8), sym("d_h", 64)
+    plain = attention("attn", d, h * d_h, heads=h, d_head=d_h, bias=False)
+    normed = attention(
+        "attn",
+        d,
+        h * d_h,
+        heads=h,
+        d_head=d_h,
+        bias=False,
+        q_norm=rms_norm("q_norm", d_h),
+        k_norm=rms_norm("k_norm", d_h),
+    )
+    assert normed.params.evaluate() - plain.params.evaluate() == 2 * 64
+    assert normed.flops.terms == plain.flops.terms
+    assert [c.name for c in normed.children] == ["q_proj", "k_proj", "v_proj", "q_norm", "k_norm", "scores", "out_proj"]

@@ -437,6 +437,8 @@ def attention(
     heads: Poly | None = None,
     kv_heads: Poly | None = None,
     d_head: Poly | None = None,
+    q_norm: Block | None = None,
+    k_norm: Block | None = None,
     description: str = "",
 ) -> Block:
     """Multi-head attention: Q, K, V projections, the attention products, and the output projection.
@@ -445,7 +447,9 @@ def attention(
     layout); ``kv_inner`` the width of the key/value heads (smaller for grouped- and multi-query
     attention). ``heads``, ``kv_heads`` (default ``heads``) and ``d_head`` record the head layout on the
     block (`Block.heads`) for readers such as the activation-memory formula; given, ``heads d_head`` must
-    be ``inner`` and ``kv_heads d_head`` ``kv_inner``. Causal self-attention caches ``2 kv_inner`` elements per token; cross-attention caches
+    be ``inner`` and ``kv_heads d_head`` ``kv_inner``. ``q_norm`` and ``k_norm`` are norms of the queries and
+    keys before the scores (QK-norm: Qwen3's over each head, OLMo 2's over the whole projection), children
+    after the projections; a norm has parameters and no matmul FLOPs. Causal self-attention caches ``2 kv_inner`` elements per token; cross-attention caches
     ``2 kv_inner`` per source token (the keys and values of the memory it attends to, computed once).
 
     A decode step runs one query: over ``N`` keys in self-attention (the cache and the new token), over
@@ -484,6 +488,7 @@ def attention(
         linear("q_proj", d, inner, bias=bias, tokens=tokens_q),
         k_proj,
         v_proj,
+        *(norm for norm in (q_norm, k_norm) if norm is not None),
         core,
         linear("out_proj", inner, d, bias=out_bias, tokens=tokens_q),
     ]
