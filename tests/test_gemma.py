@@ -1,0 +1,393 @@
+"""The gemma plugin against transformers: defaults, published configurations, random small ones, every head class,
+generation (prefill, decode, the KV cache) and the config.json readers of gemma2 and gemma3_text.
+
+Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the Gemma 2 / Gemma 3 class transformers
+5.23 builds on the meta device, what ``torch.utils.flop_counter.FlopCounterMode`` reports for one eager pass of batch
+1, the elements transformers' own ``DynamicCache`` holds, or a figure the Gemma reports print (named beside it).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from archzoo.architecture import parse_config
+from archzoo.cli import main
+from archzoo.errors import HFConfigError
+from archzoo.hf_config import load_hf_config
+from archzoo.report import make_report
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
+from transformers_models import build_model as hf_model
+from transformers_models import forward_flops, host_with, n_params
+
+#: many cases per function: the fast subset runs each function's first case, `make test` every case
+pytestmark = pytest.mark.sweep
+
+GEMMA2_CLASSES = {
+    "lm": "Gemma2ForCausalLM",
+    "none": "Gemma2Model",
+    "sequence_classification": "Gemma2ForSequenceClassification",
+    "token_classification": "Gemma2ForTokenClassification",
+}
+GEMMA3_CLASSES = {
+    "lm": "Gemma3ForCausalLM",
+    "none": "Gemma3TextModel",
+    "sequence_classification": "Gemma3TextForSequenceClassification",
+}
+
+
+@pytest.fixture(scope="module")
+def host():
+    return host_with("gemma2")
+
+
+def count(host, arch: str, n: int | None = None, **config):
+    architecture = host.architecture(arch)
+    return make_report(architecture, parse_config(architecture, config), n)
+
+
+# ---- the kit's conformance checks and the defaults -------------------------------------------------------
+
+
+@pytest.mark.reference
+@pytest.mark.slow  # builds both defaults (1B and 2.6B parameters) on the meta device: over 10 s here
+def test_plugin_passes_check_plugin(host):
+    """archzoo.testing's conformance checks: hooks, keys, both defaults against their classes, both HF tables."""
+    assert check_plugin("gemma") == []
+
+
+@pytest.mark.reference
+def test_gemma2_defaults_are_transformers_defaults(T, host):
+    """gemma2's defaults are Gemma2Config's (Gemma 2 2B): the same parameters and FLOPs."""
+    model = hf_model(T, "Gemma2ForCausalLM", T.Gemma2Config())
+    assert count(host, "gemma2").params == n_params(model)
+    for n in (1, 9):
+        assert count(host, "gemma2", n).flops == forward_flops(model, n), n
+
+
+# ---- published configurations ----------------------------------------------------------------------------
+
+#: config.json files as Google released them on the Hub (keys and values transcribed: no byte-for-byte copy of
+#: these files was found in a public repository, so they are not in tests/data/hf_published/). The Gemma 2 shapes
+#: are those of Table 1 of "Gemma 2: Improving Open Language Models at a Practical Size" (arXiv:2408.00118); the
+#: Gemma 3 1B file is google/gemma-3-1b-pt's, and the 4B/12B/27B files are the text_config of google/gemma-3-*-pt
+#: saved as gemma3_text (what Gemma3ForCausalLM reads; the report, arXiv:2503.19786, prints no shapes).
+_GEMMA2_KEYS = {
+    "architectures": ["Gemma2ForCausalLM"],
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "attn_logit_softcapping": 50.0,
+    "bos_token_id": 2,
+    "cache_implementation": "hybrid",
+    "eos_token_id": 1,
+    "final_logit_softcapping": 30.0,
+    "hidden_act": "gelu_pytorch_tanh",
+    "hidden_activation": "gelu_pytorch_tanh",
+    "initializer_range": 0.02,
+    "max_position_embeddings": 8192,
+    "model_type": "gemma2",
+    "pad_token_id": 0,
+    "rms_norm_eps": 1e-06,
+    "rope_theta": 10000.0,
+    "sliding_window": 4096,
+    "torch_dtype": "float32",
+    "transformers_version": "4.42.0.dev0",
+    "use_cache": True,
+    "vocab_size": 256000,
+}
+_GEMMA3_KEYS = {
+    "architectures": ["Gemma3ForCausalLM"],
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "attn_logit_softcapping": None,
+    "bos_token_id": 2,
+    "cache_implementation": "hybrid",
+    "eos_token_id": 1,
+    "final_logit_softcapping": None,
+    "hidden_activation": "gelu_pytorch_tanh",
+    "initializer_range": 0.02,
+    "model_type": "gemma3_text",
+    "pad_token_id": 0,
+    "rms_norm_eps": 1e-06,
+    "rope_local_base_freq": 10000.0,
+    "rope_theta": 1000000.0,
+    "sliding_window_pattern": 6,
+    "torch_dtype": "bfloat16",
+    "transformers_version": "4.50.0.dev0",
+    "use_cache": True,
+}
+
+
+def _gemma2(d: int, ff: int, layers: int, heads: int, kv: int, head_dim: int, scalar: int) -> dict:
+    return dict(
+        _GEMMA2_KEYS,
+        hidden_size=d,
+        intermediate_size=ff,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        head_dim=head_dim,
+        query_pre_attn_scalar=scalar,
+        sliding_window_size=4096,
+    )
+
+
+def _gemma3(d: int, ff: int, layers: int, heads: int, kv: int, head_dim: int, scalar: int, **more) -> dict:
+    return dict(
+        _GEMMA3_KEYS,
+        hidden_size=d,
+        intermediate_size=ff,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        head_dim=head_dim,
+        query_pre_attn_scalar=scalar,
+        **more,
+    )
+
+
+_LONG = dict(max_position_embeddings=131072, sliding_window=1024, rope_scaling={"factor": 8.0, "rope_type": "linear"})
+PUBLISHED = {
+    "gemma-2-2b": _gemma2(2304, 9216, 26, 8, 4, 256, 256),
+    "gemma-2-9b": _gemma2(3584, 14336, 42, 16, 8, 256, 256),
+    "gemma-2-27b": _gemma2(4608, 36864, 46, 32, 16, 128, 144),
+    "gemma-3-1b": _gemma3(
+        1152,
+        6912,
+        26,
+        4,
+        1,
+        256,
+        256,
+        max_position_embeddings=32768,
+        sliding_window=512,
+        rope_scaling=None,
+        vocab_size=262144,
+    ),
+    "gemma-3-4b": _gemma3(2560, 10240, 34, 8, 4, 256, 256, **_LONG),
+    "gemma-3-12b": _gemma3(3840, 15360, 48, 16, 8, 256, 256, **_LONG),
+    "gemma-3-27b": _gemma3(5376, 21504, 62, 32, 16, 128, 168, **_LONG),
+}
+
+#: Table 2 of the Gemma 2 report ("Parameter counts for the Gemma models"), Non-embedding Parameters, to the
+#: parameter
+GEMMA2_NON_EMBEDDING = {"gemma-2-2b": 2_024_517_888, "gemma-2-9b": 8_324_201_984, "gemma-2-27b": 26_047_480_320}
+#: Table 1 of the Gemma 3 Technical Report, Non-embedding Parameters, in millions as printed
+GEMMA3_NON_EMBEDDING_M = {"gemma-3-1b": 698, "gemma-3-4b": 3209, "gemma-3-12b": 10759, "gemma-3-27b": 25600}
+
+
+def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.reference
+@pytest.mark.slow
+@pytest.mark.parametrize("model_id", PUBLISHED)
+def test_published_files_equal_transformers(T, host, tmp_path, model_id, capsys):
+    """Each published file, read by `archzoo count --hf-config` as written, against the class transformers builds
+    from the same file (AutoConfig), on the meta device: parameters, and FLOPs at two lengths."""
+    path = _write(tmp_path, PUBLISHED[model_id])
+    model_class = PUBLISHED[model_id]["architectures"][0]
+    model = hf_model(T, model_class, T.AutoConfig.from_pretrained(str(path)))
+    assert main(["count", "--hf-config", str(path), "--hf-class", "auto", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["params"]["total"] == n_params(model)
+    reading = load_hf_config(path, host, hf_class=model_class)
+    for n in (1, 16):
+        assert make_report(reading.architecture, reading.config, n).flops == forward_flops(model, n), n
+
+
+@pytest.mark.parametrize("model_id", GEMMA2_NON_EMBEDDING)
+def test_gemma2_non_embedding_counts_are_table_2s(host, tmp_path, model_id):
+    """Table 2 of the Gemma 2 report prints each model's non-embedding parameters to the parameter."""
+    reading = load_hf_config(_write(tmp_path, PUBLISHED[model_id]), host, hf_class="Gemma2ForCausalLM")
+    report = make_report(reading.architecture, reading.config)
+    assert report.params - reading.config.vocab_size * reading.config.d_model == GEMMA2_NON_EMBEDDING[model_id]
+
+
+@pytest.mark.parametrize("model_id", GEMMA3_NON_EMBEDDING_M)
+def test_gemma3_non_embedding_counts_are_table_1s(host, tmp_path, model_id):
+    """Table 1 of the Gemma 3 report prints the text models' non-embedding parameters in millions."""
+    reading = load_hf_config(_write(tmp_path, PUBLISHED[model_id]), host, hf_class="Gemma3ForCausalLM")
+    report = make_report(reading.architecture, reading.config)
+    non_embedding = report.params - reading.config.vocab_size * reading.config.d_model
+    assert round(non_embedding / 1e6) == GEMMA3_NON_EMBEDDING_M[model_id]
+
+
+# ---- every head class, and random small configurations -------------------------------------------------
+
+
+def _small(rng: random.Random, arch: str) -> dict:
+    """A small random configuration exercising every option: head widths that are not d / h, grouped and
+    multi-query attention, biases, an untied head, explicit layer kinds or a pattern, a bidirectional model."""
+    heads = rng.choice([2, 4])
+    config = dict(
+        vocab_size=rng.choice([61, 97]),
+        d_model=heads * rng.choice([8, 12]),
+        n_layers=rng.randint(1, 7),
+        n_heads=heads,
+        n_kv_heads=rng.choice([1, heads // 2, heads]),
+        d_head=rng.choice([6, 8, 16]),
+        d_ff=rng.choice([20, 36]),
+        sliding_window=rng.choice([3, 5, 64]),
+        attention_bias=rng.random() < 0.5,
+        tie_embeddings=rng.random() < 0.7,
+        bidirectional=rng.random() < 0.2,
+        sliding_window_pattern=rng.choice([2, 3, 6]),
+        num_labels=3,
+    )
+    if rng.random() < 0.5:
+        config["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(config["n_layers"])]
+    return config
+
+
+def _cases() -> list:
+    cases = []
+    for arch, classes in (("gemma2", GEMMA2_CLASSES), ("gemma3", GEMMA3_CLASSES)):
+        for seed in range(3):
+            for head in classes:
+                cases.append(pytest.param(arch, seed, head, id=f"{arch}-{seed}-{head}"))
+    return cases
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("arch, seed, head", _cases())
+def test_random_configurations_equal_transformers(host, arch, seed, head):
+    """Random small configurations, every head class transformers has for the type: the blocks that name their
+    submodules hold what those hold, and parameters and FLOPs at two lengths equal the class's."""
+    config = dict(_small(random.Random(f"{arch}-{seed}"), arch), head=head)
+    classes = GEMMA2_CLASSES if arch == "gemma2" else GEMMA3_CLASSES
+    ref = host.architecture(arch).reference(parse_config(host.architecture(arch), config))
+    assert ref.target == f"transformers.{classes[head]}"
+    assert_blocks_match_modules(arch, config)
+    assert_matches_reference(arch, config, seq_lens=(4, 11))
+
+
+# ---- generation: prefill, decode and the KV cache, against transformers' own cache ----------------------
+
+_WINDOWED = dict(vocab_size=61, d_model=32, n_layers=4, n_heads=4, n_kv_heads=2, d_head=8, d_ff=36, sliding_window=6)
+
+
+def _generation_ref(host, arch: str):
+    architecture = host.architecture(arch)
+    cfg = parse_config(architecture, _WINDOWED)
+    return cfg, architecture.reference(cfg)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("arch", ["gemma2", "gemma3"])
+def test_prefill_exact_at_every_length_decode_up_to_the_window(host, arch):
+    """Prefill (eager: the full N x N products under the window's mask) equals FlopCounterMode's count on both sides
+    of the window; a decode step equals it up to the window, N <= W."""
+    from archzoo.reference import reference_decode_flops, reference_prefill_flops
+
+    _, ref = _generation_ref(host, arch)
+    for n in (4, 6, 11):
+        assert count(host, arch, n, **_WINDOWED).prefill_flops == reference_prefill_flops(ref, n), n
+    for n in (3, 6):
+        assert count(host, arch, n, **_WINDOWED).decode_flops == reference_decode_flops(ref, n), n
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("arch", ["gemma2", "gemma3"])
+def test_decode_beyond_the_window_counts_every_cached_token(host, arch):
+    """What archzoo counts past the window, as its docstring states: transformers' sliding layers attend to W keys,
+    archzoo's to N, so archzoo's decode step is larger by the two attention products over the N - W keys the
+    window drops, 4 h d_h (N - W) in each sliding layer, and by nothing else."""
+    from archzoo.reference import reference_decode_flops
+
+    cfg, ref = _generation_ref(host, arch)
+    sliding = cfg.kinds().count("sliding_attention")
+    assert sliding, "the configuration must hold sliding layers"
+    for n in (9, 14):
+        dropped = 4 * cfg.n_heads * cfg.d_head * (n - cfg.sliding_window) * sliding
+        assert count(host, arch, n, **_WINDOWED).decode_flops - reference_decode_flops(ref, n) == dropped, n
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("arch", ["gemma2", "gemma3"])
+def test_kv_cache_is_what_transformers_cache_holds_within_the_window(T, host, arch):
+    """The KV cache per token times N equals the elements transformers' DynamicCache holds after a forward pass
+    of N <= W - 1 tokens; past it the sliding layers hold W - 1 tokens, the difference archzoo's docstring states."""
+    import torch
+
+    cfg, ref = _generation_ref(host, arch)
+    config = getattr(T, ref.config_class.rsplit(".", 1)[1])(**ref.kwargs)
+    model = hf_model(T, ref.target.rsplit(".", 1)[1], config, device="cpu")
+    per_token = count(host, arch, **_WINDOWED).kv_cache_elements_per_token
+    sliding = cfg.kinds().count("sliding_attention")
+    for n in (3, 5, 12):
+        cache = T.DynamicCache(config=config)
+        with torch.no_grad():
+            model(input_ids=torch.zeros(1, n, dtype=torch.long), past_key_values=cache, use_cache=True)
+        held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
+        beyond = max(0, n - (cfg.sliding_window - 1))
+        assert per_token * n - held == sliding * 2 * cfg.n_kv_heads * cfg.d_head * beyond, n
+
+
+@pytest.mark.reference
+def test_training_flops_equal_a_backward_pass(host):
+    """Forward and backward of one training step, against FlopCounterMode on transformers' class."""
+    from archzoo.reference import reference_training_flops
+
+    for arch in ("gemma2", "gemma3"):
+        _, ref = _generation_ref(host, arch)
+        assert count(host, arch, 7, **_WINDOWED).training_flops == reference_training_flops(ref, 7), arch
+
+
+def test_default_length_is_the_window(host):
+    """A report's default N is the sliding window where it is shorter than the context (all figures exact)."""
+    assert count(host, "gemma2").seq_len == 4096  # Gemma 2: 8,192-token context, 4,096-token window
+    assert count(host, "gemma3").seq_len == 512  # Gemma 3 1B: 32,768-token context, 512-token window
+    assert count(host, "gemma2", layer_types=["full_attention"] * 26).seq_len == 8192
+
+
+def test_layer_runs_follow_the_pattern(host):
+    """Gemma 2 alternates sliding and global layers (sliding first); Gemma 3 puts a global one after five sliding."""
+    g2 = count(host, "gemma2", n_layers=5).root
+    runs = {c.name: c.positions for c in next(c for c in g2.children if c.name == "layers").children}
+    assert runs == {"sliding_layers": (0, 2, 4), "global_layers": (1, 3)}
+    g3 = count(host, "gemma3", n_layers=13).root
+    runs = {c.name: c.positions for c in next(c for c in g3.children if c.name == "layers").children}
+    assert runs["global_layers"] == (5, 11)
+
+
+# ---- config.json: what is read, converted or refused ----------------------------------------------------
+
+
+def test_the_vision_model_type_is_refused_saying_what_is_counted(tmp_path, capsys):
+    """gemma3 (Gemma3ForConditionalGeneration) is refused in one line naming gemma3_text, the type archzoo counts."""
+    path = _write(tmp_path, {"model_type": "gemma3", "text_config": {"hidden_size": 2560}})
+    assert main(["count", "--hf-config", str(path)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert str(path) in err and "gemma3_text" in err and "vision" in err
+
+
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        ({"sliding_window": None}, "sliding_window"),
+        ({"layer_types": ["sliding_attention", "local"]}, "layer_types"),
+        ({"num_attention_heads": 5}, "n_heads"),
+    ],
+)
+def test_bad_files_are_refused_in_one_line(host, tmp_path, change, key):
+    data = dict(PUBLISHED["gemma-2-2b"], num_hidden_layers=2, **change)
+    with pytest.raises(HFConfigError) as info:
+        load_hf_config(_write(tmp_path, data), host)
+    message = str(info.value)
+    assert "\n" not in message and key in message, message
+
+
+def test_bidirectional_gemma3_has_no_kv_cache_and_halves_its_window(host, tmp_path):
+    """use_bidirectional_attention: no causal mask, so no KV cache; Gemma3TextConfig's window becomes W // 2 + 1."""
+    data = dict(PUBLISHED["gemma-3-1b"], use_bidirectional_attention=True)
+    reading = load_hf_config(_write(tmp_path, data), host)
+    assert reading.config.sliding_window == 257
+    assert make_report(reading.architecture, reading.config).kv_cache_elements_per_token == 0
