@@ -37,6 +37,9 @@ from archzoo.hf_config import (
 )
 from archzoo.symbols import declare_symbol, symbol
 
+# the hook by which this plugin states what its layers save for backward
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 # The symbols only this plugin's formulas use (the shared ones are archzoo.symbols.symbol's).
@@ -186,7 +189,7 @@ def build(cfg: BertConfig) -> Block:
         "layer",
         "encoder_layer",
         [
-            attention("attention", d, d, causal=cfg.causal),
+            attention("attention", d, d, causal=cfg.causal, heads=symbol("h", cfg.n_heads)),
             layer_norm("attention_norm", d),
             feed_forward("feed_forward", d, d_ff, activation=cfg.activation),
             layer_norm("output_norm", d),

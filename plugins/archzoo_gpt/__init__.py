@@ -25,6 +25,9 @@ from archzoo.formula import const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
 from archzoo.symbols import declare_symbol, symbol
 
+# the hook by which this plugin states what its layers save for backward
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 #: The one symbol only this plugin's formulas use (the shared ones are archzoo.symbols.symbol's).
@@ -76,7 +79,7 @@ def build(cfg: GptConfig) -> Block:
 
     layer_parts = [
         layer_norm("attention_norm", d, bias=True),
-        attention("attention", d, inner, bias=cfg.bias, causal=True),
+        attention("attention", d, inner, bias=cfg.bias, causal=True, heads=symbol("h", cfg.n_heads)),
         layer_norm("mlp_norm", d, bias=True),
         feed_forward("mlp", d, d_ff, activation=cfg.activation, bias=cfg.bias),
     ]

@@ -26,6 +26,9 @@ from archzoo.formula import const
 from archzoo.hf_config import ACTIVATION_ONLY, DROPOUT, INITIALISATION, NORM_EPSILON, HFTable, hf_reader
 from archzoo.symbols import declare_symbol, symbol
 
+# the hook by which this plugin states what its layers save for backward
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 # The symbols only this plugin's formulas use (the shared ones are archzoo.symbols.symbol's).
@@ -156,7 +159,7 @@ def build(cfg: VitConfig) -> Block:
         "encoder_layer",
         [
             layer_norm("attention_norm", d),
-            attention("attention", d, d, bias=cfg.qkv_bias, out_bias=True),
+            attention("attention", d, d, bias=cfg.qkv_bias, out_bias=True, heads=symbol("h", cfg.n_heads)),
             layer_norm("mlp_norm", d),
             feed_forward("mlp", d, d_ff, activation=cfg.activation),
         ],

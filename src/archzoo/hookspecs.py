@@ -10,8 +10,16 @@ import pluggy
 
 if TYPE_CHECKING:
     from .architecture import Architecture
+    from .saved_tensors import ActivationSaves
 
-__all__ = ["hookimpl", "hookspec", "register_architectures", "register_hf_readers", "register_registry_dirs"]
+__all__ = [
+    "hookimpl",
+    "hookspec",
+    "register_activation_memory",
+    "register_architectures",
+    "register_hf_readers",
+    "register_registry_dirs",
+]
 
 hookspec = pluggy.HookspecMarker("archzoo")
 hookimpl = pluggy.HookimplMarker("archzoo")
@@ -52,4 +60,19 @@ def register_registry_dirs(register: Callable[[Path], None]) -> None:
     """Register folders of registry YAML entries this plugin ships, so its models join the zoo.
 
     register: call it once per folder; the folder must exist.
+    """
+
+
+# ---- activation memory ----------------------------------------------------------------------------
+
+
+@hookspec
+def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
+    """Register what the layers of this plugin's reference classes save for backward, as formulas.
+
+    register: call it once per `archzoo.saved_tensors.ActivationSaves`: one architecture of this plugin, the
+        transformers classes its formula holds for, and functions of `archzoo.saved_tensors.SavedTerms` (the
+        shared terms, read off the block tree) giving each block's saved bytes and the terms that take
+        Korthikanti et al.'s layer to it. `archzoo.memory.activation_formula` refuses a class no plugin
+        registers; test the formula against `archzoo.memory.measure_activations`.
     """

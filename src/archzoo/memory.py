@@ -18,13 +18,13 @@ takes the device. Fused attention is measured on the CPU: there SDPA runs its fl
 device it falls back to its math path, which saves the probabilities as eager attention does.
 
 `activation_formula` gives the same bytes as a polynomial in N, d, h, d_ff, ... per block, for the
-implementations whose saved tensors it knows (transformers' BertModel, GPT-2, ViT and Llama classes), with
-eager attention (the ``h N²`` probabilities saved, in fp32 where the class upcasts softmax), fused attention
-(SDPA: queries, keys, values, output and an fp32 log-sum-exp per query and head, no N² tensor) or full
-recomputation (each layer's input only; the layer's activations live again, one layer at a time, in backward).
-It is read off the block tree (the widths of its linear layers, its kinds and names), the symbols of its
-formulas, and three configuration fields the tree does not carry: the heads ``h``, the activation, and, for
-ViT, the image's channels and patches.
+implementations a plugin states (the ``register_activation_memory`` hook: `archzoo.saved_tensors.ActivationSaves`,
+one per family and set of transformers classes), with eager attention (the ``h N²`` probabilities saved, in
+fp32 where the class upcasts softmax), fused attention (SDPA: queries, keys, values, output and an fp32
+log-sum-exp per query and head, no N² tensor) or full recomputation (each layer's input only; the layer's
+activations live again, one layer at a time, in backward). The shared terms are read off the block tree (the
+widths of its linear layers, the heads of its attention, the activation of its feed-forward); the family's
+plugin says what its implementation saves beyond them.
 
 **Peak memory.** `inference_peak` and `training_peak` add weights, the KV cache, gradients, optimiser states
 and activations, each figure with the assumptions it rests on, in words.
@@ -32,9 +32,10 @@ and activations, each figure with the assumptions it rests on, in words.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import importlib
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from .architecture import Reference
@@ -42,8 +43,23 @@ from .block_match import compare_blocks_to_tensors
 from .errors import ArchzooError
 from .figures import human_bytes
 from .formula import N, Poly, const, total
+from .host import PluginHost, get_host
+from .plugin_guard import call_plugin, plugin_error
 from .reference import build_reference, import_dotted, reference_inputs
-from .symbols import symbol
+from .saved_tensors import (
+    DTYPE_BYTES,
+    NORM_KINDS,
+    ActivationSaves,
+    AttentionKind,
+    Device,
+    Dtype,
+    GapTerm,
+    SavedTerms,
+    UnsupportedActivationMemory,
+    child,
+    heads_of,
+    over,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -52,7 +68,7 @@ if TYPE_CHECKING:
     from .report import Report
 
 __all__ = [
-    "SUPPORTED_CLASSES",
+    "ACTIVATION_SAVES",
     "ActivationFormula",
     "ActivationMeasurement",
     "GapTerm",
@@ -67,14 +83,9 @@ __all__ = [
     "measure_activations",
     "memory_dict",
     "memory_rows",
+    "registered_activation_saves",
     "training_peak",
 ]
-
-Dtype = Literal["fp32", "bf16"]
-AttentionKind = Literal["eager", "fused"]
-
-#: bytes of one element in the dtypes activations are measured and computed in
-DTYPE_BYTES: dict[str, int] = {"fp32": 4, "bf16": 2, "fp16": 2}
 
 
 # ---- measuring ----------------------------------------------------------------------------------
@@ -268,24 +279,59 @@ def _common_ancestor(modules: list[str]) -> str:
 
 # ---- the formula --------------------------------------------------------------------------------
 
-#: transformers classes whose saved tensors the formula knows, by architecture: measured with transformers
-#: 5.23 and torch 2.13 (tests/test_memory.py checks every one at several configurations and lengths)
-SUPPORTED_CLASSES: dict[str, tuple[str, ...]] = {
-    "bert": ("transformers.BertModel",),
-    "gpt": ("transformers.GPT2Model", "transformers.GPT2LMHeadModel"),
-    "vit": ("transformers.ViTModel", "transformers.ViTForImageClassification"),
-    "llama": ("transformers.LlamaModel", "transformers.LlamaForCausalLM"),
-}
+#: elements of the feed-forward's hidden width each of transformers' activations saves, besides the linear
+#: layers' inputs: nn.functional.gelu, silu save their input; gelu_new (NewGELUActivation) is written out in
+#: Python ops and saves four. A family adds the ones it has measured (`ActivationSaves.activations`).
+ACTIVATION_SAVES = {"gelu": 1, "gelu_pytorch_tanh": 1, "silu": 1, "swish": 1, "gelu_new": 4}
 
-#: elements of the feed-forward's hidden width each activation saves, besides the linear layers' inputs:
-#: nn.functional.gelu, silu save their input; GPT-2's gelu_new is written out in Python ops and saves four
-_ACTIVATION_SAVES = {"gelu": 1, "gelu_pytorch_tanh": 1, "silu": 1, "swish": 1, "gelu_new": 4}
+#: Hook modules of plugins whose package does not import them yet: the LLaMA plugin's activation memory lives in
+#: archzoo_llama/activation.py, which its __init__ will import (then this entry goes). Read only when that
+#: plugin is loaded and registers no activation memory itself.
+_PENDING_HOOK_MODULES = {"llama": "archzoo_llama.activation"}
 
-Device = Literal["meta", "cpu"]
+_registered: dict[int, tuple[PluginHost, tuple[ActivationSaves, ...]]] = {}
 
 
-class UnsupportedActivationMemory(ArchzooError):
-    """The formula does not know what this configuration's implementation saves for backward."""
+def _accept(plugin: str, found: list[ActivationSaves]) -> Callable[[ActivationSaves], None]:
+    def register(saves: ActivationSaves) -> None:
+        if not isinstance(saves, ActivationSaves):
+            raise plugin_error(
+                plugin,
+                f"register_activation_memory registered {type(saves).__name__}, expected an "
+                "archzoo.saved_tensors.ActivationSaves",
+            )
+        found.append(saves)
+
+    return register
+
+
+def registered_activation_saves(host: PluginHost | None = None) -> tuple[ActivationSaves, ...]:
+    """What every loaded plugin registers with ``register_activation_memory``, in the host's plugin order; a
+    plugin whose hook raises registers nothing (its error is the `PluginError` ``call_plugin`` makes)."""
+    host = host or get_host()
+    cached = _registered.get(id(host))
+    if cached is not None and cached[0] is host:
+        return cached[1]
+    found: list[ActivationSaves] = []
+    for name in host.plugins:
+        plugin = host.pm.get_plugin(name)
+        if plugin is None:
+            continue
+        others = [p for n, p in host.pm.list_name_plugin() if n != name]
+        caller = host.pm.subset_hook_caller("register_activation_memory", remove_plugins=others)
+        own: list[ActivationSaves] = []
+        if any(impl.plugin is plugin for impl in caller.get_hookimpls()):
+            call_plugin(name, "register_activation_memory", caller, register=_accept(name, own))
+        elif name in _PENDING_HOOK_MODULES:
+            module = call_plugin(
+                name, "importing its activation memory", importlib.import_module, _PENDING_HOOK_MODULES[name]
+            )
+            call_plugin(
+                name, "register_activation_memory", module.register_activation_memory, register=_accept(name, own)
+            )
+        found.extend(own)
+    _registered[id(host)] = (host, tuple(found))
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -311,40 +357,62 @@ class ActivationFormula:
         return self.total.evaluate(N=seq_len)
 
 
-def _over(poly: Poly, by: Poly) -> Poly:
-    """``poly / by`` for ``by`` one symbol (``d``), each term of ``poly`` holding it: a width read off a weight
-    (``d·d_ff / d``)."""
-    (mono,) = by.terms
-    ((name, _),) = mono
-    terms = {}
-    for m, c in poly.terms.items():
-        powers = dict(m)
-        if powers.get(name, 0) < 1:
-            raise ValueError(f"{poly.text()} is not a multiple of {name}")
-        powers[name] -= 1
-        terms[tuple(sorted((n, p) for n, p in powers.items() if p))] = c
-    return Poly(terms, poly.symbols)
+def _saves_for(report: Report) -> ActivationSaves:
+    """The family's `ActivationSaves` for ``report``'s reference class, or the refusal saying which it knows."""
+    arch = report.architecture.name
+    known = registered_activation_saves()
+    mine = [s for s in known if s.architecture == arch]
+    if not mine:
+        raise UnsupportedActivationMemory(
+            f"{arch}: archzoo knows the tensors saved for backward by "
+            f"{', '.join(c for s in known for c in s.classes)} only; what another "
+            "implementation saves (its copies, fp32 upcasts, fused kernels) is measured with "
+            "archzoo.memory.measure_activations, not guessed"
+        )
+    ref = report.architecture.reference(report.config) if report.architecture.reference else None
+    saves = next((s for s in mine if ref is not None and ref.target in s.classes), None)
+    if saves is None:
+        target = "no transformers class" if ref is None else ref.target
+        raise UnsupportedActivationMemory(
+            f"{arch}: this configuration is built by {target}; the activation formula is known for "
+            f"{', '.join(c for s in mine for c in s.classes)} (other families and heads save other tensors: "
+            "measure them with archzoo.memory.measure_activations)"
+        )
+    return saves
 
 
-def _config(report: Report) -> Any:
-    """The configuration's fields the block tree does not carry (heads, activation, image), by name."""
-    return report.config
-
-
-def _child(block: Block, name: str) -> Block:
-    for child in block.children:
-        if child.name == name:
-            return child
-    raise KeyError(name)
-
-
-def _symbol_of(root: Block, name: str, value: int, definition: str = "") -> Poly:
-    """The tree's own symbol ``name`` when its formulas use it, else the shared symbol bound to ``value``."""
-    for poly in (root.params, root.flops, root.kv_cache):
-        for used in poly.used_symbols():
-            if used.name == name:
-                return used.poly()
-    return symbol(name, value, definition=definition)
+def _terms(
+    report: Report, saves: ActivationSaves, dtype: Dtype, attention: AttentionKind, recompute: bool, device: Device
+) -> SavedTerms:
+    """The shared terms of ``report``'s first layer, read off its block tree."""
+    root: Block = report.root
+    layer = child(root, "layers").children[0]
+    attention_block = next(c for c in layer.children if c.kind == "self_attention")
+    ff = next(c for c in layer.children if c.kind == "feed_forward")
+    q_proj = child(attention_block, "q_proj")
+    if q_proj.d_in is None:
+        raise UnsupportedActivationMemory(f"{report.architecture.name}: {q_proj.name} records no input width (d_in)")
+    d = q_proj.d_in
+    b = const(DTYPE_BYTES[dtype])
+    return SavedTerms(
+        root=root,
+        layer=layer,
+        attention_block=attention_block,
+        ff=ff,
+        config=report.config,
+        dtype=dtype,
+        attention=attention,
+        recompute=recompute,
+        device=device,
+        b=b,
+        stats=const(4) if device == "meta" else b,  # LayerNorm's mean and 1/σ, per token
+        d=d,
+        h=heads_of(root, attention_block, report.config),
+        inner=over(q_proj.approx, d),
+        kv=over(child(attention_block, "k_proj").approx, d),
+        d_ff=over(child(ff, "fc_in").approx, d),
+        activation=ff.activation,
+    )
 
 
 def activation_formula(
@@ -360,29 +428,15 @@ def activation_formula(
     measures, exactly. ``device`` matters for LayerNorm's mean and reciprocal deviation, which the meta device
     keeps in fp32 for a 16-bit input (as CUDA does) and the CPU kernel in the input's dtype; fused attention
     (SDPA's flash kernel) is what the CPU runs, since the meta device falls back to SDPA's math path, which
-    saves the probabilities. Raises `UnsupportedActivationMemory` for an implementation it does not know."""
+    saves the probabilities. What a family's layers save is its plugin's (`ActivationSaves`); raises
+    `UnsupportedActivationMemory` for an implementation no plugin states."""
     arch = report.architecture.name
-    config: Any = report.config  # the fields the tree does not carry: heads, activation, image
-    root: Block = report.root
-    if arch not in SUPPORTED_CLASSES:
+    saves = _saves_for(report)
+    activations = {**ACTIVATION_SAVES, **saves.activations}
+    terms = _terms(report, saves, dtype, attention, recompute, device)
+    if terms.activation not in activations:
         raise UnsupportedActivationMemory(
-            f"{arch}: archzoo knows the tensors saved for backward by "
-            f"{', '.join(c for cs in SUPPORTED_CLASSES.values() for c in cs)} only; what another "
-            "implementation saves (its copies, fp32 upcasts, fused kernels) is measured with "
-            "archzoo.memory.measure_activations, not guessed"
-        )
-    ref = report.architecture.reference(config) if report.architecture.reference else None
-    if ref is None or ref.target not in SUPPORTED_CLASSES[arch]:
-        target = "no transformers class" if ref is None else ref.target
-        raise UnsupportedActivationMemory(
-            f"{arch}: this configuration is built by {target}; the activation formula is known for "
-            f"{', '.join(SUPPORTED_CLASSES[arch])} (other families and heads save other tensors: measure them "
-            "with archzoo.memory.measure_activations)"
-        )
-    activation = getattr(config, "activation", "")
-    if activation not in _ACTIVATION_SAVES:
-        raise UnsupportedActivationMemory(
-            f"{arch}: activation {activation!r}: the formula knows what {', '.join(_ACTIVATION_SAVES)} save; "
+            f"{arch}: activation {terms.activation!r}: the formula knows what {', '.join(activations)} save; "
             "relu and tanh save their output, which the next layer shares, and others save several intermediates"
         )
     if attention == "fused" and device != "cpu":
@@ -390,122 +444,51 @@ def activation_formula(
             "fused attention is SDPA's flash kernel, which the CPU runs; on the meta device SDPA falls back to its "
             "math path, which saves the h·N² probabilities like eager attention: use device='cpu'"
         )
-    b = const(DTYPE_BYTES[dtype])
-    stats = const(4) if device == "meta" else b  # LayerNorm's mean and 1/σ, per token
-    fp32, int64 = const(4), const(8)
-    d = _symbol_of(root, "d", config.d_model)
-    h = _symbol_of(root, "h", config.n_heads)
-    layers_block = _child(root, "layers")
-    layer = layers_block.children[0]
+    terms = replace(terms, activation_elements=activations[terms.activation])
+    root, layer, b = terms.root, terms.layer, terms.b
+    layers_block = child(root, "layers")
     L = layers_block.repeat
     assert L is not None
-    names = [c.name for c in layer.children]
-    attention_block = next(c for c in layer.children if c.kind == "self_attention")
-    ff = next(c for c in layer.children if c.kind == "feed_forward")
-    inner = _over(_child(attention_block, "q_proj").approx, d)
-    d_ff = _over(_child(ff, "fc_in").approx, d)
-    Nd, Ni, Nf = N * d, N * inner, N * d_ff
-
-    def layer_norm() -> Poly:
-        return b * Nd + 2 * stats * N  # the input, and mean and 1/σ per token
-
-    def rms_norm() -> Poly:
-        # LlamaRMSNorm: x in fp32 (a copy in 16 bits), 1/rms in fp32, and x/rms back in the dtype for the weight
-        return fp32 * Nd + fp32 * N + b * Nd
-
-    norm = rms_norm if arch == "llama" else layer_norm
-    # the probabilities: softmax's output, in fp32 where the implementation upcasts it (and a copy in the dtype)
-    upcast = arch in ("vit", "llama")
-    probs = (fp32 + (b if dtype != "fp32" else const(0))) * h * N**2 if upcast else b * h * N**2
-    # queries, keys, values held for the products: GPT-2 holds its fused c_attn output (3 inner wide) for one
-    # of them, and contiguous copies of the other two; the others a copy of each
-    qkv = 5 * Ni if arch == "gpt" else 3 * Ni
-    if attention == "eager":
-        core = b * qkv + probs
-    else:  # SDPA: q, k, v (keys and values at their own width), the output, a log-sum-exp per query and head
-        kv = _over(_child(attention_block, "k_proj").approx, d)
-        held = 5 * Ni if arch == "gpt" else Ni + 2 * N * kv
-        core = b * held + fp32 * h * N
-    attn_own = b * Nd + core + b * Ni  # the input the projections share, the core, the output projection's input
-    per: dict[str, Poly] = {}
     lp = f"{root.name}.layers.layer"
-    if arch == "llama":  # mapped to the projections: each linear's input where it is first saved
-        per.update(
-            {
-                f"{lp}.attention.q_proj": b * Nd,
-                f"{lp}.attention.k_proj": const(0),
-                f"{lp}.attention.v_proj": const(0),
-                # SDPA's output is saved by SDPA first; eager attention's is copied for the projection
-                f"{lp}.attention.out_proj": b * Ni if attention == "eager" else const(0),
-                f"{lp}.mlp.fc_gate": b * Nd,
-                f"{lp}.mlp.fc_in": const(0),
-                f"{lp}.mlp.fc_out": b * Nf,
-            }
-        )
-        per[f"{lp}.attention"] = attn_own
-        # SwiGLU: silu's input (the gate's output), the product's two factors, the down projection's input
-        per[f"{lp}.mlp"] = b * Nd + 4 * b * Nf
-    else:
-        per[f"{lp}.attention"] = attn_own
-        ff_name = ff.name
-        per[f"{lp}.{ff_name}"] = b * Nd + (_ACTIVATION_SAVES[activation] + 1) * b * Nf
-    for child in layer.children:
-        if child.kind in ("layer_norm", "rms_norm"):
-            per[f"{lp}.{child.name}"] = norm()
-    if recompute:  # only each layer's input; GPT-2 passes its attention mask positionally, so it is saved too
+    per = {f"{lp}.{path}": poly for path, poly in saves.layer(terms).items()}
+    for part in layer.children:
+        if part.kind in NORM_KINDS:
+            per[f"{lp}.{part.name}"] = saves.norm(terms)
+    if recompute:  # only each layer's input (and what the family's layers take as arguments, in `stack`)
         per = {path: const(0) for path in per}
-        per[lp] = b * Nd
+        per[lp] = b * terms.Nd
     else:
-        per[lp] = total(per[f"{lp}.{name}"] for name in names)
+        per[lp] = total(per[f"{lp}.{part.name}"] for part in layer.children)
     blocks: dict[str, Poly] = {}
-    shared = const(0)
-    if arch == "llama" and not recompute:  # the rotary cos and sin tables every layer multiplies by
-        d_h = _symbol_of(root, "d_h", config.d_head or config.d_model // config.n_heads, definition="d / h")
-        shared = 2 * b * N * d_h
-    if arch == "gpt" and recompute:
-        shared = b * N**2  # the additive causal mask, an argument of every layer
+    shared = saves.stack(terms)
     if L.evaluate() == 1 and not shared.is_zero():  # one layer saves it: the layer's (its attention's) own
         if not recompute:
-            per[f"{lp}.attention"] = per[f"{lp}.attention"] + shared
+            per[f"{lp}.{terms.attention_block.name}"] = per[f"{lp}.{terms.attention_block.name}"] + shared
         per[lp], shared = per[lp] + shared, const(0)
     blocks[f"{root.name}.layers"] = L * per[lp] + shared
     for path, poly in per.items():
         blocks[path] = L * poly
+    outside = saves.outside(terms)
     tops: dict[str, Poly] = {}
-    for child in root.children:
-        path = f"{root.name}.{child.name}"
-        if child.name == "layers":
+    for top in root.children:
+        path = f"{root.name}.{top.name}"
+        if top.name == "layers":
             continue
-        if child.kind in ("layer_norm", "rms_norm"):
-            tops[path] = norm()
-        elif child.name == "token":
-            tops[path] = int64 * N  # the token ids the embedding's backward indexes with
-        elif child.name == "position":
-            tops[path] = int64 * N if arch == "gpt" else const(0)  # GPT-2's position ids; ViT's is a table
-        elif child.name == "lm_head":
-            tops[path] = b * Nd
-        elif child.name == "pooler":  # the first token, a view holding the whole last hidden state; tanh's output
-            tops[path] = b * Nd + b * d
-        elif child.name == "head":  # the [CLS] token, a view holding the whole final norm's output
-            tops[path] = b * Nd
-        elif child.name == "embeddings":
+        if top.kind in NORM_KINDS:
+            tops[path] = saves.norm(terms)
+        elif top.name in outside:
+            tops[path] = outside[top.name]
+        elif top.children:  # a composite (the embeddings): its parts' saves
             parts: dict[str, Poly] = {}
-            for part in child.children:
-                part_path = f"{path}.{part.name}"
-                if part.name in ("token", "segment"):
-                    parts[part_path] = int64 * N
-                elif part.kind == "layer_norm":
-                    parts[part_path] = norm()
-                elif part.kind == "patch_embedding":  # the convolution saves the image
-                    channels, patch = _symbol_of(root, "C", config.channels), _symbol_of(root, "p", config.patch_size)
-                    n_p = _symbol_of(root, "n_p", config.n_patches)
-                    parts[part_path] = b * channels * patch**2 * n_p
-                else:
-                    parts[part_path] = const(0)
+            for part in top.children:
+                name = f"{top.name}.{part.name}"
+                parts[f"{path}.{part.name}"] = (
+                    saves.norm(terms) if part.kind in NORM_KINDS else outside.get(name, const(0))
+                )
             tops.update(parts)
             tops[path] = total(parts.values())
         else:
-            raise UnsupportedActivationMemory(f"{arch}: block {path} ({child.kind}) is not known to the formula")
+            raise UnsupportedActivationMemory(f"{arch}: block {path} ({top.kind}) is not known to the formula")
     blocks.update(tops)
     blocks[root.name] = blocks[f"{root.name}.layers"] + total(
         poly for path, poly in tops.items() if path.count(".") == 1
@@ -543,116 +526,35 @@ def korthikanti_layer_bytes(report: Report) -> Poly:
     """Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", eq. 1: one
     Transformer layer stores ``s b h (34 + 5 a s / h)`` bytes in 16-bit, with dropout masks (1 byte an element);
     at batch ``b = 1``, ``s = N`` tokens, width ``h = d`` and ``a`` heads: ``34 N d + 5 a N²``."""
-    d = _symbol_of(report.root, "d", _config(report).d_model)
-    heads = _symbol_of(report.root, "h", _config(report).n_heads)
-    return 34 * N * d + 5 * heads * N**2
-
-
-@dataclass(frozen=True)
-class GapTerm:
-    """One reason the exact bytes of a layer differ from Korthikanti's: the bytes (a polynomial, per layer) and
-    why."""
-
-    name: str
-    bytes: Poly
-    reason: str
+    terms = _terms(report, _saves_for(report), "bf16", "eager", False, "meta")
+    return 34 * N * terms.d + 5 * terms.h * N**2
 
 
 def korthikanti_gap(report: Report) -> tuple[GapTerm, ...]:
     """The terms that take Korthikanti's per-layer bytes to the exact bytes of one layer of ``report``'s
     transformers class in bf16 (eager attention, dropout 0, meta device): Korthikanti's figure plus their sum is
-    `activation_formula`'s ``per_copy`` bytes of the layer, exactly. For the implementations the formula knows."""
-    arch = report.architecture.name
+    `activation_formula`'s ``per_copy`` bytes of the layer, exactly. The dropout terms are every family's; the
+    rest its plugin's (`ActivationSaves.gap`)."""
     activation_formula(report, dtype="bf16")  # refuses what it does not know
-    root = report.root
-    d = _symbol_of(root, "d", _config(report).d_model)
-    heads = _symbol_of(root, "h", _config(report).n_heads)
-    layer = _child(root, "layers").children[0]
-    ff = next(c for c in layer.children if c.kind == "feed_forward")
-    d_ff = _over(_child(ff, "fc_in").approx, d)
-    Nd = N * d
-    terms = [
+    saves = _saves_for(report)
+    terms = _terms(report, saves, "bf16", "eager", False, "meta")
+    Nd = terms.Nd
+    gap = [
         GapTerm(
             "dropout masks",
-            -(heads * N**2 + 2 * Nd),
+            -(terms.h * N**2 + 2 * Nd),
             "at p = 0 no dropout runs, so none of Korthikanti's masks (a s² b for the probabilities, s b h after the "
             "attention and after the MLP, one byte an element) is saved",
         ),
         GapTerm(
             "dropout output",
-            -2 * heads * N**2,
+            -2 * terms.h * N**2,
             "at p = 0 the probabilities are passed on unchanged: the tensor the value product saves is softmax's "
             "output, stored once, where Korthikanti counts the dropout's output (2 a s² b) beside it",
         ),
+        *(term for term in saves.gap(terms) if term is not None),
     ]
-    norms = sum(1 for c in layer.children if c.kind in ("layer_norm", "rms_norm"))
-    if arch == "llama":
-        terms.append(
-            GapTerm(
-                "RMSNorm in fp32",
-                norms * (4 * Nd + 4 * N),
-                "LlamaRMSNorm upcasts its input to fp32 (a 4-byte copy) and saves 1/rms per token in fp32, besides "
-                "the 2-byte normalised tensor Korthikanti counts as the LayerNorm's input",
-            )
-        )
-    else:
-        terms.append(
-            GapTerm(
-                "LayerNorm statistics",
-                norms * 8 * N,
-                "each LayerNorm saves its mean and 1/σ per token, in fp32 (4 bytes each) for a bf16 input; "
-                "Korthikanti counts its input only",
-            )
-        )
-    if arch in ("vit", "llama"):
-        terms.append(
-            GapTerm(
-                "fp32 softmax",
-                4 * heads * N**2,
-                "softmax runs in fp32 (dtype=torch.float32): its 4-byte output is saved for its backward, and a "
-                "2-byte copy for the value product, where Korthikanti counts 2 bytes",
-            )
-        )
-    if arch == "gpt":
-        terms.append(
-            GapTerm(
-                "fused QKV output held",
-                4 * Nd,
-                "GPT-2's Conv1D computes Q, K and V as one 3d-wide tensor; the query saved for Q Kᵀ is a view "
-                "holding all of it (6 bytes a token and channel), and the transposed key and the value are saved "
-                "as contiguous copies (2 + 2), against Korthikanti's 2 for each of Q, K and V",
-            )
-        )
-    extra = {"gelu_new": 3, "gelu": 0, "gelu_pytorch_tanh": 0}.get(_config(report).activation)
-    if arch == "llama":
-        terms.append(
-            GapTerm(
-                "SwiGLU feed-forward",
-                8 * N * d_ff - 16 * Nd,
-                "the gated feed-forward saves the gate's output, silu's output, the up projection's output and "
-                "their product (4 tensors of d_ff, 2 bytes each) besides its input, where Korthikanti's MLP saves "
-                "the GeLU's input and output, 4h wide (16 s b h)",
-            )
-        )
-    else:
-        if extra:
-            terms.append(
-                GapTerm(
-                    "gelu_new intermediates",
-                    extra * 2 * N * d_ff,
-                    "GPT-2's gelu_new is written in Python (0.5 x (1 + tanh(...))): autograd saves tanh's output, "
-                    "1 + tanh and 0.5 x besides the input, three more d_ff-wide tensors",
-                )
-            )
-        if (d_ff - 4 * d).terms:
-            terms.append(
-                GapTerm(
-                    "feed-forward width",
-                    4 * N * d_ff - 16 * Nd,
-                    "Korthikanti's MLP is 4h wide; this one is d_ff wide (its GeLU input and output, 2 bytes each)",
-                )
-            )
-    return tuple(t for t in terms if not (t.bytes - const(0)).is_zero())
+    return tuple(t for t in gap if not (t.bytes - const(0)).is_zero())
 
 
 # ---- peak memory --------------------------------------------------------------------------------
@@ -725,7 +627,7 @@ def inference_peak(report: Report, *, seq_len: int | None = None, dtype: str = "
     for visit in report.root.visits():
         block = visit.block
         if block.kind == "feed_forward":
-            fc_in = _child(block, "fc_in")
+            fc_in = child(block, "fc_in")
             width = fc_in.flops.evaluate(N=1) // (2 * d)
             gated = any(c.name == "fc_gate" for c in block.children)
             widest_ff = max(widest_ff, (3 if gated else 2) * n * width)
@@ -839,7 +741,7 @@ def memory_dict(report: Report) -> dict[str, Any]:
                     "assumptions": list(formula.assumptions),
                 }
         out["activations"] = variants
-        layers = _child(report.root, "layers").repeat
+        layers = child(report.root, "layers").repeat
         assert layers is not None
         out["korthikanti"] = {
             "bytes": layers.evaluate() * korthikanti_layer_bytes(report).evaluate(N=n),
@@ -871,7 +773,7 @@ def memory_rows(report: Report) -> list[tuple[str, str, str]]:
         return [*rows, ("activations", "", f"not known: {exc}")]
     fused = activation_formula(report, dtype="bf16", attention="fused", device="cpu").bytes_at(n)
     recomputed = activation_formula(report, dtype="bf16", recompute=True).bytes_at(n)
-    layers = _child(report.root, "layers").repeat
+    layers = child(report.root, "layers").repeat
     assert layers is not None
     korthikanti = layers.evaluate() * korthikanti_layer_bytes(report).evaluate(N=n)
     training = training_peak(report)
