@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 from pydantic.fields import FieldInfo
@@ -66,6 +66,9 @@ class DecoderConfig(ArchConfig):
     """The keys every LLaMA-style decoder shares (attention, norms, embeddings, head); defaults are
     TinyLlama-1.1B (Zhang et al. 2024). `LlamaConfig` adds a dense feed-forward, `MoEConfig` experts."""
 
+    #: the name of the architecture this configuration builds, the root of its block tree
+    ROOT: ClassVar[str] = "llama"
+
     vocab_size: PositiveInt = Field(32000, description="vocabulary size")
     d_model: PositiveInt = Field(2048, description="model width")
     n_layers: PositiveInt = Field(22, description="decoder layers")
@@ -82,6 +85,17 @@ class DecoderConfig(ArchConfig):
     )
     activation: str = Field(
         "silu", description="activation of the gate: silu (SwiGLU), gelu_pytorch_tanh (GeGLU, Gemma)"
+    )
+    qk_norm: Literal["none", "per_head", "whole"] = Field(
+        "none",
+        description="RMSNorm of the queries and keys before the scores: none, per_head (Qwen3: one RMSNorm(d_head) "
+        "applied to every head) or whole (OLMo 2: RMSNorm over the whole query projection and the whole key "
+        "projection)",
+    )
+    norm_after: bool = Field(
+        False,
+        description="a layer's two norms act on the outputs of attention and of the feed-forward, before the "
+        "residual add (OLMo 2), instead of on their inputs",
     )
     qkv_bias: bool = Field(False, description="biases on the query, key and value projections (Qwen2)")
     out_bias: bool = Field(False, description="bias on the attention output projection")
@@ -124,16 +138,73 @@ class LlamaConfig(DecoderConfig):
     """A LLaMA-style decoder; defaults are TinyLlama-1.1B (Zhang et al. 2024)."""
 
     d_ff: PositiveInt = Field(5632, description="hidden width of the gated feed-forward (gate and up projections)")
-    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3"] = Field(
+    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3", "qwen3", "olmo2", "granite"] = Field(
         "llama",
         description="the transformers classes `archzoo verify` builds for this configuration (no effect on "
         "counts); another family is used where this one cannot build it",
     )
 
 
-def _default(name: str, value: Any) -> Any:
-    """`DecoderConfig`'s field ``name`` (its description and constraints) with another default."""
-    return FieldInfo.merge_field_infos(DecoderConfig.model_fields[name], default=value)
+def _default(name: str, value: Any, base: type[ArchConfig] = DecoderConfig) -> Any:
+    """``base``'s field ``name`` (its description and constraints) with another default."""
+    return FieldInfo.merge_field_infos(base.model_fields[name], default=value)
+
+
+class Qwen3Config(LlamaConfig):
+    """A Qwen3 dense decoder: QK-norm over each head, an explicit head width; defaults are Qwen3-8B (Qwen/Qwen3-8B
+    config.json; Yang et al. 2025, Qwen3 Technical Report, arXiv:2505.09388, Table 1)."""
+
+    ROOT: ClassVar[str] = "qwen3"
+    vocab_size: PositiveInt = _default("vocab_size", 151936)
+    d_model: PositiveInt = _default("d_model", 4096)
+    n_layers: PositiveInt = _default("n_layers", 36)
+    n_heads: PositiveInt = _default("n_heads", 32)
+    n_kv_heads: PositiveInt | None = _default("n_kv_heads", 8)
+    d_head: PositiveInt | None = _default("d_head", 128)
+    max_positions: PositiveInt = _default("max_positions", 40960)
+    qk_norm: Literal["none", "per_head", "whole"] = _default("qk_norm", "per_head")
+    d_ff: PositiveInt = _default("d_ff", 12288, LlamaConfig)
+    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3", "qwen3", "olmo2", "granite"] = _default(
+        "family", "qwen3", LlamaConfig
+    )
+
+
+class Olmo2Config(LlamaConfig):
+    """An OLMo 2 decoder: RMSNorms after attention and the feed-forward, QK-norm over the whole projections;
+    defaults are OLMo 2 7B (allenai/OLMo-2-1124-7B config.json; OLMo et al. 2024, 2 OLMo 2 Furious,
+    arXiv:2501.00656, Table 1)."""
+
+    ROOT: ClassVar[str] = "olmo2"
+    vocab_size: PositiveInt = _default("vocab_size", 100352)
+    d_model: PositiveInt = _default("d_model", 4096)
+    n_layers: PositiveInt = _default("n_layers", 32)
+    n_heads: PositiveInt = _default("n_heads", 32)
+    n_kv_heads: PositiveInt | None = _default("n_kv_heads", None)
+    max_positions: PositiveInt = _default("max_positions", 4096)
+    qk_norm: Literal["none", "per_head", "whole"] = _default("qk_norm", "whole")
+    norm_after: bool = _default("norm_after", True)
+    d_ff: PositiveInt = _default("d_ff", 11008, LlamaConfig)
+    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3", "qwen3", "olmo2", "granite"] = _default(
+        "family", "olmo2", LlamaConfig
+    )
+
+
+class GraniteConfig(LlamaConfig):
+    """An IBM Granite 3.0 decoder: Llama's layers with multipliers on the embeddings, residuals, attention scores
+    and logits, which change no count; defaults are Granite 3.0 8B (ibm-granite/granite-3.0-8b-base config.json)."""
+
+    ROOT: ClassVar[str] = "granite"
+    vocab_size: PositiveInt = _default("vocab_size", 49155)
+    d_model: PositiveInt = _default("d_model", 4096)
+    n_layers: PositiveInt = _default("n_layers", 40)
+    n_heads: PositiveInt = _default("n_heads", 32)
+    n_kv_heads: PositiveInt | None = _default("n_kv_heads", 8)
+    max_positions: PositiveInt = _default("max_positions", 4096)
+    tie_embeddings: bool = _default("tie_embeddings", True)
+    d_ff: PositiveInt = _default("d_ff", 12800, LlamaConfig)
+    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3", "qwen3", "olmo2", "granite"] = _default(
+        "family", "granite", LlamaConfig
+    )
 
 
 class MoEConfig(DecoderConfig):
@@ -169,7 +240,7 @@ class MoEConfig(DecoderConfig):
         description="hidden width of the dense gated feed-forward of the layers without experts (Qwen2-MoE: "
         "intermediate_size); needed when sparse_step or dense_layers leave a layer without experts",
     )
-    family: Literal["mixtral", "qwen2_moe"] = Field(
+    family: Literal["mixtral", "qwen2_moe", "qwen3_moe"] = Field(
         "mixtral",
         description="the transformers classes `archzoo verify` builds for this configuration (no effect on "
         "counts); another family is used where this one cannot build it",
@@ -199,6 +270,26 @@ class MoEConfig(DecoderConfig):
     def has_experts(self, layer: int) -> bool:
         """Whether layer ``layer`` (from 0) has the mixture of experts, as Qwen2MoeDecoderLayer decides."""
         return layer not in self.dense_layers and (layer + 1) % self.sparse_step == 0
+
+
+class Qwen3MoEConfig(MoEConfig):
+    """A Qwen3 mixture-of-experts decoder: QK-norm over each head, an explicit head width, no shared expert;
+    defaults are Qwen3-30B-A3B (Qwen/Qwen3-30B-A3B config.json; Qwen3 Technical Report, arXiv:2505.09388,
+    Table 2)."""
+
+    ROOT: ClassVar[str] = "qwen3_moe"
+    vocab_size: PositiveInt = _default("vocab_size", 151936)
+    d_model: PositiveInt = _default("d_model", 2048)
+    n_layers: PositiveInt = _default("n_layers", 48)
+    n_heads: PositiveInt = _default("n_heads", 32)
+    n_kv_heads: PositiveInt | None = _default("n_kv_heads", 4)
+    d_head: PositiveInt | None = _default("d_head", 128)
+    max_positions: PositiveInt = _default("max_positions", 40960)
+    qk_norm: Literal["none", "per_head", "whole"] = _default("qk_norm", "per_head")
+    n_experts: PositiveInt = _default("n_experts", 128, MoEConfig)
+    top_k: PositiveInt = _default("top_k", 8, MoEConfig)
+    d_ff_expert: PositiveInt = _default("d_ff_expert", 768, MoEConfig)
+    family: Literal["mixtral", "qwen2_moe", "qwen3_moe"] = _default("family", "qwen3_moe", MoEConfig)
 
 
 # ---- the block tree: one layer builder for the dense and the mixture-of-experts decoder --------------
@@ -236,7 +327,8 @@ def _gated(name: str, d: Poly, width: Poly, cfg: DecoderConfig, what: str) -> Bl
 
 
 def _layer(cfg: DecoderConfig, name: str, mlp: Block, mlp_text: str) -> Block:
-    """One pre-norm decoder layer: norm, attention, add; norm, ``mlp``, add."""
+    """One decoder layer: norm, attention, add; norm, ``mlp``, add (pre-norm), or attention, norm, add; ``mlp``,
+    norm, add (``norm_after``, OLMo 2). The norms hold the same parameters either way."""
     d = symbol("d", cfg.d_model)
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_head or cfg.d_model // cfg.n_heads)
@@ -247,29 +339,46 @@ def _layer(cfg: DecoderConfig, name: str, mlp: Block, mlp_text: str) -> Block:
         h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
         kv_inner = h_kv * d_h
     norm_name = "RMSNorm" if cfg.norm == "rms_norm" else "LayerNorm without parameters"
+    q_norm = k_norm = None
+    if cfg.qk_norm == "per_head":  # one RMSNorm(d_head) applied to every head of the queries, one to the keys
+        q_norm = rms_norm("q_norm", d_h, description="RMSNorm(d_h) of each query head")
+        k_norm = rms_norm("k_norm", d_h, description="RMSNorm(d_h) of each key head")
+    elif cfg.qk_norm == "whole":  # over the whole projections, every head together
+        q_norm = rms_norm("q_norm", inner, description="RMSNorm of the whole query projection")
+        k_norm = rms_norm("k_norm", kv_inner, description="RMSNorm of the whole key projection")
+    qk = ", QK-norm" if q_norm else ""
+    attention_block = attention(
+        "attention",
+        d,
+        inner,
+        kv_inner=kv_inner,
+        bias=cfg.qkv_bias,
+        out_bias=cfg.out_bias,
+        causal=True,
+        heads=h,
+        kv_heads=h_kv,
+        d_head=d_h,
+        q_norm=q_norm,
+        k_norm=k_norm,
+        description=(
+            "causal grouped-query self-attention with rotary positions"
+            if kv_inner is not inner
+            else "causal self-attention with rotary positions"
+        )
+        + qk,
+    )
+    attention_norm, mlp_norm = _norm("attention_norm", d, cfg), _norm("mlp_norm", d, cfg)
+    if cfg.norm_after:
+        return composite(
+            name,
+            "decoder_layer",
+            [attention_block, attention_norm, mlp, mlp_norm],
+            f"post-norm decoder layer: attention, {norm_name}, add; {mlp_text}, {norm_name}, add",
+        )
     return composite(
         name,
         "decoder_layer",
-        [
-            _norm("attention_norm", d, cfg),
-            attention(
-                "attention",
-                d,
-                inner,
-                kv_inner=kv_inner,
-                bias=cfg.qkv_bias,
-                out_bias=cfg.out_bias,
-                causal=True,
-                heads=h,
-                kv_heads=h_kv,
-                d_head=d_h,
-                description="causal grouped-query self-attention with rotary positions"
-                if kv_inner is not inner
-                else "causal self-attention with rotary positions",
-            ),
-            _norm("mlp_norm", d, cfg),
-            mlp,
-        ],
+        [attention_norm, attention_block, mlp_norm, mlp],
         f"pre-norm decoder layer: {norm_name}, attention, add; {norm_name}, {mlp_text}, add",
     )
 
@@ -311,11 +420,22 @@ def task_heads(cfg: DecoderConfig, d: Poly) -> list[Block]:
     return []
 
 
+#: each architecture's root block: its description
+_TITLES = {
+    "llama": "LLaMA-style decoder",
+    "qwen3": "Qwen3 decoder",
+    "olmo2": "OLMo 2 decoder",
+    "granite": "Granite decoder",
+    "moe": "LLaMA-style mixture-of-experts decoder",
+    "qwen3_moe": "Qwen3 mixture-of-experts decoder",
+}
+
+
 def build(cfg: LlamaConfig) -> Block:
     d = symbol("d", cfg.d_model)
     mlp = _gated("mlp", d, symbol("d_ff", cfg.d_ff), cfg, "gated feed-forward")
     layers = repeat(_layer(cfg, "layer", mlp, _gated_kind(cfg)), symbol("L", cfg.n_layers), name="layers")
-    root = _decoder(cfg, "llama", layers, "LLaMA-style decoder")
+    root = _decoder(cfg, cfg.ROOT, layers, _TITLES[cfg.ROOT])
     return with_modules(root, reference_modules(cfg))
 
 
@@ -360,7 +480,7 @@ def build_moe(cfg: MoEConfig) -> Block:
             n_moe = sum(sparse)
             counts = {"moe_layer": L_MOE(n_moe), "dense_layer": L_DENSE(cfg.n_layers - n_moe)}
             layers = layer_runs("layers", runs, counts=counts)
-    root = _decoder(cfg, "moe", layers, "LLaMA-style mixture-of-experts decoder")
+    root = _decoder(cfg, cfg.ROOT, layers, _TITLES[cfg.ROOT])
     return with_modules(root, moe_reference_modules(cfg))
 
 
@@ -374,18 +494,26 @@ def _layer_modules(root: str, cfg: DecoderConfig) -> dict[str, tuple[str, ...]]:
     if cfg.head == "question_answering" and isinstance(cfg, LlamaConfig) and _reference_family(cfg) in _QA_TRANSFORMER:
         base = "transformer."  # LlamaForQuestionAnswering and Qwen2ForQuestionAnswering keep an older name
     layer = f"{root}.layers.layer"
+    # OLMo 2 norms the outputs: its attention's norm is post_attention_layernorm, its MLP's post_feedforward_layernorm
+    attention_norm, mlp_norm = (
+        ("post_attention_layernorm", "post_feedforward_layernorm")
+        if cfg.norm_after
+        else ("input_layernorm", "post_attention_layernorm")
+    )
     return {
         root: ("",),
         f"{root}.token": (f"{base}embed_tokens",),
         f"{root}.layers": (f"{base}layers",),
         layer: (f"{base}layers",),
-        f"{layer}.attention_norm": ("input_layernorm",),
+        f"{layer}.attention_norm": (attention_norm,),
         f"{layer}.attention": ("self_attn",),
         f"{layer}.attention.q_proj": ("self_attn.q_proj",),
         f"{layer}.attention.k_proj": ("self_attn.k_proj",),
         f"{layer}.attention.v_proj": ("self_attn.v_proj",),
         f"{layer}.attention.out_proj": ("self_attn.o_proj",),
-        f"{layer}.mlp_norm": ("post_attention_layernorm",),
+        f"{layer}.attention.q_norm": ("self_attn.q_norm",),
+        f"{layer}.attention.k_norm": ("self_attn.k_norm",),
+        f"{layer}.mlp_norm": (mlp_norm,),
         f"{layer}.mlp": ("mlp",),
         f"{root}.final_norm": (f"{base}norm",),
         f"{root}.lm_head": ("lm_head",),
@@ -406,10 +534,11 @@ def reference_modules(cfg: LlamaConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer. The families name them alike, except
     that Phi-3 fuses q/k/v into ``qkv_proj`` and gate/up into ``gate_up_proj`` (those blocks stay unmapped)."""
-    table = {**_layer_modules("llama", cfg), **_mlp_modules("llama.layers.layer.mlp", "mlp")}
+    root = cfg.ROOT
+    table = {**_layer_modules(root, cfg), **_mlp_modules(f"{root}.layers.layer.mlp", "mlp")}
     if _reference_family(cfg) == "phi3":
         for fused in ("attention.q_proj", "attention.k_proj", "attention.v_proj", "mlp.fc_in", "mlp.fc_gate"):
-            del table[f"llama.layers.layer.{fused}"]
+            del table[f"{root}.layers.layer.{fused}"]
     return table
 
 
@@ -417,9 +546,9 @@ def moe_reference_modules(cfg: MoEConfig) -> dict[str, tuple[str, ...]]:
     """`reference_modules` of the mixture-of-experts decoder: the router is ``mlp.gate``; transformers fuses
     every expert's projections into the tensors of one ``mlp.experts`` module (the blocks of one expert stay
     unmapped); Qwen2-MoE's shared expert is ``mlp.shared_expert`` with its gate ``mlp.shared_expert_gate``."""
-    mlp = "moe.layers.layer.mlp"
+    mlp = f"{cfg.ROOT}.layers.layer.mlp"
     return {
-        **_layer_modules("moe", cfg),
+        **_layer_modules(cfg.ROOT, cfg),
         f"{mlp}.gate": ("mlp.gate",),
         f"{mlp}.experts": ("mlp.experts",),
         f"{mlp}.experts.expert": ("mlp.experts",),
@@ -432,12 +561,24 @@ def moe_reference_modules(cfg: MoEConfig) -> dict[str, tuple[str, ...]]:
 
 
 #: model type -> transformers' class prefix
-FAMILIES = {"llama": "Llama", "mistral": "Mistral", "qwen2": "Qwen2", "gemma": "Gemma", "olmo": "Olmo", "phi3": "Phi3"}
+FAMILIES = {
+    "llama": "Llama",
+    "mistral": "Mistral",
+    "qwen2": "Qwen2",
+    "gemma": "Gemma",
+    "olmo": "Olmo",
+    "phi3": "Phi3",
+    "qwen3": "Qwen3",
+    "olmo2": "Olmo2",
+    "granite": "Granite",
+}
 
 
 def _builds(family: str, cfg: LlamaConfig) -> bool:
     """Whether transformers' ``family`` classes build exactly this configuration."""
-    rms = cfg.norm == "rms_norm"
+    # the families before Qwen3 and OLMo 2 norm a layer's inputs and neither queries nor keys
+    rms = cfg.norm == "rms_norm" and cfg.qk_norm == "none" and not cfg.norm_after
+    rms_any = cfg.norm == "rms_norm"
     same_bias = cfg.qkv_bias == cfg.out_bias
     no_bias = not (cfg.qkv_bias or cfg.out_bias or cfg.mlp_bias)
     natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads  # what transformers computes
@@ -448,8 +589,18 @@ def _builds(family: str, cfg: LlamaConfig) -> bool:
         "qwen2": rms and cfg.qkv_bias and not cfg.out_bias and not cfg.mlp_bias and natural_head,
         # GemmaRMSNorm scales by 1 + weight and the embeddings by sqrt(d): the same parameters, no matmul FLOPs
         "gemma": rms and same_bias and not cfg.mlp_bias,
-        "olmo": not rms and same_bias and not cfg.mlp_bias and natural_head,
+        "olmo": cfg.norm != "rms_norm"
+        and cfg.qk_norm == "none"
+        and not cfg.norm_after
+        and same_bias
+        and not cfg.mlp_bias
+        and natural_head,
         "phi3": rms and no_bias and natural_head,
+        # Qwen3Attention: biases on q, k, v and o together (attention_bias), RMSNorm(head_dim) on each head
+        "qwen3": rms_any and cfg.qk_norm == "per_head" and not cfg.norm_after and same_bias and not cfg.mlp_bias,
+        "olmo2": rms_any and cfg.qk_norm == "whole" and cfg.norm_after and same_bias and not cfg.mlp_bias,
+        # Granite reads head_dim as a plain attribute (getattr), so any head width builds
+        "granite": rms and same_bias,
     }[family]
 
 
@@ -471,14 +622,18 @@ FAMILY_HEADS = {
     "gemma": _ALL_HEADS - {"question_answering"},
     "olmo": frozenset({"none", "lm", "sequence_classification"}),
     "phi3": _ALL_HEADS - {"question_answering"},
+    "qwen3": _ALL_HEADS,
+    "olmo2": frozenset({"none", "lm", "sequence_classification"}),
+    "granite": frozenset({"none", "lm"}),
     "mixtral": _ALL_HEADS,
     "qwen2_moe": _ALL_HEADS,
+    "qwen3_moe": _ALL_HEADS,
 }
 
 
 def _reference_family(cfg: LlamaConfig) -> str | None:
     """``cfg.family`` when its classes build the configuration and its head, else the first family that does."""
-    for family in (cfg.family, "llama", "qwen2", "gemma", "olmo"):
+    for family in (cfg.family, "llama", "qwen2", "gemma", "olmo", "qwen3", "olmo2", "granite"):
         if _builds(family, cfg) and cfg.head in FAMILY_HEADS[family]:
             return family
     return None
@@ -517,29 +672,33 @@ def reference(cfg: LlamaConfig) -> Reference | None:
     if family is None:
         return None  # an output bias without q/k/v biases, or biases with OLMo's norm: no class builds it
     kwargs = dict(_common_kwargs(cfg), intermediate_size=cfg.d_ff)
-    if family in ("llama", "gemma", "olmo"):
+    if family in ("llama", "gemma", "olmo", "qwen3", "olmo2", "granite"):
         kwargs["attention_bias"] = cfg.qkv_bias
-    if family == "llama":
+    if family in ("llama", "granite"):
         kwargs["mlp_bias"] = cfg.mlp_bias
-    if family in ("llama", "mistral", "gemma"):
+    if family in ("llama", "mistral", "gemma", "qwen3", "olmo2", "granite"):
+        # a field of Llama, Mistral, Gemma and Qwen3's configurations; a plain attribute OLMo 2 and Granite read
         kwargs["head_dim"] = cfg.d_head or cfg.d_model // cfg.n_heads
     return _transformers_reference(FAMILIES[family], cfg, kwargs)
 
 
 #: MoE model type -> transformers' class prefix
-MOE_FAMILIES = {"mixtral": "Mixtral", "qwen2_moe": "Qwen2Moe"}
+MOE_FAMILIES = {"mixtral": "Mixtral", "qwen2_moe": "Qwen2Moe", "qwen3_moe": "Qwen3Moe"}
 
 
 def _builds_moe(family: str, cfg: MoEConfig) -> bool:
     """Whether transformers' ``family`` classes build exactly this configuration: RMSNorm, no output or
     feed-forward biases (the experts are fused bias-free tensors); Mixtral has no q/k/v biases and no shared
     expert, Qwen2-MoE always has a shared expert (and its gate) and computes its own head width."""
-    plain = cfg.norm == "rms_norm" and not cfg.out_bias and not cfg.mlp_bias
+    rms = cfg.norm == "rms_norm" and not cfg.norm_after and not cfg.mlp_bias
+    plain = rms and not cfg.out_bias and cfg.qk_norm == "none"
     natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads
     every_layer = cfg.sparse_step == 1 and not cfg.dense_layers
     return {
         "mixtral": plain and not cfg.qkv_bias and cfg.d_ff_shared == 0 and every_layer,
         "qwen2_moe": plain and cfg.d_ff_shared > 0 and natural_head,
+        # Qwen3MoeAttention: biases on q, k, v and o together, RMSNorm(head_dim) on each head; no shared expert
+        "qwen3_moe": rms and cfg.qk_norm == "per_head" and cfg.qkv_bias == cfg.out_bias and cfg.d_ff_shared == 0,
     }[family]
 
 
@@ -559,12 +718,14 @@ def moe_reference(cfg: MoEConfig) -> Reference | None:
     else:
         kwargs.update(
             moe_intermediate_size=cfg.d_ff_expert,
-            shared_expert_intermediate_size=cfg.d_ff_shared,
             num_experts=cfg.n_experts,
-            qkv_bias=cfg.qkv_bias,
             decoder_sparse_step=cfg.sparse_step,
             mlp_only_layers=list(cfg.dense_layers),
         )
+        if family == "qwen2_moe":
+            kwargs.update(shared_expert_intermediate_size=cfg.d_ff_shared, qkv_bias=cfg.qkv_bias)
+        else:  # head_dim: a plain attribute Qwen3MoeAttention reads
+            kwargs.update(attention_bias=cfg.qkv_bias, head_dim=cfg.d_head or cfg.d_model // cfg.n_heads)
         if cfg.d_ff is not None:
             kwargs["intermediate_size"] = cfg.d_ff
     return _transformers_reference(
@@ -946,6 +1107,171 @@ def _from_phi3(hf: dict[str, Any], model_class: str = "Phi3Model") -> dict[str, 
     )  # qkv_proj and gate_up_proj fuse the same weights into one linear each
 
 
+# ---- Qwen3, OLMo 2, Granite: the newer dense families ------------------------------------------------------
+
+_QK_NORM_EPS = "epsilon of the RMSNorms, the query and key norms included: no parameters, no matmul FLOPs"
+_PLAIN_HEAD_DIM = (
+    "d_head (a plain attribute, not a field of the configuration class, that the attention reads as "
+    "getattr(config, 'head_dim', hidden_size // num_attention_heads))"
+)
+
+HF_QWEN3 = _table(
+    "qwen3",
+    "Qwen3",
+    defaults=dict(
+        vocab_size=151936,
+        hidden_size=4096,
+        intermediate_size=22016,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=32,
+        head_dim=128,
+        hidden_act="silu",
+        max_position_embeddings=32768,
+        initializer_range=0.02,
+        rms_norm_eps=1e-06,
+        use_cache=True,
+        tie_word_embeddings=False,
+        rope_parameters=None,
+        attention_bias=False,
+        use_sliding_window=False,
+        sliding_window=4096,
+        max_window_layers=28,
+        layer_types=None,
+        attention_dropout=0.0,
+        pad_token_id=None,
+        bos_token_id=None,
+        eos_token_id=None,
+    ),
+    read={"attention_bias": "qkv_bias, out_bias", "head_dim": "d_head"},
+    ignored={
+        "rms_norm_eps": _QK_NORM_EPS,
+        "use_sliding_window": _WINDOW,
+        "sliding_window": _WINDOW,
+        "max_window_layers": _WINDOW,
+        "layer_types": _WINDOW,
+    },
+)
+
+HF_OLMO2 = _table(
+    "olmo2",
+    "Olmo2",
+    defaults=dict(
+        vocab_size=50304,
+        hidden_size=4096,
+        intermediate_size=11008,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=None,
+        hidden_act="silu",
+        max_position_embeddings=2048,
+        initializer_range=0.02,
+        use_cache=True,
+        pad_token_id=1,
+        bos_token_id=None,
+        eos_token_id=50279,
+        tie_word_embeddings=False,
+        rope_parameters=None,
+        attention_bias=False,
+        attention_dropout=0.0,
+        rms_norm_eps=1e-05,
+    ),
+    read={"attention_bias": "qkv_bias, out_bias", "head_dim": _PLAIN_HEAD_DIM},
+    ignored={"rms_norm_eps": _QK_NORM_EPS},
+)
+
+_MULTIPLIER = "a constant factor on {what}: no parameters and no matmul FLOPs (an elementwise product)"
+
+HF_GRANITE = _table(
+    "granite",
+    "Granite",
+    defaults=dict(
+        vocab_size=32000,
+        hidden_size=4096,
+        intermediate_size=11008,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=None,
+        hidden_act="silu",
+        max_position_embeddings=2048,
+        initializer_range=0.02,
+        rms_norm_eps=1e-06,
+        use_cache=True,
+        pad_token_id=None,
+        bos_token_id=1,
+        eos_token_id=2,
+        tie_word_embeddings=False,
+        rope_parameters=None,
+        attention_bias=False,
+        attention_dropout=0.0,
+        mlp_bias=False,
+        embedding_multiplier=1.0,
+        logits_scaling=1.0,
+        residual_multiplier=1.0,
+        attention_multiplier=1.0,
+    ),
+    read={"attention_bias": "qkv_bias, out_bias", "mlp_bias": "mlp_bias", "head_dim": _PLAIN_HEAD_DIM},
+    ignored={
+        "rms_norm_eps": _EPS,
+        "embedding_multiplier": _MULTIPLIER.format(what="the token embeddings"),
+        "logits_scaling": _MULTIPLIER.format(what="the logits (a division)"),
+        "residual_multiplier": _MULTIPLIER.format(what="each residual branch"),
+        "attention_multiplier": "the scale of the attention scores in place of 1/sqrt(head_dim): the same score "
+        "products, no parameters",
+    },
+)
+
+
+def _plain_head_dim(hf: dict[str, Any], config_class: str) -> dict[str, Any]:
+    """`_head_dim` for a type whose attention reads head_dim as a plain attribute: a file's null would be
+    multiplied by the heads (a TypeError in transformers), so it is refused."""
+    if "head_dim" in hf and hf["head_dim"] is None:
+        raise ValueError(
+            f"head_dim: null, which {config_class}'s attention multiplies by the number of heads (transformers "
+            "fails); remove the key for hidden_size // num_attention_heads, or give the width"
+        )
+    return _head_dim(hf)
+
+
+@hf_reader(HF_QWEN3)
+def _from_qwen3(hf: dict[str, Any], model_class: str = "Qwen3Model") -> dict[str, Any]:
+    if hf["head_dim"] is None:
+        raise ValueError(
+            "head_dim: null, which transformers' Qwen3Config refuses (an int field); give the width of one head "
+            "(Qwen3: 128)"
+        )
+    return dict(
+        _common(hf, "qwen3"),
+        d_head=hf["head_dim"],
+        qk_norm="per_head",
+        qkv_bias=hf["attention_bias"],
+        out_bias=hf["attention_bias"],
+    )
+
+
+@hf_reader(HF_OLMO2)
+def _from_olmo2(hf: dict[str, Any], model_class: str = "Olmo2Model") -> dict[str, Any]:
+    return dict(
+        _common(hf, "olmo2"),
+        **_plain_head_dim(hf, "Olmo2Config"),
+        qk_norm="whole",
+        norm_after=True,
+        qkv_bias=hf["attention_bias"],
+        out_bias=hf["attention_bias"],
+    )
+
+
+@hf_reader(HF_GRANITE)
+def _from_granite(hf: dict[str, Any], model_class: str = "GraniteModel") -> dict[str, Any]:
+    return dict(
+        _common(hf, "granite"),
+        **_plain_head_dim(hf, "GraniteConfig"),
+        qkv_bias=hf["attention_bias"],
+        out_bias=hf["attention_bias"],
+        mlp_bias=hf["mlp_bias"],
+    )
+
+
 # ---- mixture-of-experts types ----------------------------------------------------------------------------
 
 _ROUTER_LOGITS = (
@@ -1123,6 +1449,81 @@ def _from_qwen2_moe(hf: dict[str, Any], model_class: str = "Qwen2MoeModel") -> d
     )
 
 
+HF_QWEN3_MOE = _table(
+    "qwen3_moe",
+    "Qwen3Moe",
+    defaults=dict(
+        vocab_size=151936,
+        hidden_size=2048,
+        intermediate_size=6144,
+        num_hidden_layers=24,
+        num_attention_heads=32,
+        num_key_value_heads=4,
+        hidden_act="silu",
+        max_position_embeddings=32768,
+        initializer_range=0.02,
+        rms_norm_eps=1e-06,
+        use_cache=True,
+        tie_word_embeddings=False,
+        rope_parameters=None,
+        attention_bias=False,
+        use_sliding_window=False,
+        sliding_window=4096,
+        attention_dropout=0.0,
+        decoder_sparse_step=1,
+        moe_intermediate_size=768,
+        num_experts_per_tok=8,
+        num_experts=128,
+        norm_topk_prob=False,
+        output_router_logits=False,
+        router_aux_loss_coef=0.001,
+        mlp_only_layers=None,
+        pad_token_id=None,
+        bos_token_id=None,
+        eos_token_id=None,
+    ),
+    read={
+        "moe_intermediate_size": "d_ff_expert",
+        "num_experts": "n_experts",
+        "num_experts_per_tok": "top_k",
+        "attention_bias": "qkv_bias, out_bias",
+        "intermediate_size": "d_ff",
+        "decoder_sparse_step": "sparse_step",
+        "mlp_only_layers": "dense_layers",
+        "head_dim": _PLAIN_HEAD_DIM,
+    },
+    ignored={
+        "rms_norm_eps": _QK_NORM_EPS,
+        "use_sliding_window": _WINDOW,
+        "sliding_window": _WINDOW,
+        "norm_topk_prob": "renormalises the chosen experts' weights to sum to one: a division, no parameters or "
+        "matmul FLOPs",
+        "output_router_logits": _ROUTER_LOGITS,
+        "router_aux_loss_coef": _AUX_LOSS,
+    },
+)
+
+
+@hf_reader(HF_QWEN3_MOE)
+def _from_qwen3_moe(hf: dict[str, Any], model_class: str = "Qwen3MoeModel") -> dict[str, Any]:
+    if hf["num_experts"] == 0:
+        raise ValueError(
+            "num_experts: 0 gives every layer a dense feed-forward and no router: a dense decoder, which archzoo's "
+            "qwen3_moe architecture does not express; count it as model type qwen3 (the same layers) or give the "
+            "experts"
+        )
+    return dict(
+        _shared(hf, "qwen3_moe"),
+        **_plain_head_dim(hf, "Qwen3MoeConfig"),
+        **_experts(hf, "num_experts"),
+        **_sparse_layers(hf),
+        d_ff_expert=hf["moe_intermediate_size"],
+        qk_norm="per_head",
+        qkv_bias=hf["attention_bias"],
+        out_bias=hf["attention_bias"],
+    )
+
+
 ARCHITECTURE = Architecture(
     name="llama",
     title="LLaMA-style decoder",
@@ -1152,6 +1553,59 @@ MOE_ARCHITECTURE = Architecture(
     reference=moe_reference,
 )
 
+QWEN3_ARCHITECTURE = Architecture(
+    name="qwen3",
+    title="Qwen3 decoder",
+    summary="The LLaMA-style decoder as Qwen3 builds it: grouped-query attention with an explicit head width "
+    "(not d_model / n_heads) and an RMSNorm over each query and key head before the scores (QK-norm), SwiGLU, "
+    "RMSNorm, rotary positions; the small models tie the LM head to the embedding.",
+    citation="Yang et al. Qwen3 Technical Report. 2025. arXiv:2505.09388",
+    config_model=Qwen3Config,
+    build=build,
+    seq_len=lambda cfg: cfg.max_positions,
+    reference=reference,
+)
+
+OLMO2_ARCHITECTURE = Architecture(
+    name="olmo2",
+    title="OLMo 2 decoder",
+    summary="The LLaMA-style decoder as OLMo 2 builds it: RMSNorms on the outputs of attention and of the SwiGLU "
+    "feed-forward (before each residual add) instead of on their inputs, and an RMSNorm over the whole query "
+    "projection and the whole key projection (QK-norm); rotary positions.",
+    citation="OLMo et al. 2 OLMo 2 Furious. 2024. arXiv:2501.00656",
+    config_model=Olmo2Config,
+    build=build,
+    seq_len=lambda cfg: cfg.max_positions,
+    reference=reference,
+)
+
+GRANITE_ARCHITECTURE = Architecture(
+    name="granite",
+    title="Granite decoder",
+    summary="IBM's Granite 3.0 decoder: the LLaMA layers (grouped-query attention, SwiGLU, RMSNorm, rotary "
+    "positions) with constant multipliers on the embeddings, the residual branches, the attention scores and "
+    "the logits, which change no parameter or matmul count; the LM head tied to the embedding.",
+    citation="IBM Granite Team. Granite 3.0 Language Models. 2024. github.com/ibm-granite/granite-3.0-language-models",
+    config_model=GraniteConfig,
+    build=build,
+    seq_len=lambda cfg: cfg.max_positions,
+    reference=reference,
+)
+
+QWEN3_MOE_ARCHITECTURE = Architecture(
+    name="qwen3_moe",
+    title="Qwen3 mixture-of-experts decoder",
+    summary="The Qwen3 decoder (QK-norm over each head, an explicit head width) with a mixture of SwiGLU experts "
+    "in place of the feed-forward: a router scores every expert for each token, which runs through the top k of "
+    "them; no shared expert. Layers left dense by decoder_sparse_step or mlp_only_layers form their own run. "
+    "All experts are parameters; one token uses only k per layer (the active parameters).",
+    citation="Yang et al. Qwen3 Technical Report. 2025. arXiv:2505.09388",
+    config_model=Qwen3MoEConfig,
+    build=build_moe,
+    seq_len=lambda cfg: cfg.max_positions,
+    reference=moe_reference,
+)
+
 #: Hugging Face model type -> its reader (dense decoders)
 HF_READERS = {
     "llama": _from_llama,
@@ -1163,12 +1617,21 @@ HF_READERS = {
 }
 #: Hugging Face model type -> its reader (mixtures of experts)
 MOE_HF_READERS = {"mixtral": _from_mixtral, "qwen2_moe": _from_qwen2_moe}
+#: Hugging Face model type -> (its reader, the architecture it counts as): the families with their own page
+OWN_HF_READERS = {
+    "qwen3": (_from_qwen3, "qwen3"),
+    "olmo2": (_from_olmo2, "olmo2"),
+    "granite": (_from_granite, "granite"),
+    "qwen3_moe": (_from_qwen3_moe, "qwen3_moe"),
+}
 
 
 @hookimpl
 def register_architectures(register: Callable[[Architecture], None]) -> None:
     register(ARCHITECTURE)
     register(MOE_ARCHITECTURE)
+    for architecture in (QWEN3_ARCHITECTURE, QWEN3_MOE_ARCHITECTURE, OLMO2_ARCHITECTURE, GRANITE_ARCHITECTURE):
+        register(architecture)
 
 
 @hookimpl
@@ -1177,3 +1640,5 @@ def register_hf_readers(register: Callable[..., None]) -> None:
         register(model_type, reader, architecture="llama")
     for model_type, reader in MOE_HF_READERS.items():
         register(model_type, reader, architecture="moe")
+    for model_type, (reader, architecture) in OWN_HF_READERS.items():
+        register(model_type, reader, architecture=architecture)
