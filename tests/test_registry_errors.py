@@ -212,10 +212,10 @@ def test_whole_corpus_in_one_pass_and_a_valid_entry_still_loads(host: PluginHost
 def test_messages_do_not_depend_on_libyaml(monkeypatch, host: PluginHost):
     import yaml
 
-    from archzoo.registry import reading as module
+    from archzoo import files as module
 
     with_libyaml = problems([CORPUS], host)
-    monkeypatch.setattr(module, "_Loader", yaml.SafeLoader)
+    monkeypatch.setattr(module, "_LOADER", yaml.SafeLoader)
     assert problems([CORPUS], host) == with_libyaml
 
 

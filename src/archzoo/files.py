@@ -33,12 +33,14 @@ __all__ = [
     "check_yaml_events",
     "construct_plain",
     "decode_utf8",
+    "entry_syntax_problem",
     "find_bad_scalars",
     "key_path",
     "load_json",
     "load_yaml",
     "read_user_bytes",
     "read_user_text",
+    "read_yaml",
 ]
 
 #: The largest file archzoo reads: a registry entry or a config.json is a few kilobytes.
@@ -498,55 +500,186 @@ def check_nodes(
     find_bad_scalars(root, refuse)
 
 
-def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) -> Any:
-    """A small YAML 1.2 document as Python data, or ``error`` as ``source:line: key: message``.
+#: The loader every YAML document is composed with (libyaml's when installed); the wording of syntax
+#: errors does not depend on it.
+_LOADER: type = YAML12Loader
 
-    Plain YAML only (no tags beyond the core schema's), one document, no duplicate keys, within the
-    depth, size and digit limits above.
+#: A problem found reading a document: (1-based line, key path as `key_path` writes it, message).
+YAMLProblem = tuple[int, str, str]
+
+
+def _terse_syntax_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str]:
+    """A YAML syntax error as ``(line, message)``, as the parser words it (a value typed on the command line,
+    a --config file)."""
+    character = yaml_character_problem(exc, text)
+    if character:
+        return character
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None)
+    what = f"{context}, {problem}" if context else problem
+    return (mark.line + 1 if mark else 1, f"not valid YAML: {what}; check indentation and quoting")
+
+
+def entry_syntax_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str]:
+    """A YAML syntax error as ``(line, what is wrong; how to fix it)`` for a person editing a file by hand (a
+    registry entry), worded the same with or without libyaml."""
+    character = yaml_character_problem(exc, text)
+    if character:
+        return character
+    if _LOADER.__mro__[1] is not yaml.SafeLoader:  # libyaml words its errors differently: re-read with PyYAML's parser
+        try:
+            yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as pure:
+            exc = pure
+    problem = str(getattr(exc, "problem", None) or exc)
+    context = str(getattr(exc, "context", None) or "")
+    mark, context_mark = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+    line = mark.line + 1 if mark else 1
+    if "quoted scalar" in context and context_mark is not None:
+        return (
+            context_mark.line + 1,
+            "YAML syntax error: the quoted value that starts on this line is never closed; add the closing quote",
+        )
+    run_on = _run_on_quote(text, line)
+    if run_on is not None:  # an unclosed quote ends at the next quote in the file, where reading then fails
+        return (
+            run_on,
+            f"YAML syntax error: the quoted value that starts on this line is "
+            f"not closed on it and runs on to the next quote, on line {line}; "
+            "add the closing quote",
+        )
+    if "'\\t'" in problem or "\t" in problem:
+        return (line, "YAML syntax error: a tab character where YAML expects indentation; indent with spaces only")
+    if problem.startswith("mapping values are not allowed"):
+        return (
+            line,
+            "YAML syntax error: unexpected ':' (mapping values are not allowed "
+            "here); indent this key like the keys beside it, or quote a value "
+            "that contains ': '",
+        )
+    if "single document" in context:
+        return (
+            line,
+            "YAML syntax error: a second document ('---'); a registry file "
+            "holds one entry, so split it into one file per entry",
+        )
+    if "block mapping" in context and "found '<block mapping start>'" in problem:
+        return (
+            line,
+            "YAML syntax error: this line is indented less than the key above "
+            "it but more than its parent; indent it like the keys beside it",
+        )
+    if "block mapping" in context and "found '<scalar>'" in problem:
+        return (
+            line,
+            "YAML syntax error: text after a quoted value; a value that starts "
+            "with a quote ends at the closing quote, so quote the whole value",
+        )
+    if context.startswith("while parsing a flow") and context_mark is not None:
+        lines_ = text.splitlines()
+        row_index = min(context_mark.line, len(lines_) - 1)
+        while row_index > 0 and not ("[" in lines_[row_index] or "{" in lines_[row_index]):
+            row_index -= 1  # at the end of the file the mark sits past the opener: walk back to it
+        row = lines_[row_index] if lines_ else ""
+        at = max(("[", "{"), key=row.rfind) if ("[" in row or "{" in row) else ("[" if "sequence" in context else "{")
+        opening, closing = (at, "]" if at == "[" else "}")
+        got = problem.split("got ")[-1].replace("'<stream end>'", "the end of the file")
+        return (
+            row_index + 1,
+            f"YAML syntax error: the '{opening}' that starts on "
+            f"this line is not closed (found {got} "
+            f"on line {line}); add the missing ',' or '{closing}'",
+        )
+    what = f"{context}, {problem}" if context else problem
+    return (line, f"YAML syntax error: {what}; check indentation and quoting")
+
+
+def _run_on_quote(text: str, error_line: int) -> int | None:
+    """The line of a quoted value that spans lines and ends on ``error_line``: most likely an unclosed quote."""
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if token.start_mark.line + 1 > error_line:
+                break
+            if (
+                isinstance(token, yaml.ScalarToken)
+                and token.style in ('"', "'")
+                and token.start_mark.line < token.end_mark.line
+                and token.end_mark.line + 1 == error_line
+            ):
+                return token.start_mark.line + 1
+    except yaml.YAMLError:
+        pass
+    return None
+
+
+def read_yaml(
+    text: str,
+    *,
+    holder: str,
+    syntax: Callable[[yaml.YAMLError, str], tuple[int, str]] = _terse_syntax_problem,
+    root: Callable[[yaml.Node | None], YAMLProblem | None] | None = None,
+    lines: dict[tuple, int] | None = None,
+    texts: dict[tuple, str] | None = None,
+) -> tuple[Any, list[YAMLProblem]]:
+    """The one YAML reader: a small YAML 1.2 document as plain Python data, and every problem that prevents
+    reading it, as ``(data, problems)`` (``data`` is None when there are problems).
+
+    In order, each step only when the ones before it found nothing: a character that is not UTF-8 text (kept
+    by Python as half a surrogate), the depth, size and digit limits (`check_yaml_events`), the syntax (worded
+    by ``syntax``: `entry_syntax_problem` for a file edited by hand), the document as a whole (``root``, given
+    None for an empty document, may refuse it), then every node (`check_nodes`, all its problems, in the
+    order found; ``holder`` names the files in its messages, ``lines`` and ``texts`` receive each key path's
+    line and scalar as written), and last the values' construction.
     """
-
-    def fail(line: int, key: str, message: str) -> ArchzooError:
-        if error is InputError:
-            return InputError(message, source=source, line=line, key=key)
-        return error(f"{source}:{line}: {key + ': ' if key else ''}{message}")
-
     surrogate = re.search(r"[\ud800-\udfff]", text)
     if surrogate:  # a byte that is not UTF-8, kept by Python as half a surrogate (sys.argv, os.environ)
         byte = ord(surrogate.group()) - 0xDC00 if ord(surrogate.group()) >= 0xDC80 else None
         what = f"byte 0x{byte:02x}" if byte is not None and byte >= 0x80 else f"U+{ord(surrogate.group()):04X}"
-        raise fail(
-            text.count("\n", 0, surrogate.start()) + 1, "", f"the {what} is not UTF-8 text; type the value as UTF-8"
-        )
+        line = text.count("\n", 0, surrogate.start()) + 1
+        return None, [(line, "", f"the {what} is not UTF-8 text; type the value as UTF-8")]
     try:
         check_yaml_events(text)
     except InputError as exc:
-        raise fail(exc.line or 1, exc.key, exc.message) from None
+        return None, [(exc.line or 1, exc.key, exc.message)]
     try:
-        node = yaml.compose(text, Loader=YAML12Loader)
+        node = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        character = yaml_character_problem(exc, text)
-        if character:
-            raise fail(character[0], "", character[1]) from None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        context = getattr(exc, "context", None)
-        what = f"{context}, {problem}" if context else problem
-        raise fail(mark.line + 1 if mark else 1, "", f"not valid YAML: {what}; check indentation and quoting") from None
+        line, message = syntax(exc, text)
+        return None, [(line, "", message)]
+    refused = root(node) if root is not None else None
+    if refused is not None:
+        return None, [refused]
     if node is None:
-        return None
-    problems: list[tuple[int, str, str]] = []
-    check_nodes(
-        node,
-        lambda n, key, message: problems.append((n.start_mark.line + 1, key_path(key), message)),
-        holder="configuration files",
-    )
+        return None, []
+    problems: list[YAMLProblem] = []
+
+    def refuse(n: yaml.Node, key: tuple, message: str) -> None:
+        problems.append((n.start_mark.line + 1, key_path(key), message))
+
+    check_nodes(node, refuse, holder=holder, lines=lines, texts=texts)
     if problems:
-        line, key, message = min(problems)
-        raise fail(line, key, message)
+        return None, problems
     try:
-        return construct_plain(node)
+        return construct_plain(node), []
     except InputError as exc:
-        raise fail(exc.line or 1, "", exc.message) from None
+        return None, [(exc.line or 1, "", exc.message)]
+
+
+def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) -> Any:
+    """A small YAML 1.2 document as Python data (`read_yaml`), or ``error`` for its first problem, as
+    ``source:line: key: message``.
+
+    Plain YAML only (no tags beyond the core schema's), one document, no duplicate keys, within the
+    depth, size and digit limits above.
+    """
+    data, problems = read_yaml(text, holder="configuration files")
+    if not problems:
+        return data
+    line, key, message = min(problems)
+    if error is InputError:
+        raise InputError(message, source=source, line=line, key=key)
+    raise error(f"{source}:{line}: {key + ': ' if key else ''}{message}")
 
 
 def construct_plain(node: yaml.Node) -> Any:
