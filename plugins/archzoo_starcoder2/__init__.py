@@ -1,0 +1,342 @@
+"""archzoo plugin: StarCoder2 (BigCode's code models, 3B, 7B and 15B), as transformers 5.23 builds it.
+
+A StarCoder2 layer is a pre-LN decoder layer with LayerNorms that have biases: a LayerNorm, grouped-query
+attention (``q_proj``, ``k_proj``, ``v_proj`` and ``o_proj``, with biases when ``use_bias``), the residual sum, a
+second LayerNorm and a plain feed-forward (``c_fc``, a GELU, ``c_proj``; not gated), again with biases when
+``use_bias``. Positions are rotary: no parameters, and element-wise, so FlopCounterMode counts no FLOPs for them.
+A final LayerNorm closes the stack, and the LM head is tied to the token embedding unless
+``tie_word_embeddings`` is false.
+
+Sliding-window attention (``sliding_window``, 4,096 in the released checkpoints) is a mask on the same score
+products: no parameters, and eager attention computes the full ``N x N`` products, which archzoo counts. The KV
+cache figure is per token as the cache grows; a cache that honours the window stops growing at ``sliding_window``
+tokens, which archzoo's per-token figure does not model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, Self
+
+from pydantic import Field, PositiveInt, model_validator
+
+from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo.architecture import check_activation
+from archzoo.blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat, with_modules
+from archzoo.formula import sym
+from archzoo.hf_config import (
+    DROPOUT,
+    INITIALISATION,
+    NORM_EPSILON,
+    TOKEN_ID,
+    USE_CACHE,
+    HFTable,
+    check_padding_index,
+    hf_reader,
+)
+from archzoo.symbols import declare_symbol, symbol
+
+__version__ = "0.1.0"
+
+#: archzoo's head -> transformers' class (StarCoder2 has no question answering class)
+CLASSES = {
+    "lm": "Starcoder2ForCausalLM",
+    "none": "Starcoder2Model",
+    "sequence_classification": "Starcoder2ForSequenceClassification",
+    "token_classification": "Starcoder2ForTokenClassification",
+}
+
+#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
+
+
+class Starcoder2Config(ArchConfig):
+    """A StarCoder2 decoder; defaults are StarCoder2-3B (Lozhkov et al. 2024), which are also transformers'
+    Starcoder2Config defaults."""
+
+    vocab_size: PositiveInt = Field(49152, description="rows of the token embedding (and of the LM head)")
+    d_model: PositiveInt = Field(3072, description="model width (hidden_size)")
+    n_layers: PositiveInt = Field(30, description="decoder layers (num_hidden_layers)")
+    n_heads: PositiveInt = Field(24, description="query heads (num_attention_heads)")
+    n_kv_heads: PositiveInt = Field(
+        2, description="key/value heads (num_key_value_heads; grouped-query attention); must divide n_heads"
+    )
+    d_head: PositiveInt | None = Field(
+        None, description="width of one head (head_dim; null = d_model // n_heads, rounded down as transformers does)"
+    )
+    d_ff: PositiveInt = Field(12288, description="hidden width of the feed-forward (intermediate_size)")
+    max_positions: PositiveInt = Field(
+        4096, description="context length (max_position_embeddings; rotary positions: no parameters)"
+    )
+    activation: str = Field("gelu_pytorch_tanh", description="activation of the feed-forward (hidden_act)")
+    bias: bool = Field(True, description="biases on every linear of the layers (use_bias)")
+    tie_embeddings: bool = Field(True, description="the LM head shares the token embedding matrix")
+    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
+        "lm",
+        description="lm (Starcoder2ForCausalLM), none (Starcoder2Model), sequence_classification (a bias-free score "
+        "layer on every token, the last non-padding one's kept) or token_classification (a score layer with bias on "
+        "every token): Starcoder2For...",
+    )
+    num_labels: PositiveInt = Field(
+        2, description="outputs of the sequence_classification and token_classification heads (num_labels)"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        check_activation(self.activation)
+        if self.d_head is None and self.n_heads > self.d_model:
+            raise ValueError(
+                f"n_heads: d_model {self.d_model} leaves each of {self.n_heads} heads "
+                f"{self.d_model // self.n_heads} wide; choose at most {self.d_model} heads, or give d_head"
+            )
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(
+                f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {self.n_kv_heads}; "
+                "choose a divisor of n_heads (1 for multi-query attention)"
+            )
+        width = self.d_head or self.d_model // self.n_heads
+        if width % 2:
+            raise ValueError(
+                f"{'d_head' if self.d_head else 'n_heads'}: rotary positions turn pairs of channels, so a head's "
+                f"width must be even, got {width}; choose an even head width"
+            )
+        return self
+
+    @property
+    def head_width(self) -> int:
+        return self.d_head or self.d_model // self.n_heads
+
+
+def build(cfg: Starcoder2Config) -> Block:
+    d = symbol("d", cfg.d_model)
+    V = symbol("V", cfg.vocab_size)
+    L = symbol("L", cfg.n_layers)
+    h = symbol("h", cfg.n_heads)
+    d_h = symbol("d_h", cfg.head_width)
+    inner = d if cfg.d_head is None and cfg.d_model % cfg.n_heads == 0 else h * d_h
+    if cfg.n_kv_heads == cfg.n_heads:
+        h_kv, kv_inner = h, inner
+    else:
+        h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
+        kv_inner = h_kv * d_h
+    attn = attention(
+        "attention",
+        d,
+        inner,
+        kv_inner=kv_inner,
+        bias=cfg.bias,
+        causal=True,
+        heads=h,
+        kv_heads=h_kv,
+        d_head=d_h,
+        description="causal "
+        + ("grouped-query " if cfg.n_kv_heads != cfg.n_heads else "")
+        + "self-attention with rotary positions"
+        + (", biases on every projection" if cfg.bias else ", no biases"),
+    )
+    d_ff = symbol("d_ff", cfg.d_ff)
+    mlp = composite(
+        "mlp",
+        "feed_forward",
+        [linear("fc_in", d, d_ff, bias=cfg.bias), linear("fc_out", d_ff, d, bias=cfg.bias)],
+        f"feed-forward, {cfg.activation}",
+    )
+    layer = composite(
+        "layer",
+        "decoder_layer",
+        [layer_norm("attention_norm", d), attn, layer_norm("mlp_norm", d), mlp],
+        "pre-LN decoder layer: LayerNorm, attention, add; LayerNorm, feed-forward, add",
+    )
+    children = [
+        embedding("token", V, d, role="token", description="token embeddings (embed_tokens)"),
+        repeat(layer, L, name="layers"),
+        layer_norm("final_norm", d),
+    ]
+    if cfg.head == "lm":
+        children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
+    K = LABELS(cfg.num_labels)
+    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
+        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
+    if cfg.head == "token_classification":
+        children.append(linear("score", d, K, description="a label's scores per token"))
+    root = composite("starcoder2", "model", children, "StarCoder2 decoder")
+    return with_modules(root, reference_modules(cfg))
+
+
+def reference_modules(cfg: Starcoder2Config) -> dict[str, tuple[str, ...]]:
+    """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
+    block path -> submodule names, inside a layer relative to the layer."""
+    base = "" if cfg.head == "none" else "model."
+    layer = "starcoder2.layers.layer"
+    return {
+        "starcoder2": ("",),
+        "starcoder2.token": (f"{base}embed_tokens",),
+        "starcoder2.layers": (f"{base}layers",),
+        layer: (f"{base}layers",),
+        f"{layer}.attention_norm": ("input_layernorm",),
+        f"{layer}.attention": ("self_attn",),
+        f"{layer}.attention.q_proj": ("self_attn.q_proj",),
+        f"{layer}.attention.k_proj": ("self_attn.k_proj",),
+        f"{layer}.attention.v_proj": ("self_attn.v_proj",),
+        f"{layer}.attention.out_proj": ("self_attn.o_proj",),
+        f"{layer}.mlp_norm": ("post_attention_layernorm",),
+        f"{layer}.mlp": ("mlp",),
+        f"{layer}.mlp.fc_in": ("mlp.c_fc",),
+        f"{layer}.mlp.fc_out": ("mlp.c_proj",),
+        "starcoder2.final_norm": (f"{base}norm",),
+        "starcoder2.lm_head": ("lm_head",),
+        "starcoder2.score": ("score",),
+    }
+
+
+def reference(cfg: Starcoder2Config) -> Reference:
+    """Starcoder2Model or one of its head classes, built from a Starcoder2Config with the same keys."""
+    labelled = cfg.head in ("sequence_classification", "token_classification")
+    return Reference(
+        library="transformers",
+        target=f"transformers.{CLASSES[cfg.head]}",
+        config_class="transformers.Starcoder2Config",
+        kwargs=dict(
+            vocab_size=cfg.vocab_size,
+            hidden_size=cfg.d_model,
+            num_hidden_layers=cfg.n_layers,
+            num_attention_heads=cfg.n_heads,
+            num_key_value_heads=cfg.n_kv_heads,
+            intermediate_size=cfg.d_ff,
+            max_position_embeddings=cfg.max_positions,
+            hidden_act=cfg.activation,
+            use_bias=cfg.bias,
+            tie_word_embeddings=cfg.tie_embeddings,
+            **({"head_dim": cfg.d_head} if cfg.d_head is not None else {}),
+            **({"num_labels": cfg.num_labels} if labelled else {}),
+        ),
+    )
+
+
+# ---- Hugging Face config.json: Starcoder2Config's keys, as transformers 5.23 defines them -------------------
+
+#: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+
+HF_STARCODER2 = HFTable(
+    model_type="starcoder2",
+    config_class="Starcoder2Config",
+    defaults=dict(
+        vocab_size=49152,
+        hidden_size=3072,
+        intermediate_size=12288,
+        num_hidden_layers=30,
+        num_attention_heads=24,
+        num_key_value_heads=2,
+        hidden_act="gelu_pytorch_tanh",
+        max_position_embeddings=4096,
+        initializer_range=0.018042,
+        norm_epsilon=1e-05,
+        use_cache=True,
+        bos_token_id=50256,
+        eos_token_id=50256,
+        pad_token_id=None,
+        rope_parameters=None,
+        sliding_window=None,
+        attention_dropout=0.0,
+        residual_dropout=0.0,
+        embedding_dropout=0.0,
+        use_bias=True,
+        tie_word_embeddings=True,
+    ),
+    aliases={},
+    read={
+        "vocab_size": "vocab_size",
+        "hidden_size": "d_model",
+        "intermediate_size": "d_ff",
+        "num_hidden_layers": "n_layers",
+        "num_attention_heads": "n_heads",
+        "num_key_value_heads": "n_kv_heads",
+        # not a Starcoder2Config field, but Starcoder2Attention reads it from the configuration when a file sets it
+        "head_dim": "d_head",
+        "hidden_act": "activation",
+        "max_position_embeddings": "max_positions",
+        "use_bias": "bias",
+        "tie_word_embeddings": "tie_embeddings",
+        # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
+        "pad_token_id": "(checked: inside the vocabulary)",
+        # rotary settings change no count; read to refuse a type transformers does not build
+        "rope_parameters": "(checked: a rotary type transformers builds)",
+        "num_labels": "num_labels",
+    },
+    ignored={
+        "attention_dropout": DROPOUT,
+        "residual_dropout": DROPOUT,
+        "embedding_dropout": DROPOUT,
+        "classifier_dropout": DROPOUT,
+        "initializer_range": INITIALISATION,
+        "norm_epsilon": NORM_EPSILON,
+        "use_cache": USE_CACHE,
+        "bos_token_id": TOKEN_ID,
+        "eos_token_id": TOKEN_ID,
+        "sliding_window": "sliding-window attention: a mask on the same score products, so no parameters and the "
+        "same eager FLOPs (archzoo counts the full N x N products, as eager attention computes them)",
+    },
+    refused={},
+    base_class="Starcoder2Model",
+    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
+)
+
+
+def _check_rope(rope: Any) -> None:
+    """Refuse a rotary type transformers does not build (the other rotary settings change no count)."""
+    if rope is None:
+        return
+    if not isinstance(rope, dict):
+        raise ValueError(
+            f'rope_parameters: expected an object such as {{"rope_type": "default"}} or null, got {rope!r:.60}'
+        )
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    if kind not in ROPE_TYPES:
+        raise ValueError(
+            f"rope_parameters: rope_type {kind!r:.60} is not one transformers' Starcoder2Config accepts; expected one "
+            f"of {', '.join(ROPE_TYPES)}"
+        )
+
+
+@hf_reader(HF_STARCODER2)
+def _from_starcoder2(hf: dict[str, Any], model_class: str = "Starcoder2Model") -> dict[str, Any]:
+    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
+    _check_rope(hf["rope_parameters"])
+    return dict(
+        vocab_size=hf["vocab_size"],
+        d_model=hf["hidden_size"],
+        n_layers=hf["num_hidden_layers"],
+        n_heads=hf["num_attention_heads"],
+        n_kv_heads=hf["num_key_value_heads"],
+        d_head=hf.get("head_dim"),
+        d_ff=hf["intermediate_size"],
+        max_positions=hf["max_position_embeddings"],
+        activation=hf["hidden_act"],
+        bias=hf["use_bias"],
+        tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
+    )
+
+
+ARCHITECTURE = Architecture(
+    name="starcoder2",
+    title="StarCoder2",
+    summary="BigCode's code decoder (StarCoder2-3B, 7B, 15B): pre-LN layers with LayerNorms with biases, "
+    "grouped-query attention and a GELU feed-forward with biases, rotary positions, a tied LM head.",
+    citation="Lozhkov et al. StarCoder 2 and The Stack v2: The Next Generation. 2024. arXiv:2402.19173",
+    config_model=Starcoder2Config,
+    build=build,
+    seq_len=lambda cfg: cfg.max_positions,
+    reference=reference,
+)
+
+
+@hookimpl
+def register_architectures(register: Callable[[Architecture], None]) -> None:
+    register(ARCHITECTURE)
+
+
+@hookimpl
+def register_hf_readers(register: Callable[..., None]) -> None:
+    register("starcoder2", _from_starcoder2, architecture="starcoder2")
