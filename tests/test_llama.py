@@ -451,6 +451,15 @@ def test_reference_is_none_where_no_class_builds_the_configuration(host):
         dict(out_bias=True),
         dict(norm="layer_norm_no_affine", mlp_bias=True),
         dict(qkv_bias=True, d_head=40),
-        dict(d_model=2050, d_head=64, mlp_bias=True),
     ):
         assert arch.reference(count(host, **config).config) is None, config
+
+
+@pytest.mark.reference
+def test_heads_that_do_not_divide_the_width_with_feed_forward_biases_are_granite(T, host):
+    # LlamaConfig refuses heads that do not divide hidden_size; Granite reads head_dim as a plain attribute
+    report = count(host, d_model=2050, d_head=64, mlp_bias=True, n_layers=2)
+    ref = report.architecture.reference(report.config)
+    assert ref.target == "transformers.GraniteForCausalLM"
+    model = hf_model(T, "GraniteForCausalLM", T.GraniteConfig(**ref.kwargs))
+    assert report.params == n_params(model)
