@@ -8,7 +8,7 @@ from importlib import metadata
 
 import pytest
 
-from archzoo import Architecture, PluginError, hookimpl
+from archzoo import Architecture, PluginError, hookimpl, hookspecs
 from archzoo.errors import UnknownArchitectureError
 from archzoo.host import PluginHost
 
@@ -118,10 +118,11 @@ def test_misspelt_hook_is_a_problem():
     module = types.ModuleType("typo")
     module.register_architecture = hookimpl(lambda register: None)  # missing the final "s"
     host = PluginHost(extra_plugins={"typo": module}).load()
+    hooks = ", ".join(sorted(n for n in dir(hookspecs) if n.startswith("register_")))  # every hook archzoo defines
+    assert "register_architectures, register_hf_readers" in hooks
     assert [str(p) for p in host.problems] == [
         "plugin 'typo': cannot be registered: implements hook 'register_architecture', which archzoo does not "
-        "define; did you mean 'register_architectures'? archzoo's hooks: register_architectures, register_hf_readers, "
-        "register_registry_dirs"
+        f"define; did you mean 'register_architectures'? archzoo's hooks: {hooks}"
     ]
 
 
@@ -205,6 +206,29 @@ def test_every_hook_has_a_test():
     assert hooks, "no hooks found"
     for name in hooks:
         assert f"def {name}(" in source, f"hook {name} has no plugin implementing it in tests/test_host.py"
+
+
+def test_one_plugins_activation_memory_hook_is_called_alone():
+    calls = []
+
+    def register_activation_memory(register):
+        calls.append("mine")
+
+    def other_activation_memory(register):
+        calls.append("other")
+
+    host = PluginHost(
+        extra_plugins={
+            "mine": _module("mine", register_activation_memory=register_activation_memory),
+            "other": _module("other", register_activation_memory=other_activation_memory),
+        },
+        entry_points=False,
+    ).load()
+    hook = host.plugin_hook("mine", "register_activation_memory")
+    assert hook is not None
+    call_plugin("mine", "register_activation_memory", hook, register=lambda saves: None)
+    assert calls == ["mine"]
+    assert host.plugin_hook("mine", "register_hf_readers") is None  # a hook it does not implement
 
 
 def test_misspelt_plugin_name_in_env_var_is_reported(monkeypatch):
@@ -999,7 +1023,9 @@ def test_a_lookup_imports_only_the_plugin_it_needs(tmp_path):
         import sys
         from archzoo.host import get_host
         host = get_host()
-        before = sorted(m for m in sys.modules if m.startswith("archzoo_") or m in ("pydantic", "importlib.metadata"))
+        before = sorted(
+            m for m in sys.modules if (m.startswith("archzoo_") and "." not in m) or m in ("pydantic", "importlib.metadata")
+        )
         arch = host.hf_model_types()["gpt2"]
         after = sorted(m for m in sys.modules if m.startswith("archzoo_") and "." not in m)
         print(before, after, arch.name, arch.plugin, sorted(host.architectures) == sorted(host.plugins and host.architectures))

@@ -119,6 +119,8 @@ def _warn_problems(host: PluginHost, since: int = 0) -> None:
 def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
     """``--set KEY=VALUE`` pairs as configuration values: each VALUE read as one YAML 1.2 scalar or flow
     value (``12:30`` stays text), each KEY given once."""
+    if not pairs:
+        return {}  # the YAML reader, and yaml with it, is imported only when there is a value to read
     from .errors import InputError
     from .files import key_path, load_yaml
 

@@ -552,7 +552,7 @@ class PluginHost:
         self._loaded = True
         manifest = read_manifest(self.only) if self._use_manifest else None
         environment = environment_key() if self._use_manifest else ""
-        if manifest is not None and manifest.environment == environment:
+        if manifest is not None and environment in manifest.environments:
             # nothing installed or removed since the manifest was written: its entry points are those metadata
             # would list (and each plugin it routes to is still checked when imported)
             candidates = [_Candidate(*fields) for fields in manifest.entry_points]
@@ -563,8 +563,9 @@ class PluginHost:
         self._check_selection(candidates)
         key = self._manifest_key(candidates) if self._use_manifest and not self.problems else None
         if manifest is not None and key == manifest.key and self._from_manifest(manifest, candidates):
-            if manifest.environment != environment:  # the next process need not read the metadata
-                write_manifest(replace(manifest, environment=environment), self.only)
+            # the same entry points in this environment too: the next process started this way reads no metadata
+            others = tuple(e for e in manifest.environments if e != environment)
+            write_manifest(replace(manifest, environments=(environment, *others)), self.only)
             return self
         self._load_all(candidates, key, environment)
         return self
@@ -672,7 +673,7 @@ class PluginHost:
         records = [self._record(name) for name in self._plugins]
         if all(Path(d).is_absolute() for r in records for d in r.registry_dirs):  # a relative one depends on the cwd
             entry_points = [(c.name, c.value, c.dist_name, c.version) for c in candidates]
-            write_manifest(Manifest(key, environment, entry_points, records), self.only)
+            write_manifest(Manifest(key, (environment,), entry_points, records), self.only)
 
     def _ensure(self, names: Iterable[str]) -> None:
         """Import the named plugins the manifest describes, if not yet imported, and check that each registers
@@ -966,6 +967,24 @@ class PluginHost:
             return self._architectures[name]
         except KeyError:
             raise UnknownArchitectureError(name, sorted(self._architecture_names())) from None
+
+    def plugin_hook(self, plugin: str, hook_name: str) -> Callable[..., Any] | None:
+        """The hook ``hook_name`` of the one plugin ``plugin`` (importing that plugin only, if it is not imported
+        yet), to call through `call_plugin`; None when the plugin is not loaded or does not implement the hook.
+
+        What a family knows about its own architectures (``Architecture.plugin`` names the plugin) is asked of
+        that family alone, so that a lookup imports only the plugin it needs; `plugins` imports every one.
+        """
+        self.load()
+        self._ensure([plugin])
+        module = self.pm.get_plugin(plugin)
+        if module is None or plugin not in self._plugins or getattr(self.pm.hook, hook_name, None) is None:
+            return None
+        others = [p for n, p in self.pm.list_name_plugin() if n != plugin]
+        caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
+        if not any(impl.plugin is module for impl in caller.get_hookimpls()):
+            return None
+        return caller
 
     def registry_dirs(self) -> list[Path]:
         self.load()

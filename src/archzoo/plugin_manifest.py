@@ -10,7 +10,9 @@ The manifest is keyed by everything that could change what a plugin registers wi
 to say so: each entry point (name, target, distribution and version), the size and modification time of every
 source file of the package it names (found with ``importlib.util.find_spec``, which imports nothing), archzoo's
 modules that define the plugin interface and the host's checks, the Python version and the ``ARCHZOO_PLUGINS``
-selection; the entry points themselves are reused while no ``sys.path`` folder changed (`environment_key`). Any change there, or a manifest that does
+selection; the entry points themselves are reused while no ``sys.path`` folder changed (`environment_key`: the
+manifest remembers the last few, since ``archzoo``, ``python -m archzoo.cli`` and a script each start with another
+first folder, and each of them once found the same entry points). Any change there, or a manifest that does
 not read back as the exact shape written, means a full load. The host also checks each plugin it imports against
 its manifest record and falls back to a full load on any difference, so a stale manifest never changes an answer.
 
@@ -46,7 +48,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the layout of a manifest changes.
-FORMAT = "archzoo.plugin-manifest/2"
+FORMAT = "archzoo.plugin-manifest/3"
 
 #: A plugin package with more source files than this is not signed (walking it would cost what importing saves):
 #: such a plugin makes every load a full one.
@@ -54,6 +56,10 @@ MAX_SOURCE_FILES = 2_000
 
 #: A manifest larger than this is not read (nine plugins take about 3 kB).
 MAX_MANIFEST_BYTES = 1 << 20
+
+#: The most environments a manifest remembers its entry points for: ``archzoo``, ``python -m archzoo.cli`` and a
+#: script each put another folder first on ``sys.path``, and a user alternates between a few of them.
+MAX_ENVIRONMENTS = 8
 
 _SOURCE_SUFFIXES = (".py", ".pyc", ".so", ".pyd", ".pth")
 
@@ -70,11 +76,11 @@ class PluginRecord:
 
 @dataclass(frozen=True)
 class Manifest:
-    """A full load's outcome: the entry points found (name, target, distribution, version) with the environment
-    they were found in, and each loaded plugin's record, in loading order."""
+    """A full load's outcome: the entry points found (name, target, distribution, version) with the environments
+    (`environment_key`) they were found in, newest first, and each loaded plugin's record, in loading order."""
 
     key: str
-    environment: str
+    environments: tuple[str, ...]
     entry_points: list[tuple[str, str, str, str]]
     records: list[PluginRecord]
 
@@ -230,10 +236,12 @@ def read_manifest(only: Iterable[str] | None) -> Manifest | None:
         data = json.loads(raw)
     except (OSError, RuntimeError, ValueError, RecursionError):
         return None
-    if type(data) is not dict or set(data) != {"format", "key", "environment", "entry_points", "plugins"}:
+    if type(data) is not dict or set(data) != {"format", "key", "environments", "entry_points", "plugins"}:
         return None
-    key, environment, found, items = data["key"], data["environment"], data["entry_points"], data["plugins"]
-    if data["format"] != FORMAT or type(key) is not str or type(environment) is not str:
+    key, environments, found, items = data["key"], _strings(data["environments"]), data["entry_points"], data["plugins"]
+    if data["format"] != FORMAT or type(key) is not str or environments is None:
+        return None
+    if not 0 < len(environments) <= MAX_ENVIRONMENTS:
         return None
     if type(found) is not list or type(items) is not list:
         return None
@@ -242,7 +250,9 @@ def read_manifest(only: Iterable[str] | None) -> Manifest | None:
     names = [r.name for r in records if r is not None]
     if None in records or None in entry_points or len(set(names)) != len(names):
         return None
-    return Manifest(key, environment, [e for e in entry_points if e is not None], [r for r in records if r is not None])
+    return Manifest(
+        key, environments, [e for e in entry_points if e is not None], [r for r in records if r is not None]
+    )
 
 
 def write_manifest(manifest: Manifest, only: Iterable[str] | None) -> None:
@@ -253,7 +263,7 @@ def write_manifest(manifest: Manifest, only: Iterable[str] | None) -> None:
     data = {
         "format": FORMAT,
         "key": manifest.key,
-        "environment": manifest.environment,
+        "environments": list(manifest.environments[:MAX_ENVIRONMENTS]),
         "entry_points": [list(e) for e in manifest.entry_points],
         "plugins": [
             {
