@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import os
 import pkgutil
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 import archzoo.errors
 import archzoo.registry
 from archzoo.errors import RegistryError
+from archzoo.folders import remove_dead_staging, start_staging, swap_into_place
 from archzoo.host import PluginHost
 from archzoo.registry import SharedReports, counts, find_model, load_registry
 from archzoo.registry.counts import configuration_key
@@ -180,3 +183,49 @@ def test_a_failing_build_is_not_kept(host, monkeypatch):
         with pytest.raises(archzoo.errors.ArchzooError):
             shared.report(arch, config)
     assert len(calls) == 2 and len(shared) == 0
+
+
+# ---- the one atomic folder writer (`archzoo.folders`), which the site build's swap is to use -------------
+
+
+def test_a_staged_folder_replaces_the_previous_one_whole(tmp_path):
+    target = tmp_path / "site"
+    target.mkdir()
+    (target / "old.html").write_text("old", encoding="utf-8")
+    staging, owner = start_staging(target, ("site", "tmp"))
+    try:
+        assert staging.parent == tmp_path and staging.name.startswith(".site.building-")
+        (staging / "site" / "new.html").write_text("new", encoding="utf-8")
+        remove_dead_staging(tmp_path)  # its writer holds the lock: left alone
+        assert staging.is_dir()
+        swap_into_place(staging, "site", target)
+        assert sorted(p.name for p in target.iterdir()) == ["new.html"]
+        assert (staging / "previous" / "old.html").read_text(encoding="utf-8") == "old"
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        os.close(owner)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_a_writer_killed_mid_swap_gets_the_previous_folder_back(tmp_path):
+    target = tmp_path / "site"
+    target.mkdir()
+    (target / "old.html").write_text("old", encoding="utf-8")
+    staging, owner = start_staging(target, ("site",))
+    os.replace(target, staging / "previous")  # the first rename of the swap, then the writer dies
+    os.close(owner)
+    remove_dead_staging(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert (target / "old.html").read_text(encoding="utf-8") == "old"
+
+
+def test_the_registry_reads_yaml_only_through_the_one_reader():
+    """`archzoo.files.read_yaml` is the one YAML reader: the registry's reading room composes nothing itself."""
+    tree = ast.parse((PACKAGE / "reading.py").read_text(encoding="utf-8"))
+    called = {
+        node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+    }
+    assert "read_yaml" in called
+    assert not called & {"compose", "check_yaml_events", "check_nodes", "construct_plain", "safe_load", "load"}
