@@ -313,7 +313,8 @@ def test_decode_beyond_the_window_counts_every_cached_token(host, arch):
 @pytest.mark.parametrize("arch", ["gemma2", "gemma3"])
 def test_kv_cache_is_what_transformers_cache_holds_within_the_window(T, host, arch):
     """The KV cache per token times N equals the elements transformers' DynamicCache holds after a forward pass
-    of N <= W - 1 tokens; past it the sliding layers hold W - 1 tokens, the difference archzoo's docstring states."""
+    of N <= W - 1 tokens; past it the sliding layers keep W - 1 tokens between steps, the difference archzoo's
+    docstring states."""
     import torch
 
     cfg, ref = _generation_ref(host, arch)
@@ -360,13 +361,14 @@ def test_layer_runs_follow_the_pattern(host):
 # ---- config.json: what is read, converted or refused ----------------------------------------------------
 
 
-def test_the_vision_model_type_is_refused_saying_what_is_counted(tmp_path, capsys):
-    """gemma3 (Gemma3ForConditionalGeneration) is refused in one line naming gemma3_text, the type archzoo counts."""
+def test_the_vision_model_type_is_refused_naming_the_text_type(tmp_path, capsys):
+    """gemma3 (Gemma3ForConditionalGeneration: a vision tower around the text model) is refused in one line, which
+    names gemma3_text, the type archzoo counts."""
     path = _write(tmp_path, {"model_type": "gemma3", "text_config": {"hidden_size": 2560}})
     assert main(["count", "--hf-config", str(path)]) != 0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
-    assert str(path) in err and "gemma3_text" in err and "vision" in err
+    assert str(path) in err and "'gemma3' is not supported" in err and "gemma3_text" in err
 
 
 @pytest.mark.parametrize(

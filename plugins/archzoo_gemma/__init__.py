@@ -17,16 +17,19 @@ one kind is a plain `repeat`, whose layer's blocks are checked one by one agains
 runs only the stack as a whole is, as the kit maps a run's copies to the first indices of the module list).
 
 What archzoo counts for the KV cache and decode step: every layer caches every token, ``2 h_kv d_h`` elements per
-token per layer. transformers' ``DynamicCache`` keeps at most ``sliding_window - 1`` tokens in a sliding layer, so
-the figures are exact for contexts up to the window (``N <= W``), which is why a report's default ``N`` is the
-window (or the context length, if shorter); beyond it a sliding layer caches ``W - 1`` tokens and its decode step
-attends to ``W`` keys, and archzoo's KV cache and decode FLOPs are larger than transformers' by the sliding run's
-share. Parameters, forward, training and prefill FLOPs are exact at every ``N``.
+token per layer. transformers' ``DynamicCache`` keeps at most ``W - 1`` tokens in a sliding layer between steps
+(``W`` the window), ``W`` while the step reading a new token runs, and that step attends to ``W`` keys. So the KV
+cache archzoo gives for ``N`` tokens is the one the step reading token ``N`` holds, and its decode FLOPs are
+transformers', for ``N <= W``, which is why a report's default ``N`` is the window (or the context length, if
+shorter); beyond it archzoo's KV cache and decode FLOPs exceed transformers' by the sliding layers' ``N - W``
+dropped tokens. Parameters, forward, training and prefill FLOPs are exact at every ``N``.
 
 Gemma 3's 4B, 12B and 27B are released as ``gemma3`` (``Gemma3ForConditionalGeneration``: a SigLIP vision tower,
 a projector and this text model). archzoo counts the text model (``gemma3_text``: ``Gemma3TextModel``,
-``Gemma3ForCausalLM``, ``Gemma3TextForSequenceClassification``) exactly and refuses a ``gemma3`` file, saying so:
-its FLOPs depend on the images in the prompt, which a count over ``N`` text tokens cannot state.
+``Gemma3ForCausalLM``, ``Gemma3TextForSequenceClassification``) exactly, and not the whole model: its FLOPs depend on
+the images in the prompt, which a count over ``N`` text tokens cannot state. A ``gemma3`` config.json is refused as a
+type archzoo does not read (the message lists ``gemma3_text``); its ``text_config``, saved with ``"model_type":
+"gemma3_text"``, is what archzoo counts.
 """
 
 from __future__ import annotations
@@ -569,16 +572,6 @@ def _from_gemma3_text(hf: dict[str, Any], model_class: str = "Gemma3TextModel") 
     return dict(read, sliding_window_pattern=hf.get("sliding_window_pattern", 6), qk_norm=True)
 
 
-def _refuse_gemma3(hf: dict[str, Any]) -> dict[str, Any]:
-    """``gemma3`` (Gemma3ForConditionalGeneration) is refused, saying what archzoo counts instead."""
-    raise ValueError(
-        "model_type: 'gemma3' is Gemma3ForConditionalGeneration, a SigLIP vision tower and projector around the "
-        "Gemma 3 text model, whose FLOPs depend on the images in the prompt, which a count over N text tokens "
-        "cannot state; archzoo counts the text model exactly: save the file's text_config as a config.json with "
-        '"model_type": "gemma3_text" (Gemma3TextModel, Gemma3ForCausalLM) and count that'
-    )
-
-
 ARCHITECTURE = Architecture(
     name="gemma2",
     title="Gemma 2",
@@ -618,4 +611,3 @@ def register_architectures(register: Callable[[Architecture], None]) -> None:
 def register_hf_readers(register: Callable[..., None]) -> None:
     register("gemma2", _from_gemma2, architecture="gemma2")
     register("gemma3_text", _from_gemma3_text, architecture="gemma3")
-    register("gemma3", _refuse_gemma3, architecture="gemma3")
