@@ -6,6 +6,8 @@ import ast
 import os
 import pkgutil
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -229,3 +231,15 @@ def test_the_registry_reads_yaml_only_through_the_one_reader():
     }
     assert "read_yaml" in called
     assert not called & {"compose", "check_yaml_events", "check_nodes", "construct_plain", "safe_load", "load"}
+
+
+def test_counting_a_configuration_imports_no_registry_room():
+    """`archzoo count` names no registry entry: neither the entry schema nor the index is imported for it."""
+    code = (
+        "import sys\n"
+        "from archzoo.cli import main\n"
+        "assert main(['count', 'gpt', '--json']) == 0\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('archzoo.registry', 'archzoo.site'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
