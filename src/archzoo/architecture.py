@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .blocks import ACTIVATIONS, Block
-from .errors import ConfigError
+from .errors import ArchzooError, ConfigError
 from .plugin_guard import call_plugin
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "describe_validation_error",
     "parse_config",
     "size_text",
+    "validate_config",
 ]
 
 SLUG = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
@@ -46,7 +47,9 @@ class ArchConfig(BaseModel):
     strictly typed (``true`` is not a layer count, ``"768"`` is not a width), and no integer exceeds
     `MAX_SIZE`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # defer_build: a plugin's configuration models are built when first used, not when it is imported, so that a
+    # lookup builds the one it validates (pydantic's schema building is most of a plugin's import)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -124,7 +127,7 @@ class Reference(BaseModel):
     on the meta device.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # built when a reference is asked for
 
     library: Literal["torch", "transformers", "timm", "archzoo"]
     target: str
@@ -216,23 +219,49 @@ class Architecture(BaseModel):
         return rows
 
 
-def describe_validation_error(exc: ValidationError, source: str, model: type[BaseModel]) -> list[str]:
-    """One line per problem: ``source: key: what is wrong (expected ..., got ...); how to fix it``."""
+def _problems(exc: ValidationError, model: type[BaseModel]) -> list[tuple[str, str]]:
+    """``(key, what is wrong and how to fix it)`` for each of pydantic's errors (key empty for the whole model)."""
+    # the wording module reads files' key paths (and with them yaml): imported when a configuration is refused
     from .validation import describe_error
 
-    lines = []
-    for err in exc.errors():
-        key, message = describe_error(err, model)
-        lines.append(f"{source}: {key}: {message}" if key else f"{source}: {message}")
-    return lines
+    return [describe_error(err, model) for err in exc.errors()]
 
 
-def parse_config(arch: Architecture, data: dict[str, Any], source: str = "config") -> ArchConfig:
-    """Validate ``data`` against the architecture's config model, or raise a `ConfigError` naming every key."""
+def describe_validation_error(exc: ValidationError, source: str, model: type[BaseModel]) -> list[str]:
+    """One line per problem: ``source: key: what is wrong (expected ..., got ...); how to fix it``."""
+    return [f"{source}: {key}: {message}" if key else f"{source}: {message}" for key, message in _problems(exc, model)]
+
+
+def validate_config(arch: Architecture, data: Mapping[str, Any]) -> ArchConfig:
+    """``data`` validated by the architecture's configuration model, through the plugin guard: a pydantic
+    ``ValidationError`` propagates, for callers that word it by their own sources (`parse_config`, the registry's
+    line numbers); anything else the model raises is a `PluginError` naming the plugin."""
+    return call_plugin(
+        arch.plugin,
+        "its configuration model",
+        arch.config_model.model_validate,
+        data,
+        expected=(ValidationError,),
+    )
+
+
+def parse_config(
+    arch: Architecture,
+    data: Mapping[str, Any],
+    source: str = "config",
+    *,
+    error: type[ArchzooError] = ConfigError,
+    locate: Callable[[str], str] | None = None,
+) -> ArchConfig:
+    """Validate ``data`` against the architecture's config model (`validate_config`), or raise ``error`` (a
+    `ConfigError` unless the caller reads another kind of input) with one line per problem: ``WHERE: what is wrong
+    (expected ..., got ...); how to fix it``. WHERE is ``source: key`` (``source`` for a problem of no key), or
+    ``locate(key)`` when the caller knows better where a key came from (a config.json's own key, a ``--set``)."""
     try:
-        return call_plugin(
-            arch.plugin, "its configuration model", arch.config_model.model_validate, data, expected=(ValidationError,)
-        )
+        return validate_config(arch, data)
     except ValidationError as exc:
-        lines = describe_validation_error(exc, source, arch.config_model)
-        raise ConfigError("\n".join(lines)) from None
+        if locate is None:
+            lines = describe_validation_error(exc, source, arch.config_model)
+        else:
+            lines = [f"{locate(key)}: {message}" for key, message in _problems(exc, arch.config_model)]
+        raise error("\n".join(lines)) from None

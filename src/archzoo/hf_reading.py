@@ -23,12 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
-from . import hf_keys_read
-from .architecture import ArchConfig, Architecture
+from .architecture import ArchConfig, Architecture, parse_config
 from .errors import HFConfigError, closest
 from .files import load_json, read_user_text
 from .hf_vocabulary import (
@@ -41,7 +39,6 @@ from .hf_vocabulary import (
 )
 from .host import PluginHost, get_host
 from .plugin_guard import call_plugin
-from .validation import describe_error
 
 __all__ = [
     "DOC_END",
@@ -53,6 +50,14 @@ __all__ = [
     "read_hf_config",
     "update_methodology_page",
 ]
+
+
+def _derived() -> ModuleType:
+    """`archzoo.hf_keys_read` (what each transformers module reads, a few thousand names), imported on first need: a
+    file whose every key its type's table names, as most published files, never needs it."""
+    from . import hf_keys_read
+
+    return hf_keys_read
 
 
 # ---- what a reading records ---------------------------------------------------------------------------
@@ -266,10 +271,11 @@ def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> dict[str, str]:
 
 def _reader_of(model_type: str, key: str) -> str | None:
     """The first transformers module of the type's code that reads ``key`` from its config (`hf_keys_read`)."""
-    scope = hf_keys_read.MODEL_SCOPE[model_type] + hf_keys_read.CONFIG_SCOPE[model_type]
+    derived = _derived()
+    scope = derived.MODEL_SCOPE[model_type] + derived.CONFIG_SCOPE[model_type]
     for module in scope:
-        patterns = hf_keys_read.READ_PATTERNS.get(module, frozenset())
-        if key in hf_keys_read.READS[module] or any(fnmatchcase(key, p) for p in patterns):
+        patterns = derived.READ_PATTERNS.get(module, frozenset())
+        if key in derived.READS[module] or any(fnmatchcase(key, p) for p in patterns):
             return module
     return None
 
@@ -286,8 +292,9 @@ def _plain_attributes(path: Path, unknown: list[str], table: HFTable) -> dict[st
     derived (a third-party plugin's), every such key is refused, as archzoo cannot tell."""
     if not unknown:
         return {}
+    derived = _derived()
     model_type = table.model_type
-    if model_type not in hf_keys_read.MODEL_SCOPE:
+    if model_type not in derived.MODEL_SCOPE:
         first = unknown[0]
         known = sorted(set(table.defaults) | set(table.aliases) | set(table.read) | set(COMMON_KEYS))
         near = closest(first, known)
@@ -300,13 +307,11 @@ def _plain_attributes(path: Path, unknown: list[str], table: HFTable) -> dict[st
             f"changes the model, so it refuses rather than guess; remove the key if it does not"
             f"{more}"
         )
-    modeling = _module_name(hf_keys_read.MODEL_SCOPE[model_type][0])
+    modeling = _module_name(derived.MODEL_SCOPE[model_type][0])
     fields = sorted(set(table.defaults) | set(table.aliases))
     plain: dict[str, str] = {}
     for key in unknown:
-        defined = next(
-            (m for m in hf_keys_read.CONFIG_SCOPE[model_type] if key in hf_keys_read.MEMBERS.get(m, ())), None
-        )
+        defined = next((m for m in derived.CONFIG_SCOPE[model_type] if key in derived.MEMBERS.get(m, ())), None)
         if defined is not None:
             raise HFConfigError(
                 f"{path}: {_key_text(key)}: names a method, property or class variable of transformers "
@@ -546,7 +551,8 @@ def _check_rope_factors(path: Path, data: Mapping[str, Any], table: HFTable, rop
 
 def _model_code_reads(model_type: str, key: str) -> bool:
     """Whether the type's modeling code (not its configuration code) reads ``key``; True when not derived."""
-    if model_type not in hf_keys_read.MODEL_SCOPE:
+    derived = _derived()
+    if model_type not in derived.MODEL_SCOPE:
         return True
     reader = _reader_of(model_type, key)
     return reader is not None and not reader.startswith("config:")
@@ -770,26 +776,16 @@ def _validate(
     model_class: str,
 ) -> ArchConfig:
     """The archzoo configuration; each problem names the file key (or ``--set`` key) it came from."""
-    try:
-        return call_plugin(
-            arch.plugin,
-            "its configuration model",
-            arch.config_model.model_validate,
-            values,
-            expected=(ValidationError,),
-        )
-    except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            key, message = describe_error(err, arch.config_model)
-            top = key.split(".")[0].split("[")[0]
-            if top in overrides:
-                lines.append(f"--set {key}: {message}")
-            elif top in origin:
-                lines.append(f"{path}: {origin[top]}, read as {key}: {message}")
-            else:
-                lines.append(f"{path} (as {arch.name} {model_class}): {key + ': ' if key else ''}{message}")
-        raise HFConfigError("\n".join(lines)) from None
+
+    def locate(key: str) -> str:
+        top = key.split(".")[0].split("[")[0]
+        if top in overrides:
+            return f"--set {key}"
+        if top in origin:
+            return f"{path}: {origin[top]}, read as {key}"
+        return f"{path} (as {arch.name} {model_class})" + (f": {key}" if key else "")
+
+    return parse_config(arch, values, error=HFConfigError, locate=locate)
 
 
 def _read_untabled(
