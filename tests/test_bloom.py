@@ -325,3 +325,50 @@ def test_plugin_passes_check_plugin(host):
     from archzoo.testing import check_plugin
 
     assert check_plugin("bloom") == []
+
+
+# ---- activation memory: what autograd saves for backward ---------------------------------------------------
+
+#: (dtype, attention, recompute, device); BloomAttention has no SDPA path: asked for it, transformers runs eager
+ACTIVATION_CASES = [
+    ("fp32", "eager", False, "meta"),
+    ("bf16", "eager", False, "meta"),
+    ("bf16", "eager", False, "cpu"),
+    ("bf16", "fused", False, "cpu"),
+    ("bf16", "eager", True, "meta"),
+]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("dtype, attention, recompute, device", ACTIVATION_CASES)
+def test_activation_formula_is_what_autograd_saves(seed, dtype, attention, recompute, device):
+    """The bloom plugin's activation formula (archzoo_bloom.activation) against torch's saved-tensor hooks on
+    transformers' BLOOM classes, in total and block by block."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    rng = random.Random(seed)
+    heads = rng.choice([2, 4])
+    config = dict(
+        vocab_size=rng.choice([64, 97]), d_model=heads * rng.choice([4, 6]), n_layers=rng.choice([1, 2, 3]),
+        n_heads=heads, head=rng.choice(["lm", "none"]),
+    )  # fmt: skip
+    layers = ("transformer.h",) if config["head"] == "lm" else ("h",)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_activation_memory_matches(
+            "bloom", config, 5 + 4 * seed, dtype=dtype, attention=attention, recompute=layers if recompute else (),
+            device=device,
+        )  # fmt: skip
+
+
+def test_korthikanti_plus_the_named_gap_is_the_exact_bloom_layer():
+    from archzoo.formula import total
+    from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
+
+    arch = host_with("bloom").architecture("bloom")
+    report = make_report(arch, parse_config(arch, dict(d_model=24, n_heads=4, n_layers=2)), 11)
+    layer = activation_formula(report, dtype="bf16").per_copy["bloom.layers.layer"]
+    gap = {t.name: t.bytes for t in korthikanti_gap(report)}
+    assert (korthikanti_layer_bytes(report) + total(gap.values()) - layer).is_zero()
+    # the fused QKV output held whole: 6 bytes a token and channel for Q, 2 + 2 for the copies of K and V
+    assert gap["fused QKV output held"].evaluate(N=11) == (6 + 2 + 2 - 3 * 2) * 11 * 24

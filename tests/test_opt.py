@@ -431,3 +431,77 @@ def test_plugin_passes_check_plugin(host):
     from archzoo.testing import check_plugin
 
     assert check_plugin("opt") == []
+
+
+# ---- activation memory: what autograd saves for backward ---------------------------------------------------
+
+#: (dtype, attention, recompute, device): fused attention is SDPA's flash kernel, which the CPU runs
+ACTIVATION_CASES = [
+    ("fp32", "eager", False, "meta"),
+    ("bf16", "eager", False, "meta"),
+    ("bf16", "eager", False, "cpu"),
+    ("bf16", "fused", False, "cpu"),
+    ("bf16", "eager", True, "meta"),
+]
+
+
+def _activation_config(seed: int) -> dict[str, Any]:
+    """A small random OPT: ReLU (OPT's own) or a GELU, pre- or post-LN, with or without biases and affine norms,
+    embeddings narrower than the model (project_in and project_out, as OPT-350M's) or not, the base model or the
+    causal LM."""
+    rng = random.Random(seed)
+    heads = rng.choice([2, 4])
+    return dict(
+        vocab_size=rng.choice([64, 97]), max_positions=32, d_model=heads * rng.choice([4, 6]),
+        n_layers=rng.choice([1, 2, 3]), n_heads=heads, d_ff=rng.choice([24, 40]),
+        activation=rng.choice(["relu", "relu", "gelu", "gelu_new"]), pre_norm=rng.choice([True, False]),
+        bias=rng.choice([True, False]), norm_affine=rng.choice([True, False]), head=rng.choice(["lm", "none"]),
+        d_embed=rng.choice([None, 8]),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [6, 3, 14])  # post-LN projected ReLU LM; pre-LN ReLU LM; projected GELU base
+@pytest.mark.parametrize("dtype, attention, recompute, device", ACTIVATION_CASES)
+def test_activation_formula_is_what_autograd_saves(seed, dtype, attention, recompute, device):
+    """The opt plugin's activation formula (archzoo_opt.activation) against torch's saved-tensor hooks on
+    transformers' OPT classes, in total and block by block."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = _activation_config(seed)
+    layers = ("model.decoder.layers",) if config["head"] == "lm" else ("decoder.layers",)
+    assert_activation_memory_matches(
+        "opt", config, 5 + seed, dtype=dtype, attention=attention, recompute=layers if recompute else (),
+        device=device,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_korthikanti_plus_the_named_gap_is_the_exact_opt_layer(activation):
+    from archzoo.formula import total
+    from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
+
+    report = make_report(
+        host_with("opt").architecture("opt"),
+        parse_config(
+            host_with("opt").architecture("opt"),
+            dict(d_model=24, n_heads=4, n_layers=2, d_ff=40, activation=activation),
+        ),
+        11,
+    )
+    layer = activation_formula(report, dtype="bf16").per_copy["opt.layers.layer"]
+    assert (korthikanti_layer_bytes(report) + total(t.bytes for t in korthikanti_gap(report)) - layer).is_zero()
+    names = [t.name for t in korthikanti_gap(report)]
+    assert ("ReLU output shared" in names) == (activation == "relu")
+
+
+def test_activation_memory_of_a_class_the_formula_does_not_know_is_refused():
+    from archzoo.memory import UnsupportedActivationMemory, activation_formula
+
+    arch = host_with("opt").architecture("opt")
+    report = make_report(
+        arch, parse_config(arch, dict(d_model=16, n_heads=2, n_layers=1, d_ff=24, head="question_answering"))
+    )
+    with pytest.raises(
+        UnsupportedActivationMemory, match=r"^opt: this configuration is built by transformers\.OPTForQuestionAnswering"
+    ):
+        activation_formula(report)

@@ -320,8 +320,8 @@ def test_check_plugin_names_each_malformed_part():
 
     assert check_plugin(_plugin(register_architecture=register_architecture)) == [
         "cannot be registered: implements hook 'register_architecture', which archzoo does not define; did you "
-        "mean 'register_architectures'? archzoo's hooks: register_architectures, register_hf_readers, "
-        "register_registry_dirs"
+        "mean 'register_architectures'? archzoo's hooks: register_activation_memory, register_architectures, "
+        "register_hf_readers, register_registry_dirs"
     ]
 
     def register_architectures(register):  # no @hookimpl

@@ -43,6 +43,9 @@ from archzoo.hf_config import (
 )
 from archzoo.symbols import declare_symbol, symbol
 
+# the hook by which this plugin states what its layers save for backward
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 
@@ -90,7 +93,7 @@ class BloomConfig(ArchConfig):
         return self
 
 
-def _fused_attention(d: Poly, cached: bool = True) -> Block:
+def _fused_attention(d: Poly, heads: Poly, cached: bool = True) -> Block:
     """Causal self-attention whose query, key and value come from one d -> 3d linear with bias; ``cached``: its
     keys and values are kept between calls (BloomForQuestionAnswering passes no cache to its base model)."""
     split = attention("attention", d, d, causal=True)  # for its attention products and its KV cache
@@ -105,6 +108,7 @@ def _fused_attention(d: Poly, cached: bool = True) -> Block:
         ],
         "causal self-attention with ALiBi positions; query, key and value from one fused linear",
     )
+    fused = replace(fused, heads=heads)  # the head layout on the tree, for readers such as activation memory
     return replace(fused, kv_cache=split.kv_cache) if cached else fused
 
 
@@ -117,7 +121,7 @@ def build(cfg: BloomConfig) -> Block:
         "decoder_layer",
         [
             layer_norm("attention_norm", d),
-            _fused_attention(d, cached=cfg.head != "question_answering"),
+            _fused_attention(d, symbol("h", cfg.n_heads), cached=cfg.head != "question_answering"),
             layer_norm("mlp_norm", d),
             feed_forward("mlp", d, 4 * d, activation="gelu_new", description="feed-forward, GELU (tanh approximation)"),
         ],

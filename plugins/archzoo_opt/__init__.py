@@ -43,6 +43,9 @@ from archzoo.hf_config import (
 )
 from archzoo.symbols import declare_symbol, symbol
 
+# the hook by which this plugin states what its layers save for backward
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 #: The one symbol only this plugin's formulas use (the shared ones are archzoo.symbols.symbol's).
@@ -136,7 +139,7 @@ def build(cfg: OptConfig) -> Block:
     width = EMBEDDING_WIDTH(cfg.d_embed) if cfg.projects and cfg.d_embed is not None else d
 
     attention_norm = _norm("attention_norm", d, cfg)
-    self_attention = attention("attention", d, d, bias=cfg.bias, causal=True)
+    self_attention = attention("attention", d, d, bias=cfg.bias, causal=True, heads=symbol("h", cfg.n_heads))
     mlp_norm = _norm("mlp_norm", d, cfg)
     mlp = feed_forward("mlp", d, d_ff, activation=cfg.activation, bias=cfg.bias)
     if cfg.pre_norm:

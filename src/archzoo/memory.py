@@ -35,7 +35,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .architecture import Reference
@@ -389,10 +389,15 @@ def _terms(
     layer = child(root, "layers").children[0]
     attention_block = next(c for c in layer.children if c.kind == "self_attention")
     ff = next(c for c in layer.children if c.kind == "feed_forward")
-    q_proj = child(attention_block, "q_proj")
-    if q_proj.d_in is None:
-        raise UnsupportedActivationMemory(f"{report.architecture.name}: {q_proj.name} records no input width (d_in)")
-    d = q_proj.d_in
+    names = [c.name for c in attention_block.children]
+    # the query projection, or the fused one that computes it (its input width is d); keys and values at the
+    # query width where no projection of their own says otherwise
+    q_proj = child(attention_block, "q_proj" if "q_proj" in names else "out_proj")
+    first = next((c for c in attention_block.children if c.d_in is not None), None)
+    if first is None:
+        raise UnsupportedActivationMemory(f"{report.architecture.name}: its attention records no input width (d_in)")
+    d = first.d_in
+    assert d is not None
     b = const(DTYPE_BYTES[dtype])
     return SavedTerms(
         root=root,
@@ -409,9 +414,10 @@ def _terms(
         d=d,
         h=heads_of(root, attention_block, report.config),
         inner=over(q_proj.approx, d),
-        kv=over(child(attention_block, "k_proj").approx, d),
+        kv=over(child(attention_block, "k_proj" if "k_proj" in names else q_proj.name).approx, d),
         d_ff=over(child(ff, "fc_in").approx, d),
         activation=ff.activation,
+        activation_elements={**ACTIVATION_SAVES, **saves.activations}.get(ff.activation, 0),
     )
 
 
@@ -444,13 +450,14 @@ def activation_formula(
             "fused attention is SDPA's flash kernel, which the CPU runs; on the meta device SDPA falls back to its "
             "math path, which saves the h·N² probabilities like eager attention: use device='cpu'"
         )
-    terms = replace(terms, activation_elements=activations[terms.activation])
     root, layer, b = terms.root, terms.layer, terms.b
     layers_block = child(root, "layers")
     L = layers_block.repeat
     assert L is not None
     lp = f"{root.name}.layers.layer"
-    per = {f"{lp}.{path}": poly for path, poly in saves.layer(terms).items()}
+    layer_parts = saves.layer(terms)
+    own = layer_parts.pop("", const(0))  # what the layer's own modules save, outside every block of it
+    per = {f"{lp}.{path}": poly for path, poly in layer_parts.items()}
     for part in layer.children:
         if part.kind in NORM_KINDS:
             per[f"{lp}.{part.name}"] = saves.norm(terms)
@@ -459,6 +466,8 @@ def activation_formula(
         per[lp] = b * terms.Nd
     else:
         per[lp] = total(per[f"{lp}.{part.name}"] for part in layer.children)
+        if not own.is_zero():
+            per[lp] = per[lp] + own
     blocks: dict[str, Poly] = {}
     shared = saves.stack(terms)
     if L.evaluate() == 1 and not shared.is_zero():  # one layer saves it: the layer's (its attention's) own
@@ -498,7 +507,8 @@ def activation_formula(
         "each storage counted once, parameters and buffers excluded",
         {
             "eager": "eager attention: the h·N² probabilities are saved",
-            "fused": "fused attention (SDPA's flash kernel): no h·N² tensor, a log-sum-exp per query and head",
+            "fused": saves.fused_note
+            or "fused attention (SDPA's flash kernel): no h·N² tensor, a log-sum-exp per query and head",
         }[attention],
         *(
             ["full recomputation: only each layer's input is saved (a layer's activations live again in backward)"]

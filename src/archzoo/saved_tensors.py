@@ -186,12 +186,14 @@ class ActivationSaves:
 
     ``activations`` maps each activation the formula knows to the d_ff-wide tensors it saves besides the linear
     layers' inputs. ``layer`` gives the bytes of one layer's blocks other than its norms (by path below the
-    layer: ``attention``, ``mlp``, ``attention.q_proj``); ``norm`` what each normalisation saves (default a
+    layer: ``attention``, ``mlp``, ``attention.q_proj``; ``""`` for what modules of the layer that no block
+    maps save, such as an activation module beside the feed-forward's linears); ``norm`` what each normalisation saves (default a
     LayerNorm's); ``stack`` what the stack of layers saves once for all of them (a rotary table; ``recompute``
     says whether layers are recomputed); ``outside`` the blocks outside the layers, by path below the root
     (``token``, ``embeddings.segment``: a composite's parts it does not name save nothing, a top-level block it
     does not name is refused); ``gap`` the terms after the dropout ones that take Korthikanti et al.'s layer to
-    this one (`archzoo.memory.korthikanti_gap`)."""
+    this one (`archzoo.memory.korthikanti_gap`). ``fused_note`` replaces the fused-attention assumption for
+    classes that have no SDPA path (transformers then runs their eager attention)."""
 
     architecture: str
     classes: tuple[str, ...]
@@ -200,6 +202,7 @@ class ActivationSaves:
     outside: Callable[[SavedTerms], dict[str, Poly]]
     gap: Callable[[SavedTerms], list[GapTerm | None]]
     norm: Callable[[SavedTerms], Poly] = SavedTerms.layer_norm
+    fused_note: str = ""  # what "fused attention" means for these classes, where it is not SDPA's flash kernel
     stack: Callable[[SavedTerms], Poly] = lambda terms: const(0)
 
 

@@ -36,13 +36,14 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import hookspecs
 from .architecture import ArchConfig, Architecture, Reference, describe_validation_error, parse_config
 from .block_match import BlockCheck, compare_blocks, outermost
 from .errors import ArchzooError
 from .host import BUILTIN_DISTRIBUTION, ENTRY_POINT_GROUP, PluginHost, build_blocks, call_plugin, get_host
+from .memory import activation_formula, measure_activations
 from .reference import build_reference, reference_flops
 from .report import make_report
 from .verification import block_table
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_SEQ_LENS",
     "KIT_INSTALL_HINT",
+    "assert_activation_memory_matches",
     "assert_blocks_match_modules",
     "assert_matches_reference",
     "check_plugin",
@@ -264,6 +266,45 @@ def _module_flops(counts: dict[str, int], root_name: str, module: str) -> int:
     pattern = re.compile(re.escape(f"{root_name}.{module}").replace(re.escape("<i>"), r"\d+") + r"(\..+)?$")
     found = [name for name in counts if pattern.match(name)]
     return sum(counts[n] for n in found if not any(o != n and n.startswith(o + ".") for o in found))
+
+
+def assert_activation_memory_matches(
+    architecture: ArchitectureLike,
+    config: ConfigLike = None,
+    seq_len: int | None = None,
+    *,
+    dtype: Literal["fp32", "bf16"] = "fp32",
+    attention: Literal["eager", "fused"] = "eager",
+    recompute: tuple[str, ...] = (),
+    device: Literal["meta", "cpu"] = "meta",
+) -> None:
+    """`archzoo.memory.activation_formula` of the configuration equals, in total and for every mapped block,
+    the bytes autograd saves in one training step of its reference (`archzoo.memory.measure_activations`, batch
+    1, ``seq_len`` tokens, dropout 0): the check for a plugin's ``register_activation_memory``. ``recompute``
+    names the reference's ``nn.ModuleList``\\ s of layers (full recomputation, checked against the formula's
+    ``recompute=True``); fused attention is measured on the CPU (``device="cpu"``)."""
+    arch = _architecture(architecture)
+    cfg = _config(arch, config)
+    ref = _reference(arch, cfg)
+    report = make_report(arch, cfg, seq_len)
+    n = report.seq_len
+    measured = measure_activations(ref, n, dtype=dtype, attention=attention, recompute=recompute, device=device)
+    formula = activation_formula(report, dtype=dtype, attention=attention, recompute=bool(recompute), device=device)
+    by_block = measured.by_block(report.root)
+    wrong = [
+        f"  {path}: autograd saves {got:,} bytes, the formula gives {expected.evaluate(N=n):,} = {expected.text()}"
+        for path, got in by_block.items()
+        if (expected := formula.per_copy.get(path, formula.blocks.get(path))) is not None
+        and expected.evaluate(N=n) != got
+    ]
+    if formula.bytes_at(n) != measured.total_bytes or wrong:
+        saved = "\n".join(f"  {s.module or '(model)'}: {s.shape} {s.dtype}, {s.nbytes:,} B" for s in measured.saved)
+        raise AssertionError(
+            f"{ref.target} at N = {n} ({dtype}, {attention} attention, recompute {bool(recompute)}, {device}): "
+            f"autograd saves {measured.total_bytes:,} bytes, the formula gives {formula.bytes_at(n):,}\n"
+            + "\n".join(wrong)
+            + f"\nsaved tensors:\n{saved}"
+        )
 
 
 # ---- a plugin's self-checks ---------------------------------------------------------------------------
