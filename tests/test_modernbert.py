@@ -1,0 +1,316 @@
+"""The modernbert plugin against transformers: defaults, published shapes, random small configurations over every
+option, config.json files key by key, every head class.
+
+Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the ModernBert class transformers 5.23
+builds on the meta device, what ``torch.utils.flop_counter.FlopCounterMode`` reports for one eager forward pass of
+batch 1, or a figure the ModernBERT authors printed (named beside it). The plugin's own checks go through archzoo's
+kit for plugin authors (`archzoo.testing`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+
+from archzoo.architecture import parse_config
+from archzoo.errors import ConfigError, HFConfigError
+from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.report import make_report
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
+from transformers_models import build_model as hf_model
+from transformers_models import forward_flops, host_with, n_params
+
+#: many cases per function: the fast subset runs each function's first case, `make test` every case
+pytestmark = pytest.mark.sweep
+
+CLASSES = {
+    "masked_lm": "ModernBertForMaskedLM",
+    "none": "ModernBertModel",
+    "sequence_classification": "ModernBertForSequenceClassification",
+    "token_classification": "ModernBertForTokenClassification",
+    "question_answering": "ModernBertForQuestionAnswering",
+}
+
+
+@pytest.fixture(scope="module")
+def host():
+    return host_with("modernbert")
+
+
+def count(host, n: int | None = None, **config):
+    arch = host.architecture("modernbert")
+    return make_report(arch, parse_config(arch, config), n)
+
+
+def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.reference
+def test_plugin_passes_check_plugin(host):
+    """archzoo.testing's conformance checks: hooks, configuration keys, reference built block by block, HF table."""
+    assert check_plugin("modernbert") == []
+
+
+@pytest.mark.reference
+def test_defaults_are_transformers_defaults(T, host):
+    """The configuration's defaults are ModernBertConfig's (ModernBERT-base): the same parameters and FLOPs."""
+    model = hf_model(T, "ModernBertForMaskedLM", T.ModernBertConfig())
+    assert count(host).params == n_params(model)
+    for n in (1, 8):
+        assert count(host, n).flops == forward_flops(model, n), n
+
+
+#: The model cards of answerdotai/ModernBERT-base and -large (Warner et al. 2024, arXiv:2412.13663) print
+#: "22 layers, 149 million parameters" and "28 layers, 395 million parameters"; the widths are those of the released
+#: config.json files (hidden 768 and 1,024, intermediate 1,152 and 2,624, 12 and 16 heads, vocabulary 50,368; the
+#: base's are ModernBertConfig's defaults). The cards' millions are the exact counts of ModernBertForMaskedLM cut
+#: to whole millions (149.66M and 395.88M), not rounded.
+PUBLISHED = {
+    "modernbert-base": (dict(d_model=768, n_layers=22, n_heads=12, d_ff=1152), 149e6),
+    "modernbert-large": (dict(d_model=1024, n_layers=28, n_heads=16, d_ff=2624), 395e6),
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", PUBLISHED)
+def test_published_shapes(T, host, model_id):
+    shape, printed = PUBLISHED[model_id]
+    report = count(host, **shape)
+    ref = host.architecture("modernbert").reference(report.config)
+    model = hf_model(T, "ModernBertForMaskedLM", T.ModernBertConfig(**ref.kwargs))
+    assert report.params == n_params(model)
+    assert report.params // 1_000_000 * 1_000_000 == printed
+    assert count(host, 16, **shape).flops == forward_flops(model, 16)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("head", CLASSES)
+def test_every_head_class(T, host, head):
+    config = dict(vocab_size=301, d_model=64, n_layers=4, n_heads=4, d_ff=96, head=head)
+    config["num_labels"] = 2 if head == "question_answering" else 3
+    report = count(host, **config)
+    ref = host.architecture("modernbert").reference(report.config)
+    assert ref.target == f"transformers.{CLASSES[head]}"
+    model = hf_model(T, CLASSES[head], T.ModernBertConfig(**ref.kwargs))
+    assert report.params == n_params(model)
+    for n in (3, 32):
+        assert count(host, n, **config).flops == forward_flops(model, n), n
+
+
+def _random_config(rng: random.Random) -> dict:
+    n_heads = rng.choice([1, 2, 4])
+    head = rng.choice(list(CLASSES))
+    return dict(
+        vocab_size=rng.randint(2, 300),
+        d_model=n_heads * 2 * rng.randint(1, 6),
+        n_layers=rng.randint(1, 4),
+        n_heads=n_heads,
+        d_ff=rng.randint(1, 80),
+        activation=rng.choice(["gelu", "relu", "silu"]),
+        attention_bias=rng.random() < 0.5,
+        mlp_bias=rng.random() < 0.5,
+        norm_bias=rng.random() < 0.5,
+        classifier_bias=rng.random() < 0.5,
+        classifier_activation=rng.choice(["gelu", "tanh"]),
+        decoder_bias=rng.random() < 0.5,
+        tie_embeddings=rng.random() < 0.6,
+        head=head,
+        num_labels=2 if head == "question_answering" else rng.randint(1, 5),
+    )
+
+
+CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
+def test_random_configs_equal_transformers(host, config):
+    arch = host.architecture("modernbert")
+    assert_blocks_match_modules(arch, config)
+    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (dict(d_model=100, n_heads=16), r"n_heads: d_model 100 is not divisible by n_heads 16"),
+        (dict(d_model=36, n_heads=12), r"n_heads: rotary positions turn pairs of channels"),
+        (dict(head="question_answering", num_labels=3), r"num_labels: ModernBertForQuestionAnswering splits"),
+        (dict(activation="prelu"), r"activation: "),
+    ],
+)
+def test_what_transformers_cannot_run_is_refused(host, config, message):
+    with pytest.raises(ConfigError, match=message):
+        count(host, **config)
+
+
+def test_the_first_layer_has_no_attention_norm(host):
+    """ModernBERT's first layer reads the normalised embedding: one LayerNorm fewer than L pairs."""
+    report = count(host, n_layers=3)
+    norms = [path for path, _, block in report.root.walk() if block.kind == "layer_norm" and "layers" in path]
+    assert sorted(p.rsplit(".", 1)[-1] for p in norms) == ["attention_norm", "mlp_norm", "mlp_norm"]
+
+
+# ---- Hugging Face config.json: every key accounted for --------------------------------------------------
+
+
+def _table(host):
+    return hf_table(host.hf_readers()["modernbert"].reader)
+
+
+def _transformers_figures(T, path: Path, model_class: str, seq_len: int) -> tuple[int, int]:
+    """Parameters and FLOPs of ``model_class`` built from the file by AutoConfig, with small weights on the CPU."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    config = T.AutoConfig.from_pretrained(str(path))
+    config._attn_implementation = "eager"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = getattr(T, model_class)(config).eval()
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(input_ids=torch.ones(1, seq_len, dtype=torch.long))
+    return n_params(model), counter.get_total_flops()
+
+
+@pytest.mark.reference
+def test_table_equals_the_transformers_configuration_class(T, host):
+    """Fields and defaults, AutoModel's class, every model class counted or refused with a reason."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    table = _table(host)
+    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
+    fields = {f.name: f.default for f in dataclasses.fields(T.ModernBertConfig) if f.name not in common}
+    assert dict(table.defaults) == fields
+    assert table.base_class == MODEL_MAPPING_NAMES["modernbert"]
+    module = importlib.import_module("transformers.models.modernbert.modeling_modernbert")
+    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+    assert set(table.classes) | set(table.unsupported_classes) == classes
+    full = T.ModernBertConfig().to_dict()
+    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
+    assert set(full) - known == set()
+
+
+BASE = dict(
+    vocab_size=97, hidden_size=48, num_hidden_layers=4, num_attention_heads=4, intermediate_size=40, pad_token_id=0
+)
+BASE |= dict(bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
+#: one value per key the table reads, each changed alone
+SWEEP = dict(
+    vocab_size=101,
+    hidden_size=64,
+    intermediate_size=33,
+    num_hidden_layers=2,
+    num_attention_heads=8,
+    hidden_activation="relu",
+    max_position_embeddings=64,
+    norm_bias=True,
+    attention_bias=True,
+    mlp_bias=True,
+    decoder_bias=False,
+    classifier_bias=True,
+    classifier_activation="tanh",
+    tie_word_embeddings=False,
+    pad_token_id=5,
+    layer_types=["full_attention", "full_attention", "sliding_attention", "full_attention"],
+    num_labels=5,
+)
+
+
+@pytest.mark.reference
+def test_the_sweep_covers_every_key(host):
+    assert set(SWEEP) == set(_table(host).read)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
+def test_each_key_against_transformers(T, host, tmp_path, change):
+    path = _write(tmp_path, {"model_type": "modernbert", **BASE, **change})
+    classes = ["ModernBertModel", "ModernBertForMaskedLM"]
+    if "num_labels" in change:
+        classes = ["ModernBertForSequenceClassification", "ModernBertForTokenClassification"]
+    for model_class in classes:
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (change, model_class)
+        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+
+
+@pytest.mark.reference
+def test_ignored_keys_change_no_figure(T, host, tmp_path):
+    """Every key archzoo ignores, changed at once, and the released files' legacy keys: transformers' figures still
+    equal archzoo's, for every class."""
+    changed = dict(
+        attention_dropout=0.3,
+        embedding_dropout=0.1,
+        mlp_dropout=0.2,
+        classifier_dropout=0.4,
+        initializer_range=0.5,
+        initializer_cutoff_factor=3.0,
+        norm_eps=1e-3,
+        bos_token_id=5,
+        eos_token_id=6,
+        cls_token_id=7,
+        sep_token_id=8,
+        local_attention=4,
+        rope_parameters={
+            "full_attention": {"rope_type": "default", "rope_theta": 500.0},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 50.0},
+        },
+        classifier_pooling="mean",
+        deterministic_flash_attn=True,
+        sparse_pred_ignore_index=-1,
+        global_attn_every_n_layers=2,
+        global_rope_theta=160000.0,
+        local_rope_theta=10000.0,
+        reference_compile=True,
+        repad_logits_with_grad=False,
+    )
+    assert set(changed) == set(_table(host).ignored)
+    data = {"model_type": "modernbert", **BASE, **changed}
+    del data["rope_parameters"]  # the released files give the thetas as global/local_rope_theta instead
+    path = _write(tmp_path, data)
+    for model_class in CLASSES.values():
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), model_class
+
+
+@pytest.mark.reference
+@pytest.mark.xfail(
+    strict=True,
+    reason="archzoo.hf_reading refuses rotary settings nested per layer type for every table with layer_types, "
+    "though ModernBERT's rotary embedding reads them per layer type: a refusal of a file transformers accepts",
+)
+def test_rotary_settings_per_layer_type_are_read(T, host, tmp_path):
+    """The form transformers 5 saves: rope_parameters nested under full_attention and sliding_attention, which
+    ModernBERT's rotary embedding reads per layer type."""
+    rope = {
+        "full_attention": {"rope_type": "default", "rope_theta": 500.0},
+        "sliding_attention": {"rope_type": "default", "rope_theta": 50.0},
+    }
+    path = _write(tmp_path, {"model_type": "modernbert", **BASE, "rope_parameters": rope})
+    reading = load_hf_config(path, host, hf_class="ModernBertModel")
+    report = make_report(reading.architecture, reading.config, 9)
+    assert (report.params, report.flops) == _transformers_figures(T, path, "ModernBertModel", 9)
+
+
+def test_sparse_prediction_is_refused_saying_why(host, tmp_path):
+    path = _write(tmp_path, {"model_type": "modernbert", **BASE, "sparse_prediction": True})
+    with pytest.raises(HFConfigError, match=r"sparse_prediction"):
+        load_hf_config(path, host)
+
+
+def test_multiple_choice_is_refused_saying_why(host, tmp_path):
+    path = _write(tmp_path, {"model_type": "modernbert", **BASE})
+    with pytest.raises(HFConfigError, match=r"batch of choices"):
+        load_hf_config(path, host, hf_class="ModernBertForMultipleChoice")
