@@ -357,12 +357,14 @@ CLASS_SUFFIX = {
 def _builds(family: str, cfg: DeepSeekConfig) -> bool:
     """Whether transformers' ``family`` classes build exactly this configuration and head: V3's feed-forwards
     have no biases and its grouped routing needs two experts a group; V2 refuses heads that do not divide the
-    width (DeepseekV2Config.validate_architecture)."""
+    width (DeepseekV2Config.validate_architecture), and its rotary positions, a complex product on views of the
+    query and of the latent's projection, run only where both start and step at even offsets."""
     if cfg.head not in FAMILY_HEADS[family]:
         return False
     if family == "deepseek_v3":
         return not cfg.mlp_bias and (cfg.moe_layers == 0 or cfg.n_experts >= 2)
-    return cfg.d_model % cfg.n_heads == 0
+    even = cfg.qk_nope_head_dim % 2 == 0 and cfg.kv_lora_rank % 2 == 0
+    return cfg.d_model % cfg.n_heads == 0 and even
 
 
 def reference(cfg: DeepSeekConfig) -> Reference | None:
@@ -371,7 +373,7 @@ def reference(cfg: DeepSeekConfig) -> Reference | None:
     the router's scores), so they are measured with small random weights on the CPU."""
     family = next((f for f in (cfg.family, *FAMILIES) if _builds(f, cfg)), None)
     if family is None:
-        return None  # V2's feed-forward biases with heads that do not divide the width, or V2 token classification
+        return None  # V2's feed-forward biases where V2 cannot run (heads, odd widths), or V2 token classification
     kwargs: dict[str, Any] = dict(
         vocab_size=cfg.vocab_size,
         hidden_size=cfg.d_model,
@@ -504,6 +506,9 @@ _IGNORED = {
     "transformers 5.23 does not read it and gives experts to every layer from first_k_dense_replace on (every "
     "published file has 1, where both agree)",
     "ep_size": "expert parallelism of DeepSeek's own code: how experts are spread over devices, not their number",
+    "qk_head_dim": "qk_nope_head_dim + qk_rope_head_dim, written by save_pretrained; transformers keeps the file's "
+    "value as an attribute that the attention does not read (it adds the two widths itself), and generate reads "
+    "only whether it is set",
 }
 
 
@@ -580,12 +585,14 @@ HF_DEEPSEEK_V3 = _table(
         rope_interleave=True,
         num_nextn_predict_layers=1,
     ),
-    read={},
+    read={
+        "head_dim": "(checked: a rotary width transformers' forward pass runs with; it changes only the angles)",
+        # the order of the rotary channels: no parameters and no matmul FLOPs, read only to check head_dim
+        "rope_interleave": "(checked: with head_dim)",
+    },
     ignored={
-        "rope_interleave": "the order of the rotary channels: " + _ROPE,
         "num_nextn_predict_layers": "multi-token prediction modules, which transformers 5.23 does not build "
         "(from_pretrained skips their weights, model.layers.61 of V3's checkpoint): nothing to count",
-        "head_dim": "replaced by qk_rope_head_dim when the configuration is loaded (DeepseekV3Config.__post_init__)",
         "topk_method": _ORIGINAL.format("DeepseekV3Config") + "; its router always routes by sigmoid scores with a "
         "correction bias within the chosen groups",
         "scoring_func": _ORIGINAL.format("DeepseekV3Config") + "; its router always scores with a sigmoid",
@@ -703,6 +710,13 @@ def _from_deepseek_v2(hf: dict[str, Any], model_class: str = "DeepseekV2Model") 
             f"num_attention_heads: {heads} heads do not divide hidden_size {width}, which transformers' "
             "DeepseekV2Config refuses; choose a divisor of hidden_size"
         )
+    for key in ("qk_nope_head_dim", "kv_lora_rank"):
+        if _whole(hf[key]) and hf[key] % 2:
+            raise ValueError(
+                f"{key}: {hf[key]} is odd; transformers' DeepseekV2 attention turns its rotary channels as complex "
+                f"numbers on a view that starts {key} channels in, which fails at an odd offset; choose an even "
+                f"{key} (DeepSeek-V3's classes take odd ones)"
+            )
     if _moe_layers(hf):
         method = hf["topk_method"]
         if method not in ("greedy", "group_limited_greedy"):
@@ -715,8 +729,31 @@ def _from_deepseek_v2(hf: dict[str, Any], model_class: str = "DeepseekV2Model") 
     return dict(_common(hf, "deepseek_v2"), mlp_bias=hf["mlp_bias"])
 
 
+def _check_rotary_width(hf: dict[str, Any]) -> None:
+    """Refuse a head_dim with which transformers' DeepseekV3 forward pass fails. DeepseekV3Config keeps a file's
+    head_dim (in place of qk_rope_head_dim), and the rotary embedding makes its angles for ``head_dim`` channels
+    (``hidden_size // num_attention_heads`` when it is null or 0): ``2 ceil(head_dim / 2)`` cosines, broadcast
+    against the rotary channels, half of them with rope_interleave. A width that broadcasts changes only the
+    angles (no parameters, no matmul FLOPs); one that does not fails."""
+    if "head_dim" not in hf:
+        return
+    rope, head_dim = hf["qk_rope_head_dim"], hf["head_dim"]
+    if head_dim is not None and not _whole(head_dim):
+        raise ValueError(f"head_dim: expected an integer or null, got {json.dumps(head_dim)[:40]}")
+    width = head_dim or (hf["hidden_size"] // hf["num_attention_heads"] if hf["num_attention_heads"] else 0)
+    cosines = 2 * -(-width // 2)
+    fits = cosines // 2 in (1, rope // 2) if hf["rope_interleave"] else cosines == rope
+    if not fits:
+        raise ValueError(
+            f"head_dim: {json.dumps(head_dim)} makes DeepseekV3's rotary embedding {cosines} channels wide, which "
+            f"do not broadcast against the {rope} rotary channels (qk_rope_head_dim) and fail transformers' forward "
+            "pass; remove the key or set it to qk_rope_head_dim"
+        )
+
+
 @hf_reader(HF_DEEPSEEK_V3)
 def _from_deepseek_v3(hf: dict[str, Any], model_class: str = "DeepseekV3Model") -> dict[str, Any]:
+    _check_rotary_width(hf)
     if _moe_layers(hf):
         _check_groups(hf, "DeepseekV3Config", 2)  # each group's score is the sum of its two best experts
     return _common(hf, "deepseek_v3")

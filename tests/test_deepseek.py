@@ -1,0 +1,393 @@
+"""The deepseek architecture (DeepSeek-V2 and V3: multi-head latent attention, dense then MoE layers) against transformers.
+
+Every expected parameter count is ``sum(p.numel() for p in model.parameters())`` of the transformers 5.23 class named
+beside it, built on the meta device; every expected active count is that total less the routed experts one token does
+not use, read off the model's own tensors (each MoE layer's fused ``mlp.experts`` tensors hold ``E`` experts along
+their first dimension, ``E - k`` of them unused). FLOPs are what ``torch.utils.flop_counter.FlopCounterMode`` reports
+for one eager forward pass (eager attention, eager experts) of small models with random weights on the CPU, since
+routing reads the router's scores; each token reaches exactly ``top_k`` distinct experts, so the count does not
+depend on the weights. Prefill, decode and training FLOPs are FlopCounterMode's on the real cached calls and a real
+backward pass, and the KV cache is what transformers' ``DynamicCache`` holds after a forward pass.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import archzoo
+from archzoo.errors import HFConfigError
+from archzoo.hf_config import load_hf_config
+from archzoo.registry import load_registry
+from archzoo.report import make_report
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
+from transformers_models import build_model as build
+from transformers_models import forward_flops, host_with, n_params
+
+pytestmark = pytest.mark.sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: transformers 5.23, DeepseekV3ForCausalLM(DeepseekV3Config(max_position_embeddings=163840)) on the meta device:
+#: DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437, Sec. 4.2: 61 layers, width 7,168, 128 heads, 3 dense layers,
+#: 256 routed experts of 2,048, top 8, 1 shared expert; the report prints 671B total, 37B activated)
+V3_PARAMS = 671_026_404_352
+#: the same model less the 248 routed experts one token does not use (3 x 7,168 x 2,048 each) in each of its
+#: 58 MoE layers
+V3_ACTIVE = 37_552_282_624
+
+CLASSES = {"deepseek_v2": "DeepseekV2", "deepseek_v3": "DeepseekV3"}
+
+
+@pytest.fixture(scope="module")
+def host():
+    return host_with("deepseek")
+
+
+def unused_expert_params(model: Any, top_k: int) -> int:
+    """The parameters of the routed experts one token does not use: in each MoE layer, ``E - k`` of the ``E``
+    slices of the fused expert tensors."""
+    unused = 0
+    for name, p in model.named_parameters():
+        if ".mlp.experts." in name:
+            unused += (p.shape[0] - top_k) * p[0].numel()
+    return unused
+
+
+# ---- the plugin and its defaults ----------------------------------------------------------------------------
+
+
+def test_plugin_self_checks_find_only_deepseek_v2_defaults_unrunnable(host):
+    """The kit reads a config.json of each table's defaults for every class. DeepseekV2Config's defaults give every
+    layer experts but no expert count per token (num_experts_per_tok None), which transformers' forward pass cannot
+    run (next test), so archzoo refuses them; nothing else is a problem."""
+    problems = check_plugin("deepseek")
+    assert problems, "DeepseekV2Config's defaults are now counted: drop this test's exception"
+    for problem in problems:
+        assert problem.startswith("Hugging Face reader 'deepseek_v2': class DeepseekV2"), problem
+        assert "num_experts_per_tok: null" in problem, problem
+    assert len(problems) == 3  # DeepseekV2Model, DeepseekV2ForCausalLM, DeepseekV2ForSequenceClassification
+
+
+@pytest.mark.reference
+def test_deepseek_v2_without_num_experts_per_tok_fails_in_transformers(T):
+    import torch
+
+    config = T.DeepseekV2Config(
+        vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, kv_lora_rank=8, q_lora_rank=8,
+        qk_nope_head_dim=4, qk_rope_head_dim=4, v_head_dim=4, n_routed_experts=4, moe_intermediate_size=8,
+    )  # fmt: skip
+    assert config.num_experts_per_tok is None
+    model = build(T, "DeepseekV2Model", config, device="cpu")
+    with pytest.raises(TypeError):
+        model(input_ids=torch.zeros(1, 4, dtype=torch.long))
+
+
+def test_defaults_are_deepseek_v3(host):
+    report = archzoo.count("deepseek")
+    assert (report.params, report.active_params) == (V3_PARAMS, V3_ACTIVE)
+    # MLA's latent cache (arXiv:2405.04434, Sec. 2.1.2 and Table 1: (d_c + d_h^R) l elements a token): 512 + 64 a layer
+    assert report.kv_cache_elements_per_token == (512 + 64) * 61
+
+
+@pytest.mark.reference
+def test_deepseek_v3_figures_are_transformers_own(T, host):
+    model = build(T, "DeepseekV3ForCausalLM", T.DeepseekV3Config(max_position_embeddings=163840))
+    assert n_params(model) == V3_PARAMS
+    assert n_params(model) - unused_expert_params(model, top_k=8) == V3_ACTIVE
+    # the router's correction bias is a buffer: checkpoints store it, model.parameters() does not count it
+    buffers = [name for name, _ in model.named_buffers() if name.endswith("e_score_correction_bias")]
+    assert len(buffers) == 58 and not any(n.endswith("e_score_correction_bias") for n, _ in model.named_parameters())
+    ref = host.architecture("deepseek").reference(archzoo.count("deepseek").config)
+    assert ref.target == "transformers.DeepseekV3ForCausalLM" and ref.device == "cpu"
+
+
+# ---- config.json files of the published shapes, written by transformers' configuration classes ---------------
+
+#: the shapes of the released config.json files (DeepSeek-V2 paper, arXiv:2405.04434, Sec. 3.1.2 and Appendix B.1;
+#: DeepSeek-V3 report, arXiv:2412.19437, Sec. 4.2), with their routing keys
+PUBLISHED_SHAPES: dict[str, tuple[str, dict[str, Any]]] = {
+    "deepseek-v2": (
+        "deepseek_v2",
+        dict(
+            vocab_size=102400, hidden_size=5120, intermediate_size=12288, moe_intermediate_size=1536,
+            num_hidden_layers=60, num_attention_heads=128, num_key_value_heads=128, n_shared_experts=2,
+            n_routed_experts=160, num_experts_per_tok=6, first_k_dense_replace=1, kv_lora_rank=512, q_lora_rank=1536,
+            qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, topk_method="group_limited_greedy", n_group=8,
+            topk_group=3, routed_scaling_factor=16.0, max_position_embeddings=163840,
+        ),
+    ),
+    "deepseek-v2-lite": (
+        "deepseek_v2",
+        dict(
+            vocab_size=102400, hidden_size=2048, intermediate_size=10944, moe_intermediate_size=1408,
+            num_hidden_layers=27, num_attention_heads=16, num_key_value_heads=16, n_shared_experts=2,
+            n_routed_experts=64, num_experts_per_tok=6, first_k_dense_replace=1, kv_lora_rank=512, q_lora_rank=None,
+            qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, topk_method="greedy",
+            max_position_embeddings=163840,
+        ),
+    ),
+    "deepseek-v3": ("deepseek_v3", dict(max_position_embeddings=163840)),
+}  # fmt: skip
+
+
+def _config_file(T, tmp_path: Path, model_type: str, kwargs: dict[str, Any]):
+    config = getattr(T, f"{CLASSES[model_type]}Config")(**kwargs)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config.to_dict()))
+    return path, config
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", PUBLISHED_SHAPES)
+def test_published_shapes_via_hf_config(T, host, tmp_path, capsys, model_id):
+    from archzoo.cli import main
+
+    model_type, kwargs = PUBLISHED_SHAPES[model_id]
+    path, config = _config_file(T, tmp_path, model_type, kwargs)
+    model_class = f"{CLASSES[model_type]}ForCausalLM"
+    assert main(["count", "--hf-config", str(path), "--hf-class", model_class, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["architecture"] == "deepseek"
+    model = build(T, model_class, config)
+    assert report["params"]["total"] == n_params(model)
+    assert report["params"]["active"] == n_params(model) - unused_expert_params(model, config.num_experts_per_tok)
+
+
+# ---- random small configurations: every option, every head, against transformers ------------------------------
+
+
+def _random_config(rng: random.Random) -> dict[str, Any]:
+    family = rng.choice(["deepseek_v2", "deepseek_v3"])
+    n_experts = rng.randint(2, 6)
+    n_layers = rng.randint(1, 3)
+    heads = ["lm", "none", "sequence_classification"] + (["token_classification"] if family == "deepseek_v3" else [])
+    v2 = family == "deepseek_v2"  # DeepSeek-V2's rotary product needs even offsets (see REFUSED)
+    return dict(
+        family=family,
+        vocab_size=rng.randint(40, 120),
+        d_model=rng.choice([16, 24, 32]),
+        n_layers=n_layers,
+        n_heads=rng.choice([1, 2, 4]),
+        q_lora_rank=rng.choice([None, rng.randint(3, 12)]),
+        kv_lora_rank=rng.randrange(2, 13, 2) if v2 else rng.randint(1, 12),
+        qk_nope_head_dim=rng.randrange(2, 9, 2) if v2 else rng.randint(1, 8),
+        qk_rope_head_dim=rng.choice([2, 4, 6]),
+        v_head_dim=rng.randint(1, 8),
+        d_ff=rng.randint(8, 40),
+        n_dense_layers=rng.randint(0, n_layers + 1),
+        n_experts=n_experts,
+        top_k=rng.randint(1, n_experts),
+        d_ff_expert=rng.randint(2, 12),
+        n_shared_experts=rng.randint(0, 2),
+        tie_embeddings=rng.random() < 0.3,
+        attention_bias=rng.random() < 0.5,
+        mlp_bias=v2 and rng.random() < 0.5,
+        head=rng.choice(heads),
+        num_labels=rng.randint(1, 5),
+        max_positions=64,
+    )
+
+
+#: fixed cases covering every option at least once, then seeded random ones
+CASES: list[dict[str, Any]] = [
+    dict(family="deepseek_v3", vocab_size=97, d_model=32, n_layers=3, n_heads=4, q_lora_rank=12, kv_lora_rank=8,
+         qk_nope_head_dim=6, qk_rope_head_dim=4, v_head_dim=5, d_ff=40, n_dense_layers=1, n_experts=6, top_k=2,
+         d_ff_expert=12, n_shared_experts=2, max_positions=64),
+    dict(family="deepseek_v2", vocab_size=97, d_model=32, n_layers=3, n_heads=4, q_lora_rank=None, kv_lora_rank=8,
+         qk_nope_head_dim=6, qk_rope_head_dim=4, v_head_dim=5, d_ff=40, n_dense_layers=1, n_experts=6, top_k=2,
+         d_ff_expert=12, n_shared_experts=2, max_positions=64, attention_bias=True, mlp_bias=True),
+    dict(family="deepseek_v3", vocab_size=97, d_model=32, n_layers=2, n_heads=4, q_lora_rank=8, kv_lora_rank=8,
+         qk_nope_head_dim=6, qk_rope_head_dim=4, v_head_dim=5, d_ff=40, n_dense_layers=2, d_ff_expert=12,
+         max_positions=64, head="token_classification", num_labels=3),
+    dict(family="deepseek_v3", vocab_size=97, d_model=32, n_layers=2, n_heads=4, q_lora_rank=8, kv_lora_rank=8,
+         qk_nope_head_dim=6, qk_rope_head_dim=4, v_head_dim=5, d_ff=40, n_dense_layers=0, n_experts=4, top_k=3,
+         d_ff_expert=12, n_shared_experts=0, max_positions=64, head="sequence_classification", tie_embeddings=True),
+    dict(family="deepseek_v2", vocab_size=97, d_model=32, n_layers=2, n_heads=4, q_lora_rank=8, kv_lora_rank=8,
+         qk_nope_head_dim=6, qk_rope_head_dim=4, v_head_dim=5, d_ff=40, n_dense_layers=1, n_experts=4, top_k=3,
+         d_ff_expert=12, n_shared_experts=0, max_positions=64, head="none", mlp_bias=True),
+] + [_random_config(random.Random(seed)) for seed in range(4)]  # fmt: skip
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("case", CASES, ids=[f"case{i}" for i in range(len(CASES))])
+def test_counts_and_flops_equal_transformers(T, host, case):
+    arch = host.architecture("deepseek")
+    config = arch.config_model(**case)
+    assert_blocks_match_modules(arch, config)
+    assert_matches_reference(arch, config)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("case", CASES[:2], ids=["v3", "v2-plain-query-biases"])
+def test_prefill_decode_and_training_flops_equal_flop_counter_mode(T, host, case):
+    from archzoo.reference import reference_decode_flops, reference_prefill_flops, reference_training_flops
+
+    arch = host.architecture("deepseek")
+    config = arch.config_model(**case)
+    ref = arch.reference(config)
+    report = make_report(arch, config, 9)
+    assert report.prefill_flops == reference_prefill_flops(ref, 9)
+    # a decode step expands every cached latent again (kv_b_proj over all N tokens), as transformers runs it
+    assert report.decode_flops == reference_decode_flops(ref, 9)
+    assert report.decode_at(3) == reference_decode_flops(ref, 3)
+    assert report.training_flops == reference_training_flops(ref, 9)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("case", CASES[:2], ids=["v3", "v2-plain-query"])
+def test_kv_cache_is_the_latent_transformers_stores(T, host, case):
+    """Per token and layer, the latent after its norm (kv_lora_rank) and the rotary key (qk_rope_head_dim)."""
+    import torch
+
+    arch = host.architecture("deepseek")
+    config = arch.config_model(**case)
+    ref = arch.reference(config)
+    from archzoo.reference import build_reference
+
+    model = build_reference(ref, "cpu")
+    cache = T.DynamicCache(config=model.config)
+    with torch.no_grad():
+        model(input_ids=torch.zeros(1, 5, dtype=torch.long), past_key_values=cache, use_cache=True)
+    stored = sum(layer.keys[0, :, 0].numel() + layer.values[0, :, 0].numel() for layer in cache.layers)
+    assert make_report(arch, config).kv_cache_elements_per_token == stored
+    assert stored == config.n_layers * (config.kv_lora_rank + config.qk_rope_head_dim)
+
+
+# ---- config.json: what transformers reads, and what makes its forward pass fail ------------------------------
+
+SMALL = dict(
+    vocab_size=64, hidden_size=32, intermediate_size=24, moe_intermediate_size=8, num_hidden_layers=2,
+    num_attention_heads=4, num_key_value_heads=4, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
+    first_k_dense_replace=1, kv_lora_rank=8, q_lora_rank=8, qk_nope_head_dim=4, qk_rope_head_dim=4, v_head_dim=4,
+    max_position_embeddings=64,
+)  # fmt: skip
+
+
+def _write(tmp_path: Path, model_type: str, **change: Any) -> Path:
+    data = {
+        "model_type": model_type,
+        **SMALL,
+        **({"n_group": 2, "topk_group": 1} if model_type == "deepseek_v3" else {}),
+    }
+    data.update(change)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+FILE_CASES = [
+    ("deepseek_v3", "DeepseekV3Model", {}),
+    ("deepseek_v3", "DeepseekV3ForCausalLM", {"quantization_config": {"quant_method": "fp8", "fmt": "e4m3"}}),
+    ("deepseek_v3", "DeepseekV3ForSequenceClassification", {"num_labels": 3, "rope_interleave": False}),
+    ("deepseek_v3", "DeepseekV3ForTokenClassification", {"q_lora_rank": None, "attention_bias": True}),
+    ("deepseek_v3", "DeepseekV3ForCausalLM", {"qk_nope_head_dim": 5, "kv_lora_rank": 7, "head_dim": 4,
+                                              "qk_head_dim": 9}),
+    ("deepseek_v3", "DeepseekV3Model", {"head_dim": 2}),  # angles for 2 channels broadcast over 4: transformers runs
+    ("deepseek_v3", "DeepseekV3Model", {"head_dim": 3, "rope_interleave": False}),
+    ("deepseek_v2", "DeepseekV2ForCausalLM", {"mlp_bias": True, "topk_method": "group_limited_greedy", "n_group": 2,
+                                              "topk_group": 1, "moe_layer_freq": 1, "scoring_func": "softmax"}),
+    ("deepseek_v2", "DeepseekV2Model", {"first_k_dense_replace": 5}),
+    ("deepseek_v2", "DeepseekV2ForSequenceClassification", {"n_shared_experts": 0, "mlp_bias": True,
+                                                             "tie_word_embeddings": True}),
+]  # fmt: skip
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type, model_class, change", FILE_CASES, ids=[c[1] for c in FILE_CASES])
+def test_config_json_counts_what_transformers_builds_from_it(T, host, tmp_path, model_type, model_class, change):
+    path = _write(tmp_path, model_type, **change)
+    reading = load_hf_config(path, host, hf_class=model_class)
+    assert reading.model_class == model_class
+    config = T.AutoConfig.from_pretrained(str(path))
+    model = build(T, model_class, config, device="cpu")
+    report = make_report(reading.architecture, reading.config, 7)
+    assert (report.params, report.flops) == (n_params(model), forward_flops(model, 7, random_ids=True))
+
+
+#: config.json changes transformers builds but cannot run a forward pass of, each refused with the key named
+REFUSED = [
+    ("deepseek_v3", {"num_key_value_heads": 2}, "num_key_value_heads: 2 differs from num_attention_heads 4"),
+    ("deepseek_v3", {"n_group": 3}, "n_group: 3 groups cannot split 4 experts"),
+    ("deepseek_v3", {"n_group": 4}, "n_group: 4 groups cannot split 4 experts into equal groups of at least 2"),
+    ("deepseek_v3", {"topk_group": 3}, "topk_group: the router cannot keep 3 of 2 expert groups"),
+    ("deepseek_v2", {"topk_method": "noaux_tc"}, 'topk_method: "noaux_tc" is not a routing'),
+    ("deepseek_v2", {"num_experts_per_tok": None}, "num_experts_per_tok: null"),
+    ("deepseek_v2", {"qk_nope_head_dim": 5}, "qk_nope_head_dim: 5 is odd"),
+    ("deepseek_v2", {"kv_lora_rank": 7}, "kv_lora_rank: 7 is odd"),
+    ("deepseek_v3", {"head_dim": 2, "rope_interleave": False}, "head_dim: 2 makes DeepseekV3's rotary embedding 2"),
+    ("deepseek_v3", {"head_dim": 8}, "head_dim: 8 makes DeepseekV3's rotary embedding 8 channels wide"),
+    ("deepseek_v3", {"head_dim": None}, "head_dim: null makes DeepseekV3's rotary embedding 8 channels wide"),
+]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type, change, message", REFUSED, ids=[m.split(":")[0] + str(i) for i, (_, _, m) in
+                                                                      enumerate(REFUSED)])  # fmt: skip
+def test_what_transformers_cannot_run_is_refused_naming_the_key(T, host, tmp_path, model_type, change, message):
+    import torch
+
+    path = _write(tmp_path, model_type, **change)
+    with pytest.raises(HFConfigError) as refused:
+        load_hf_config(path, host)
+    text = str(refused.value)
+    assert text.startswith(f"{path}: ") and message in text and "\n" not in text, text
+    model = build(T, f"{CLASSES[model_type]}Model", T.AutoConfig.from_pretrained(str(path)), device="cpu")
+    with pytest.raises((TypeError, RuntimeError, ValueError, IndexError, UnboundLocalError)):
+        model(input_ids=torch.randint(0, 64, (1, 6)))
+
+
+def test_a_quantisation_other_than_fp8_is_refused(host, tmp_path):
+    path = _write(tmp_path, "deepseek_v3", quantization_config={"quant_method": "gptq", "bits": 4})
+    with pytest.raises(HFConfigError, match=r"quantization_config: quant_method \"gptq\" packs weights"):
+        load_hf_config(path, host)
+
+
+def test_cli_refusal_is_one_line_and_exit_1(host, tmp_path, capsys):
+    from archzoo.cli import main
+
+    path = _write(tmp_path, "deepseek_v3", num_key_value_heads=2)
+    assert main(["count", "--hf-config", str(path)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "num_key_value_heads" in err and "Traceback" not in err
+
+
+# ---- the registry's entries: published total and active ---------------------------------------------------------
+
+REGISTRY = load_registry([ROOT / "registry" / "deepseek"])
+IDS = [e.id for e in REGISTRY]
+
+
+def test_the_registry_holds_the_published_deepseek_models():
+    assert not REGISTRY.problems and not REGISTRY.warnings
+    assert set(IDS) >= {"deepseek-v2", "deepseek-v2-lite", "deepseek-v3", "deepseek-r1"}
+
+
+@pytest.mark.parametrize("model_id", IDS)
+def test_entry_publishes_total_and_active_within_rounding_or_reconciled(model_id):
+    entry = REGISTRY.get_model(model_id)
+    assert entry.spec.published is not None and entry.spec.published.active_value is not None
+    assert entry.status in ("within-rounding", "reconciled")
+    assert entry.active_status in ("within-rounding", "reconciled"), (entry.active_params, entry.active_gap)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", IDS)
+def test_entry_active_count_equals_the_reference_less_unused_experts(T, model_id):
+    entry = REGISTRY.get_model(model_id)
+    ref = entry.spec.reference
+    model = build(T, ref.target.rpartition(".")[2], getattr(T, ref.config_class.rpartition(".")[2])(**ref.kwargs))
+    assert entry.params == n_params(model)
+    assert entry.active_params == n_params(model) - unused_expert_params(model, entry.config.top_k)
+
+
+def test_deepseek_v3_entry_figures():
+    figures = REGISTRY.get_model("deepseek-v3").figures()
+    # DeepSeek-V3 Technical Report (arXiv:2412.19437), abstract: "671B total parameters with 37B activated"
+    assert (figures["published_value"], figures["published_active_value"]) == (671 * 10**9, 37 * 10**9)
+    assert (figures["params"], figures["active_params"]) == (V3_PARAMS, V3_ACTIVE)
+    assert (figures["status"], figures["active_status"]) == ("within-rounding", "reconciled")
