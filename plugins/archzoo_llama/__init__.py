@@ -1496,6 +1496,10 @@ HF_QWEN3_MOE = _table(
         "rms_norm_eps": _QK_NORM_EPS,
         "use_sliding_window": _WINDOW,
         "sliding_window": _WINDOW,
+        # published Qwen3-MoE files carry it (Qwen3-30B-A3B: 48); Qwen3's configuration derives its layer_types from
+        # it, Qwen3MoeConfig has no such field and no module of the qwen3_moe code reads it
+        "max_window_layers": "stored as a plain attribute, never read by transformers 5.23's modeling_qwen3_moe nor "
+        "Qwen3MoeConfig (the dense Qwen3 derives its sliding-window layers from it): no count changes",
         "norm_topk_prob": "renormalises the chosen experts' weights to sum to one: a division, no parameters or "
         "matmul FLOPs",
         "output_router_logits": _ROUTER_LOGITS,
