@@ -265,3 +265,35 @@ def test_the_summary_for_the_report_carries_every_figure_or_the_reason():
     t5 = memory_dict(archzoo.count("t5", d_model=64, n_heads=4, n_layers=2, d_ff=96, d_kv=16))
     assert t5["activations"]["unsupported"].startswith("t5: ") and "training_peak" not in t5
     assert [label for label, _, _ in memory_rows(report)][:2] == ["inference peak (N=16)", "activations (N=16)"]
+
+
+# ---- the hook: each family states what its layers save -----------------------------------------------------
+
+
+def test_the_classes_the_formula_knows_are_the_ones_plugins_register():
+    """No list of classes in the core: a family without a registration is refused naming exactly what the
+    plugins registered, and every registration names an architecture its plugin's host has."""
+    from archzoo.host import get_host
+    from archzoo.memory import registered_activation_saves
+
+    registered = registered_activation_saves()
+    assert {s.architecture for s in registered} <= set(get_host().architectures)
+    classes = ", ".join(c for s in registered for c in s.classes)
+    with pytest.raises(UnsupportedActivationMemory) as refused:
+        activation_formula(archzoo.count("t5", d_model=64, n_heads=4, n_layers=2, d_ff=96, d_kv=16))
+    assert f"archzoo knows the tensors saved for backward by {classes} only;" in str(refused.value)
+
+
+def test_a_plugin_that_registers_something_else_is_named():
+    import types
+
+    from archzoo import hookimpl
+    from archzoo.errors import PluginError
+    from archzoo.host import PluginHost
+    from archzoo.memory import registered_activation_saves
+
+    module = types.ModuleType("odd")
+    module.register_activation_memory = hookimpl(lambda register: register({"classes": ["transformers.BertModel"]}))
+    host = PluginHost(extra_plugins={"odd": module}).load()
+    with pytest.raises(PluginError, match=r"^plugin 'odd': register_activation_memory registered dict, expected an "):
+        registered_activation_saves(host)

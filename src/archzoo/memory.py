@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .architecture import Reference
 from .block_match import compare_blocks_to_tensors
-from .errors import ArchzooError
+from .errors import ArchzooError, PluginError
 from .figures import human_bytes
 from .formula import N, Poly, const, total
 from .host import PluginHost, get_host
@@ -56,6 +56,7 @@ from .saved_tensors import (
     GapTerm,
     SavedTerms,
     UnsupportedActivationMemory,
+    attention_shape,
     child,
     heads_of,
     over,
@@ -306,8 +307,9 @@ def _accept(plugin: str, found: list[ActivationSaves]) -> Callable[[ActivationSa
 
 
 def registered_activation_saves(host: PluginHost | None = None) -> tuple[ActivationSaves, ...]:
-    """What every loaded plugin registers with ``register_activation_memory``, in the host's plugin order; a
-    plugin whose hook raises registers nothing (its error is the `PluginError` ``call_plugin`` makes)."""
+    """What every loaded plugin registers with ``register_activation_memory``, in the host's plugin order (the
+    global host's unless ``host`` is given), read once per host. A hook that raises, or registers anything but an
+    `ActivationSaves`, is a `PluginError` naming its plugin."""
     host = host or get_host()
     cached = _registered.get(id(host))
     if cached is not None and cached[0] is host:
@@ -321,13 +323,19 @@ def registered_activation_saves(host: PluginHost | None = None) -> tuple[Activat
         caller = host.pm.subset_hook_caller("register_activation_memory", remove_plugins=others)
         own: list[ActivationSaves] = []
         if any(impl.plugin is plugin for impl in caller.get_hookimpls()):
-            call_plugin(name, "register_activation_memory", caller, register=_accept(name, own))
+            call_plugin(
+                name, "register_activation_memory", caller, register=_accept(name, own), expected=(PluginError,)
+            )
         elif name in _PENDING_HOOK_MODULES:
             module = call_plugin(
                 name, "importing its activation memory", importlib.import_module, _PENDING_HOOK_MODULES[name]
             )
             call_plugin(
-                name, "register_activation_memory", module.register_activation_memory, register=_accept(name, own)
+                name,
+                "register_activation_memory",
+                module.register_activation_memory,
+                register=_accept(name, own),
+                expected=(PluginError,),
             )
         found.extend(own)
     _registered[id(host)] = (host, tuple(found))
@@ -626,7 +634,9 @@ def inference_peak(report: Report, *, seq_len: int | None = None, dtype: str = "
     params = report.params
     kv = report.kv_cache_elements_per_token * n
     cross = report.cross_kv_cache_elements_per_source_token * n
-    d, heads = getattr(report.config, "d_model", None), getattr(report.config, "n_heads", None)
+    d, heads = attention_shape(report.root)
+    if heads is None:  # a plugin that records no heads on its attention blocks: its configuration's keys
+        d, heads = getattr(report.config, "d_model", None), getattr(report.config, "n_heads", None)
     if not isinstance(d, int) or not isinstance(heads, int):
         raise UnsupportedActivationMemory(
             f"{report.architecture.name}: its configuration names no d_model and n_heads, which the largest live "
@@ -790,7 +800,11 @@ def memory_rows(report: Report) -> list[tuple[str, str, str]]:
     return [
         *rows,
         (f"activations (N={n:,})", human_bytes(eager.bytes_at(n)), f"bf16, eager = {eager.total.text()}"),
-        ("  fused / recomputed", f"{human_bytes(fused)} / {human_bytes(recomputed)}", "SDPA; only each layer's input"),
+        (
+            "  fused / recomputed",
+            f"{human_bytes(fused)} / {human_bytes(recomputed)}",
+            ("SDPA" if not _saves_for(report).fused_note else "no SDPA path: eager") + "; only each layer's input",
+        ),
         ("  Korthikanti et al.", human_bytes(korthikanti), "L·(34·N·d + 5·h·N²), with dropout masks"),
         ("training peak", human_bytes(training.total), "bf16 weights and gradients, fp32 Adam and master weights"),
     ]

@@ -260,6 +260,13 @@ class Report:
                         return child.flops.evaluate(N=1) // (2 * d)
         return None
 
+    def _tree_heads(self) -> int | None:
+        """The query heads the first self-attention block records (`Block.heads`), or None."""
+        for visit in self.root.visits():
+            if visit.block.kind == "self_attention" and visit.block.heads is not None:
+                return visit.block.heads.evaluate()
+        return None
+
     def approximations(self) -> list[Approximation]:
         """The usual rules for a training step's FLOPs, each with its error against the exact figure:
         ``6·params·tokens``, ``6·non-embedding params·tokens`` (Kaplan et al. 2020), and Hoffmann et al.
@@ -271,7 +278,7 @@ class Report:
             Approximation("6·non-embedding params·tokens", "6·P_ne·N", KAPLAN, 6 * self.non_embedding * n, exact),
         ]
         values = self._symbol_values()
-        heads = values.get("h") or getattr(self.config, "n_heads", None)
+        heads = values.get("h") or self._tree_heads() or getattr(self.config, "n_heads", None)
         width = values["h"] * values["d_h"] if "h" in values and "d_h" in values else None
         width = width or self._first_width("self_attention", "out_proj")
         d_ff = values.get("d_ff") or self._first_width("feed_forward", "fc_out")

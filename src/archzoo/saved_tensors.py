@@ -27,6 +27,7 @@ __all__ = [
     "GapTerm",
     "SavedTerms",
     "UnsupportedActivationMemory",
+    "attention_shape",
     "child",
     "feed_forward_width_gap",
     "fp32_softmax_gap",
@@ -100,6 +101,17 @@ def heads_of(root: Block, attention: Block, config: Any) -> Poly:
     if attention.heads is not None:
         return attention.heads
     return symbol_of(root, "h", config.n_heads)
+
+
+def attention_shape(root: Block) -> tuple[int | None, int | None]:
+    """``(d, h)`` of the first self-attention block that records its heads (`Block.heads`): its input width
+    (its first projection's `Block.d_in`) and its query heads; ``(None, None)`` when no block records them."""
+    for visit in root.visits():
+        block = visit.block
+        if block.kind == "self_attention" and block.heads is not None:
+            first = next((c for c in block.children if c.d_in is not None), None)
+            return (None if first is None or first.d_in is None else first.d_in.evaluate()), block.heads.evaluate()
+    return None, None
 
 
 @dataclass(frozen=True)
