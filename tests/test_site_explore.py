@@ -286,3 +286,46 @@ def test_benchmark_entries_get_their_own_probed_export():
     assert probes.reused > 0
     for arch, config, model_id, shared in exports:
         assert shared == explore.to_json(explore.whatif(arch, config, model=model_id)), model_id
+
+
+# ---- configurations are validated as the CLI and the registry validate them ---------------------------------
+
+
+def _hostile_gpt(fail_when):
+    """GPT with a configuration model whose validator talks on stdout and raises a TypeError (which pydantic
+    does not turn into a validation error) where ``fail_when(config)`` holds: a broken plugin."""
+    from pydantic import model_validator
+
+    arch = get_host().architectures["gpt"]
+
+    class Hostile(arch.config_model):
+        @model_validator(mode="after")
+        def _crash(self):
+            print("plugin chatter")
+            if fail_when(self):
+                raise TypeError("the plugin's own bug")
+            return self
+
+    return arch.model_copy(update={"config_model": Hostile})
+
+
+def test_a_plugin_failing_on_a_probed_value_refuses_that_value_not_the_build(capsys):
+    """The probes validate under the plugin guard (`parse_config`): a plugin raising on one probed value
+    (n_layers doubled) makes that value invalid, as `archzoo count` refuses it, and its chatter goes to
+    stderr; the other keys are still answered exactly."""
+    arch = _hostile_gpt(lambda c: c.n_layers == 2 * 12)
+    config = arch.config_model.model_validate({})
+    capsys.readouterr()
+    data = json.loads(explore.to_json(explore.whatif(arch, config)))
+    out, err = capsys.readouterr()
+    assert out == "" and "plugin chatter" in err
+    refused = {f["key"]: f["refused"] for f in data["fields"]}
+    assert refused["d_model"] == "" and refused["vocab_size"] == ""
+    assert explore.evaluate(data, {"d_model": 1024, "n_heads": 16}) == _figures(
+        _count(capsys, "gpt", {"d_model": 1024, "n_heads": 16})
+    )
+
+
+def test_an_architecture_whose_plugin_fails_on_its_defaults_gets_no_calculator():
+    arch = _hostile_gpt(lambda c: True)
+    assert explore.architecture_data(arch) is None

@@ -9,6 +9,21 @@ what the what-if calculators and the compare page read; `build` runs MkDocs atom
 folder and serves the site.
 """
 
-from .build import SiteOptions, build_site, find_config, serve_site
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .build import SiteOptions, build_site, find_config, serve_site
 
 __all__ = ["SiteOptions", "build_site", "find_config", "serve_site"]
+
+
+def __getattr__(name: str) -> Any:
+    # `build` (MkDocs' runner, with logging and tempfile) is imported when first asked for, not with the
+    # package: `archzoo list` imports `archzoo.site.records` and stays a light, fast command
+    if name in __all__:
+        from . import build
+
+        return getattr(build, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,9 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..architecture import MAX_SIZE, ArchConfig, Architecture
+from ..architecture import MAX_SIZE, ArchConfig, Architecture, parse_config
 from ..blocks import Block, active_params
 from ..errors import ArchzooError
 from ..formula import Poly, Symbol
@@ -258,13 +256,13 @@ class _Built:
 def _build(arch: Architecture, data: Mapping[str, Any]) -> _Built | None:
     """The figures of configuration ``data`` at its own N, or None when the configuration is invalid."""
     try:
-        config = arch.config_model.model_validate(dict(data))
+        config = parse_config(arch, dict(data))
         root = build_blocks(arch, config)
         n = call_plugin(arch.plugin, "seq_len", arch.seq_len, config)
         longest = None
         if arch.max_seq_len is not None:
             longest = call_plugin(arch.plugin, "max_seq_len", arch.max_seq_len, config)
-    except (ValidationError, ArchzooError, ValueError):
+    except (ArchzooError, ValueError):  # invalid (ConfigError), or the plugin failed on it (PluginError)
         return None
     polys = _figures(root)
     return _Built(
@@ -615,9 +613,11 @@ def _with_structure(
 
 
 def _valid(arch: Architecture, data: Mapping[str, Any]) -> bool:
+    """Whether the architecture takes ``data``, as the CLI and the registry ask (`parse_config`: the plugin's
+    model run under the plugin guard, so a plugin failing on a probed value refuses it)."""
     try:
-        arch.config_model.model_validate(dict(data))
-    except (ValidationError, ValueError):
+        parse_config(arch, dict(data))
+    except ArchzooError:
         return False
     return True
 
@@ -765,8 +765,8 @@ def architecture_data(arch: Architecture, probes: WhatifProbes | None = None) ->
     """``explore/architectures/NAME.json``: the what-if data of the architecture's default configuration
     (None when it has no valid default)."""
     try:
-        config = arch.config_model()
-    except ValidationError:
+        config = parse_config(arch, {})
+    except ArchzooError:
         return None
     try:
         data = probes.whatif(arch, config) if probes is not None else whatif(arch, config)

@@ -1,22 +1,23 @@
-"""The record of a registry model as data: one definition of every field, read by the site's table and
-downloads (``models.json``, ``models.csv``) and by ``archzoo list --json``/``--csv``.
+"""The record of a registry model as data, in one module: what the site's table and downloads
+(``models.json``, ``models.csv``) and ``archzoo list --json``/``--csv`` say of each model.
 
-Each field is defined once, by name, as a function of the model (`FIELDS`); a record is a choice of fields
-in an order. The CLI lists from the registry index, whose rows carry the fields every record shares
-(`RecordSource`); the site's record adds what only a computed view holds (FLOPs, the KV cache, active
-parameters). Both say the difference from the published figure in the same words: ``difference`` in
-parameters, and the gap as ``difference_relative`` (a fraction, the site's) or ``difference_pct`` (a
-percentage, the CLI's), both from the one ``gap`` of the entry.
+The CLI lists from the registry index, whose rows carry the fields every record shares (`RecordSource`);
+the site's record adds what only a computed view holds (FLOPs, the KV cache, active parameters). A shared
+field has one name and one meaning in both; the difference from the published figure is ``difference``
+in parameters in both, and its gap ``difference_relative`` (a fraction) on the site but
+``difference_pct`` (a percentage, rounded to 3 places) in the CLI, as each has always printed it, both
+from the one ``gap`` of the entry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..report import human_count
+if TYPE_CHECKING:  # only for its type: `archzoo list` imports this module and must stay light
+    from .views import ModelView
 
-__all__ = ["FIELDS", "LIST_FIELDS", "MODEL_FIELDS", "RecordSource", "list_record", "model_record", "record"]
+__all__ = ["LIST_FIELDS", "MODEL_FIELDS", "RecordSource", "list_record", "model_record"]
 
 
 class RecordSource(Protocol):
@@ -36,6 +37,8 @@ class RecordSource(Protocol):
     @property
     def params(self) -> int: ...
     @property
+    def params_human(self) -> str: ...
+    @property
     def published(self) -> str | None: ...
     @property
     def published_value(self) -> int | None: ...
@@ -52,42 +55,9 @@ def _difference(m: RecordSource) -> int | None:
     return None if m.published_value is None else m.params - m.published_value
 
 
-def _relative(gap: float | None, scale: float, digits: int) -> float | None:
+def _rounded(gap: float | None, scale: int, digits: int) -> float | None:
     return None if gap is None else round(scale * gap, digits)
 
-
-#: Every field of a record, by name: how it is read off a model. The shared fields take any
-#: `RecordSource`; the others a site view (`ModelView`), which has every attribute they read.
-FIELDS: dict[str, Callable[[Any], Any]] = {
-    "id": lambda m: m.id,
-    "title": lambda m: m.title,
-    "architecture": lambda m: m.architecture,
-    "year": lambda m: m.year,
-    "tags": lambda m: list(m.tags),
-    "params": lambda m: m.params,
-    "params_human": lambda m: human_count(m.params),
-    "published": lambda m: m.published,
-    "published_value": lambda m: m.published_value,
-    "difference": _difference,
-    "difference_relative": lambda m: _relative(m.gap, 1, 6),
-    "difference_pct": lambda m: _relative(m.gap, 100, 3),
-    "status": lambda m: m.status,
-    "reason": lambda m: m.reason,
-    # a computed view's only
-    "non_embedding_params": lambda m: m.non_embedding,
-    "active_params": lambda m: m.active_params,
-    "published_active": lambda m: m.published_active,
-    "published_active_value": lambda m: m.published_active_value,
-    "active_difference": lambda m: m.active_difference,
-    "active_difference_relative": lambda m: _relative(m.active_gap, 1, 6),
-    "active_status": lambda m: m.active_status,
-    "seq_len": lambda m: m.seq_len,
-    "forward_flops": lambda m: m.flops,
-    "attention_flops": lambda m: m.attention_flops,
-    "kv_cache_elements_per_token": lambda m: m.kv_elements,
-    "source": lambda m: m.source_path,
-    "url": lambda m: f"models/{m.id}/",
-}
 
 #: The record of the site's all-models table, ``models.json`` and ``models.csv``, in their order.
 MODEL_FIELDS = (
@@ -136,16 +106,56 @@ LIST_FIELDS = (
 )
 
 
-def record(model: Any, fields: Sequence[str]) -> dict[str, Any]:
-    """``model``'s record of ``fields``, in their order."""
-    return {name: FIELDS[name](model) for name in fields}
-
-
-def model_record(view: Any) -> dict[str, Any]:
-    """The site's record of a model view (`MODEL_FIELDS`)."""
-    return record(view, MODEL_FIELDS)
+# Each record is a dict written out rather than assembled from a table of getters: a listing builds
+# 20,000 of them, and a call per field would make the warm `archzoo list --json` a tenth slower.
 
 
 def list_record(row: RecordSource) -> dict[str, Any]:
-    """The CLI's record of a registry index row (`LIST_FIELDS`), what ``archzoo list`` prints."""
-    return record(row, LIST_FIELDS)
+    """What ``archzoo list --json`` and ``--csv`` print of a registry index row (`LIST_FIELDS`)."""
+    return {
+        "id": row.id,
+        "architecture": row.architecture,
+        "title": row.title,
+        "year": row.year,
+        "params": row.params,
+        "params_human": row.params_human,
+        "published": row.published,
+        "published_value": row.published_value,
+        "difference": _difference(row),
+        "difference_pct": _rounded(row.gap, 100, 3),
+        "status": row.status,
+        "reason": row.reason,
+    }
+
+
+def model_record(view: ModelView) -> dict[str, Any]:
+    """The site's record of a model view (`MODEL_FIELDS`): the shared fields as `list_record` reads them,
+    and what only a computed view holds."""
+    return {
+        "id": view.id,
+        "title": view.title,
+        "architecture": view.architecture,
+        "year": view.year,
+        "tags": list(view.tags),
+        "params": view.params,
+        "params_human": view.params_human,
+        "non_embedding_params": view.non_embedding,
+        "published": view.published,
+        "published_value": view.published_value,
+        "difference": _difference(view),
+        "difference_relative": _rounded(view.gap, 1, 6),
+        "status": view.status,
+        "reason": view.reason,
+        "active_params": view.active_params,
+        "published_active": view.published_active,
+        "published_active_value": view.published_active_value,
+        "active_difference": view.active_difference,
+        "active_difference_relative": _rounded(view.active_gap, 1, 6),
+        "active_status": view.active_status,
+        "seq_len": view.seq_len,
+        "forward_flops": view.flops,
+        "attention_flops": view.attention_flops,
+        "kv_cache_elements_per_token": view.kv_elements,
+        "source": view.source_path,
+        "url": f"models/{view.id}/",
+    }

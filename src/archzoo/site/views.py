@@ -23,7 +23,7 @@ from ..architecture import Architecture, Reference
 from ..blocks import Block
 from ..formula import Poly
 from ..registry import REASONS, Entry
-from ..report import Report, human_bytes, make_report
+from ..report import Report, human_bytes, human_count, make_report
 from . import diagram, svg
 
 __all__ = [
@@ -308,6 +308,11 @@ class ModelView:
     flops_svg: str
     params_svg: str
     mermaid: str
+
+    @property
+    def params_human(self) -> str:
+        """The exact count as the tables print it: ``109.5M``."""
+        return human_count(self.params)
 
 
 def _reference_for(entry: Entry) -> Reference | None:
