@@ -185,3 +185,33 @@ def test_a_kept_page_no_build_used_for_a_month_is_removed(registry, tmp_path):
     assert cache.misses == 0  # every page still used is read, and renewed, before anything is removed
     assert not stale.exists()
     assert sorted(folder.rglob("*.json")) == used
+
+
+def test_a_change_to_any_module_of_the_site_misses_every_page(monkeypatch):
+    """The key covers the code that writes a page wherever it lives: each module of ``archzoo.site`` (the
+    markup, paths, plots, exports and navigation split out of the pages module too), found on disk rather
+    than listed here, so a module added later is covered or this test says so."""
+    import types
+    from pathlib import Path
+
+    import archzoo.site
+
+    host = get_host()
+    before = fingerprint(host)
+    modules = sorted(Path(archzoo.site.__file__).resolve().parent.glob("*.py"))
+    assert {"markup.py", "pages.py", "paths.py", "plots.py", "exports.py", "navigation.py", "records.py"} <= {
+        m.name for m in modules
+    }
+    real_stat = Path.stat
+    for module in modules:
+
+        def edited(path, *args, _module=module, **kwargs):
+            info = real_stat(path, *args, **kwargs)
+            if path == _module:  # the module as it is after an edit: one byte longer
+                return types.SimpleNamespace(st_size=info.st_size + 1, st_mtime_ns=info.st_mtime_ns)
+            return info
+
+        monkeypatch.setattr(Path, "stat", edited)
+        assert fingerprint(host) != before, module.name
+        monkeypatch.setattr(Path, "stat", real_stat)
+    assert fingerprint(host) == before
