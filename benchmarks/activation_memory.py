@@ -1,7 +1,7 @@
 """Benchmark: activation memory of one training step, measured against archzoo's formula and Korthikanti et al.
 
-For BERT-base, GPT-2 small, ViT-B/16 and a LLaMA-style model (TinyLlama-1.1B: the llama plugin's defaults), at a
-couple of N: the bytes autograd saves in one training-mode forward pass of batch 1 (dropout 0, eager attention),
+For BERT-base, GPT-2 small, ViT-B/16, a LLaMA-style model (TinyLlama-1.1B: the llama plugin's defaults), OPT-125M
+and BLOOM-560M (the opt and bloom plugins' defaults), at a couple of N: the bytes autograd saves in one training-mode forward pass of batch 1 (dropout 0, eager attention),
 measured on the meta device with saved_tensors_hooks (`archzoo.memory.measure_activations`), beside
 `archzoo.memory.activation_formula` and Korthikanti et al. 2022 eq. 1 (34 N d + 5 h N² bytes a layer, 16-bit,
 with dropout masks) times the layers. bf16 and fp32; full recomputation measured too; fused attention (SDPA) is
@@ -17,8 +17,8 @@ import time
 from typing import Any
 
 import archzoo
+from archzoo.figures import human_bytes
 from archzoo.memory import activation_formula, korthikanti_layer_bytes, measure_activations
-from archzoo.report import human_bytes
 
 #: (label, architecture, config, N values, the nn.ModuleList of layers in its reference class)
 MODELS: list[tuple[str, str, dict[str, Any], tuple[int | None, ...], tuple[str, ...]]] = [
@@ -26,6 +26,8 @@ MODELS: list[tuple[str, str, dict[str, Any], tuple[int | None, ...], tuple[str, 
     ("GPT-2 small (GPT2LMHeadModel)", "gpt", {}, (128, 1024), ("transformer.h",)),
     ("ViT-B/16 (ViTForImageClassification)", "vit", {}, (None,), ("vit.layers",)),
     ("TinyLlama-1.1B (LlamaForCausalLM)", "llama", {}, (512, 2048), ("model.layers",)),
+    ("OPT-125M (OPTForCausalLM)", "opt", {}, (512, 2048), ("model.decoder.layers",)),
+    ("BLOOM-560M (BloomForCausalLM)", "bloom", {}, (512, 2048), ("transformer.h",)),
 ]
 
 
