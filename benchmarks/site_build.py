@@ -35,7 +35,7 @@ from pathlib import Path
 import yaml
 
 ARCHITECTURES = ("bert", "gpt", "vit", "transformer")
-#: Yardstick pages per navigation section, as archzoo's navigation (`pages.NAV_BRANCHING`) holds at most.
+#: Yardstick pages per navigation section, as archzoo's navigation (`navigation.NAV_BRANCHING`) holds at most.
 SECTION = 10
 
 
