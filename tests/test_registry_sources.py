@@ -40,6 +40,8 @@ SAME_SHAPE = [
     ("opt-iml-175b", "opt-175b"),
     ("llama-3.3-70b", "llama-3.1-70b"),
     ("phi-3.5-mini", "phi-3-mini"),
+    ("phi-3-mini-128k", "phi-3-mini"),
+    ("phi-3-medium-128k", "phi-3-medium"),
     ("mathstral-7b", "mistral-7b-v0.3"),
     ("codestral-22b", "mistral-small-22b"),
     ("deit-base-patch16-384", "vit-base-patch16-384"),
