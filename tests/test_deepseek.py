@@ -61,6 +61,8 @@ def unused_expert_params(model: Any, top_k: int) -> int:
 # ---- the plugin and its defaults ----------------------------------------------------------------------------
 
 
+@pytest.mark.reference
+@pytest.mark.slow  # about 20 s: the kit builds the 671B default on the meta device, block by block
 def test_plugin_self_checks_find_only_deepseek_v2_defaults_unrunnable(host):
     """The kit reads a config.json of each table's defaults for every class. DeepseekV2Config's defaults give every
     layer experts but no expert count per token (num_experts_per_tok None), which transformers' forward pass cannot
@@ -292,6 +294,15 @@ FILE_CASES = [
     ("deepseek_v2", "DeepseekV2ForCausalLM", {"mlp_bias": True, "topk_method": "group_limited_greedy", "n_group": 2,
                                               "topk_group": 1, "moe_layer_freq": 1, "scoring_func": "softmax"}),
     ("deepseek_v2", "DeepseekV2Model", {"first_k_dense_replace": 5}),
+    # the keys DeepSeek-V2's released files carry for DeepSeek's own code (auto_map), which transformers never reads
+    ("deepseek_v2", "DeepseekV2ForCausalLM", {
+        "aux_loss_alpha": 0.001, "seq_aux": True, "ep_size": 1, "moe_layer_freq": 1, "scoring_func": "softmax",
+        "norm_topk_prob": False, "pretraining_tp": 1, "rope_theta": 10000,
+        "rope_scaling": {"type": "yarn", "factor": 40, "beta_fast": 32, "beta_slow": 1, "mscale": 0.707,
+                         "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096},
+        "auto_map": {"AutoConfig": "configuration_deepseek.DeepseekV2Config",
+                     "AutoModelForCausalLM": "modeling_deepseek.DeepseekV2ForCausalLM"},
+    }),
     ("deepseek_v2", "DeepseekV2ForSequenceClassification", {"n_shared_experts": 0, "mlp_bias": True,
                                                              "tie_word_embeddings": True}),
 ]  # fmt: skip

@@ -558,6 +558,8 @@ HF_DEEPSEEK_V2 = _table(
         "scoring_func": _ORIGINAL.format("DeepseekV2Config") + "; its router always scores with a softmax",
         "aux_loss_alpha": _ORIGINAL.format("DeepseekV2Config") + "; a training loss weight, no parameters or FLOPs",
         "seq_aux": _ORIGINAL.format("DeepseekV2Config") + "; a training loss choice, no parameters or FLOPs",
+        # a field of DeepseekV2Config that its router never reads (it keeps the top-k softmax scores as they are)
+        "norm_topk_prob": f"not read by transformers 5.23's DeepseekV2 code: {_ROUTING}",
     },
 )
 
