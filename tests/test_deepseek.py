@@ -402,3 +402,31 @@ def test_deepseek_v3_entry_figures():
     assert (figures["published_value"], figures["published_active_value"]) == (671 * 10**9, 37 * 10**9)
     assert (figures["params"], figures["active_params"]) == (V3_PARAMS, V3_ACTIVE)
     assert (figures["status"], figures["active_status"]) == ("within-rounding", "reconciled")
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("case", CASES[:2], ids=["v3", "v2-plain-query-biases"])
+def test_moe_run_blocks_hold_what_each_moe_layer_of_transformers_holds(T, host, case):
+    """The MoE run starts at index L_f of transformers' one ``layers`` list, which `archzoo verify` cannot name
+    (a repeated block's copies are numbered from 0), so its blocks are compared here, layer by layer."""
+    from archzoo.reference import build_reference
+
+    arch = host.architecture("deepseek")
+    config = arch.config_model(**case)
+    model = build_reference(arch.reference(config))
+    layers = model.model.layers
+    blocks = {v.path: v.block.params.evaluate() for v in make_report(arch, config).root.visits()}
+    layer = "deepseek.layers.moe_layers.layer"
+    expected = {
+        layer: "",
+        f"{layer}.attention": "self_attn",
+        f"{layer}.mlp": "mlp",
+        f"{layer}.mlp.gate": "mlp.gate",
+        f"{layer}.mlp.shared_experts": "mlp.shared_experts",
+    }
+    for index in range(config.dense_layers, config.n_layers):
+        for path, module in expected.items():
+            held = layers[index].get_submodule(module) if module else layers[index]
+            assert blocks[path] == n_params(held), (index, path)
+        experts = layers[index].mlp.experts
+        assert blocks[f"{layer}.mlp.experts.expert"] * config.n_experts == n_params(experts)
