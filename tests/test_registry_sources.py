@@ -35,6 +35,7 @@ SAME_SHAPE = [
     *[(f"bloomz-{s}", f"bloom-{s}") for s in ("560m", "1b1", "1b7", "3b", "7b1", "176b")],
     *[(f"pythia-{s}-deduped", f"pythia-{s}") for s in ("70m", "160m", "410m", "1b", "1.4b", "2.8b", "6.9b", "12b")],
     *[(f"qwen2.5-coder-{s}", f"qwen2.5-{s}") for s in ("0.5b", "1.5b", "3b", "7b", "14b", "32b")],
+    *[(f"smollm-{s}", f"smollm2-{s}") for s in ("135m", "360m", "1.7b")],
     ("opt-iml-30b", "opt-30b"),
     ("opt-iml-max-30b", "opt-30b"),
     ("opt-iml-175b", "opt-175b"),
@@ -45,6 +46,7 @@ SAME_SHAPE = [
     ("mathstral-7b", "mistral-7b-v0.3"),
     ("codestral-22b", "mistral-small-22b"),
     ("deit-base-patch16-384", "vit-base-patch16-384"),
+    ("codebert-base", "roberta-base"),
 ]
 
 
