@@ -66,8 +66,9 @@ class DecoderConfig(ArchConfig):
     """The keys every LLaMA-style decoder shares (attention, norms, embeddings, head); defaults are
     TinyLlama-1.1B (Zhang et al. 2024). `LlamaConfig` adds a dense feed-forward, `MoEConfig` experts."""
 
-    #: the name of the architecture this configuration builds, the root of its block tree
+    #: the name of the architecture this configuration builds, the root of its block tree, and the root's description
     ROOT: ClassVar[str] = "llama"
+    TITLE: ClassVar[str] = "LLaMA-style decoder"
 
     vocab_size: PositiveInt = Field(32000, description="vocabulary size")
     d_model: PositiveInt = Field(2048, description="model width")
@@ -150,31 +151,13 @@ def _default(name: str, value: Any, base: type[ArchConfig] = DecoderConfig) -> A
     return FieldInfo.merge_field_infos(base.model_fields[name], default=value)
 
 
-class Qwen3Config(LlamaConfig):
-    """A Qwen3 dense decoder: QK-norm over each head, an explicit head width; defaults are Qwen3-8B (Qwen/Qwen3-8B
-    config.json; Yang et al. 2025, Qwen3 Technical Report, arXiv:2505.09388, Table 1)."""
-
-    ROOT: ClassVar[str] = "qwen3"
-    vocab_size: PositiveInt = _default("vocab_size", 151936)
-    d_model: PositiveInt = _default("d_model", 4096)
-    n_layers: PositiveInt = _default("n_layers", 36)
-    n_heads: PositiveInt = _default("n_heads", 32)
-    n_kv_heads: PositiveInt | None = _default("n_kv_heads", 8)
-    d_head: PositiveInt | None = _default("d_head", 128)
-    max_positions: PositiveInt = _default("max_positions", 40960)
-    qk_norm: Literal["none", "per_head", "whole"] = _default("qk_norm", "per_head")
-    d_ff: PositiveInt = _default("d_ff", 12288, LlamaConfig)
-    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3", "qwen3", "olmo2", "granite"] = _default(
-        "family", "qwen3", LlamaConfig
-    )
-
-
 class Olmo2Config(LlamaConfig):
     """An OLMo 2 decoder: RMSNorms after attention and the feed-forward, QK-norm over the whole projections;
     defaults are OLMo 2 7B (allenai/OLMo-2-1124-7B config.json; OLMo et al. 2024, 2 OLMo 2 Furious,
     arXiv:2501.00656, Table 1)."""
 
     ROOT: ClassVar[str] = "olmo2"
+    TITLE: ClassVar[str] = "OLMo 2 decoder"
     vocab_size: PositiveInt = _default("vocab_size", 100352)
     d_model: PositiveInt = _default("d_model", 4096)
     n_layers: PositiveInt = _default("n_layers", 32)
@@ -194,6 +177,7 @@ class GraniteConfig(LlamaConfig):
     and logits, which change no count; defaults are Granite 3.0 8B (ibm-granite/granite-3.0-8b-base config.json)."""
 
     ROOT: ClassVar[str] = "granite"
+    TITLE: ClassVar[str] = "Granite decoder"
     vocab_size: PositiveInt = _default("vocab_size", 49155)
     d_model: PositiveInt = _default("d_model", 4096)
     n_layers: PositiveInt = _default("n_layers", 40)
@@ -210,6 +194,9 @@ class GraniteConfig(LlamaConfig):
 class MoEConfig(DecoderConfig):
     """A LLaMA-style decoder whose feed-forward is a mixture of experts; defaults are Mixtral 8x7B
     (Jiang et al. 2024, Table 1)."""
+
+    ROOT: ClassVar[str] = "moe"
+    TITLE: ClassVar[str] = "LLaMA-style mixture-of-experts decoder"
 
     d_model: PositiveInt = _default("d_model", 4096)
     n_layers: PositiveInt = _default("n_layers", 32)
@@ -248,36 +235,48 @@ class MoEConfig(DecoderConfig):
 
     @model_validator(mode="after")
     def _check_experts(self) -> Self:
-        if self.top_k > self.n_experts:
-            raise ValueError(
-                f"top_k: each token cannot run through {self.top_k} of {self.n_experts} experts; "
-                f"choose top_k between 1 and n_experts ({self.n_experts})"
-            )
-        if outside := [i for i in self.dense_layers if i >= self.n_layers]:
-            raise ValueError(
-                f"dense_layers: layer {outside[0]} is not one of the {self.n_layers} layers (0 to "
-                f"{self.n_layers - 1}); list only layers of the stack"
-            )
-        if len(set(self.dense_layers)) != len(self.dense_layers):
-            raise ValueError("dense_layers: a layer is listed twice; list each layer once")
-        if self.d_ff is None and not all(self.has_experts(i) for i in range(self.n_layers)):
-            raise ValueError(
-                "d_ff: sparse_step and dense_layers leave layers with a dense feed-forward, whose width d_ff "
-                "is not given; give d_ff (Qwen2-MoE: intermediate_size)"
-            )
+        _check_expert_layout(self.n_experts, self.top_k, self.n_layers, self.sparse_step, self.dense_layers, self.d_ff)
         return self
 
     def has_experts(self, layer: int) -> bool:
         """Whether layer ``layer`` (from 0) has the mixture of experts, as Qwen2MoeDecoderLayer decides."""
-        return layer not in self.dense_layers and (layer + 1) % self.sparse_step == 0
+        return _has_experts(layer, self.sparse_step, self.dense_layers)
+
+
+def _has_experts(layer: int, sparse_step: int, dense_layers: tuple[int, ...]) -> bool:
+    """Qwen2MoeDecoderLayer's and Qwen3MoeDecoderLayer's rule: experts unless listed, on every step-th layer."""
+    return layer not in dense_layers and (layer + 1) % sparse_step == 0
+
+
+def _check_expert_layout(
+    n_experts: int, top_k: int, n_layers: int, sparse_step: int, dense_layers: tuple[int, ...], d_ff: int | None
+) -> None:
+    if top_k > n_experts:
+        raise ValueError(
+            f"top_k: each token cannot run through {top_k} of {n_experts} experts; "
+            f"choose top_k between 1 and n_experts ({n_experts})"
+        )
+    if outside := [i for i in dense_layers if i >= n_layers]:
+        raise ValueError(
+            f"dense_layers: layer {outside[0]} is not one of the {n_layers} layers (0 to "
+            f"{n_layers - 1}); list only layers of the stack"
+        )
+    if len(set(dense_layers)) != len(dense_layers):
+        raise ValueError("dense_layers: a layer is listed twice; list each layer once")
+    if d_ff is None and not all(_has_experts(i, sparse_step, dense_layers) for i in range(n_layers)):
+        raise ValueError(
+            "d_ff: sparse_step and dense_layers leave layers with a dense feed-forward, whose width d_ff "
+            "is not given; give d_ff (Qwen2-MoE: intermediate_size)"
+        )
 
 
 class Qwen3MoEConfig(MoEConfig):
-    """A Qwen3 mixture-of-experts decoder: QK-norm over each head, an explicit head width, no shared expert;
-    defaults are Qwen3-30B-A3B (Qwen/Qwen3-30B-A3B config.json; Qwen3 Technical Report, arXiv:2505.09388,
-    Table 2)."""
+    """A `Qwen3Config` with experts, as the mixture-of-experts builder reads it (`Qwen3Config.as_moe`): QK-norm
+    over each head, an explicit head width, no shared expert; defaults are Qwen3-30B-A3B (Qwen/Qwen3-30B-A3B
+    config.json; Qwen3 Technical Report, arXiv:2505.09388, Table 2)."""
 
-    ROOT: ClassVar[str] = "qwen3_moe"
+    ROOT: ClassVar[str] = "qwen3"
+    TITLE: ClassVar[str] = "Qwen3 mixture-of-experts decoder"
     vocab_size: PositiveInt = _default("vocab_size", 151936)
     d_model: PositiveInt = _default("d_model", 2048)
     n_layers: PositiveInt = _default("n_layers", 48)
@@ -290,6 +289,53 @@ class Qwen3MoEConfig(MoEConfig):
     top_k: PositiveInt = _default("top_k", 8, MoEConfig)
     d_ff_expert: PositiveInt = _default("d_ff_expert", 768, MoEConfig)
     family: Literal["mixtral", "qwen2_moe", "qwen3_moe"] = _default("family", "qwen3_moe", MoEConfig)
+
+
+class Qwen3Config(LlamaConfig):
+    """A Qwen3 decoder: QK-norm over each head, an explicit head width; with ``n_experts`` above 0, Qwen3-MoE's
+    mixture of experts (no shared expert) in every layer but those sparse_step and dense_layers leave dense.
+    Defaults are Qwen3-8B (Qwen/Qwen3-8B config.json; Yang et al. 2025, Qwen3 Technical Report, arXiv:2505.09388,
+    Table 1)."""
+
+    ROOT: ClassVar[str] = "qwen3"
+    TITLE: ClassVar[str] = "Qwen3 decoder"
+    vocab_size: PositiveInt = _default("vocab_size", 151936)
+    d_model: PositiveInt = _default("d_model", 4096)
+    n_layers: PositiveInt = _default("n_layers", 36)
+    n_heads: PositiveInt = _default("n_heads", 32)
+    n_kv_heads: PositiveInt | None = _default("n_kv_heads", 8)
+    d_head: PositiveInt | None = _default("d_head", 128)
+    max_positions: PositiveInt = _default("max_positions", 40960)
+    qk_norm: Literal["none", "per_head", "whole"] = _default("qk_norm", "per_head")
+    d_ff: PositiveInt = Field(
+        12288,
+        description="hidden width of the gated feed-forward of every layer without experts (all of them when "
+        "n_experts is 0; Qwen3-MoE: intermediate_size)",
+    )
+    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3", "qwen3", "olmo2", "granite"] = _default(
+        "family", "qwen3", LlamaConfig
+    )
+    n_experts: NonNegativeInt = Field(
+        0,
+        description="experts in each mixture-of-experts layer (Qwen3-MoE: num_experts); 0 = the dense Qwen3, "
+        "every layer a gated feed-forward of width d_ff",
+    )
+    top_k: PositiveInt = _default("top_k", 8, MoEConfig)
+    d_ff_expert: PositiveInt = _default("d_ff_expert", 768, MoEConfig)
+    sparse_step: PositiveInt = _default("sparse_step", 1, MoEConfig)
+    dense_layers: tuple[NonNegativeInt, ...] = _default("dense_layers", (), MoEConfig)
+
+    @model_validator(mode="after")
+    def _check_experts(self) -> Self:
+        if self.n_experts:
+            _check_expert_layout(
+                self.n_experts, self.top_k, self.n_layers, self.sparse_step, self.dense_layers, self.d_ff
+            )
+        return self
+
+    def as_moe(self) -> Qwen3MoEConfig:
+        """This configuration as the mixture-of-experts builder reads it (only when ``n_experts`` is above 0)."""
+        return Qwen3MoEConfig(**self.model_dump(exclude={"family"}), family="qwen3_moe")
 
 
 # ---- the block tree: one layer builder for the dense and the mixture-of-experts decoder --------------
@@ -420,22 +466,11 @@ def task_heads(cfg: DecoderConfig, d: Poly) -> list[Block]:
     return []
 
 
-#: each architecture's root block: its description
-_TITLES = {
-    "llama": "LLaMA-style decoder",
-    "qwen3": "Qwen3 decoder",
-    "olmo2": "OLMo 2 decoder",
-    "granite": "Granite decoder",
-    "moe": "LLaMA-style mixture-of-experts decoder",
-    "qwen3_moe": "Qwen3 mixture-of-experts decoder",
-}
-
-
 def build(cfg: LlamaConfig) -> Block:
     d = symbol("d", cfg.d_model)
     mlp = _gated("mlp", d, symbol("d_ff", cfg.d_ff), cfg, "gated feed-forward")
     layers = repeat(_layer(cfg, "layer", mlp, _gated_kind(cfg)), symbol("L", cfg.n_layers), name="layers")
-    root = _decoder(cfg, cfg.ROOT, layers, _TITLES[cfg.ROOT])
+    root = _decoder(cfg, cfg.ROOT, layers, cfg.TITLE)
     return with_modules(root, reference_modules(cfg))
 
 
@@ -480,7 +515,7 @@ def build_moe(cfg: MoEConfig) -> Block:
             n_moe = sum(sparse)
             counts = {"moe_layer": L_MOE(n_moe), "dense_layer": L_DENSE(cfg.n_layers - n_moe)}
             layers = layer_runs("layers", runs, counts=counts)
-    root = _decoder(cfg, cfg.ROOT, layers, _TITLES[cfg.ROOT])
+    root = _decoder(cfg, cfg.ROOT, layers, cfg.TITLE)
     return with_modules(root, moe_reference_modules(cfg))
 
 
@@ -1510,14 +1545,10 @@ HF_QWEN3_MOE = _table(
 
 @hf_reader(HF_QWEN3_MOE)
 def _from_qwen3_moe(hf: dict[str, Any], model_class: str = "Qwen3MoeModel") -> dict[str, Any]:
-    if hf["num_experts"] == 0:
-        raise ValueError(
-            "num_experts: 0 gives every layer a dense feed-forward and no router: a dense decoder, which archzoo's "
-            "qwen3_moe architecture does not express; count it as model type qwen3 (the same layers) or give the "
-            "experts"
-        )
+    # num_experts 0 leaves every layer Qwen3MoeMLP(intermediate_size) and no router: the dense Qwen3 (n_experts 0)
     return dict(
         _shared(hf, "qwen3_moe"),
+        family="qwen3",
         **_plain_head_dim(hf, "Qwen3MoeConfig"),
         **_experts(hf, "num_experts"),
         **_sparse_layers(hf),
@@ -1557,17 +1588,31 @@ MOE_ARCHITECTURE = Architecture(
     reference=moe_reference,
 )
 
+
+def build_qwen3(cfg: Qwen3Config) -> Block:
+    """The dense Qwen3 (`build`), or with experts Qwen3-MoE (`build_moe`)."""
+    return build_moe(cfg.as_moe()) if cfg.n_experts else build(cfg)
+
+
+def qwen3_reference(cfg: Qwen3Config) -> Reference | None:
+    """Qwen3's classes (`reference`), or with experts Qwen3-MoE's (`moe_reference`)."""
+    return moe_reference(cfg.as_moe()) if cfg.n_experts else reference(cfg)
+
+
 QWEN3_ARCHITECTURE = Architecture(
     name="qwen3",
     title="Qwen3 decoder",
     summary="The LLaMA-style decoder as Qwen3 builds it: grouped-query attention with an explicit head width "
     "(not d_model / n_heads) and an RMSNorm over each query and key head before the scores (QK-norm), SwiGLU, "
-    "RMSNorm, rotary positions; the small models tie the LM head to the embedding.",
+    "RMSNorm, rotary positions; the small models tie the LM head to the embedding. Qwen3-MoE (n_experts above 0) "
+    "puts a mixture of SwiGLU experts in place of the feed-forward, with no shared expert: each token runs "
+    "through the top k; all experts are parameters, k per layer are the active ones. Layers left dense by "
+    "decoder_sparse_step or mlp_only_layers form a run of their own.",
     citation="Yang et al. Qwen3 Technical Report. 2025. arXiv:2505.09388",
     config_model=Qwen3Config,
-    build=build,
+    build=build_qwen3,
     seq_len=lambda cfg: cfg.max_positions,
-    reference=reference,
+    reference=qwen3_reference,
 )
 
 OLMO2_ARCHITECTURE = Architecture(
@@ -1596,20 +1641,6 @@ GRANITE_ARCHITECTURE = Architecture(
     reference=reference,
 )
 
-QWEN3_MOE_ARCHITECTURE = Architecture(
-    name="qwen3_moe",
-    title="Qwen3 mixture-of-experts decoder",
-    summary="The Qwen3 decoder (QK-norm over each head, an explicit head width) with a mixture of SwiGLU experts "
-    "in place of the feed-forward: a router scores every expert for each token, which runs through the top k of "
-    "them; no shared expert. Layers left dense by decoder_sparse_step or mlp_only_layers form their own run. "
-    "All experts are parameters; one token uses only k per layer (the active parameters).",
-    citation="Yang et al. Qwen3 Technical Report. 2025. arXiv:2505.09388",
-    config_model=Qwen3MoEConfig,
-    build=build_moe,
-    seq_len=lambda cfg: cfg.max_positions,
-    reference=moe_reference,
-)
-
 #: Hugging Face model type -> its reader (dense decoders)
 HF_READERS = {
     "llama": _from_llama,
@@ -1626,7 +1657,7 @@ OWN_HF_READERS = {
     "qwen3": (_from_qwen3, "qwen3"),
     "olmo2": (_from_olmo2, "olmo2"),
     "granite": (_from_granite, "granite"),
-    "qwen3_moe": (_from_qwen3_moe, "qwen3_moe"),
+    "qwen3_moe": (_from_qwen3_moe, "qwen3"),
 }
 
 
@@ -1634,7 +1665,7 @@ OWN_HF_READERS = {
 def register_architectures(register: Callable[[Architecture], None]) -> None:
     register(ARCHITECTURE)
     register(MOE_ARCHITECTURE)
-    for architecture in (QWEN3_ARCHITECTURE, QWEN3_MOE_ARCHITECTURE, OLMO2_ARCHITECTURE, GRANITE_ARCHITECTURE):
+    for architecture in (QWEN3_ARCHITECTURE, OLMO2_ARCHITECTURE, GRANITE_ARCHITECTURE):
         register(architecture)
 
 
