@@ -47,6 +47,10 @@ SAME_SHAPE = [
     ("codestral-22b", "mistral-small-22b"),
     ("deit-base-patch16-384", "vit-base-patch16-384"),
     ("codebert-base", "roberta-base"),
+    ("open-llama-7b", "llama-7b"),
+    ("open-llama-13b", "llama-13b"),
+    ("open-llama-3b-v2", "open-llama-3b"),
+    ("open-llama-7b-v2", "open-llama-7b"),
 ]
 
 
