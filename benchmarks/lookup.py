@@ -12,6 +12,9 @@ and `list` / `show` against the same interpreter yardstick. Caches (the plugin m
 go to a fresh temporary folder and are warmed by one untimed run: the figures are those of the second and
 later runs, the usual case; the first, cold run is printed too.
 
+Each figure is given twice: wall-clock time, and the CPU time (user + system) the command's process used. On a
+machine shared with other work the wall-clock ratios drift with the load; the CPU ratios much less.
+
 Run: python benchmarks/lookup.py [--repeat 7]   (needs torch and transformers for the meta-device yardstick)
 Prints figures; asserts nothing (a timed assertion fails on a loaded machine, not on a regression).
 """
@@ -22,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -95,10 +99,23 @@ print(json.dumps({
 """
 
 
+#: CPU time (user + system) of every child process that ended, so far.
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
     start = time.perf_counter()
     done = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
     return time.perf_counter() - start, done.stdout
+
+
+def run_cpu(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall-clock seconds, CPU seconds of the command's process)."""
+    cpu = _children_cpu()
+    wall, _ = run(cmd, env)
+    return wall, _children_cpu() - cpu
 
 
 def main() -> None:
@@ -133,52 +150,61 @@ def main() -> None:
         meta_params: int | None = int(out.split()[-1])
     except (subprocess.CalledProcessError, ValueError):
         meta_time, meta_params = float("nan"), None
-    times: dict[str, list[float]] = {
-        "bare": [],
-        "pydantic": [],
-        "count": [],
-        "import": [],
-        "list": [],
-        "show": [],
-        "meta": [],
-    }
+    names = ("bare", "pydantic", "count", "list", "show", "meta")
+    wall: dict[str, list[float]] = {k: [] for k in names}
+    cpu: dict[str, list[float]] = {k: [] for k in names}
+    imports: list[float] = []
+
+    def measure(name: str, cmd: list[str]) -> None:
+        seconds, used = run_cpu(cmd, env)
+        wall[name].append(seconds)
+        cpu[name].append(used)
+
     for i in range(args.repeat):
-        times["bare"].append(run(bare, env)[0])
-        times["pydantic"].append(run(pydantic, env)[0])
-        times["count"].append(run(count, env)[0])
-        times["import"].append(float(run([python, "-c", IMPORT_CLI], env)[1]))
-        times["list"].append(run(listing, env)[0])
-        times["show"].append(run(show, env)[0])
+        measure("bare", bare)
+        measure("pydantic", pydantic)
+        measure("count", count)
+        imports.append(float(run([python, "-c", IMPORT_CLI], env)[1]))
+        measure("list", listing)
+        measure("show", show)
         if meta_params is not None and i < 3:  # seconds each: three runs give a stable median
-            times["meta"].append(run(meta, env)[0])
-    med = {k: statistics.median(v) if v else float("nan") for k, v in times.items()}
+            measure("meta", meta)
+    med = {k: statistics.median(v) if v else float("nan") for k, v in wall.items()}
+    med_cpu = {k: statistics.median(v) if v else float("nan") for k, v in cpu.items()}
     seen = json.loads(run([python, "-c", "import json\n" + WHAT_LOOKUP_IMPORTS, str(config)], env)[1])
 
     def verdict(ok: bool) -> str:
         return "goal met" if ok else "goal NOT met"
 
-    print(f"medians of {args.repeat} runs (meta-device count: of {len(times['meta'])}), in ms")
-    print(f"  bare interpreter (python -c pass)              {med['bare'] * 1000:8.1f}")
-    print(f"  import archzoo.cli (in process)                {med['import'] * 1000:8.1f}")
-    print(f"  pydantic and one configuration model, alone    {med['pydantic'] * 1000:8.1f}   (a process of its own)")
+    def row(label: str, name: str, note: str = "") -> None:
+        print(f"  {label:<45}{med[name] * 1000:9.1f}{med_cpu[name] * 1000:9.1f}{note}")
+
+    print(f"medians of {args.repeat} runs (meta-device count: of {len(wall['meta'])}), in ms: wall-clock, CPU")
+    row("bare interpreter (python -c pass)", "bare")
+    print(f"  {'import archzoo.cli (in process, wall-clock)':<45}{statistics.median(imports) * 1000:9.1f}")
+    row("pydantic and one configuration model, alone", "pydantic", "   (a process of its own)")
+    row("archzoo count --hf-config gpt2-large --json", "count", f"   (first, cold run {cold * 1000:.1f} wall)")
+    row("meta-device count (torch + transformers)", "meta", f"   (first run {meta_time * 1000:.1f} wall)")
+    row("archzoo list --json", "list")
+    row("archzoo show gpt2-large --json", "show")
+
+    def ratio(a: str, b: str) -> tuple[float, float]:
+        return med[a] / med[b], med_cpu[a] / med_cpu[b]
+
+    bare_wall, bare_cpu = ratio("count", "bare")
+    meta_wall, meta_cpu = ratio("meta", "count")
+    print("targets (wall-clock, CPU)")
     print(
-        f"  archzoo count --hf-config gpt2-large --json    {med['count'] * 1000:8.1f}   (first, cold run {cold * 1000:.1f})"
+        f"  count / bare interpreter       {bare_wall:6.1f}x {bare_cpu:6.1f}x   (goal <= 5x: {verdict(bare_wall <= 5)})"
     )
     print(
-        f"  meta-device count (torch + transformers)       {med['meta'] * 1000:8.1f}   (first run {meta_time * 1000:.1f})"
+        f"  meta-device count / count      {meta_wall:6.1f}x {meta_cpu:6.1f}x   (goal >= 40x: {verdict(meta_wall >= 40)})"
     )
-    print(f"  archzoo list --json                            {med['list'] * 1000:8.1f}")
-    print(f"  archzoo show gpt2-large --json                 {med['show'] * 1000:8.1f}")
-    ratio_bare = med["count"] / med["bare"]
-    ratio_meta = med["meta"] / med["count"]
-    print("targets")
-    print(f"  count / bare interpreter       {ratio_bare:6.1f}x   (goal <= 5x: {verdict(ratio_bare <= 5)})")
-    print(f"  meta-device count / count      {ratio_meta:6.1f}x   (goal >= 40x: {verdict(ratio_meta >= 40)})")
-    print(f"  list / bare interpreter        {med['list'] / med['bare']:6.1f}x")
-    print(f"  show / bare interpreter        {med['show'] / med['bare']:6.1f}x")
-    print(
-        f"  pydantic alone / bare          {med['pydantic'] / med['bare']:6.1f}x   (the plugins' configuration models)"
-    )
+    for label, name in (("list", "list"), ("show", "show")):
+        w, c = ratio(name, "bare")
+        print(f"  {label} / bare interpreter{' ' * (14 - len(label))}{w:6.1f}x {c:6.1f}x")
+    w, c = ratio("pydantic", "bare")
+    print(f"  pydantic alone / bare          {w:6.1f}x {c:6.1f}x   (the plugins' configuration models: the floor)")
     same = "the same" if meta_params == archzoo_params else f"DIFFERENT (meta device: {meta_params})"
     print(f"parameters: archzoo {archzoo_params:,}, {same} on the meta device")
     print(f"plugin modules the lookup imports: {', '.join(seen['plugins']) or 'none'}")

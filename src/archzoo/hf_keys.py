@@ -35,6 +35,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import hf_keys_read
+from .hf_vocabulary import hf_table
+from .host import get_host
+
 __all__ = ["COMPUTED_NAMES", "Derivation", "derive", "render", "transformers_root"]
 
 #: Reads through a name the constant-following cannot resolve: the exact source text of the call, the keys
@@ -451,11 +455,7 @@ def render(derivation: Derivation) -> str:
 def supported_model_types(extra: Iterable[str] = ()) -> dict[str, str]:
     """Every model type a plugin reads with a key table, every type the committed data already covers (a
     plugin not installed here keeps its data), and ``extra``, each mapped to its transformers module folder."""
-    from transformers.models.auto.configuration_auto import model_type_to_module_name
-
-    from . import hf_keys_read
-    from .hf_config import hf_table
-    from .host import get_host
+    from transformers.models.auto.configuration_auto import model_type_to_module_name  # only to regenerate the data
 
     readers = get_host().hf_readers()
     types = {t for t in readers if hf_table(readers[t].reader) is not None}
@@ -467,9 +467,6 @@ def summary() -> list[str]:
     """One line a model type: how many config attributes its code reads, and which of its configuration
     class's fields (the plugin table's defaults) no module reads, directly or through an alias of
     ``attribute_map`` (from the committed data)."""
-    from . import hf_keys_read
-    from .hf_config import hf_table
-    from .host import get_host
 
     readers = get_host().hf_readers()
     lines = []
