@@ -47,6 +47,8 @@ SAME_SHAPE = [
     ("codestral-22b", "mistral-small-22b"),
     ("deit-base-patch16-384", "vit-base-patch16-384"),
     ("codebert-base", "roberta-base"),
+    *[(t0, "t5-v1.1-xxl") for t0 in ("t0", "t0p", "t0pp")],
+    ("t0-3b", "t5-v1.1-xl"),
     ("open-llama-7b", "llama-7b"),
     ("open-llama-13b", "llama-13b"),
     ("open-llama-3b-v2", "open-llama-3b"),
