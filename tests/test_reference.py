@@ -152,3 +152,32 @@ def test_a_training_steps_loss_is_the_sum_of_the_main_output():
     assert training_loss(QuestionAnsweringModelOutput(start_logits=ones, end_logits=2 * ones)).item() == 18
     assert training_loss(BaseModelOutput(last_hidden_state=5 * ones)).item() == 30
     assert training_loss(4 * ones).item() == 24
+
+
+def test_a_training_step_loss_reads_no_router_logits_and_images_take_the_model_s_own_size():
+    """A mixture of experts asked for its router logits returns them as a tuple, one tensor per layer: the loss is
+    the last hidden state, as MixtralModel's own forward makes no loss of them. An image reference whose kwargs
+    name no size runs at its configuration class's own (ViTConfig's 224 px, 3 channels), read off the model."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from archzoo.reference import build_reference, reference_inputs, training_loss
+
+    config = transformers.MixtralConfig(
+        vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, output_router_logits=True,
+    )  # fmt: skip
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = transformers.MixtralModel(config)
+    output = model(input_ids=torch.zeros(1, 4, dtype=torch.long))
+    assert isinstance(output.router_logits, tuple)
+    assert torch.equal(training_loss(output), output.last_hidden_state.sum())
+
+    ref = Reference(
+        library="transformers", target="transformers.ViTModel", config_class="transformers.ViTConfig",
+        kwargs={"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16},
+        inputs="image",
+    )  # fmt: skip
+    (pixels,), _ = reference_inputs(ref, 0, build_reference(ref))
+    defaults = transformers.ViTConfig()
+    assert tuple(pixels.shape) == (1, defaults.num_channels, defaults.image_size, defaults.image_size)

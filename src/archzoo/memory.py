@@ -208,7 +208,7 @@ def measure_activations(
     if recompute:
         _recompute_layers(model, recompute)
     model.train()
-    args, kwargs = reference_inputs(ref.model_copy(update={"device": device}), seq_len)
+    args, kwargs = reference_inputs(ref.model_copy(update={"device": device}), seq_len, model)
 
     held = {t.untyped_storage()._cdata for t in (*model.parameters(), *model.buffers())}
     names = {module: name for name, module in model.named_modules()}

@@ -83,8 +83,10 @@ def reference_params(ref: Reference) -> int:
     return sum(p.numel() for p in build_reference(ref).parameters())  # always on the meta device
 
 
-def reference_inputs(ref: Reference, seq_len: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The positional and keyword inputs of one forward pass of ``ref`` at batch 1 and ``seq_len`` tokens."""
+def reference_inputs(ref: Reference, seq_len: int, model: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The positional and keyword inputs of one forward pass of ``ref``'s ``model`` at batch 1 and ``seq_len``
+    tokens. What the tokens are is the reference's ``inputs``; a size they need (an image's side and channels,
+    an embedding's width) is the built model's own, read off it, never assumed."""
     import torch
 
     device = ref.device
@@ -94,14 +96,23 @@ def reference_inputs(ref: Reference, seq_len: int) -> tuple[tuple[Any, ...], dic
         ids = torch.zeros(1, seq_len, dtype=torch.long, device=device)
         return (), {"input_ids": ids, "decoder_input_ids": ids}
     if ref.inputs == "image":
-        size, channels = ref.kwargs.get("image_size", 224), ref.kwargs.get("num_channels", 3)
+        channels, size = _image_shape(model)
         return (torch.zeros(1, channels, size, size, device=device),), {}
-    d = ref.kwargs.get("d_model", 512)
     if ref.inputs == "seq2seq_embeddings":  # torch.nn.Transformer takes (sequence, batch, d) by default
-        x = torch.zeros(seq_len, 1, d, device=device)
+        x = torch.zeros(seq_len, 1, model.d_model, device=device)
         return (x, x), {}
     ids = torch.zeros(seq_len, 1, dtype=torch.long, device=device)
     return (ids, ids), {}
+
+
+def _image_shape(model: Any) -> tuple[int, int]:
+    """``(channels, side)`` of the square images ``model`` takes: a transformers vision model's configuration
+    (``num_channels``, ``image_size``), or a timm model's ``pretrained_cfg`` input size (C, H, W)."""
+    config = getattr(model, "config", None)
+    if config is not None and hasattr(config, "image_size"):
+        return config.num_channels, config.image_size
+    channels, side, _ = (getattr(model, "pretrained_cfg", None) or model.default_cfg)["input_size"]
+    return channels, side
 
 
 def reference_flops(ref: Reference, seq_len: int) -> int:
@@ -111,7 +122,7 @@ def reference_flops(ref: Reference, seq_len: int) -> int:
     from torch.utils.flop_counter import FlopCounterMode
 
     model = build_reference(ref, ref.device)
-    args, kwargs = reference_inputs(ref, seq_len)
+    args, kwargs = reference_inputs(ref, seq_len, model)
     # train() keeps torch.nn's encoder layers off their fused inference fast path, whose attention
     # FlopCounterMode cannot see; on the meta device dropout does nothing to the count (and on the CPU it
     # changes values, never which matrices are multiplied).
@@ -124,7 +135,7 @@ def reference_flops(ref: Reference, seq_len: int) -> int:
 def training_loss(output: Any) -> torch.Tensor:
     """The scalar loss of a training step: the sum of the model's main output. That is ``logits`` where the
     class returns them; else a masked-image-modelling class's ``reconstruction``; else every ``*_logits``
-    output it returns (``prediction_logits`` and ``seq_relationship_logits`` of a pre-training head,
+    tensor it returns (``prediction_logits`` and ``seq_relationship_logits`` of a pre-training head,
     ``start_logits`` and ``end_logits`` of question answering: what the class's own loss reads); else the last
     hidden state; a plain tensor is its own."""
     import torch
@@ -135,7 +146,10 @@ def training_loss(output: Any) -> torch.Tensor:
         return output.logits.sum()  # type: ignore[no-any-return]
     if getattr(output, "reconstruction", None) is not None:  # masked image modelling: the pixels it restores
         return output.reconstruction.sum()  # type: ignore[no-any-return]
-    named = [value for key, value in output.items() if key.endswith("_logits") and key != "router_logits"]
+    # tensors only: a mixture of experts' router_logits is a tuple, one tensor per layer, which no head's loss reads
+    named: list[Any] = [
+        value for key, value in output.items() if key.endswith("_logits") and isinstance(value, torch.Tensor)
+    ]
     if named:
         return sum(value.sum() for value in named)  # type: ignore[no-any-return]
     return output.last_hidden_state.sum()  # type: ignore[no-any-return]
@@ -150,7 +164,7 @@ def reference_training_flops(ref: Reference, seq_len: int) -> int:
     from torch.utils.flop_counter import FlopCounterMode
 
     model = build_reference(ref, ref.device)
-    args, kwargs = reference_inputs(ref, seq_len)
+    args, kwargs = reference_inputs(ref, seq_len, model)
     model.train()  # as reference_flops: torch.nn's encoder layers keep off their fused inference path
     for module in model.modules():
         if isinstance(module, torch.nn.Dropout):
