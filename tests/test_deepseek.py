@@ -416,7 +416,7 @@ def test_moe_run_blocks_hold_what_each_moe_layer_of_transformers_holds(T, host, 
     model = build_reference(arch.reference(config))
     layers = model.model.layers
     blocks = {v.path: v.block.params.evaluate() for v in make_report(arch, config).root.visits()}
-    layer = "deepseek.layers.moe_layers.layer"
+    layer = "deepseek.layers.moe_layers.moe_layer"
     expected = {
         layer: "",
         f"{layer}.attention": "self_attn",

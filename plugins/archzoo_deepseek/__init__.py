@@ -14,7 +14,8 @@ buffer, not a parameter: ``model.parameters()`` does not count it, and neither d
 store it), ``E`` routed SwiGLU experts of width ``d_e`` of which each token runs ``k``, and ``n_s`` shared
 experts, run for every token, fused by transformers into one SwiGLU of width ``n_s d_e``. Group-limited routing
 (``n_group``, ``topk_group``) and the scores' scaling choose experts and weigh them: no parameters and no matmul
-FLOPs. The stack is two runs of layers (dense, then MoE) under one ``layers`` block. Active parameters are those
+FLOPs. The stack is one ``layers`` block of two runs (`archzoo.blocks.layer_runs`): the dense layers, then the MoE
+layers. Active parameters are those
 one token uses: everything but the ``E - k`` routed experts it skips in each MoE layer.
 
 Counts are exact against transformers 5.23's ``DeepseekV2*`` and ``DeepseekV3*`` classes (the base model, the
@@ -49,13 +50,13 @@ from archzoo.blocks import (
     embedding,
     experts,
     feed_forward,
+    layer_runs,
     linear,
     lm_head,
-    repeat,
     rms_norm,
     with_modules,
 )
-from archzoo.formula import N, Poly
+from archzoo.formula import N, Poly, const
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -232,10 +233,10 @@ def latent_attention(cfg: DeepSeekConfig) -> Block:
     return replace(block, kv_cache=r_kv + d_r)
 
 
-def _layer(cfg: DeepSeekConfig, mlp: Block, mlp_text: str) -> Block:
+def _layer(cfg: DeepSeekConfig, name: str, mlp: Block, mlp_text: str) -> Block:
     d = symbol("d", cfg.d_model)
     return composite(
-        "layer",
+        name,
         "decoder_layer",
         [rms_norm("attention_norm", d), latent_attention(cfg), rms_norm("mlp_norm", d), mlp],
         f"pre-norm decoder layer: RMSNorm, latent attention, add; RMSNorm, {mlp_text}, add",
@@ -265,22 +266,19 @@ def build(cfg: DeepSeekConfig) -> Block:
     d = symbol("d", cfg.d_model)
     V = symbol("V", cfg.vocab_size)
     L = symbol("L", cfg.n_layers)
-    runs = []
+    runs: list[tuple[Block, Poly]] = []
+    counts: dict[str, Poly] = {}
     if cfg.dense_layers:
-        L_f = L_DENSE(cfg.dense_layers) if cfg.moe_layers else L
+        counts["dense_layer"] = L_DENSE(cfg.dense_layers) if cfg.moe_layers else L
         dense = _swiglu("mlp", d, symbol("d_ff", cfg.d_ff), cfg, cfg.mlp_bias, "dense feed-forward")
-        runs.append(repeat(_layer(cfg, dense, "SwiGLU"), L_f, name="dense_layers"))
+        runs.append((_layer(cfg, "dense_layer", dense, "SwiGLU"), const(cfg.dense_layers)))
     if cfg.moe_layers:
-        L_moe = L - L_DENSE(cfg.dense_layers) if cfg.dense_layers else L
+        counts["moe_layer"] = L - L_DENSE(cfg.dense_layers) if cfg.dense_layers else L
         shared = " and shared experts" if cfg.n_shared_experts else ""
         text = f"mixture of {cfg.n_experts} experts, top-{cfg.top_k}{shared}"
-        runs.append(repeat(_layer(cfg, _moe(cfg), text), L_moe, name="moe_layers"))
-    layers = composite(
-        "layers",
-        "layer_runs",
-        runs,
-        f"{cfg.dense_layers} dense layers, then {cfg.moe_layers} mixture-of-experts layers",
-    )
+        runs.append((_layer(cfg, "moe_layer", _moe(cfg), text), const(cfg.moe_layers)))
+    # the first L_f layers dense, the rest with experts: one stack of two runs (archzoo.blocks.layer_runs)
+    layers = layer_runs("layers", runs, counts=counts)
     children = [
         embedding("token", V, d, role="token", description="token embeddings"),
         layers,
@@ -307,10 +305,11 @@ def build(cfg: DeepSeekConfig) -> Block:
 def reference_modules(cfg: DeepSeekConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in transformers' classes (for `archzoo verify`). The dense run's
     layers are ``layers.0`` to ``layers.{L_f - 1}`` and mapped one by one; the MoE run's start at index
-    ``L_f`` of the same ``nn.ModuleList``, which a repeated block cannot name (its copies are numbered from 0),
-    so its blocks are checked through ``layers``, which holds both runs."""
+    ``L_f`` of the same ``nn.ModuleList`` (its ``positions``), which archzoo's block matching numbers from 0, so
+    its blocks are checked through ``layers``, which holds both runs (and by tests/test_deepseek.py, layer by
+    layer)."""
     base = "" if cfg.head == "none" else "model."
-    layer = "deepseek.layers.dense_layers.layer"
+    layer = "deepseek.layers.dense_layers.dense_layer"
     table: dict[str, tuple[str, ...]] = {
         "deepseek": ("",),
         "deepseek.token": (f"{base}embed_tokens",),
