@@ -297,3 +297,14 @@ def test_a_plugin_that_registers_something_else_is_named():
     host = PluginHost(extra_plugins={"odd": module}).load()
     with pytest.raises(PluginError, match=r"^plugin 'odd': register_activation_memory registered dict, expected an "):
         registered_activation_saves(host)
+
+
+@pytest.mark.parametrize("pooler_size", [None, 24])
+def test_vit_model_with_its_pooler(pooler_size):
+    """ViTModel with its dense + tanh pooler (the in21k checkpoints): the [CLS] view and tanh's output, at the
+    pooler's own width."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(image_size=16, patch_size=8, d_model=16, n_layers=2, n_heads=2, d_ff=24, num_classes=0, pooler=True)
+    for dtype in ("bf16", "fp32"):
+        assert_activation_memory_matches("vit", {**config, "pooler_size": pooler_size}, dtype=dtype)

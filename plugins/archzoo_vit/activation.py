@@ -14,6 +14,7 @@ from archzoo.saved_tensors import (
     fp32_softmax_gap,
     gelu_new_gap,
     layer_norm_statistics_gap,
+    over,
     symbol_of,
 )
 
@@ -29,10 +30,14 @@ def _outside(terms: SavedTerms) -> dict[str, Poly]:
     root, cfg = terms.root, terms.config
     channels, patch = symbol_of(root, "C", cfg.channels), symbol_of(root, "p", cfg.patch_size)
     n_p = symbol_of(root, "n_p", cfg.n_patches)
-    return {
+    out = {
         "embeddings.patch_embedding": terms.b * channels * patch**2 * n_p,  # the convolution saves the image
         "head": terms.b * terms.Nd,  # the [CLS] token, a view holding the whole final norm's output
     }
+    for block in root.children:
+        if block.name == "pooler":  # the [CLS] token, a view holding the last hidden state; tanh's output
+            out["pooler"] = terms.b * terms.Nd + terms.b * over(block.approx, terms.d)
+    return out
 
 
 def _gap(terms: SavedTerms) -> list[GapTerm | None]:
