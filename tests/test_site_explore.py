@@ -329,3 +329,20 @@ def test_a_plugin_failing_on_a_probed_value_refuses_that_value_not_the_build(cap
 def test_an_architecture_whose_plugin_fails_on_its_defaults_gets_no_calculator():
     arch = _hostile_gpt(lambda c: True)
     assert explore.architecture_data(arch) is None
+
+
+def test_a_configuration_with_a_tuple_key_gets_a_calculator(capsys):
+    """A configuration model is strict, so a tuple key (Qwen2-MoE's dense_layers, DeBERTa's pos_att_type)
+    refuses the list its JSON form holds: the probes rebuild the configuration from its Python form, and the
+    browser still gets the list."""
+    arch = get_host().architectures["gpt"]
+
+    class WithTuple(arch.config_model):
+        layers_listed: tuple[int, ...] = (1, 3)
+
+    tupled = arch.model_copy(update={"config_model": WithTuple})
+    data = explore.architecture_data(tupled)
+    assert data is not None
+    whatif = json.loads(explore.to_json(data))["whatif"]
+    assert whatif["config"]["layers_listed"] == [1, 3]
+    assert explore.evaluate(whatif, {"n_layers": 24}) == _figures(_count(capsys, "gpt", {"n_layers": 24}))

@@ -20,17 +20,18 @@ that travels with its marker can be rebuilt in place.
 
 The staging folder ``.<out>.building-XXXXXXXX`` holds the MkDocs ``site_dir`` (``site/``), every
 temporary folder of the build (``tmp/``: ``tempfile`` and ``TMPDIR`` point there while MkDocs runs, so
-any temporary folder of a MkDocs plugin lands there too; not inside ``site/``, which MkDocs empties), the previous site while the swap runs (``previous/``) and an ``owner`` file that the build
-keeps ``flock``-ed for its whole life. A build killed outright (SIGKILL, power loss) leaves that folder
-behind; the next build beside it removes every staging folder whose lock is free, and never one whose
-build is still running.
+any temporary folder of a MkDocs plugin lands there too; not inside ``site/``, which MkDocs empties),
+the previous site while the swap runs (``previous/``) and an ``owner`` file that the build keeps
+``flock``-ed for its whole life. A build killed outright (SIGKILL, power loss) leaves that folder behind;
+the next build beside it removes every staging folder whose lock is free, and never one whose build is
+still running. The staging, the swap and that clean-up are archzoo's one atomic folder writer's
+(`archzoo.folders`); what may be replaced (the marker) is this module's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
 import os
 import re
@@ -43,11 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ArchzooError
-
-try:
-    import fcntl
-except ImportError:  # Windows: no flock, so another build's staging folder is never taken for dead
-    fcntl = None  # type: ignore[assignment]
+from ..folders import remove_dead_staging, start_staging, swap_into_place
 
 __all__ = ["DEFAULT_CONFIG", "SITE_MARKER", "SiteOptions", "build_site", "find_config", "serve_site"]
 
@@ -63,14 +60,6 @@ _MARKER_NOTE = (
 )
 #: Far above any real marker (a 10,000-page site lists about 0.5 MB); a larger file is not one.
 _MARKER_MAX_BYTES = 64 * 1024 * 1024
-
-_STAGING = ".building-"
-_STAGING_NAME = re.compile(r"^\.(?P<out>.+)\.building-[a-z0-9_]{8}$")
-_OWNER = "owner"
-_OWNER_FORMAT = "archzoo-build 1"
-#: A staging folder with no owner recorded yet is taken for dead only after this long: the owner is
-#: recorded microseconds after the folder is made, so only a build killed in between gets that old.
-_UNCLAIMED_GRACE_S = 60.0
 
 #: The configuration of a zoo that has no ``mkdocs.yml`` (`archzoo build --registry DIR` anywhere).
 DEFAULT_CONFIG = """\
@@ -258,8 +247,8 @@ def build_site(
     _check_out_dir(out_dir, project, options.registry, label=label)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
-        _remove_dead_builds(out_dir.parent)
-        staging, owner = _start_staging(out_dir)
+        remove_dead_staging(out_dir.parent)
+        staging, owner = start_staging(out_dir, ("site", "tmp"))
     except OSError as exc:
         raise ArchzooError(
             f"--out {label}: cannot write there ({exc.strerror or exc}); choose another folder"
@@ -298,7 +287,7 @@ def build_site(
         # Checked again: files may have landed in out_dir while MkDocs ran.
         _check_out_dir(out_dir, project, options.registry, label=label)
         try:
-            _swap(staging, out_dir)
+            swap_into_place(staging, "site", out_dir)
         except OSError as exc:
             raise ArchzooError(
                 f"--out {label}: cannot replace it ({exc.strerror or exc}); the previous site, if any, is untouched"
@@ -532,92 +521,6 @@ def _foreign_entries(out_dir: Path, files: set[str], folders: set[str]) -> list[
                 elif rel not in files:
                     foreign.append(rel)
     return sorted(foreign)
-
-
-# ---- staging folders and their owners -------------------------------------------------------------
-
-
-def _start_staging(out_dir: Path) -> tuple[Path, int]:
-    """A fresh staging folder beside ``out_dir`` with its ``site/`` and ``tmp/``, and the descriptor of
-    its ``owner`` file, locked."""
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}{_STAGING}", dir=out_dir.parent))
-    owner = None
-    try:
-        owner = os.open(staging / _OWNER, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        if fcntl is not None:
-            fcntl.flock(owner, fcntl.LOCK_EX)  # blocks only while another build looks at it
-        os.write(owner, f"{_OWNER_FORMAT}\n{json.dumps({'pid': os.getpid()})}\n".encode())
-        (staging / "site").mkdir()  # not mkdtemp's 0700: a web server running as another user must read it
-        (staging / "tmp").mkdir()
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-        if owner is not None:
-            os.close(owner)
-        raise
-    return staging, owner
-
-
-def _remove_dead_builds(parent: Path) -> None:
-    """Remove the staging folders in ``parent`` whose build is dead; put back a site a killed swap took away."""
-    if fcntl is None:
-        return
-    try:
-        candidates = [p for p in parent.iterdir() if _STAGING_NAME.match(p.name)]
-    except OSError:
-        return
-    for staging in candidates:
-        try:
-            _remove_if_dead(staging)
-        except OSError:
-            continue  # another user's, or gone meanwhile: leave it
-
-
-def _remove_if_dead(staging: Path) -> None:
-    if staging.is_symlink() or not staging.is_dir():
-        return
-    try:
-        owner = os.open(staging / _OWNER, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
-        # made, but killed before recording its owner (or an older archzoo's): only an old empty one goes
-        if time.time() - staging.stat().st_mtime > _UNCLAIMED_GRACE_S:
-            with contextlib.suppress(OSError):
-                staging.rmdir()
-        return
-    try:
-        try:
-            fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return  # its build is running
-        recorded = os.read(owner, 4096)
-        if not recorded.startswith(_OWNER_FORMAT.encode() + b"\n") and (
-            recorded or time.time() - os.fstat(owner).st_mtime <= _UNCLAIMED_GRACE_S
-        ):
-            return  # not archzoo's, or a build between creating its owner file and recording itself
-        named = _STAGING_NAME.match(staging.name)
-        if named is None:
-            return  # not a staging folder of archzoo's
-        out_dir = staging.parent / named.group("out")
-        previous = staging / "previous"
-        if previous.is_dir() and not previous.is_symlink() and not os.path.lexists(out_dir):
-            os.replace(previous, out_dir)  # killed between the two renames of the swap: the old site goes back
-        shutil.rmtree(staging, ignore_errors=True)
-    finally:
-        os.close(owner)
-
-
-def _swap(staging: Path, out_dir: Path) -> None:
-    """Put ``staging/site`` in place of ``out_dir``: two renames; the old site is left in ``staging/previous``."""
-    site = staging / "site"
-    if not os.path.lexists(out_dir):
-        os.replace(site, out_dir)
-        return
-    previous = staging / "previous"
-    os.replace(out_dir, previous)
-    try:
-        os.replace(site, out_dir)
-    except OSError:
-        os.replace(previous, out_dir)
-        raise
 
 
 def serve_site(

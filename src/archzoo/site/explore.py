@@ -358,11 +358,17 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
     key, derived by a definition, or fixed), N, and each integer key with its range and, when the browser
     cannot answer for it exactly, why (``refused``). See the module docstring for how keys are checked."""
     base_config = config.model_dump(mode="json")
+    # the probes rebuild the configuration from its Python form, which its model takes back as it is (a
+    # strict tuple field refuses the list of the JSON form the browser gets)
+    probe_config = config.model_dump()
     root = build_blocks(arch, config)
     polys = _figures(root)
     symbols = {name: s for name, s in _symbols_of(polys.values()).items() if name != "N"}
-    base = _build(arch, base_config)
-    assert base is not None
+    base = _build(arch, probe_config)
+    if base is None:
+        raise ArchzooError(
+            f"{arch.name}: the configuration cannot be built again from its own values, so no what-if is offered"
+        )
     keys = _int_keys(config)
     n_fixed = bool(arch.seq_len_fixed)
     meaning = call_plugin(arch.plugin, "seq_len_note", arch.seq_len_note, config)
@@ -372,7 +378,7 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
     for key in keys:
         found = []
         for value in probe_values(key, base_config):
-            built = _build(arch, {**base_config, key: value})
+            built = _build(arch, {**probe_config, key: value})
             if built is not None:
                 found.append((value, built))
             if len(found) >= PROBES_PER_KEY:
@@ -440,7 +446,7 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
             }
         )
     data["fields"] = fields
-    data["rules"] = _divisibility_rules(arch, base_config, keys)
+    data["rules"] = _divisibility_rules(arch, probe_config, keys)
     # 2. every probe of every key, evaluated as the browser would, must equal the rebuilt tree's figures
     for field in fields:
         key = field["key"]
@@ -464,7 +470,7 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
             continue
         for value, _ in probes[field["key"]]:
             trial = {**together, field["key"]: value}
-            built = _build(arch, {**base_config, **trial})
+            built = _build(arch, {**probe_config, **trial})
             if built is None:
                 continue
             if _predicts(data, trial, built) is True:
@@ -600,7 +606,7 @@ def _with_structure(
         "n": {**n_rule, "max": max_rule},
         "figures": {name: {"terms": _terms(poly), "text": poly.text()} for name, poly in polys.items()},
         "fields": fields,
-        "rules": _divisibility_rules(arch, base_config, keys),
+        "rules": _divisibility_rules(arch, config.model_dump(), keys),
     }
     # the configuration's own figures, as the browser computes them, must be its tree's
     own = {name: poly.evaluate(N=seq_len) for name, poly in polys.items()}
