@@ -520,14 +520,21 @@ def build_moe(cfg: MoEConfig) -> Block:
 
 
 #: the families whose question-answering class keeps its base model as ``transformer`` (an older name)
-_QA_TRANSFORMER: tuple[str | None, ...] = ("llama", "qwen2")
+_QA_TRANSFORMER: tuple[str | None, ...] = ("llama", "qwen2", "qwen3", "qwen3_moe")
 
 
 def _layer_modules(root: str, cfg: DecoderConfig) -> dict[str, tuple[str, ...]]:
     """The block -> submodule table the families share: the model, attention, norms and head."""
     base = "" if cfg.head == "none" else "model."
-    if cfg.head == "question_answering" and isinstance(cfg, LlamaConfig) and _reference_family(cfg) in _QA_TRANSFORMER:
-        base = "transformer."  # LlamaForQuestionAnswering and Qwen2ForQuestionAnswering keep an older name
+    family = (
+        _reference_family(cfg)
+        if isinstance(cfg, LlamaConfig)
+        else _moe_family(cfg)
+        if isinstance(cfg, MoEConfig)
+        else None
+    )
+    if cfg.head == "question_answering" and family in _QA_TRANSFORMER:
+        base = "transformer."  # Llama's, Qwen2's and Qwen3's (dense and MoE) ForQuestionAnswering keep an older name
     layer = f"{root}.layers.layer"
     # OLMo 2 norms the outputs: its attention's norm is post_attention_layernorm, its MLP's post_feedforward_layernorm
     attention_norm, mlp_norm = (
@@ -737,10 +744,15 @@ def _builds_moe(family: str, cfg: MoEConfig) -> bool:
     }[family]
 
 
+def _moe_family(cfg: MoEConfig) -> str | None:
+    """``cfg.family`` when its classes build the configuration and its head, else the first family that does."""
+    return next((f for f in (cfg.family, *MOE_FAMILIES) if _builds_moe(f, cfg) and cfg.head in FAMILY_HEADS[f]), None)
+
+
 def moe_reference(cfg: MoEConfig) -> Reference | None:
     """MixtralForCausalLM / Qwen2MoeForCausalLM (or their base models). Its parameters are counted on the
     meta device; its FLOPs need real weights (``device: cpu``), since routing reads the router's scores."""
-    family = next((f for f in (cfg.family, *MOE_FAMILIES) if _builds_moe(f, cfg) and cfg.head in FAMILY_HEADS[f]), None)
+    family = _moe_family(cfg)
     if family is None:
         return None  # biases beyond q/k/v, OLMo's norm, or q/k/v biases without a shared expert
     kwargs = dict(_common_kwargs(cfg), num_experts_per_tok=cfg.top_k)
@@ -1540,6 +1552,9 @@ HF_QWEN3_MOE = _table(
         "output_router_logits": _ROUTER_LOGITS,
         "router_aux_loss_coef": _AUX_LOSS,
     },
+    # Qwen3MoeConfig's attribute_map sends num_experts to num_local_experts: the file it writes names the experts
+    # num_local_experts, and that key, set last, wins over num_experts
+    aliases={"num_local_experts": "num_experts"},
 )
 
 
@@ -1549,7 +1564,8 @@ def _from_qwen3_moe(hf: dict[str, Any], model_class: str = "Qwen3MoeModel") -> d
     return dict(
         _shared(hf, "qwen3_moe"),
         family="qwen3",
-        **_plain_head_dim(hf, "Qwen3MoeConfig"),
+        # no head_dim: hidden_size // num_attention_heads, as Qwen3MoeAttention computes (not Qwen3-8B's 128)
+        **{"d_head": None, **_plain_head_dim(hf, "Qwen3MoeConfig")},
         **_experts(hf, "num_experts"),
         **_sparse_layers(hf),
         d_ff_expert=hf["moe_intermediate_size"],
