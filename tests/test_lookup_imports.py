@@ -244,3 +244,19 @@ def test_one_plugins_hook_imports_that_plugin_only(warm_cache):
     )
     seen = _run(script, warm_cache)
     assert seen == {"plugins": ["archzoo_gpt"], "registered": ["gpt"], "missing_hook": None, "missing_plugin": None}
+
+
+def test_a_warm_listing_imports_no_plugin_no_pydantic_and_reads_no_yaml(warm_cache, tmp_path):
+    registry = tmp_path / "registry" / "gpt"
+    registry.mkdir(parents=True)
+    for name in ("gpt2.yaml", "gpt2-medium.yaml"):
+        (registry / name).write_bytes((REPO / "registry" / "gpt" / name).read_bytes())
+    args = ("list", "--registry", str(registry.parent), "--json")
+    first = _run(PROBE, warm_cache, *args)  # reads the two entries and caches their rows
+    assert first["code"] == 0 and "archzoo_gpt" in first["plugins"]
+    script = PROBE.replace('"code": code,', '"code": code, "pydantic": "pydantic" in sys.modules,')
+    seen = _run(script, warm_cache, *args)
+    assert seen["code"] == 0
+    assert seen["plugins"] == [] and seen["pydantic"] is False
+    assert "yaml" not in seen["libraries"]
+    assert _registry_or_site(seen["modules"]) == ["archzoo.registry_index"]
