@@ -320,6 +320,36 @@ def test_config_json_counts_what_transformers_builds_from_it(T, host, tmp_path, 
     assert (report.params, report.flops) == (n_params(model), forward_flops(model, 7, random_ids=True))
 
 
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", sorted(CLASSES))
+def test_table_equals_the_transformers_configuration_class(T, host, model_type):
+    """Fields and defaults, aliases (attribute_map), AutoModel's class, every model class; every key a saved
+    configuration holds has a disposition."""
+    import dataclasses
+    import importlib
+
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    from archzoo.hf_config import COMMON_KEYS, hf_table
+
+    table = hf_table(host.hf_readers()[model_type].reader)
+    config_class = getattr(T, f"{CLASSES[model_type]}Config")
+    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
+    fields = {f.name: f.default for f in dataclasses.fields(config_class) if f.name not in common}
+    assert dict(table.defaults) == fields
+    # V3's num_mtp_layers -> num_nextn_predict_layers names no field; both keys are ignored in the table instead
+    aliases = {a: n for a, n in config_class.attribute_map.items() if a != "num_mtp_layers"}
+    assert dict(table.aliases) == aliases
+    assert {"num_mtp_layers", "num_nextn_predict_layers"} <= set(table.ignored) or model_type == "deepseek_v2"
+    assert table.base_class == MODEL_MAPPING_NAMES[model_type]
+    module = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+    assert set(table.classes) == classes  # every head class is counted: none refused
+    saved = config_class(num_experts_per_tok=2).to_dict()
+    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
+    assert set(saved) - known == set()
+
+
 #: config.json changes transformers builds but cannot run a forward pass of, each refused with the key named
 REFUSED = [
     ("deepseek_v3", {"num_key_value_heads": 2}, "num_key_value_heads: 2 differs from num_attention_heads 4"),

@@ -432,6 +432,11 @@ _ORIGINAL = (
     "module of its deepseek code reads it (checked in its source)"
 )
 
+_MTP = (
+    "multi-token prediction modules, which transformers 5.23 does not build (from_pretrained skips their weights, "
+    "model.layers.61 of V3's checkpoint): nothing to count"
+)
+
 #: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
 
@@ -519,7 +524,9 @@ def _table(model_type: str, defaults: dict[str, Any], read: dict[str, str], igno
         defaults={**_SHARED_DEFAULTS, **defaults},
         aliases={"num_experts": "n_routed_experts"}
         if model_type == "deepseek_v2"
-        else {"num_local_experts": "n_routed_experts", "num_mtp_layers": "num_nextn_predict_layers"},
+        # V3's attribute_map also sends num_mtp_layers to num_nextn_predict_layers, which is no field (the field
+        # is num_mtp_layers itself): both are ignored, as no module builds the multi-token prediction layers
+        else {"num_local_experts": "n_routed_experts"},
         read={**_READ, **read},
         ignored={**_IGNORED, **ignored},
         refused={},
@@ -584,7 +591,7 @@ HF_DEEPSEEK_V3 = _table(
         bos_token_id=0,
         eos_token_id=1,
         rope_interleave=True,
-        num_nextn_predict_layers=1,
+        num_mtp_layers=1,
     ),
     read={
         "head_dim": "(checked: a rotary width transformers' forward pass runs with; it changes only the angles)",
@@ -592,8 +599,8 @@ HF_DEEPSEEK_V3 = _table(
         "rope_interleave": "(checked: with head_dim)",
     },
     ignored={
-        "num_nextn_predict_layers": "multi-token prediction modules, which transformers 5.23 does not build "
-        "(from_pretrained skips their weights, model.layers.61 of V3's checkpoint): nothing to count",
+        "num_mtp_layers": _MTP,
+        "num_nextn_predict_layers": "the name DeepSeek's files give num_mtp_layers: " + _MTP,
         "topk_method": _ORIGINAL.format("DeepseekV3Config") + "; its router always routes by sigmoid scores with a "
         "correction bias within the chosen groups",
         "scoring_func": _ORIGINAL.format("DeepseekV3Config") + "; its router always scores with a sigmoid",
