@@ -463,3 +463,111 @@ def test_heads_that_do_not_divide_the_width_with_feed_forward_biases_are_granite
     assert ref.target == "transformers.GraniteForCausalLM"
     model = hf_model(T, "GraniteForCausalLM", T.GraniteConfig(**ref.kwargs))
     assert report.params == n_params(model)
+
+
+# ---- Granite: the granite architecture (Llama's layers, count-neutral multipliers) ------------------------------------
+
+#: transformers 5.23, GraniteForCausalLM(GraniteConfig(**GRANITE_8B)) on the meta device: Granite 3.0 8B (the Granite
+#: 3.0 report's Table 1: 40 layers, embedding size 4096, 32 heads of 128, 8 KV heads, MLP hidden size 12,800; the
+#: released config.json's 49,155-token vocabulary tied to the LM head)
+GRANITE_8B_PARAMS = 8_170_848_256
+GRANITE_8B = dict(
+    vocab_size=49155,
+    hidden_size=4096,
+    intermediate_size=12800,
+    num_hidden_layers=40,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    max_position_embeddings=4096,
+    tie_word_embeddings=True,
+)
+#: Granite 3.0 2B: Table 1's embedding size 2048, 32 heads of 64, MLP hidden size 8192
+GRANITE_2B = dict(GRANITE_8B, hidden_size=2048, intermediate_size=8192)
+
+
+def test_granite_defaults_are_granite_3_0_8b():
+    assert archzoo_count("granite").params == GRANITE_8B_PARAMS
+
+
+def archzoo_count(arch: str, **config):
+    import archzoo
+
+    return archzoo.count(arch, **config)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("shape", [GRANITE_8B, GRANITE_2B], ids=["8b", "2b"])
+def test_granite_published_shapes_with_multipliers_via_config_json(T, tmp_path, shape):
+    host = host_with("granite")
+    # multipliers other than 1 scale activations only: they must change no parameter and no matmul FLOP
+    multipliers = dict(
+        embedding_multiplier=12.0, residual_multiplier=0.22, attention_multiplier=0.0078125, logits_scaling=16.0
+    )
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(T.GraniteConfig(**shape, **multipliers).to_dict()))
+    if shape is GRANITE_8B:
+        assert hf_model(T, "GraniteForCausalLM", T.GraniteConfig(**shape)).num_parameters() == GRANITE_8B_PARAMS
+    for model_class in ("GraniteModel", "GraniteForCausalLM"):
+        reading = load_hf_config(path, host, hf_class=model_class)
+        assert reading.architecture.name == "granite"
+        model = hf_model(T, model_class, T.AutoConfig.from_pretrained(str(path)))
+        report = make_report(reading.architecture, reading.config, 8)
+        assert (report.params, report.flops) == (n_params(model), forward_flops(model, 8)), model_class
+
+
+def _granite_random(rng: random.Random) -> dict[str, Any]:
+    heads = rng.choice([1, 2, 4])
+    config: dict[str, Any] = dict(
+        vocab_size=rng.randint(40, 200),
+        n_layers=rng.randint(1, 3),
+        n_heads=heads,
+        n_kv_heads=rng.choice([k for k in range(1, heads + 1) if heads % k == 0]),
+        d_model=heads * 2 * rng.randint(1, 5),
+        d_ff=rng.randint(4, 64),
+        tie_embeddings=rng.random() < 0.5,
+        qkv_bias=(bias := rng.random() < 0.5),
+        out_bias=bias,
+        mlp_bias=rng.random() < 0.5,
+        activation=rng.choice(["silu", "gelu_pytorch_tanh"]),
+        max_positions=64,
+        head=rng.choice(["lm", "none"]),
+    )
+    if rng.random() < 0.4:
+        config["d_head"] = 2 * rng.randint(1, 6)
+    return config
+
+
+GRANITE_CONFIGS = [_granite_random(random.Random(f"granite{seed}")) for seed in range(8)]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("config", GRANITE_CONFIGS, ids=[f"seed{i}" for i in range(len(GRANITE_CONFIGS))])
+def test_granite_random_configs_against_transformers(T, config):
+    from archzoo.testing import assert_blocks_match_modules, assert_matches_reference
+
+    host = host_with("granite")
+    ref = host.architecture("granite").reference(archzoo_count("granite", **config).config)
+    assert ref.target == f"transformers.Granite{'ForCausalLM' if config['head'] == 'lm' else 'Model'}"
+    assert_matches_reference("granite", config, seq_lens=(1, 7))
+    assert_blocks_match_modules("granite", config)
+
+
+@pytest.mark.reference
+def test_granite_table_equals_the_transformers_configuration_class(T):
+    import dataclasses
+
+    from transformers.models.granite import modeling_granite
+
+    from archzoo.hf_config import COMMON_KEYS, hf_table
+
+    table = hf_table(host_with("granite").hf_readers()["granite"].reader)
+    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
+    assert dict(table.defaults) == {
+        f.name: f.default for f in dataclasses.fields(T.GraniteConfig) if f.name not in common
+    }
+    heads = {n for n in modeling_granite.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+    assert set(table.classes) == heads
+    known = (*table.read, *table.ignored, *table.refused, *table.aliases, *COMMON_KEYS)
+    assert [k for k in T.GraniteConfig().to_dict() if k not in known] == []
+    for multiplier in ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling"):
+        assert multiplier in table.ignored
