@@ -1,0 +1,221 @@
+"""The cohere plugin against transformers: defaults (Command R), random small configurations over every option,
+config.json files key by key, both classes, the KV cache.
+
+Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the Cohere class transformers 5.23 builds
+(on the meta device, or on the CPU where values are needed), what ``torch.utils.flop_counter.FlopCounterMode``
+reports for one eager forward pass of batch 1, or the elements transformers' cache holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+
+from archzoo.architecture import parse_config
+from archzoo.errors import ConfigError, HFConfigError
+from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.report import make_report
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
+from transformers_models import build_model as hf_model
+from transformers_models import forward_flops, host_with, n_params
+
+#: many cases per function: the fast subset runs each function's first case, `make test` every case
+pytestmark = pytest.mark.sweep
+
+CLASSES = {"lm": "CohereForCausalLM", "none": "CohereModel"}
+
+
+@pytest.fixture(scope="module")
+def host():
+    return host_with("cohere")
+
+
+def count(host, n: int | None = None, **config):
+    arch = host.architecture("cohere")
+    return make_report(arch, parse_config(arch, config), n)
+
+
+def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.reference
+def test_plugin_passes_check_plugin(host):
+    assert check_plugin("cohere") == []
+
+
+@pytest.mark.reference
+def test_defaults_are_transformers_defaults(T, host):
+    """The configuration's defaults are CohereConfig's (Command R): the same parameters and FLOPs."""
+    model = hf_model(T, "CohereForCausalLM", T.CohereConfig())
+    assert count(host).params == n_params(model)
+    for n in (1, 8):
+        assert count(host, n).flops == forward_flops(model, n), n
+
+
+def _random_config(rng: random.Random) -> dict:
+    n_heads = rng.choice([1, 2, 4, 6])
+    config = dict(
+        vocab_size=rng.randint(2, 300),
+        d_model=n_heads * 2 * rng.randint(1, 6),
+        n_layers=rng.randint(1, 3),
+        n_heads=n_heads,
+        n_kv_heads=rng.choice([k for k in (1, 2, 3, n_heads) if n_heads % k == 0]),
+        d_ff=rng.randint(1, 80),
+        activation=rng.choice(["silu", "gelu", "relu"]),
+        attention_bias=rng.random() < 0.4,
+        qk_norm=rng.random() < 0.5,
+        tie_embeddings=rng.random() < 0.6,
+        head=rng.choice(list(CLASSES)),
+    )
+    if rng.random() < 0.3:
+        config["d_head"] = 2 * rng.randint(1, 8)
+    return config
+
+
+CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
+def test_random_configs_equal_transformers(host, config):
+    arch = host.architecture("cohere")
+    assert_blocks_match_modules(arch, config)
+    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+
+
+@pytest.mark.reference
+def test_kv_cache_equals_what_transformers_caches(T, host):
+    import torch
+
+    report = count(host, vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
+    ref = host.architecture("cohere").reference(report.config)
+    model = hf_model(T, "CohereForCausalLM", T.CohereConfig(**ref.kwargs), device="cpu")
+    tokens = 5
+    with torch.no_grad():
+        cache = model(input_ids=torch.ones(1, tokens, dtype=torch.long), use_cache=True).past_key_values
+    held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
+    assert report.kv_cache_elements_per_token * tokens == held
+
+
+def test_qk_norm_weights_have_a_row_per_head(host):
+    """use_qk_norm's LayerNorms hold a weight row per head: h d_h for queries, h_kv d_h for keys, no biases."""
+    base = count(host, vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16)
+    normed = count(host, vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
+    assert normed.params - base.params == 4 * 8 + 2 * 8
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (dict(n_heads=8, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3"),
+        (dict(d_model=48, n_heads=16), r"n_heads: rotary positions turn pairs of channels"),
+        (dict(activation="prelu"), r"activation: "),
+    ],
+)
+def test_what_transformers_cannot_run_is_refused(host, config, message):
+    with pytest.raises(ConfigError, match=message):
+        count(host, **config)
+
+
+def _table(host):
+    return hf_table(host.hf_readers()["cohere"].reader)
+
+
+def _transformers_figures(T, path: Path, model_class: str, seq_len: int) -> tuple[int, int]:
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    config = T.AutoConfig.from_pretrained(str(path))
+    config._attn_implementation = "eager"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = getattr(T, model_class)(config).eval()
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(input_ids=torch.ones(1, seq_len, dtype=torch.long))
+    return n_params(model), counter.get_total_flops()
+
+
+@pytest.mark.reference
+def test_table_equals_the_transformers_configuration_class(T, host):
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    table = _table(host)
+    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
+    fields = {f.name: f.default for f in dataclasses.fields(T.CohereConfig) if f.name not in common}
+    assert dict(table.defaults) == fields
+    assert table.base_class == MODEL_MAPPING_NAMES["cohere"]
+    module = importlib.import_module("transformers.models.cohere.modeling_cohere")
+    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+    assert set(table.classes) == classes
+    full = T.CohereConfig().to_dict()
+    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
+    assert set(full) - known == set()
+
+
+BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+BASE |= dict(intermediate_size=40, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+SWEEP = dict(
+    vocab_size=101,
+    hidden_size=64,
+    intermediate_size=33,
+    num_hidden_layers=1,
+    num_attention_heads=8,
+    num_key_value_heads=1,
+    head_dim=10,
+    hidden_act="relu",
+    max_position_embeddings=64,
+    attention_bias=True,
+    use_qk_norm=True,
+    tie_word_embeddings=False,
+    pad_token_id=3,
+    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
+)
+
+
+@pytest.mark.reference
+def test_the_sweep_covers_every_key(host):
+    assert set(SWEEP) == set(_table(host).read)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
+def test_each_key_against_transformers(T, host, tmp_path, change):
+    path = _write(tmp_path, {"model_type": "cohere", **BASE, **change})
+    for model_class in CLASSES.values():
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (change, model_class)
+
+
+@pytest.mark.reference
+def test_ignored_keys_change_no_figure(T, host, tmp_path):
+    changed = dict(
+        logit_scale=0.5,
+        attention_dropout=0.3,
+        initializer_range=0.5,
+        layer_norm_eps=1e-3,
+        use_cache=False,
+        bos_token_id=5,
+        eos_token_id=6,
+    )
+    assert set(changed) == set(_table(host).ignored)
+    path = _write(tmp_path, {"model_type": "cohere", **BASE, **changed})
+    for model_class in CLASSES.values():
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), model_class
+
+
+def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
+    path = _write(tmp_path, {"model_type": "cohere", **BASE, "rope_parameters": {"rope_type": "spiral"}})
+    with pytest.raises(HFConfigError, match=r"rope_type 'spiral' is not one transformers' CohereConfig accepts"):
+        load_hf_config(path, host)
