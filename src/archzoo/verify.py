@@ -23,6 +23,7 @@ from .architecture import Reference
 from .block_match import BlockCheck, BlockComparison, compare_blocks, compare_blocks_to_tensors
 from .errors import ArchzooError, RegistryError
 from .host import PluginHost, call_plugin
+from .reference import build_reference
 from .registry import Entry, EntryReference, find_model, load_registry
 from .verification import Verification, block_table
 
@@ -197,8 +198,6 @@ def _require_libraries(ref: Reference) -> None:
 
 def _build(entry: Entry, ref: Reference):
     import warnings
-
-    from .reference import build_reference
 
     try:
         with warnings.catch_warnings():  # construction notes (torch's nested-tensor fast path) are not findings
