@@ -460,3 +460,19 @@ def test_moe_run_blocks_hold_what_each_moe_layer_of_transformers_holds(T, host, 
             assert blocks[path] == n_params(held), (index, path)
         experts = layers[index].mlp.experts
         assert blocks[f"{layer}.mlp.experts.expert"] * config.n_experts == n_params(experts)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", sorted(CLASSES))
+def test_weightless_moe_pass_counts_what_a_real_one_does(T, tmp_path, model_type):
+    """test_hf_published counts the published DeepSeek files with zero weights and uncomputed products (every
+    router score ties); on small files that shortcut gives the FLOPs of a forward pass with random weights."""
+    from test_hf_published import _transformers_figures
+
+    change = {"architectures": [f"{CLASSES[model_type]}ForCausalLM"], "first_k_dense_replace": 1}
+    if model_type == "deepseek_v2":
+        change.update(topk_method="group_limited_greedy", n_group=2, topk_group=1)
+    path = _write(tmp_path, model_type, **change)
+    _, n, params, flops = _transformers_figures(T, path, "auto")
+    real = build(T, f"{CLASSES[model_type]}ForCausalLM", T.AutoConfig.from_pretrained(str(path)), device="cpu")
+    assert (params, flops) == (n_params(real), forward_flops(real, n, random_ids=True))
