@@ -27,7 +27,7 @@ prediction module (``num_nextn_predict_layers``) is not built by transformers an
 
 **KV cache.** transformers caches what MLA's paper says the cache is: per token and layer, the normalised
 latent (``r_kv``) and the rotary key (``d_r``), ``r_kv + d_r`` elements (576 for V2 and V3, against
-``2 h (d_n + d_r)`` = 49,152 for the keys and values it expands to). Its decode step therefore expands the
+``h (d_n + d_r + d_v)`` = 40,960 for the keys and values it expands them to). Its decode step therefore expands the
 whole cached latent again with ``kv_b_proj``: ``2 N r_kv h (d_n + d_v)`` FLOPs a layer at context ``N``, which
 the decode figures include (the paper's absorbed form, folding ``kv_b_proj`` into the query and output
 projections, is not what transformers runs).
