@@ -772,7 +772,7 @@ ARCHITECTURE = Architecture(
     title="DeepSeek-V2/V3 decoder (multi-head latent attention, mixture of experts)",
     summary="Decoder-only Transformer with multi-head latent attention (low-rank queries, keys and values "
     "through a cached latent, decoupled rotary keys), dense feed-forwards in its first layers and a "
-    "mixture of routed and shared experts in the rest; covers DeepSeek-V2, V2-Lite, V2.5, V3 and R1.",
+    "mixture of routed and shared experts in the rest; covers DeepSeek-V2, V2-Lite, V3 and R1.",
     citation="DeepSeek-AI. DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language Model. "
     "2024. arXiv:2405.04434; DeepSeek-AI. DeepSeek-V3 Technical Report. 2024. arXiv:2412.19437",
     config_model=DeepSeekConfig,
