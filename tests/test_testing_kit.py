@@ -527,3 +527,29 @@ def test_without_torch_a_test_of_the_kit_is_skipped_saying_what_to_install(pytes
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["SKIPPED *needs torch, which is not installed; install PyTorch's CPU build first*"])
     assert KIT_INSTALL_HINT in result.stdout.str()
+
+
+def test_check_plugin_names_activation_memory_for_an_architecture_it_does_not_register():
+    from archzoo.formula import const
+    from archzoo.saved_tensors import ActivationSaves
+
+    saves = ActivationSaves(
+        architecture="bert", classes=("transformers.BertModel",), activations={},
+        layer=lambda terms: {}, outside=lambda terms: {}, gap=lambda terms: [], stack=lambda terms: const(0),
+    )  # fmt: skip
+
+    @hookimpl
+    def register_architectures(register):
+        register(ARCHITECTURE)
+
+    @hookimpl
+    def register_activation_memory(register):
+        register(saves)
+
+    plugin = _plugin(
+        register_architectures=register_architectures, register_activation_memory=register_activation_memory
+    )
+    assert check_plugin(plugin, references=False) == [
+        "register_activation_memory: architecture 'bert' is not one this plugin registers (kittiny); a plugin "
+        "states what its own architectures save"
+    ]

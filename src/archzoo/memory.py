@@ -84,6 +84,7 @@ __all__ = [
     "measure_activations",
     "memory_dict",
     "memory_rows",
+    "plugin_activation_saves",
     "registered_activation_saves",
     "training_peak",
 ]
@@ -306,40 +307,42 @@ def _accept(plugin: str, found: list[ActivationSaves]) -> Callable[[ActivationSa
     return register
 
 
+def plugin_activation_saves(host: PluginHost, name: str) -> tuple[ActivationSaves, ...]:
+    """What the loaded plugin ``name`` registers with ``register_activation_memory`` (nothing when it does not
+    implement the hook). A hook that raises, or registers anything but an `ActivationSaves`, is a `PluginError`
+    naming the plugin."""
+    plugin = host.pm.get_plugin(name)
+    if plugin is None:
+        return ()
+    others = [p for n, p in host.pm.list_name_plugin() if n != name]
+    caller = host.pm.subset_hook_caller("register_activation_memory", remove_plugins=others)
+    own: list[ActivationSaves] = []
+    if any(impl.plugin is plugin for impl in caller.get_hookimpls()):
+        call_plugin(name, "register_activation_memory", caller, register=_accept(name, own), expected=(PluginError,))
+    elif name in _PENDING_HOOK_MODULES:
+        module = call_plugin(
+            name, "importing its activation memory", importlib.import_module, _PENDING_HOOK_MODULES[name]
+        )
+        call_plugin(
+            name,
+            "register_activation_memory",
+            module.register_activation_memory,
+            register=_accept(name, own),
+            expected=(PluginError,),
+        )
+    return tuple(own)
+
+
 def registered_activation_saves(host: PluginHost | None = None) -> tuple[ActivationSaves, ...]:
-    """What every loaded plugin registers with ``register_activation_memory``, in the host's plugin order (the
-    global host's unless ``host`` is given), read once per host. A hook that raises, or registers anything but an
-    `ActivationSaves`, is a `PluginError` naming its plugin."""
+    """What every loaded plugin registers with ``register_activation_memory`` (`plugin_activation_saves`), in the
+    host's plugin order (the global host's unless ``host`` is given), read once per host."""
     host = host or get_host()
     cached = _registered.get(id(host))
     if cached is not None and cached[0] is host:
         return cached[1]
-    found: list[ActivationSaves] = []
-    for name in host.plugins:
-        plugin = host.pm.get_plugin(name)
-        if plugin is None:
-            continue
-        others = [p for n, p in host.pm.list_name_plugin() if n != name]
-        caller = host.pm.subset_hook_caller("register_activation_memory", remove_plugins=others)
-        own: list[ActivationSaves] = []
-        if any(impl.plugin is plugin for impl in caller.get_hookimpls()):
-            call_plugin(
-                name, "register_activation_memory", caller, register=_accept(name, own), expected=(PluginError,)
-            )
-        elif name in _PENDING_HOOK_MODULES:
-            module = call_plugin(
-                name, "importing its activation memory", importlib.import_module, _PENDING_HOOK_MODULES[name]
-            )
-            call_plugin(
-                name,
-                "register_activation_memory",
-                module.register_activation_memory,
-                register=_accept(name, own),
-                expected=(PluginError,),
-            )
-        found.extend(own)
-    _registered[id(host)] = (host, tuple(found))
-    return tuple(found)
+    found = tuple(saves for name in host.plugins for saves in plugin_activation_saves(host, name))
+    _registered[id(host)] = (host, found)
+    return found
 
 
 @dataclass(frozen=True)

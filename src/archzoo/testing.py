@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from . import hookspecs
 from .architecture import ArchConfig, Architecture, Reference, describe_validation_error, parse_config
 from .block_match import BlockCheck, compare_blocks, outermost
-from .errors import ArchzooError
+from .errors import ArchzooError, PluginError
 from .host import BUILTIN_DISTRIBUTION, ENTRY_POINT_GROUP, PluginHost, build_blocks, call_plugin, get_host
-from .memory import activation_formula, measure_activations
+from .memory import activation_formula, measure_activations, plugin_activation_saves
 from .reference import build_reference, reference_flops
 from .report import make_report
 from .verification import block_table
@@ -406,6 +406,29 @@ def check_plugin(plugin: str | ModuleType | object, *, references: bool = True) 
     for model_type, reader in readers.items():
         problems += [f"Hugging Face reader {model_type!r}: {p}" for p in _reader_problems(host, model_type, reader)]
     problems += _registry_problems(host, info.registry_dirs)
+    problems += _activation_problems(host, name, info.architectures)
+    return problems
+
+
+def _activation_problems(host: PluginHost, name: str, architectures: list[str]) -> list[str]:
+    """What is wrong with what the plugin registers with ``register_activation_memory``: an architecture it does
+    not register, or no class the formula holds for."""
+    try:
+        registered = plugin_activation_saves(host, name)
+    except PluginError as exc:
+        return [exc.reason]
+    problems = []
+    for saves in registered:
+        if saves.architecture not in architectures:
+            problems.append(
+                f"register_activation_memory: architecture {saves.architecture!r} is not one this plugin registers "
+                f"({', '.join(architectures) or 'none'}); a plugin states what its own architectures save"
+            )
+        if not saves.classes or not all(isinstance(c, str) and "." in c for c in saves.classes):
+            problems.append(
+                f"register_activation_memory: architecture {saves.architecture!r}: classes must name the dotted "
+                f"classes the formula holds for (transformers.BertModel), got {saves.classes!r}"
+            )
     return problems
 
 
