@@ -243,3 +243,17 @@ def test_counting_a_configuration_imports_no_registry_room():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_counts_are_kept_for_every_configuration_and_reports_for_the_latest_only(host, builds, monkeypatch):
+    """An index of 20,000 distinct configurations must not hold 20,000 block trees; their counts are small."""
+    monkeypatch.setattr(SharedReports, "KEEP", 2)
+    shared = SharedReports()
+    arch = host.architecture("gpt")
+    configs = [arch.config_model.model_validate({"n_layers": n, "d_model": 64, "n_heads": 4}) for n in (1, 2, 3, 4)]
+    first = [shared.params(arch, config) for config in configs]
+    assert len(builds) == 4 and len(shared) == 4 and len(shared._reports) == 2
+    assert [shared.params(arch, config) for config in configs] == first and len(builds) == 4
+    assert shared.report(arch, configs[0]).params == first[0] and len(builds) == 5  # its report was let go
+    assert shared.report(arch, configs[3]).params == first[3] and len(builds) == 5  # still kept
+    assert shared.active_params(arch, configs[0]) == shared.report(arch, configs[0]).active_params

@@ -1,5 +1,5 @@
-"""Counting registry entries: one report per distinct architecture and configuration, shared by the entries
-that have them.
+"""Counting registry entries: the counts of each distinct architecture and configuration computed once, and
+shared by the entries that have them.
 
 A zoo holds many entries of one configuration (a model and its fine-tunes, a checkpoint under two names):
 building the same block tree again gives the same counts, so it is built once. Two configurations are the
@@ -11,6 +11,7 @@ any other kind of value is never shared.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -58,24 +59,64 @@ def configuration_key(config: ArchConfig) -> tuple | None:
 
 
 class SharedReports:
-    """The report of each distinct (architecture, configuration), built on first use.
+    """The counts of each distinct (architecture, configuration), computed once, and its report while it is
+    among the `KEEP` most recently used.
 
-    A build that fails is not kept: each entry of that configuration then reports the failure itself.
+    An index of a large zoo counts every entry and keeps none: holding every report (a block tree each)
+    would hold the whole zoo's trees in memory, so only the counts are kept for every configuration. A
+    build that fails is not kept: each entry of that configuration then reports the failure itself.
     """
 
+    #: Reports kept for entries loaded after them (a `Registry` keeps its entries' reports anyway).
+    KEEP = 64
+
     def __init__(self) -> None:
-        self._reports: dict[tuple[int, tuple], tuple[Architecture, Report]] = {}
+        self._counts: dict[tuple[int, tuple], list[int | None]] = {}  # [params, active params or None]
+        self._reports: OrderedDict[tuple[int, tuple], Report] = OrderedDict()
+        self._architectures: dict[int, Architecture] = {}  # kept, so an id is never reused for another
 
     def __len__(self) -> int:
-        return len(self._reports)
+        """How many distinct configurations were counted."""
+        return len(self._counts)
 
-    def report(self, arch: Architecture, config: ArchConfig) -> Report:
+    def _key(self, arch: Architecture, config: ArchConfig) -> tuple[int, tuple] | None:
         key = configuration_key(config)
         if key is None:
+            return None
+        self._architectures.setdefault(id(arch), arch)
+        return id(arch), key
+
+    def report(self, arch: Architecture, config: ArchConfig) -> Report:
+        """The report of ``config``: the one kept, else a new one."""
+        key = self._key(arch, config)
+        if key is None:
             return make_report(arch, config)
-        found = self._reports.get((id(arch), key))
-        if found is not None:
-            return found[1]
+        report = self._reports.get(key)
+        if report is not None:
+            self._reports.move_to_end(key)
+            return report
         report = make_report(arch, config)
-        self._reports[(id(arch), key)] = (arch, report)  # the architecture is kept, so its id is never reused
+        self._counts.setdefault(key, [report.params, None])
+        self._reports[key] = report
+        if len(self._reports) > self.KEEP:
+            self._reports.popitem(last=False)
         return report
+
+    def params(self, arch: Architecture, config: ArchConfig) -> int:
+        """`Report.params` of ``config``, built only the first time."""
+        key = self._key(arch, config)
+        counts = self._counts.get(key) if key is not None else None
+        if counts is not None and counts[0] is not None:
+            return counts[0]
+        return self.report(arch, config).params
+
+    def active_params(self, arch: Architecture, config: ArchConfig) -> int:
+        """`Report.active_params` of ``config``, built only the first time it is asked for."""
+        key = self._key(arch, config)
+        counts = self._counts.get(key) if key is not None else None
+        if counts is not None and counts[1] is not None:
+            return counts[1]
+        active = self.report(arch, config).active_params
+        if key is not None:
+            self._counts[key][1] = active
+        return active

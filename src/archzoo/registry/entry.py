@@ -31,16 +31,16 @@ class Entry:
     architecture: Architecture
     config: ArchConfig
     lines: dict[tuple, int] = field(default_factory=dict, repr=False)
-    #: Where the report comes from: entries loaded together share one per distinct configuration.
+    #: Where the counts and report come from: entries loaded together share them per distinct configuration.
     reports: SharedReports = field(default_factory=SharedReports, repr=False, compare=False)
 
     @cached_property
     def report(self) -> Report:
         return self.reports.report(self.architecture, self.config)
 
-    @property
+    @cached_property
     def params(self) -> int:
-        return self.report.params
+        return self.reports.params(self.architecture, self.config)
 
     @property
     def gap(self) -> float | None:
@@ -63,10 +63,10 @@ class Entry:
             return "within-rounding"  # a one-digit figure ("1B") spans ±50%: beyond 5% it needs a reason
         return "reconciled" if self.spec.reconciliation else "unexplained"
 
-    @property
+    @cached_property
     def active_params(self) -> int:
         """The parameters one token uses (`Report.active_params`): ``params`` unless the model holds experts."""
-        return self.report.active_params
+        return self.reports.active_params(self.architecture, self.config)
 
     @property
     def active_gap(self) -> float | None:
