@@ -30,8 +30,9 @@ from ..registry import (
     split_plugin_problems,
     yaml_files,
 )
-from . import explore, pages
+from .explore import WhatifProbes, architecture_data, model_data, to_json
 from .pagecache import PageCache
+from .pages import model_page
 from .paths import architecture_path, model_path
 from .views import ArchitectureView, ModelView, architecture_view, model_view
 
@@ -142,7 +143,7 @@ class _Job:
     entries: list[Entry | None]  # None: read and checked by `render` (or its page is cached)
     sources: list[str]
     directory_urls: bool | None
-    probes: explore.WhatifProbes = dataclasses.field(default_factory=explore.WhatifProbes)
+    probes: WhatifProbes = dataclasses.field(default_factory=WhatifProbes)
 
     def render(self, index: int) -> tuple[_Made | None, list[RegistryProblem], list[str]]:
         """The model's view, page and data, slimmed (`_slim`); its file's problems (then no model) and
@@ -157,14 +158,14 @@ class _Job:
         view = model_view(entry, source_path=self.sources[index])
         page = None
         if self.directory_urls is not None:
-            page = pages.model_page(view, page_path=model_path(view.id), directory_urls=self.directory_urls)
-        data = explore.to_json(explore.model_data(entry, self.probes))
+            page = model_page(view, page_path=model_path(view.id), directory_urls=self.directory_urls)
+        data = to_json(model_data(entry, self.probes))
         return _slim((view, page, data)), problems, [str(w) for w in warnings]
 
     def architecture(self, name: str) -> str | None:
         arch = get_host().architectures.get(name)
-        data = explore.architecture_data(arch, self.probes) if arch is not None else None
-        return None if data is None else explore.to_json(data)
+        data = architecture_data(arch, self.probes) if arch is not None else None
+        return None if data is None else to_json(data)
 
 
 #: What the build's own process needs of a view a worker rendered the page of (its tables and downloads);

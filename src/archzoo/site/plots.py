@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..report import human_count
-from . import svg
 from .paths import architecture_path, model_path, page_href
+from .svg import Axis, Point, scatter_plot
 from .views import ArchitectureView, ModelView, fmt_gap
 
 __all__ = ["WITHIN_ROUNDING", "architecture_plot", "published_plot", "year_plot"]
@@ -23,7 +23,7 @@ def year_plot(models: Sequence[ModelView], page_path: str = "index.md", director
     """Every model's exact parameters against its year, log scale, coloured by architecture; each point
     links to the model's page."""
     points = [
-        svg.Point(
+        Point(
             x=m.year,
             y=m.params,
             group=m.architecture_title,
@@ -32,10 +32,10 @@ def year_plot(models: Sequence[ModelView], page_path: str = "index.md", director
         )
         for m in sorted(models, key=lambda m: (m.year, m.params, m.id))
     ]
-    return svg.scatter_plot(
+    return scatter_plot(
         points,
-        x=svg.Axis("year", ticks="year"),
-        y=svg.Axis("parameters (exact, log scale)", log=True),
+        x=Axis("year", ticks="year"),
+        y=Axis("parameters (exact, log scale)", log=True),
         title="Parameters against year, every model of the zoo",
         groups=sorted({m.architecture_title for m in models}),
         css="az-years",
@@ -50,7 +50,7 @@ def published_plot(models: Sequence[ModelView], page_path: str = "index.md", dir
     """How far each paper's figure is from the exact count: (exact − published) / published against the
     exact count (log scale), coloured by the entry's reason; models with no published figure are left out."""
     points = [
-        svg.Point(
+        Point(
             x=m.params,
             y=m.gap,
             group=m.reason or WITHIN_ROUNDING,
@@ -61,10 +61,10 @@ def published_plot(models: Sequence[ModelView], page_path: str = "index.md", dir
         for m in sorted(models, key=lambda m: (m.params, m.id))
         if m.gap is not None
     ]
-    return svg.scatter_plot(
+    return scatter_plot(
         points,
-        x=svg.Axis("parameters (exact, log scale)", log=True),
-        y=svg.Axis("(exact − published) / published", ticks="percent"),
+        x=Axis("parameters (exact, log scale)", log=True),
+        y=Axis("(exact − published) / published", ticks="percent"),
         title="Published figures against the exact counts",
         groups=[WITHIN_ROUNDING],
         zero_line=True,
@@ -76,7 +76,7 @@ def architecture_plot(view: ArchitectureView, directory_urls: bool = True) -> st
     """An architecture's models: exact parameters against forward FLOPs at each model's own N, log–log."""
     page_path = architecture_path(view.name)
     points = [
-        svg.Point(
+        Point(
             x=m.params,
             y=m.flops,
             group=f"N = {m.seq_len:,}",
@@ -85,10 +85,10 @@ def architecture_plot(view: ArchitectureView, directory_urls: bool = True) -> st
         )
         for m in sorted(view.models, key=lambda m: (m.params, m.id))
     ]
-    return svg.scatter_plot(
+    return scatter_plot(
         points,
-        x=svg.Axis("parameters (exact, log scale)", log=True),
-        y=svg.Axis("forward FLOPs at N (log scale)", log=True),
+        x=Axis("parameters (exact, log scale)", log=True),
+        y=Axis("forward FLOPs at N (log scale)", log=True),
         title=f"Parameters and forward FLOPs of the {view.title} models",
         groups=[f"N = {n:,}" for n in sorted({m.seq_len for m in view.models})],
         css="az-architecture",

@@ -24,7 +24,8 @@ from ..blocks import Block
 from ..formula import Poly
 from ..registry import REASONS, Entry
 from ..report import Report, human_bytes, human_count, make_report
-from . import diagram, svg
+from .diagram import mermaid as mermaid_diagram
+from .svg import bar_chart, flops_plot
 
 __all__ = [
     "ArchitectureView",
@@ -437,7 +438,7 @@ def model_view(entry: Entry, *, source_path: str | None = None) -> ModelView:
         reference_target=reference.target if reference else None,
         reference_measured=spec.reference.measured if spec.reference else None,
         reference_measured_with=spec.reference.measured_with if spec.reference else None,
-        flops_svg=svg.flops_plot(
+        flops_svg=flops_plot(
             ns,
             totals,
             attention,
@@ -445,8 +446,8 @@ def model_view(entry: Entry, *, source_path: str | None = None) -> ModelView:
             overtakes_at=report.attention_overtakes_at,
             title=f"Forward FLOPs of {entry.id} against N",
         ),
-        params_svg=svg.bar_chart(param_groups(root), total=params, title=f"Parameters of {entry.id} by block"),
-        mermaid=diagram.mermaid(root),
+        params_svg=bar_chart(param_groups(root), total=params, title=f"Parameters of {entry.id} by block"),
+        mermaid=mermaid_diagram(root),
     )
 
 
@@ -546,7 +547,7 @@ def _architecture_base(arch: Architecture, plugin_version: str, plugin_source: s
             seq_len=report.seq_len,
             rows=tuple(block_rows(root, report.seq_len, substitute=False)),
             symbols=tuple(s for s in report.symbols()),
-            mermaid=diagram.mermaid(root),
+            mermaid=mermaid_diagram(root),
         )
     _ARCH_CACHE[key] = (arch, view)
     return view
