@@ -1,0 +1,380 @@
+"""archzoo plugin: Stability AI's StableLM decoders (StableLM-3B-4E1T, StableLM 2), as transformers 5.23 builds them
+(model type ``stablelm``).
+
+A StableLM layer is a pre-LN decoder layer with LayerNorms that have biases: a LayerNorm, grouped-query attention
+(``q_proj``, ``k_proj``, ``v_proj`` with biases when ``use_qkv_bias``, ``o_proj`` without), then a second LayerNorm
+and a gated SiLU feed-forward (``gate_proj``, ``up_proj``, ``down_proj``, no biases). With
+``use_parallel_residual`` (StableLM 2 12B) one LayerNorm feeds both the attention and the feed-forward, whose
+outputs are added to the layer's input together. With ``qk_layernorm`` each query head and each key head has a
+LayerNorm of its own (no bias: ``h d_h`` and ``h_kv d_h`` weights). Rotary positions turn a fraction of each head
+(``partial_rotary_factor``, a quarter by default): no parameters, and element-wise, so FlopCounterMode counts no
+FLOPs for them. A final LayerNorm closes the stack; the LM head is untied unless ``tie_word_embeddings`` says
+otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, Literal, Self
+
+from pydantic import Field, PositiveInt, model_validator
+
+from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo.architecture import check_activation, check_heads
+from archzoo.blocks import (
+    Block,
+    attention,
+    composite,
+    embedding,
+    feed_forward,
+    layer_norm,
+    linear,
+    lm_head,
+    repeat,
+    with_modules,
+)
+from archzoo.formula import sym
+from archzoo.hf_config import (
+    DROPOUT,
+    INITIALISATION,
+    NORM_EPSILON,
+    TOKEN_ID,
+    USE_CACHE,
+    HFTable,
+    check_padding_index,
+    hf_reader,
+)
+from archzoo.symbols import declare_symbol, symbol
+
+__version__ = "0.1.0"
+
+#: archzoo's head -> transformers' class
+CLASSES = {
+    "lm": "StableLmForCausalLM",
+    "none": "StableLmModel",
+    "sequence_classification": "StableLmForSequenceClassification",
+    "token_classification": "StableLmForTokenClassification",
+}
+
+#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
+
+
+class StableLmConfig(ArchConfig):
+    """A StableLM decoder; defaults are StableLM-3B-4E1T (Stability AI 2023), which are also transformers'
+    StableLmConfig defaults."""
+
+    vocab_size: PositiveInt = Field(50304, description="rows of the token embedding and of the LM head")
+    d_model: PositiveInt = Field(2560, description="model width (hidden_size)")
+    n_layers: PositiveInt = Field(32, description="decoder layers (num_hidden_layers)")
+    n_heads: PositiveInt = Field(32, description="query heads (num_attention_heads); must divide d_model")
+    n_kv_heads: PositiveInt | None = Field(
+        None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
+    )
+    d_ff: PositiveInt = Field(6912, description="hidden width of the gated feed-forward (intermediate_size)")
+    max_positions: PositiveInt = Field(
+        4096, description="context length (max_position_embeddings; rotary positions: no parameters)"
+    )
+    activation: str = Field("silu", description="activation of the feed-forward's gate (hidden_act)")
+    qkv_bias: bool = Field(False, description="biases on the query, key and value projections (use_qkv_bias)")
+    qk_norm: bool = Field(False, description="a LayerNorm per query and key head (qk_layernorm)")
+    parallel_residual: bool = Field(
+        False, description="one LayerNorm feeds attention and feed-forward, added together (use_parallel_residual)"
+    )
+    rotary_fraction: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="fraction of each head the rotary positions turn (partial_rotary_factor): no parameters, but "
+        "transformers' StableLM runs only when it leaves an even number of channels",
+    )
+    tie_embeddings: bool = Field(False, description="the LM head shares the token embedding matrix")
+    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
+        "lm",
+        description="lm (StableLmForCausalLM), none (StableLmModel), sequence_classification (a bias-free score "
+        "layer on every token, the last non-padding one's kept) or token_classification (a score layer with bias on "
+        "every token): StableLmFor...",
+    )
+    num_labels: PositiveInt = Field(
+        2, description="outputs of the sequence_classification and token_classification heads (num_labels)"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        check_heads(self.d_model, self.n_heads)  # StableLmAttention refuses heads that do not divide the width
+        check_activation(self.activation)
+        kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+        if self.n_heads % kv:
+            raise ValueError(
+                f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {kv}; "
+                "choose a divisor of n_heads (1 for multi-query attention)"
+            )
+        d_head = self.d_model // self.n_heads
+        rotary = int(d_head * self.rotary_fraction)  # as StableLmAttention computes it
+        if rotary % 2:
+            raise ValueError(
+                f"rotary_fraction: {self.rotary_fraction} of a {d_head}-wide head is {rotary} channels, an odd number "
+                "the rotary embedding rounds up, so transformers' forward pass fails; choose a fraction that leaves "
+                "an even number"
+            )
+        return self
+
+
+def build(cfg: StableLmConfig) -> Block:
+    d = symbol("d", cfg.d_model)
+    V = symbol("V", cfg.vocab_size)
+    L = symbol("L", cfg.n_layers)
+    h = symbol("h", cfg.n_heads)
+    d_h = symbol("d_h", cfg.d_model // cfg.n_heads)
+    kv = cfg.n_heads if cfg.n_kv_heads is None else cfg.n_kv_heads
+    if kv == cfg.n_heads:
+        h_kv, kv_inner = h, d
+    else:
+        h_kv = sym("h_kv", kv, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
+        kv_inner = h_kv * d_h
+    attn = attention(
+        "attention",
+        d,
+        d,
+        kv_inner=kv_inner,
+        bias=cfg.qkv_bias,
+        out_bias=False,
+        causal=True,
+        heads=h,
+        kv_heads=h_kv,
+        d_head=d_h,
+        description="causal "
+        + ("grouped-query " if kv != cfg.n_heads else "")
+        + "self-attention with partial rotary positions"
+        + (", a LayerNorm per query and key head" if cfg.qk_norm else ""),
+    )
+    if cfg.qk_norm:
+        norms = [
+            layer_norm("q_norm", h * d_h, bias=False, description="a LayerNorm(d_h) per query head, no bias"),
+            layer_norm("k_norm", h_kv * d_h, bias=False, description="a LayerNorm(d_h) per key head, no bias"),
+        ]
+        attn = replace(
+            composite("attention", attn.kind, [*attn.children, *norms], attn.description),
+            kv_cache=attn.kv_cache,
+            heads=h,
+            kv_heads=h_kv,
+            d_head=d_h,
+        )
+    mlp = feed_forward("mlp", d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, gated=True, bias=False)
+    if cfg.parallel_residual:
+        parts = [layer_norm("norm", d), attn, mlp]
+        flow = "parallel decoder layer: one LayerNorm, read by the attention and the feed-forward, both added"
+    else:
+        parts = [layer_norm("attention_norm", d), attn, layer_norm("mlp_norm", d), mlp]
+        flow = "pre-LN decoder layer: LayerNorm, attention, add; LayerNorm, gated feed-forward, add"
+    layer = composite("layer", "decoder_layer", parts, flow)
+    children = [
+        embedding("token", V, d, role="token", description="token embeddings (embed_tokens)"),
+        repeat(layer, L, name="layers"),
+        layer_norm("final_norm", d),
+    ]
+    if cfg.head == "lm":
+        children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
+    K = LABELS(cfg.num_labels)
+    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
+        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
+    if cfg.head == "token_classification":
+        children.append(linear("score", d, K, description="a label's scores per token"))
+    root = composite("stablelm", "model", children, "StableLM decoder")
+    return with_modules(root, reference_modules(cfg))
+
+
+def reference_modules(cfg: StableLmConfig) -> dict[str, tuple[str, ...]]:
+    """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
+    block path -> submodule names, inside a layer relative to the layer."""
+    base = "" if cfg.head == "none" else "model."
+    layer = "stablelm.layers.layer"
+    return {
+        "stablelm": ("",),
+        "stablelm.token": (f"{base}embed_tokens",),
+        "stablelm.layers": (f"{base}layers",),
+        layer: (f"{base}layers",),
+        f"{layer}.norm": ("input_layernorm",),
+        f"{layer}.attention_norm": ("input_layernorm",),
+        f"{layer}.attention": ("self_attn",),
+        f"{layer}.attention.q_proj": ("self_attn.q_proj",),
+        f"{layer}.attention.k_proj": ("self_attn.k_proj",),
+        f"{layer}.attention.v_proj": ("self_attn.v_proj",),
+        f"{layer}.attention.out_proj": ("self_attn.o_proj",),
+        f"{layer}.attention.q_norm": ("self_attn.q_layernorm",),
+        f"{layer}.attention.k_norm": ("self_attn.k_layernorm",),
+        f"{layer}.mlp_norm": ("post_attention_layernorm",),
+        f"{layer}.mlp": ("mlp",),
+        f"{layer}.mlp.fc_in": ("mlp.up_proj",),
+        f"{layer}.mlp.fc_gate": ("mlp.gate_proj",),
+        f"{layer}.mlp.fc_out": ("mlp.down_proj",),
+        "stablelm.final_norm": (f"{base}norm",),
+        "stablelm.lm_head": ("lm_head",),
+        "stablelm.score": ("score",),
+    }
+
+
+def reference(cfg: StableLmConfig) -> Reference:
+    """StableLmModel or one of its head classes, built from a StableLmConfig with the same keys."""
+    labelled = cfg.head in ("sequence_classification", "token_classification")
+    return Reference(
+        library="transformers",
+        target=f"transformers.{CLASSES[cfg.head]}",
+        config_class="transformers.StableLmConfig",
+        kwargs=dict(
+            vocab_size=cfg.vocab_size,
+            hidden_size=cfg.d_model,
+            num_hidden_layers=cfg.n_layers,
+            num_attention_heads=cfg.n_heads,
+            num_key_value_heads=cfg.n_kv_heads or cfg.n_heads,
+            intermediate_size=cfg.d_ff,
+            max_position_embeddings=cfg.max_positions,
+            hidden_act=cfg.activation,
+            use_qkv_bias=cfg.qkv_bias,
+            qk_layernorm=cfg.qk_norm,
+            use_parallel_residual=cfg.parallel_residual,
+            rope_parameters={
+                "rope_type": "default",
+                "rope_theta": 10000.0,
+                "partial_rotary_factor": cfg.rotary_fraction,
+            },
+            tie_word_embeddings=cfg.tie_embeddings,
+            **({"num_labels": cfg.num_labels} if labelled else {}),
+        ),
+    )
+
+
+# ---- Hugging Face config.json: StableLmConfig's keys, as transformers 5.23 defines them ---------------------
+
+#: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+
+HF_STABLELM = HFTable(
+    model_type="stablelm",
+    config_class="StableLmConfig",
+    defaults=dict(
+        vocab_size=50304,
+        intermediate_size=6912,
+        hidden_size=2560,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=32,
+        hidden_act="silu",
+        max_position_embeddings=4096,
+        initializer_range=0.02,
+        layer_norm_eps=1e-05,
+        use_cache=True,
+        tie_word_embeddings=False,
+        rope_parameters=None,
+        use_qkv_bias=False,
+        qk_layernorm=False,
+        use_parallel_residual=False,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=None,
+    ),
+    aliases={},
+    read={
+        "vocab_size": "vocab_size",
+        "intermediate_size": "d_ff",
+        "hidden_size": "d_model",
+        "num_hidden_layers": "n_layers",
+        "num_attention_heads": "n_heads",
+        "num_key_value_heads": "n_kv_heads",
+        "hidden_act": "activation",
+        "max_position_embeddings": "max_positions",
+        "tie_word_embeddings": "tie_embeddings",
+        "use_qkv_bias": "qkv_bias",
+        "qk_layernorm": "qk_norm",
+        "use_parallel_residual": "parallel_residual",
+        # rotary settings change no count; read for the fraction it turns and to refuse a type transformers
+        # does not build (archzoo.hf_config folds a top-level partial_rotary_factor into it, as loading does)
+        "rope_parameters": "rotary_fraction",
+        # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
+        "pad_token_id": "(checked: inside the vocabulary)",
+        "num_labels": "num_labels",
+    },
+    ignored={
+        "hidden_dropout": DROPOUT,
+        "attention_dropout": DROPOUT,
+        "classifier_dropout": DROPOUT,
+        "initializer_range": INITIALISATION,
+        "layer_norm_eps": NORM_EPSILON,
+        "use_cache": USE_CACHE,
+        "bos_token_id": TOKEN_ID,
+        "eos_token_id": TOKEN_ID,
+    },
+    refused={},
+    base_class="StableLmModel",
+    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
+)
+
+
+def _rotary_fraction(rope: Any) -> Any:
+    """The fraction of each head the rotary positions turn, as StableLmConfig resolves it (0.25 unless
+    rope_parameters or the file's partial_rotary_factor says otherwise); a type transformers does not build is
+    refused."""
+    if rope is None:
+        return 0.25
+    if not isinstance(rope, dict):
+        raise ValueError(
+            f'rope_parameters: expected an object such as {{"rope_type": "default"}} or null, got '
+            f"{json.dumps(rope)[:60]}"
+        )
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    if kind not in ROPE_TYPES:
+        raise ValueError(
+            f"rope_parameters: rope_type {json.dumps(kind)[:60]} is not one transformers' StableLmConfig accepts; "
+            f"expected one of {', '.join(ROPE_TYPES)}"
+        )
+    fraction = rope.get("partial_rotary_factor")
+    return 0.25 if fraction is None else fraction
+
+
+@hf_reader(HF_STABLELM)
+def _from_stablelm(hf: dict[str, Any], model_class: str = "StableLmModel") -> dict[str, Any]:
+    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
+    return dict(
+        vocab_size=hf["vocab_size"],
+        d_model=hf["hidden_size"],
+        n_layers=hf["num_hidden_layers"],
+        n_heads=hf["num_attention_heads"],
+        n_kv_heads=hf["num_key_value_heads"],
+        d_ff=hf["intermediate_size"],
+        max_positions=hf["max_position_embeddings"],
+        activation=hf["hidden_act"],
+        qkv_bias=hf["use_qkv_bias"],
+        qk_norm=hf["qk_layernorm"],
+        parallel_residual=hf["use_parallel_residual"],
+        rotary_fraction=_rotary_fraction(hf["rope_parameters"]),
+        tie_embeddings=hf["tie_word_embeddings"],
+        num_labels=hf["num_labels"],
+    )
+
+
+ARCHITECTURE = Architecture(
+    name="stablelm",
+    title="StableLM",
+    summary="Stability AI's decoder (StableLM-3B-4E1T, StableLM 2): pre-LN layers with LayerNorms with biases, "
+    "grouped-query attention with optional biases and per-head QK LayerNorms, a gated SiLU feed-forward, partial "
+    "rotary positions, in sequence or in parallel.",
+    citation="Bellagente et al. Stable LM 2 1.6B Technical Report. 2024. arXiv:2402.17834",
+    config_model=StableLmConfig,
+    build=build,
+    seq_len=lambda cfg: cfg.max_positions,
+    reference=reference,
+)
+
+
+@hookimpl
+def register_architectures(register: Callable[[Architecture], None]) -> None:
+    register(ARCHITECTURE)
+
+
+@hookimpl
+def register_hf_readers(register: Callable[..., None]) -> None:
+    register("stablelm", _from_stablelm, architecture="stablelm")

@@ -1,0 +1,248 @@
+"""The stablelm plugin against transformers: defaults (StableLM-3B-4E1T), random small configurations over every
+option, config.json files key by key, every head class, the KV cache.
+
+Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the StableLm class transformers 5.23 builds
+(on the meta device, or on the CPU where values are needed), what ``torch.utils.flop_counter.FlopCounterMode``
+reports for one eager forward pass of batch 1, or the elements transformers' cache holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+
+from archzoo.architecture import parse_config
+from archzoo.errors import ConfigError, HFConfigError
+from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.report import make_report
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
+from transformers_models import build_model as hf_model
+from transformers_models import forward_flops, host_with, n_params
+
+#: many cases per function: the fast subset runs each function's first case, `make test` every case
+pytestmark = pytest.mark.sweep
+
+CLASSES = {
+    "lm": "StableLmForCausalLM",
+    "none": "StableLmModel",
+    "sequence_classification": "StableLmForSequenceClassification",
+    "token_classification": "StableLmForTokenClassification",
+}
+
+
+@pytest.fixture(scope="module")
+def host():
+    return host_with("stablelm")
+
+
+def count(host, n: int | None = None, **config):
+    arch = host.architecture("stablelm")
+    return make_report(arch, parse_config(arch, config), n)
+
+
+def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.reference
+def test_plugin_passes_check_plugin(host):
+    assert check_plugin("stablelm") == []
+
+
+@pytest.mark.reference
+def test_defaults_are_transformers_defaults(T, host):
+    """The configuration's defaults are StableLmConfig's (StableLM-3B-4E1T, whose model card prints 2,795,443,200
+    parameters): the same parameters and FLOPs."""
+    model = hf_model(T, "StableLmForCausalLM", T.StableLmConfig())
+    assert count(host).params == n_params(model)
+    for n in (1, 8):
+        assert count(host, n).flops == forward_flops(model, n), n
+
+
+def test_the_model_cards_exact_count(host):
+    """The StableLM-3B-4E1T model card's 'Model Architecture' table (stabilityai/stablelm-3b-4e1t) prints
+    Parameters 2,795,443,200 for Hidden Size 2560, Layers 32, Heads 32, Sequence Length 4096."""
+    assert count(host).params == 2_795_443_200
+
+
+def _random_config(rng: random.Random) -> dict:
+    n_heads = rng.choice([1, 2, 4])
+    return dict(
+        vocab_size=rng.randint(2, 300),
+        d_model=n_heads * 8 * rng.randint(1, 3),
+        n_layers=rng.randint(1, 3),
+        n_heads=n_heads,
+        n_kv_heads=rng.choice([k for k in (1, 2, n_heads) if n_heads % k == 0]),
+        d_ff=rng.randint(1, 80),
+        activation=rng.choice(["silu", "gelu", "relu"]),
+        qkv_bias=rng.random() < 0.5,
+        qk_norm=rng.random() < 0.5,
+        parallel_residual=rng.random() < 0.5,
+        rotary_fraction=rng.choice([0.25, 0.5, 1.0]),
+        tie_embeddings=rng.random() < 0.4,
+        head=rng.choice(list(CLASSES)),
+        num_labels=rng.randint(1, 5),
+    )
+
+
+CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
+def test_random_configs_equal_transformers(host, config):
+    arch = host.architecture("stablelm")
+    assert_blocks_match_modules(arch, config)
+    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+
+
+@pytest.mark.reference
+def test_kv_cache_equals_what_transformers_caches(T, host):
+    import torch
+
+    report = count(host, vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
+    ref = host.architecture("stablelm").reference(report.config)
+    model = hf_model(T, "StableLmForCausalLM", T.StableLmConfig(**ref.kwargs), device="cpu")
+    tokens = 5
+    with torch.no_grad():
+        cache = model(input_ids=torch.ones(1, tokens, dtype=torch.long), use_cache=True).past_key_values
+    held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
+    assert report.kv_cache_elements_per_token * tokens == held
+
+
+def test_qk_norm_weights_have_a_row_per_head(host):
+    """qk_layernorm's LayerNorms, one per head, hold d_h weights each: h d_h for queries, h_kv d_h for keys."""
+    base = count(host, vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16)
+    normed = count(host, vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
+    assert normed.params - base.params == 4 * 8 + 2 * 8
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (dict(n_heads=8, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3"),
+        (dict(d_model=48, n_heads=4, rotary_fraction=0.25), r"rotary_fraction: 0.25 of a 12-wide head is 3 channels"),
+        (dict(d_model=100, n_heads=16), r"n_heads: d_model 100 is not divisible by n_heads 16"),
+        (dict(activation="prelu"), r"activation: "),
+    ],
+)
+def test_what_transformers_cannot_run_is_refused(host, config, message):
+    with pytest.raises(ConfigError, match=message):
+        count(host, **config)
+
+
+def _table(host):
+    return hf_table(host.hf_readers()["stablelm"].reader)
+
+
+def _transformers_figures(T, path: Path, model_class: str, seq_len: int) -> tuple[int, int]:
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    config = T.AutoConfig.from_pretrained(str(path))
+    config._attn_implementation = "eager"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = getattr(T, model_class)(config).eval()
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(input_ids=torch.ones(1, seq_len, dtype=torch.long))
+    return n_params(model), counter.get_total_flops()
+
+
+@pytest.mark.reference
+def test_table_equals_the_transformers_configuration_class(T, host):
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    table = _table(host)
+    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
+    fields = {f.name: f.default for f in dataclasses.fields(T.StableLmConfig) if f.name not in common}
+    assert dict(table.defaults) == fields
+    assert table.base_class == MODEL_MAPPING_NAMES["stablelm"]
+    module = importlib.import_module("transformers.models.stablelm.modeling_stablelm")
+    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+    assert set(table.classes) == classes  # every head class is counted: none refused
+    full = T.StableLmConfig().to_dict()
+    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
+    assert set(full) - known == set()
+
+
+BASE = dict(vocab_size=97, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+BASE |= dict(intermediate_size=40)
+SWEEP = dict(
+    vocab_size=101,
+    intermediate_size=33,
+    hidden_size=96,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    hidden_act="relu",
+    max_position_embeddings=64,
+    tie_word_embeddings=True,
+    use_qkv_bias=True,
+    qk_layernorm=True,
+    use_parallel_residual=True,
+    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0, "partial_rotary_factor": 0.5},
+    pad_token_id=3,
+    num_labels=5,
+)
+
+
+@pytest.mark.reference
+def test_the_sweep_covers_every_key(host):
+    assert set(SWEEP) == set(_table(host).read)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
+def test_each_key_against_transformers(T, host, tmp_path, change):
+    path = _write(tmp_path, {"model_type": "stablelm", **BASE, **change})
+    classes = ["StableLmModel", "StableLmForCausalLM"]
+    if "num_labels" in change:
+        classes = list(CLASSES.values())[2:]
+    for model_class in classes:
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (change, model_class)
+
+
+@pytest.mark.reference
+def test_ignored_keys_change_no_figure(T, host, tmp_path):
+    changed = dict(
+        hidden_dropout=0.1,
+        classifier_dropout=0.2,
+        attention_dropout=0.3,
+        initializer_range=0.5,
+        layer_norm_eps=1e-3,
+        use_cache=False,
+        bos_token_id=5,
+        eos_token_id=6,
+    )
+    assert set(changed) == set(_table(host).ignored)
+    path = _write(tmp_path, {"model_type": "stablelm", **BASE, **changed})
+    for model_class in CLASSES.values():
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, 9)
+        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), model_class
+
+
+def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
+    path = _write(tmp_path, {"model_type": "stablelm", **BASE, "rope_parameters": {"rope_type": "spiral"}})
+    with pytest.raises(HFConfigError, match=r"rope_type \"spiral\" is not one transformers' StableLmConfig accepts"):
+        load_hf_config(path, host)
+
+
+@pytest.mark.reference
+def test_a_top_level_partial_rotary_factor_is_read(T, host, tmp_path):
+    """The released files write the rotary fraction at the top level (partial_rotary_factor: 0.25); loading folds it
+    into rope_parameters."""
+    path = _write(tmp_path, {"model_type": "stablelm", **BASE, "partial_rotary_factor": 0.5})
+    expected = T.AutoConfig.from_pretrained(str(path)).rope_parameters["partial_rotary_factor"]
+    assert load_hf_config(path, host).config.rotary_fraction == expected
