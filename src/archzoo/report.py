@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from . import report_json
 from .architecture import MAX_SIZE, ArchConfig, Architecture, size_text
 from .blocks import Block, BlockVisit, active_params
 from .errors import ConfigError
 from .figures import UNITS, check_units, count_in_units, human_bytes, human_count, in_units
 from .formula import Poly
 from .host import build_blocks, call_plugin
-from .report_json import SCHEMA
+from .report_json import SCHEMA, blocks_dict, flops_dict, report_dict, visit_dict
 
 __all__ = [
     "DTYPE_BITS",
@@ -354,19 +353,19 @@ class Report:
     # the JSON export lives in archzoo.report_json; these keep the methods callers use
     def visit_dict(self, visit: BlockVisit, units: str = "flops") -> dict[str, Any]:
         """`archzoo.report_json.visit_dict` of this report."""
-        return report_json.visit_dict(self, visit, units)
+        return visit_dict(self, visit, units)
 
     def blocks_dict(self, units: str = "flops") -> dict[str, Any]:
         """`archzoo.report_json.blocks_dict` of this report."""
-        return report_json.blocks_dict(self, units)
+        return blocks_dict(self, units)
 
     def flops_dict(self, units: str = "flops") -> dict[str, Any]:
         """`archzoo.report_json.flops_dict` of this report."""
-        return report_json.flops_dict(self, units)
+        return flops_dict(self, units)
 
     def to_dict(self, units: str = "flops") -> dict[str, Any]:
         """The report as JSON (``archzoo.report/1``): `archzoo.report_json.report_dict`."""
-        return report_json.report_dict(self, units)
+        return report_dict(self, units)
 
 
 def make_report(
