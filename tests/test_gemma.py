@@ -387,9 +387,11 @@ def test_bad_files_are_refused_in_one_line(host, tmp_path, change, key):
     assert "\n" not in message and key in message, message
 
 
-def test_bidirectional_gemma3_has_no_kv_cache_and_halves_its_window(host, tmp_path):
+def test_bidirectional_gemma3_has_no_kv_cache_and_halves_its_window(T, host, tmp_path):
     """use_bidirectional_attention: no causal mask, so no KV cache; Gemma3TextConfig's window becomes W // 2 + 1."""
     data = dict(PUBLISHED["gemma-3-1b"], use_bidirectional_attention=True)
     reading = load_hf_config(_write(tmp_path, data), host)
     assert reading.config.sliding_window == 257
     assert make_report(reading.architecture, reading.config).kv_cache_elements_per_token == 0
+    ref = reading.architecture.reference(reading.config)
+    assert T.Gemma3TextConfig(**ref.kwargs).sliding_window == 257  # the reference is built with the same window

@@ -383,11 +383,14 @@ def reference_gemma3(cfg: GemmaConfig) -> Reference | None:
     """Gemma3TextModel / Gemma3ForCausalLM / Gemma3TextForSequenceClassification (text only)."""
     if not cfg.qk_norm or cfg.head not in GEMMA3_CLASSES:
         return None  # Gemma 3's text model always has QK-norm, and no token-classification class
+    kwargs = _kwargs(cfg)
+    if cfg.bidirectional:  # Gemma3TextConfig turns a window W into W // 2 + 1 then: give what becomes this one
+        kwargs["sliding_window"] = (cfg.sliding_window - 1) * 2
     return Reference(
         library="transformers",
         target=f"transformers.{GEMMA3_CLASSES[cfg.head]}",
         config_class="transformers.Gemma3TextConfig",
-        kwargs=_kwargs(cfg),
+        kwargs=kwargs,
     )
 
 
