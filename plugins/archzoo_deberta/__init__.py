@@ -278,9 +278,11 @@ def build(cfg: DebertaConfig) -> Block:
                 )
             )
     elif cfg.head == "sequence_classification":
-        one = {"tokens": const(1)}
-        children.append(linear("pooler", d, d, description=f"dense, {cfg.pooler_activation} on the first token", **one))
-        children.append(linear("classifier", d, K, description="class scores", **one))
+        one = const(1)  # the pooler and the classifier run on the first token only
+        children.append(
+            linear("pooler", d, d, tokens=one, description=f"dense, {cfg.pooler_activation} on the first token")
+        )
+        children.append(linear("classifier", d, K, tokens=one, description="class scores"))
     elif cfg.head == "token_classification":
         children.append(linear("classifier", d, K, description="a label's scores per token"))
     elif cfg.head == "question_answering":
