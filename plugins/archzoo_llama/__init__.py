@@ -6,11 +6,35 @@ norm with no weight or bias) and Phi-3 (q/k/v and gate/up fused into one linear 
 and FLOPs). Rotary positions have no parameters, and their angles cost no matmul FLOPs in transformers'
 eager forward pass (FlopCounterMode counts none), so they appear in no formula.
 
-A second architecture, ``moe``, is the same decoder (one layer builder serves both) with a mixture of gated
-experts in place of the feed-forward: a bias-free router ``Linear(d, E)``, ``E`` stored experts of which each
-token runs ``k`` (`archzoo.blocks.experts`: the total counts all ``E``, the active parameters ``k``, the FLOPs
-the ``N k`` expert evaluations), and optionally Qwen2-MoE's shared expert, run for every token behind a sigmoid
-gate ``Linear(d, 1)``. It covers Mixtral and Qwen2-MoE.
+Three newer families have architectures of their own, built by the same layer builder:
+
+* ``qwen3``: Qwen3's layers add QK-norm, an RMSNorm of width d_head applied to every query head and one to every
+  key head before the scores (2 d_head parameters a layer, no matmul FLOPs), with a head width given explicitly
+  (Qwen3-0.6B: 16 heads of 128 in a 1,024-wide model). With ``n_experts`` above 0 it is Qwen3-MoE: a router
+  ``Linear(d, E)`` and ``E`` gated experts of which each token runs ``k``, no shared expert.
+* ``olmo2``: OLMo 2 norms the outputs of attention and of the feed-forward, before each residual add, instead of
+  their inputs (the same two RMSNorms of width d a layer), and its QK-norm spans the whole query projection
+  (``h d_h``) and the whole key projection (``h_kv d_h``).
+* ``granite``: IBM Granite 3.0 is Llama's layers with four constant multipliers (on the embeddings, each residual
+  branch, the attention scores and the logits): elementwise products, so they change no count.
+
+A second architecture, ``moe``, is the same decoder with a mixture of gated experts in place of the
+feed-forward: a bias-free router ``Linear(d, E)``, ``E`` stored experts of which each token runs ``k``
+(`archzoo.blocks.experts`: the total counts all ``E``, the active parameters ``k``, the FLOPs the ``N k`` expert
+evaluations), and optionally Qwen2-MoE's shared expert, run for every token behind a sigmoid gate
+``Linear(d, 1)``. It covers Mixtral and Qwen2-MoE.
+
+Qwen2-MoE and Qwen3-MoE may leave layers without experts: a layer ``i`` has them when ``(i + 1)`` is a multiple of
+``decoder_sparse_step`` and ``i`` is not in ``mlp_only_layers``; the others have a dense gated feed-forward of
+``intermediate_size``. Such a stack is an `archzoo.blocks.layer_runs` of two runs, ``dense_layers`` and
+``moe_layers``, each with the positions of its layers, so the parameters, active parameters, FLOPs and KV cache
+are summed over the runs (symbols ``L_dense`` and ``L_moe``).
+
+Exact, for every configuration transformers 5.23 builds: parameters (on the meta device), active parameters,
+and forward FLOPs of an eager pass (FlopCounterMode), for the base model and every head class of each type
+(causal LM, sequence and token classification, question answering where the type has them); training, prefill
+and decode FLOPs and the KV cache follow from the same tree. A configuration no transformers class builds is
+counted with no reference to check it against.
 """
 
 from __future__ import annotations
