@@ -25,6 +25,7 @@ GPT2_LARGE = REPO / "tests" / "data" / "hf_published" / "openai-community--gpt2-
 #: back, directly or through others, by any import statement (top level, in a function, or for type checking).
 CORE = (
     "archzoo.architecture",
+    "archzoo.build_check",
     "archzoo.cli",
     "archzoo.errors",
     "archzoo.hf_config",
@@ -260,3 +261,5 @@ def test_a_warm_listing_imports_no_plugin_no_pydantic_and_reads_no_yaml(warm_cac
     assert seen["plugins"] == [] and seen["pydantic"] is False
     assert "yaml" not in seen["libraries"]
     assert _registry_or_site(seen["modules"]) == ["archzoo.registry_index"]
+    # the rows are cached: no block tree is built, so neither the block model nor the build checks are imported
+    assert {"archzoo.blocks", "archzoo.formula", "archzoo.build_check"}.isdisjoint(seen["modules"])

@@ -37,11 +37,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pluggy
 
 from . import hookspecs
-from .blocks import Block
 from .errors import EnvironmentVariableError, PluginError, PluginProblem, UnknownArchitectureError, closest
-from .formula import Poly, Symbol
 from .hf_vocabulary import hf_table
-from .plugin_guard import call_plugin, describe_exception, plugin_error
+from .plugin_guard import call_plugin, type_name
 from .plugin_manifest import (
     Manifest,
     PluginRecord,
@@ -55,6 +53,9 @@ from .plugin_manifest import (
 
 if TYPE_CHECKING:
     from .architecture import Architecture
+    from .build_check import MAX_BLOCK_DEPTH as MAX_BLOCK_DEPTH
+    from .build_check import MAX_BLOCKS as MAX_BLOCKS
+    from .build_check import build_blocks as build_blocks
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -80,11 +81,6 @@ ENV_TRACE = "ARCHZOO_TRACE_PLUGINS"
 
 #: The distribution whose entry points are the built-in plugins.
 BUILTIN_DISTRIBUTION = "archzoo"
-
-#: Limits on a block tree a plugin's ``build`` returns; real architectures are a few levels and a few
-#: hundred blocks deep, and every renderer walks the tree recursively.
-MAX_BLOCK_DEPTH = 64
-MAX_BLOCKS = 100_000
 
 
 @dataclass
@@ -113,146 +109,6 @@ class HFReader:
     architecture: str
     reader: Callable[..., dict[str, Any]]
     plugin: str
-
-
-# ---- checking what build returns ----------------------------------------------------------------------
-
-_STATIC_FORMULAS = (
-    "params",
-    "approx",
-    "embedding_params",
-    "kv_cache",
-    "cross_kv_cache",
-)  # numbers of the configuration
-_FLOP_FORMULAS = ("flops", "attention_flops")  # may also depend on the sequence length N
-_TEXT_FIELDS = ("name", "kind", "description", "tied_to")
-
-
-def _kind(value: object) -> str:
-    return "None" if value is None else type(value).__name__
-
-
-def _is_int(value: object) -> bool:
-    return type(value) is int  # not bool, not an int subclass with its own arithmetic
-
-
-def _formula_problem(poly: object, *, free: frozenset[str]) -> str | None:
-    """Why ``poly`` is not a formula archzoo can evaluate with only the symbols in ``free`` left open."""
-    if not isinstance(poly, Poly):
-        return f"is {_kind(poly)}, expected an archzoo.Poly formula"
-    if type(poly.terms) is not dict or type(poly.symbols) is not dict:
-        return "is a Poly whose terms or symbols are not dicts; build formulas with archzoo.formula"
-    for mono, coefficient in poly.terms.items():
-        if not _is_int(coefficient):
-            return f"has a coefficient of type {_kind(coefficient)}, expected int"
-        if type(mono) is not tuple or not all(
-            type(factor) is tuple
-            and len(factor) == 2
-            and type(factor[0]) is str
-            and _is_int(factor[1])
-            and factor[1] >= 1
-            for factor in mono
-        ):
-            return "has a malformed term; build formulas with archzoo.formula"
-        for name, _ in mono:
-            symbol = poly.symbols.get(name)
-            if not isinstance(symbol, Symbol):
-                return f"uses symbol {name!r} without defining it"
-            if symbol.value is None:
-                if name not in free:
-                    open_ = "only N may be left open" if free else "it must depend on the configuration only"
-                    return f"uses {name!r}, which has no value; {open_}"
-            elif not _is_int(symbol.value):
-                return f"gives symbol {name!r} the value {symbol.value!r} ({_kind(symbol.value)}), expected an int"
-    return None
-
-
-def _node_problem(node: Block) -> str | None:
-    """What is wrong with one node of a block tree, or None."""
-    for name in _TEXT_FIELDS:
-        value = getattr(node, name)
-        if type(value) is not str:
-            return f"{name} is {_kind(value)}, expected a str"
-    if type(node.shared) is not bool:
-        return f"shared is {_kind(node.shared)}, expected a bool"
-    if type(node.modules) is not tuple or not all(type(m) is str for m in node.modules):
-        return f"modules is {_kind(node.modules)}, expected a tuple of str (the reference's submodule names)"
-    if type(node.children) is not tuple:
-        return f"children is {_kind(node.children)}, expected a tuple of archzoo.Block"
-    for i, child in enumerate(node.children):
-        if not isinstance(child, Block):
-            return f"children[{i}] is {_kind(child)}, expected an archzoo.Block"
-    for name in _STATIC_FORMULAS + _FLOP_FORMULAS:
-        problem = _formula_problem(getattr(node, name), free=frozenset({"N"} if name in _FLOP_FORMULAS else ()))
-        if problem:
-            return f"{name} {problem}"
-        value = getattr(node, name).evaluate(N=1)
-        if name in _STATIC_FORMULAS and value < 0:
-            return f"{name} evaluates to {value:,}, expected a count of at least 0"
-    if node.repeat is not None:
-        problem = _formula_problem(node.repeat, free=frozenset())
-        if problem:
-            return f"repeat {problem}"
-        if node.repeat.evaluate() < 0:
-            return f"repeat evaluates to {node.repeat.evaluate():,}, expected a count of at least 0"
-    if node.copies is not None:
-        if node.repeat is None or node.shared:
-            return "copies is set without repeat or with shared; experts store copies and run repeat of them"
-        problem = _formula_problem(node.copies, free=frozenset())
-        if problem:
-            return f"copies {problem}"
-        if not 0 <= node.repeat.evaluate() <= node.copies.evaluate():
-            return (
-                f"copies evaluates to {node.copies.evaluate():,} with repeat {node.repeat.evaluate():,}, "
-                "expected at least as many stored copies as run ones"
-            )
-    return None
-
-
-def _block_tree_problem(root: object) -> str | None:
-    """Why ``root`` is not a block tree every reader of archzoo can walk and evaluate, or None."""
-    if not isinstance(root, Block):
-        return f"returned {_kind(root)}, expected an archzoo.Block"
-    # (block, its path, its depth, the ids of the blocks above it): iterative, so no depth breaks it
-    stack: list[tuple[Block, str, int, frozenset[int]]] = [(root, "", 0, frozenset())]
-    seen = 0
-    while stack:
-        node, parent, depth, above = stack.pop()
-        seen += 1
-        if seen > MAX_BLOCKS:
-            return f"returned a block tree of more than {MAX_BLOCKS:,} blocks; share a layer with archzoo.blocks.repeat"
-        label = node.name if type(node.name) is str else "?"
-        path = f"{parent}.{label}" if parent else label
-        if depth > MAX_BLOCK_DEPTH:
-            return f"returned a block tree more than {MAX_BLOCK_DEPTH} levels deep ({label!r} is at level {depth})"
-        problem = _node_problem(node)
-        if problem:
-            return f"returned a bad block {path!r}: {problem}"
-        here = above | {id(node)}
-        for child in reversed(node.children):
-            if id(child) in here:
-                return f"returned a block tree with a cycle: {path!r} contains one of its own ancestors"
-            stack.append((child, path, depth + 1, here))
-    return None
-
-
-def build_blocks(arch: Architecture, config: Any) -> Block:
-    """`arch.build(config)` through call_plugin (what="build"), its result checked: a `Block` whose every
-    node (walk it) has Poly formulas, str name/kind, children a tuple of Blocks, repeat None or Poly, and
-    whose params/flops polynomials evaluate to ints (params needing only the config's symbols; flops
-    needing at most N). A bad result raises PluginError naming the plugin and saying what was wrong, e.g.
-    "plugin 'badbuild': build returned list, expected an archzoo.Block"."""
-    plugin = arch.plugin or arch.name
-    root = call_plugin(plugin, "build", arch.build, config)
-    try:
-        problem = _block_tree_problem(root)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # an object dressed up as a Block whose attributes misbehave
-        problem = f"returned a block tree archzoo cannot read: {describe_exception(exc)}"
-    if problem:
-        raise plugin_error(plugin, f"build {problem}")
-    return root
 
 
 # ---- the environment ----------------------------------------------------------------------------------
@@ -766,12 +622,12 @@ class PluginHost:
         if type(model_type) is not str or not model_type or not model_type.isprintable() or " " in model_type:
             self._note(
                 plugin,
-                f"registered a Hugging Face reader for model type {model_type!r} ({_kind(model_type)}), "
+                f"registered a Hugging Face reader for model type {model_type!r} ({type_name(model_type)}), "
                 "expected the model_type text of a config.json, such as 'bert'",
             )
             return
         if not callable(reader):
-            self._note(plugin, f"{what} that is {_kind(reader)}, expected a function of the config.json's values")
+            self._note(plugin, f"{what} that is {type_name(reader)}, expected a function of the config.json's values")
             return
         own = self._plugins[plugin].architectures
         if architecture is None:
@@ -866,7 +722,7 @@ class PluginHost:
                     if isinstance(arch, dict):
                         arch = Architecture.model_validate(arch)
                     if not isinstance(arch, Architecture):
-                        raise TypeError(f"expected an archzoo.Architecture, got {_kind(arch)}")
+                        raise TypeError(f"expected an archzoo.Architecture, got {type_name(arch)}")
                 except (ValidationError, TypeError) as exc:
                     detail = str(exc).splitlines()
                     self._note(plugin, f"registered an invalid architecture: {' '.join(detail[:3])}")
@@ -904,7 +760,7 @@ class PluginHost:
                 try:
                     path = Path(folder)
                 except TypeError:
-                    self._note(plugin, f"registered a registry folder of type {_kind(folder)}, expected a path")
+                    self._note(plugin, f"registered a registry folder of type {type_name(folder)}, expected a path")
                     return
                 if not path.is_dir():
                     self._note(plugin, f"registered registry folder {str(path)!r}, which is not a folder")
@@ -1010,6 +866,19 @@ class PluginHost:
         """Every Hugging Face ``model_type`` some architecture can read, mapped to that architecture."""
         self.load()
         return _OnDemand(self._model_types(), lambda t: self.architecture(self._hf_reader(t).architecture))
+
+
+#: Names of `archzoo.build_check` that callers import from here, where they lived before it: imported on first use
+#: (PEP 562), since loading plugins needs no block model and a warm listing should not import it.
+_BUILD_CHECK = frozenset({"MAX_BLOCK_DEPTH", "MAX_BLOCKS", "build_blocks"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _BUILD_CHECK:
+        raise AttributeError(f"module 'archzoo.host' has no attribute {name!r}")
+    value = getattr(import_module(".build_check", __package__), name)
+    globals()[name] = value  # the next lookup is an ordinary attribute
+    return value
 
 
 _HOST: PluginHost | None = None

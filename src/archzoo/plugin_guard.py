@@ -15,10 +15,15 @@ from typing import Any
 
 from .errors import PluginError, PluginProblem
 
-__all__ = ["MAX_MESSAGE", "call_plugin", "describe_exception", "plugin_error"]
+__all__ = ["MAX_MESSAGE", "call_plugin", "describe_exception", "plugin_error", "type_name"]
 
 #: How much of a plugin's exception message a problem repeats.
 MAX_MESSAGE = 300
+
+
+def type_name(value: object) -> str:
+    """What a plugin handed archzoo, for a message: ``None``, or the name of its type."""
+    return "None" if value is None else type(value).__name__
 
 
 def describe_exception(exc: BaseException) -> str:
