@@ -1,0 +1,97 @@
+"""The stablelm plugin's activation formula (archzoo_stablelm.activation) against what autograd saves for backward in
+transformers' StableLM classes (archzoo.memory.measure_activations), and the gap to Korthikanti et al.'s layer."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import pytest
+
+from archzoo.architecture import parse_config
+from archzoo.report import make_report
+from transformers_models import host_with
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytestmark = [pytest.mark.reference, pytest.mark.sweep]
+
+#: (dtype, attention, recompute, device)
+ACTIVATION_CASES = [
+    ("fp32", "eager", False, "meta"),
+    ("bf16", "eager", False, "meta"),
+    ("bf16", "eager", False, "cpu"),
+    ("bf16", "fused", False, "cpu"),
+    ("bf16", "eager", True, "meta"),
+]
+
+
+def _config(seed: int) -> dict:
+    """A small random StableLM: grouped or multi-head keys and values, per-head QK LayerNorms or none, parallel or
+    sequential layers, q/k/v biases or none, a quarter, half or all of each head rotary."""
+    rng = random.Random(seed)
+    heads = rng.choice([2, 4])
+    return dict(
+        vocab_size=rng.choice([64, 97]), d_model=heads * 8, n_layers=rng.choice([1, 2, 3]), n_heads=heads,
+        n_kv_heads=rng.choice([1, heads // 2, heads]), d_ff=rng.choice([24, 40]), qk_norm=rng.random() < 0.6,
+        parallel_residual=rng.random() < 0.5, qkv_bias=rng.random() < 0.5,
+        rotary_fraction=rng.choice([0.25, 0.5, 1.0]), head=rng.choice(["lm", "none"]),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@pytest.mark.parametrize("dtype, attention, recompute, device", ACTIVATION_CASES)
+def test_activation_formula_is_what_autograd_saves(seed, dtype, attention, recompute, device):
+    """In total and block by block, at a length that changes with the case."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = _config(seed)
+    layers = ("model.layers",) if config["head"] == "lm" else ("layers",)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_activation_memory_matches(
+            "stablelm", config, 5 + 4 * seed, dtype=dtype, attention=attention,
+            recompute=layers if recompute else (), device=device,
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(qk_norm=True, parallel_residual=False, n_kv_heads=2),
+        dict(qk_norm=False, parallel_residual=True, n_kv_heads=4),
+        dict(qk_norm=True, parallel_residual=True, n_kv_heads=1),
+    ],
+)
+def test_each_option_that_changes_the_saves(options):
+    """QK LayerNorms (a copy of the queries and keys, statistics per head), the parallel layer (the feed-forward's
+    input shared with the attention's), grouped keys: each alone against autograd, at two lengths."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, d_ff=24, head="none", **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in (3, 10):
+            assert_activation_memory_matches("stablelm", config, n, dtype="bf16")
+
+
+@pytest.mark.parametrize("qk_norm, parallel", [(False, False), (True, True)])
+def test_korthikanti_plus_the_named_gap_is_the_exact_stablelm_layer(qk_norm, parallel):
+    from archzoo.formula import total
+    from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
+
+    arch = host_with("stablelm").architecture("stablelm")
+    config = dict(d_model=32, n_heads=4, n_kv_heads=2, n_layers=2, d_ff=40, qk_norm=qk_norm, parallel_residual=parallel)
+    report = make_report(arch, parse_config(arch, config), 11)
+    layer = activation_formula(report, dtype="bf16").per_copy["stablelm.layers.layer"]
+    gap = {t.name: t.bytes for t in korthikanti_gap(report)}
+    assert (korthikanti_layer_bytes(report) + total(gap.values()) - layer).is_zero()
+    # the parallel layer saves one LayerNorm's input, read by both branches, where Korthikanti's layer saves a
+    # second LayerNorm's input and the MLP's (2 bytes a token and channel each, Korthikanti et al. 2022, eq. 1)
+    if parallel:
+        assert gap["one LayerNorm, its output shared"].evaluate(N=11) == -2 * 2 * 11 * 32
+    else:
+        assert "one LayerNorm, its output shared" not in gap
+    # the per-head QK LayerNorms: a 2-byte copy of 4 query and 2 key heads of 8, and 8 bytes of statistics each
+    if qk_norm:
+        assert gap["per-head QK LayerNorms"].evaluate(N=11) == 11 * (2 * (4 + 2) * 8 + 8 * (4 + 2))
