@@ -112,6 +112,12 @@ READS: dict[str, frozenset[str]] = {
             "hidden_size",
         }
     ),
+    "config:transformers.models.cohere.configuration_cohere": frozenset(
+        {
+            "num_attention_heads",
+            "num_key_value_heads",
+        }
+    ),
     "config:transformers.models.deberta_v2.configuration_deberta_v2": frozenset(
         {
             "hidden_size",
@@ -303,6 +309,7 @@ READS: dict[str, frozenset[str]] = {
         }
     ),
     "config:transformers.models.roberta.configuration_roberta": frozenset(),
+    "config:transformers.models.stablelm.configuration_stablelm": frozenset(),
     "config:transformers.models.starcoder2.configuration_starcoder2": frozenset(),
     "config:transformers.models.t5.configuration_t5": frozenset(
         {
@@ -663,6 +670,29 @@ READS: dict[str, frozenset[str]] = {
             "return_dict",
             "slow_but_exact",
             "use_cache",
+            "vocab_size",
+        }
+    ),
+    "transformers.models.cohere.configuration_cohere": frozenset(),
+    "transformers.models.cohere.modeling_cohere": frozenset(
+        {
+            "_attn_implementation",
+            "attention_bias",
+            "attention_dropout",
+            "head_dim",
+            "hidden_act",
+            "hidden_size",
+            "intermediate_size",
+            "layer_norm_eps",
+            "logit_scale",
+            "max_position_embeddings",
+            "num_attention_heads",
+            "num_hidden_layers",
+            "num_key_value_heads",
+            "pad_token_id",
+            "rope_parameters",
+            "tie_word_embeddings",
+            "use_qk_norm",
             "vocab_size",
         }
     ),
@@ -1455,6 +1485,29 @@ READS: dict[str, frozenset[str]] = {
             "vocab_size",
         }
     ),
+    "transformers.models.stablelm.configuration_stablelm": frozenset(),
+    "transformers.models.stablelm.modeling_stablelm": frozenset(
+        {
+            "_attn_implementation",
+            "attention_dropout",
+            "head_dim",
+            "hidden_act",
+            "hidden_dropout",
+            "hidden_size",
+            "intermediate_size",
+            "layer_norm_eps",
+            "max_position_embeddings",
+            "num_attention_heads",
+            "num_hidden_layers",
+            "num_key_value_heads",
+            "pad_token_id",
+            "qk_layernorm",
+            "rope_parameters",
+            "use_parallel_residual",
+            "use_qkv_bias",
+            "vocab_size",
+        }
+    ),
     "transformers.models.starcoder2.configuration_starcoder2": frozenset(),
     "transformers.models.starcoder2.modeling_starcoder2": frozenset(
         {
@@ -1657,6 +1710,23 @@ MODEL_SCOPE: dict[str, tuple[str, ...]] = {
         "transformers.utils.auto_docstring",
         "transformers.utils.logging",
         "transformers.models.bloom.configuration_bloom",
+    ),
+    "cohere": (
+        "transformers.models.cohere.modeling_cohere",
+        "transformers.activations",
+        "transformers.cache_utils",
+        "transformers.generation.utils",
+        "transformers.masking_utils",
+        "transformers.modeling_flash_attention_utils",
+        "transformers.modeling_layers",
+        "transformers.modeling_outputs",
+        "transformers.modeling_rope_utils",
+        "transformers.modeling_utils",
+        "transformers.processing_utils",
+        "transformers.utils.generic",
+        "transformers.utils.auto_docstring",
+        "transformers.utils.output_capturing",
+        "transformers.models.cohere.configuration_cohere",
     ),
     "deberta-v2": (
         "transformers.models.deberta_v2.modeling_deberta_v2",
@@ -2165,6 +2235,23 @@ MODEL_SCOPE: dict[str, tuple[str, ...]] = {
         "transformers.utils.output_capturing",
         "transformers.models.roberta.configuration_roberta",
     ),
+    "stablelm": (
+        "transformers.models.stablelm.modeling_stablelm",
+        "transformers.activations",
+        "transformers.cache_utils",
+        "transformers.generation.utils",
+        "transformers.masking_utils",
+        "transformers.modeling_layers",
+        "transformers.modeling_outputs",
+        "transformers.modeling_rope_utils",
+        "transformers.modeling_utils",
+        "transformers.processing_utils",
+        "transformers.utils.generic",
+        "transformers.utils.auto_docstring",
+        "transformers.utils.logging",
+        "transformers.utils.output_capturing",
+        "transformers.models.stablelm.configuration_stablelm",
+    ),
     "starcoder2": (
         "transformers.models.starcoder2.modeling_starcoder2",
         "transformers.activations",
@@ -2238,6 +2325,11 @@ CONFIG_SCOPE: dict[str, tuple[str, ...]] = {
     ),
     "bloom": (
         "config:transformers.models.bloom.configuration_bloom",
+        "config:transformers.configuration_utils",
+        "config:transformers.modeling_rope_utils",
+    ),
+    "cohere": (
+        "config:transformers.models.cohere.configuration_cohere",
         "config:transformers.configuration_utils",
         "config:transformers.modeling_rope_utils",
     ),
@@ -2383,6 +2475,11 @@ CONFIG_SCOPE: dict[str, tuple[str, ...]] = {
     ),
     "roberta": (
         "config:transformers.models.roberta.configuration_roberta",
+        "config:transformers.configuration_utils",
+        "config:transformers.modeling_rope_utils",
+    ),
+    "stablelm": (
+        "config:transformers.models.stablelm.configuration_stablelm",
         "config:transformers.configuration_utils",
         "config:transformers.modeling_rope_utils",
     ),
@@ -2605,6 +2702,36 @@ MEMBERS: dict[str, frozenset[str]] = {
             "slow_but_exact",
             "tie_word_embeddings",
             "use_cache",
+            "vocab_size",
+        }
+    ),
+    "config:transformers.models.cohere.configuration_cohere": frozenset(
+        {
+            "__post_init__",
+            "attention_bias",
+            "attention_dropout",
+            "base_model_pp_plan",
+            "base_model_tp_plan",
+            "bos_token_id",
+            "default_theta",
+            "eos_token_id",
+            "hidden_act",
+            "hidden_size",
+            "initializer_range",
+            "intermediate_size",
+            "keys_to_ignore_at_inference",
+            "layer_norm_eps",
+            "logit_scale",
+            "max_position_embeddings",
+            "model_type",
+            "num_attention_heads",
+            "num_hidden_layers",
+            "num_key_value_heads",
+            "pad_token_id",
+            "rope_parameters",
+            "tie_word_embeddings",
+            "use_cache",
+            "use_qk_norm",
             "vocab_size",
         }
     ),
@@ -3547,6 +3674,34 @@ MEMBERS: dict[str, frozenset[str]] = {
             "tie_word_embeddings",
             "type_vocab_size",
             "use_cache",
+            "vocab_size",
+        }
+    ),
+    "config:transformers.models.stablelm.configuration_stablelm": frozenset(
+        {
+            "__post_init__",
+            "attention_dropout",
+            "bos_token_id",
+            "eos_token_id",
+            "hidden_act",
+            "hidden_dropout",
+            "hidden_size",
+            "initializer_range",
+            "intermediate_size",
+            "keys_to_ignore_at_inference",
+            "layer_norm_eps",
+            "max_position_embeddings",
+            "model_type",
+            "num_attention_heads",
+            "num_hidden_layers",
+            "num_key_value_heads",
+            "pad_token_id",
+            "qk_layernorm",
+            "rope_parameters",
+            "tie_word_embeddings",
+            "use_cache",
+            "use_parallel_residual",
+            "use_qkv_bias",
             "vocab_size",
         }
     ),
