@@ -495,6 +495,7 @@ def archzoo_count(arch: str, **config):
     return archzoo.count(arch, **config)
 
 
+@pytest.mark.slow  # over 10 s on the shared machine
 @pytest.mark.reference
 @pytest.mark.parametrize("shape", [GRANITE_8B, GRANITE_2B], ids=["8b", "2b"])
 def test_granite_published_shapes_with_multipliers_via_config_json(T, tmp_path, shape):

@@ -357,6 +357,7 @@ def _random_file(rng: random.Random, model_type: str) -> dict[str, Any]:
     return kwargs
 
 
+@pytest.mark.slow  # over 10 s on the shared machine
 @pytest.mark.reference
 @pytest.mark.parametrize("model_type", CLASSES)
 def test_random_files_against_transformers_on_the_cpu(T, host, tmp_path, model_type):

@@ -66,6 +66,7 @@ def test_defaults_are_olmo2_7b(host):
     assert count().params == OLMO2_7B_PARAMS
 
 
+@pytest.mark.slow  # over 10 s on the shared machine
 @pytest.mark.reference
 def test_olmo2_7b_figure_is_transformers_own(T, host):
     assert n_params(build_model(T, "Olmo2ForCausalLM", T.Olmo2Config(**OLMO2_7B))) == OLMO2_7B_PARAMS
@@ -73,6 +74,7 @@ def test_olmo2_7b_figure_is_transformers_own(T, host):
     assert_blocks_match_modules("olmo2", {})
 
 
+@pytest.mark.slow  # over 10 s on the shared machine
 @pytest.mark.reference
 @pytest.mark.parametrize("shape", [OLMO2_7B, OLMO2_13B], ids=["7b", "13b"])
 def test_published_shapes_via_the_file_olmo2_config_writes(T, host, tmp_path, shape):

@@ -63,6 +63,7 @@ def test_defaults_are_qwen3_8b(host):
     assert count().params == QWEN3_8B_PARAMS
 
 
+@pytest.mark.slow  # over 10 s on the shared machine
 @pytest.mark.reference
 def test_qwen3_8b_figure_is_transformers_own(T, host):
     config = T.AutoConfig.from_pretrained(str(CORPUS / "Qwen--Qwen3-8B.json"))
@@ -74,6 +75,7 @@ DENSE_FILES = ["Qwen--Qwen3-0.6B.json", "Qwen--Qwen3-1.7B.json", "Qwen--Qwen3-8B
 MOE_FILES = ["Qwen--Qwen3-30B-A3B.json", "Qwen--Qwen3-235B-A22B.json"]
 
 
+@pytest.mark.slow  # over 10 s on the shared machine
 @pytest.mark.reference
 @pytest.mark.parametrize("name", DENSE_FILES)
 def test_published_dense_files_count_what_transformers_builds(T, host, name):
