@@ -75,13 +75,15 @@ def test_each_option_that_changes_the_saves(options):
             assert_activation_memory_matches("stablelm", config, n, dtype="bf16")
 
 
-@pytest.mark.parametrize("qk_norm, parallel", [(False, False), (True, True)])
-def test_korthikanti_plus_the_named_gap_is_the_exact_stablelm_layer(qk_norm, parallel):
+@pytest.mark.parametrize("qk_norm, parallel, kv_heads", [(False, False, 2), (True, True, 2), (True, False, 1)])
+def test_korthikanti_plus_the_named_gap_is_the_exact_stablelm_layer(qk_norm, parallel, kv_heads):
     from archzoo.formula import total
     from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
 
     arch = host_with("stablelm").architecture("stablelm")
-    config = dict(d_model=32, n_heads=4, n_kv_heads=2, n_layers=2, d_ff=40, qk_norm=qk_norm, parallel_residual=parallel)
+    config = dict(
+        d_model=32, n_heads=4, n_kv_heads=kv_heads, n_layers=2, d_ff=40, qk_norm=qk_norm, parallel_residual=parallel
+    )
     report = make_report(arch, parse_config(arch, config), 11)
     layer = activation_formula(report, dtype="bf16").per_copy["stablelm.layers.layer"]
     gap = {t.name: t.bytes for t in korthikanti_gap(report)}
@@ -94,4 +96,8 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_stablelm_layer(qk_norm, par
         assert "one LayerNorm, its output shared" not in gap
     # the per-head QK LayerNorms: a 2-byte copy of 4 query and 2 key heads of 8, and 8 bytes of statistics each
     if qk_norm:
-        assert gap["per-head QK LayerNorms"].evaluate(N=11) == 11 * (2 * (4 + 2) * 8 + 8 * (4 + 2))
+        heads = 4 + kv_heads
+        assert gap["per-head QK LayerNorms"].evaluate(N=11) == 11 * (2 * heads * 8 + 8 * heads)
+    # one key/value head of 8 channels broadcast, not copied to 4: the key and the value are 2 bytes of 8 a token
+    if kv_heads == 1:
+        assert gap["one key/value head broadcast"].evaluate(N=11) == 2 * 2 * 11 * (8 - 32)

@@ -101,6 +101,16 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
     cfg = terms.config
     Nd, Nf = terms.Nd, terms.Nf
     gaps: list[GapTerm | None] = [layer_norm_statistics_gap(terms), fp32_softmax_gap(terms)]
+    width = 2 * _eager_qkv(terms) - 6 * Nd
+    if not width.is_zero():
+        gaps.append(
+            GapTerm(
+                "one key/value head broadcast",
+                width,
+                "one key/value head is broadcast to every query head as a view, so the key and value the products "
+                "save are h_kv·d_h wide, where Korthikanti's are d",
+            )
+        )
     if cfg.parallel_residual:
         gaps.append(
             GapTerm(
