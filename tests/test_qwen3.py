@@ -20,6 +20,7 @@ import pytest
 import archzoo
 from archzoo.errors import HFConfigError
 from archzoo.hf_config import hf_table, load_hf_config
+from archzoo.registry import load_registry
 from archzoo.report import make_report
 from archzoo.testing import assert_blocks_match_modules, assert_matches_reference
 from transformers_models import build_model, forward_flops, host_with, n_params
@@ -349,3 +350,35 @@ def test_count_neutral_keys_are_ignored_with_a_reason(host, tmp_path):
     keys = {k.key: k for k in load_hf_config(_write(tmp_path, data), host).keys}
     assert keys["max_window_layers"].disposition == "ignored" and "never read" in keys["max_window_layers"].detail
     assert keys["norm_topk_prob"].disposition == "ignored"
+
+
+# ---- the registry's Qwen3 entries ---------------------------------------------------------------------------------
+
+REGISTRY = load_registry([Path(__file__).resolve().parents[1] / "registry" / "qwen3"])
+MOE_IDS = [e.id for e in REGISTRY if e.config.n_experts]
+
+
+def test_the_registry_holds_the_qwen3_sizes():
+    assert not REGISTRY.problems
+    assert {e.id for e in REGISTRY} >= {
+        "qwen3-0.6b",
+        "qwen3-1.7b",
+        "qwen3-4b",
+        "qwen3-8b",
+        "qwen3-14b",
+        "qwen3-32b",
+        "qwen3-30b-a3b",
+        "qwen3-235b-a22b",
+    }
+    assert set(MOE_IDS) == {"qwen3-30b-a3b", "qwen3-235b-a22b"}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", MOE_IDS)
+def test_moe_entries_total_and_active_equal_the_reference(T, model_id):
+    entry = REGISTRY.get_model(model_id)
+    assert entry.spec.published.active_params is not None
+    ref = entry.spec.reference
+    model = build_model(T, ref.target.rpartition(".")[2], T.Qwen3MoeConfig(**ref.kwargs))
+    assert entry.params == n_params(model)
+    assert entry.active_params == n_params(model) - unused_expert_params(model, entry.config.top_k)
