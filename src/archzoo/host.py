@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pluggy
 
-from . import hookspecs
+import archzoo.hookspecs as hookspecs  # the module itself: its specs are registered with pluggy
+
 from .errors import EnvironmentVariableError, PluginError, PluginProblem, UnknownArchitectureError, closest
 from .hf_vocabulary import hf_table
 from .plugin_guard import call_plugin, type_name
