@@ -1105,7 +1105,21 @@ _FORGED = {
     "the same plugin twice": lambda data: data | {"plugins": data["plugins"] + data["plugins"][:1]},
     "another key": lambda data: data | {"key": "0" * 64},
     "a plugin left out": lambda data: data | {"plugins": data["plugins"][1:]},
+    "no environment": lambda data: data | {"environments": []},
+    "environments as one text": lambda data: data | {"environments": data["environments"][0]},
+    "an environment a number": lambda data: data | {"environments": [7]},
+    "more environments than a manifest keeps": lambda data: data | {"environments": [f"{i:064x}" for i in range(9)]},
 }
+
+
+def test_the_manifest_keeps_the_newest_environments(monkeypatch, tmp_path):
+    from archzoo.plugin_manifest import MAX_ENVIRONMENTS, Manifest, read_manifest, write_manifest
+
+    monkeypatch.setenv("ARCHZOO_CACHE_DIR", str(tmp_path))
+    many = tuple(f"{i:064x}" for i in range(MAX_ENVIRONMENTS + 3))
+    write_manifest(Manifest("k" * 64, many, [("gpt", "archzoo_gpt", "archzoo", "0.1.0")], []), None)
+    manifest = read_manifest(None)
+    assert manifest is not None and manifest.environments == many[:MAX_ENVIRONMENTS]
 
 
 @pytest.mark.parametrize("forgery", list(_FORGED))
