@@ -523,3 +523,42 @@ def test_tensor_counts_equal_the_sum_over_every_dotted_prefix(tensors, query):
     expected = sum(n for _, n in tensors) if query == "" else sum(under)
     assert counts.get(query, -1) == (expected if query == "" or under else -1)
     assert (query in counts) == (query != "" and bool(under))
+
+
+def test_the_runs_of_a_layer_stack_match_the_layers_at_their_positions():
+    """A stack whose ModuleList interleaves two kinds of layer (Gemma 2's sliding and global layers, Qwen2-MoE's
+    dense and sparse ones): each run's copy i is the list's layer positions[i], compared one by one."""
+    torch = pytest.importorskip("torch")
+    from archzoo.block_match import compare_blocks
+    from archzoo.blocks import composite, layer_runs, linear, with_modules
+    from archzoo.symbols import symbol
+
+    d = symbol("d", 4)
+    narrow = composite("narrow_layer", "decoder_layer", [linear("proj", d, d)])
+    wide = composite("wide_layer", "decoder_layer", [linear("proj", d, 2 * d)])
+    root = composite("net", "model", [layer_runs("layers", [(narrow, symbol("L", 1)), (wide, symbol("L", 1))] * 2)])
+    root = with_modules(
+        root,
+        {
+            "net.layers": ("layers",),
+            "net.layers.narrow_layers.narrow_layer": ("layers",),
+            "net.layers.narrow_layers.narrow_layer.proj": ("proj",),
+            "net.layers.wide_layers.wide_layer": ("layers",),
+            "net.layers.wide_layers.wide_layer.proj": ("proj",),
+        },
+    )
+
+    class Layer(torch.nn.Module):
+        def __init__(self, width: int) -> None:
+            super().__init__()
+            self.proj = torch.nn.Linear(4, width)
+
+    with torch.device("meta"):
+        model = torch.nn.Module()
+        model.layers = torch.nn.ModuleList([Layer(4), Layer(8), Layer(4), Layer(8)])  # narrow at 0, 2; wide at 1, 3
+    comparison = compare_blocks(root, model, "test")
+    rows = {row.path: row for row in comparison.blocks}
+    assert all(row.ok for row in comparison.blocks), [r for r in comparison.blocks if not r.ok]
+    assert rows["net.layers.wide_layers.wide_layer.proj"].copies == 2
+    assert rows["net.layers.wide_layers.wide_layer.proj"].expected == 4 * 8 + 8  # torch's Linear(4, 8)
+    assert comparison.expected_total == sum(p.numel() for p in model.parameters())

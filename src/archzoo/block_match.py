@@ -183,7 +183,8 @@ def _check_tree(
     Each block's names are relative to the copies of the blocks above it: ``bases``, each a (concrete
     prefix, prefix with repeated indices written ``<i>``), or None when an unmapped repeated block above
     makes them unknown. The block directly under a repeat names the ``nn.ModuleList`` of its copies (copy
-    ``i`` is ``name.i``; a shared repeat's one layer is ``name``); the block directly under `experts`
+    ``i`` is ``name.i``; a shared repeat's one layer is ``name``; copy ``i`` of a run of a `layer_runs` stack
+    is ``name.p`` for ``p`` its ``positions[i]``, the runs sharing one list); the block directly under `experts`
     names the one module holding all its copies, which is compared with all of them, and the blocks
     inside an expert are not compared (transformers fuses the experts' projections into one tensor each).
     """
@@ -216,7 +217,9 @@ def _check_tree(
                 else:
                     for base, shown in bases:
                         for i in range(stored.evaluate()):
-                            index = (str(i), "<i>") if not repeat_of.shared else ("", "")
+                            # a run of a layer_runs stack: copy i is the stack's layer positions[i]
+                            position = repeat_of.positions[i] if repeat_of.positions else i
+                            index = (str(position), "<i>") if not repeat_of.shared else ("", "")
                             concrete = _join(base, modules[0], index[0])
                             copies.append(((concrete,), (_join(shown, modules[0], index[1]),)))
                             if concrete not in names:
