@@ -32,7 +32,6 @@ and activations, each figure with the assumptions it rests on, in words.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -286,11 +285,6 @@ def _common_ancestor(modules: list[str]) -> str:
 #: Python ops and saves four. A family adds the ones it has measured (`ActivationSaves.activations`).
 ACTIVATION_SAVES = {"gelu": 1, "gelu_pytorch_tanh": 1, "silu": 1, "swish": 1, "gelu_new": 4}
 
-#: Hook modules of plugins whose package does not import them yet: the LLaMA plugin's activation memory lives in
-#: archzoo_llama/activation.py, which its __init__ will import (then this entry goes). Read only when that
-#: plugin is loaded and registers no activation memory itself.
-_PENDING_HOOK_MODULES = {"llama": "archzoo_llama.activation"}
-
 _registered: dict[int, tuple[PluginHost, tuple[ActivationSaves, ...]]] = {}
 
 
@@ -319,17 +313,6 @@ def plugin_activation_saves(host: PluginHost, name: str) -> tuple[ActivationSave
     own: list[ActivationSaves] = []
     if any(impl.plugin is plugin for impl in caller.get_hookimpls()):
         call_plugin(name, "register_activation_memory", caller, register=_accept(name, own), expected=(PluginError,))
-    elif name in _PENDING_HOOK_MODULES:
-        module = call_plugin(
-            name, "importing its activation memory", importlib.import_module, _PENDING_HOOK_MODULES[name]
-        )
-        call_plugin(
-            name,
-            "register_activation_memory",
-            module.register_activation_memory,
-            register=_accept(name, own),
-            expected=(PluginError,),
-        )
     return tuple(own)
 
 
