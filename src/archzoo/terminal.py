@@ -28,8 +28,10 @@ from rich.table import Table
 from rich.text import Text
 
 from .blocks import BlockVisit
+from .figures import human_bytes, human_count, in_units
 from .memory import memory_rows
-from .report import Report, human_bytes, human_count, in_units
+from .report import Report
+from .report_json import flops_dict
 
 if TYPE_CHECKING:
     from .registry import Entry
@@ -392,7 +394,7 @@ def summary_rows(report: Report, units: str = "flops") -> list[tuple[str, str, s
             "  ".join(f"{human_bytes(v)} {k}" for k, v in sizes.items() if k != "fp32"),
         )
     )
-    fl = report.flops_dict(units)
+    fl = flops_dict(report, units)
     unit = "MACs" if units == "macs" else "FLOPs"
     rows.append(
         (
