@@ -90,3 +90,17 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_cohere_layer(options):
     # CohereLayerNorm: three 4-byte copies of the 32-wide input, 4 bytes of 1/σ a token, the weight's 4-byte copy,
     # against Korthikanti's 2-byte input
     assert gap["CohereLayerNorm in fp32"].evaluate(N=11) == 3 * 4 * 11 * 32 + 4 * 11 + 4 * 32 - 2 * 11 * 32
+
+
+@pytest.mark.parametrize("kv_heads", [1, 2, 4])
+def test_fused_attention_with_each_key_value_grouping(kv_heads):
+    """SDPA on the CPU with one, two (grouped) or four key/value heads of four: what its kernel holds (the keys and
+    values at their own width) and the output projection's input, against autograd."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(
+        vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=kv_heads, d_ff=24, qk_norm=True, d_head=12
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_activation_memory_matches("cohere", config, 6, dtype="bf16", attention="fused", device="cpu")

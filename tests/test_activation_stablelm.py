@@ -101,3 +101,24 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_stablelm_layer(qk_norm, par
     # one key/value head of 8 channels broadcast, not copied to 4: the key and the value are 2 bytes of 8 a token
     if kv_heads == 1:
         assert gap["one key/value head broadcast"].evaluate(N=11) == 2 * 2 * 11 * (8 - 32)
+
+
+@pytest.mark.parametrize("kv_heads", [1, 2, 4])
+def test_fused_attention_with_each_key_value_grouping(kv_heads):
+    """SDPA on the CPU with one, two (grouped) or four key/value heads of four: what its kernel holds (the keys and
+    values at their own width) and the output projection's input, against autograd."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(
+        vocab_size=64,
+        d_model=32,
+        n_layers=2,
+        n_heads=4,
+        n_kv_heads=kv_heads,
+        d_ff=24,
+        qk_norm=True,
+        parallel_residual=True,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_activation_memory_matches("stablelm", config, 6, dtype="bf16", attention="fused", device="cpu")

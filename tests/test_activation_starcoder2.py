@@ -95,3 +95,15 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_starcoder2_layer(options):
         assert gap["activation saves"].evaluate(N=11) == 3 * 2 * 11 * 40
     else:
         assert "activation saves" not in gap
+
+
+@pytest.mark.parametrize("kv_heads", [1, 2, 4])
+def test_fused_attention_with_each_key_value_grouping(kv_heads):
+    """SDPA on the CPU with one, two (grouped) or four key/value heads of four: what its kernel holds (the keys and
+    values at their own width) and the output projection's input, against autograd."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=kv_heads, d_ff=24, activation="gelu_new")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_activation_memory_matches("starcoder2", config, 6, dtype="bf16", attention="fused", device="cpu")
