@@ -40,7 +40,9 @@ REGISTRY = load_registry([REGISTRY_DIR])
 #: the kinds of block whose inner parts are left unmapped: the reference fuses or renames the projections
 #: (GPT-2's c_attn, torch's in_proj_weight), and a masked-LM head's decoder bias is one tensor under two
 #: names, so the attention, feed-forward or head block is the finest row
-INNER_UNMAPPED = {"self_attention", "cross_attention", "feed_forward", "head"}
+#: a run of a layer_runs stack holds some layers of the shared ModuleList, so no one module holds just the run: the
+#: run's layer is mapped to the list instead, copy by copy at the run's positions
+INNER_UNMAPPED = {"self_attention", "cross_attention", "feed_forward", "head", "layer_runs"}
 
 
 def _has_reference(entry) -> bool:
@@ -102,12 +104,22 @@ def _held(model, names) -> int:
     return sum(counted.values())
 
 
-def _check_against(model, verification) -> None:
+def _positions(root, path: str) -> tuple[int, ...]:
+    """The stack positions of the copies of the block at ``path``: those of the run of a `layer_runs` stack it is
+    in (Gemma's sliding and global layers share one ModuleList), else none (copy i is the list's layer i)."""
+    runs = {p: block.positions for p, _, block in root.walk() if block.positions}
+    enclosing = [p for p in runs if path.startswith(p + ".")]
+    return runs[max(enclosing, key=len)] if enclosing else ()
+
+
+def _check_against(model, verification, root=None) -> None:
     """Every row of ``verification`` holds what the model's submodules hold, copy by copy, and matches."""
     assert verification.expected_total == sum(p.numel() for p in model.parameters())
     for row in verification.blocks:
+        positions = _positions(root, row.path) if root is not None else ()
         for i in range(row.copies):
-            names = [m.replace("<i>", str(i)) for m in row.modules]
+            index = positions[i] if positions else i
+            names = [m.replace("<i>", str(index)) for m in row.modules]
             assert _held(model, names) == row.got, f"{row.path} copy {i}: {names}"
         assert row.ok and row.expected == row.got, row
 
@@ -124,14 +136,16 @@ def test_shipped_entry_verifies_in_total_and_block_by_block(model_id):
     model = _reference_of(entry)
     assert verification.ok, verification.render()
     assert verification.got_total == entry.params
-    _check_against(model, verification)
+    _check_against(model, verification, entry.report.root)
     mapped = {row.path for row in verification.blocks}
     top_level = [path for path, depth, _ in entry.report.root.walk() if depth <= 1]
     assert set(top_level) <= mapped, f"top-level blocks not mapped: {sorted(set(top_level) - mapped)}"
     kinds = {path: block.kind for path, _, block in entry.report.root.walk()}
     for path, within in verification.unmapped:
         assert kinds.get(within) in INNER_UNMAPPED, f"{path} is not mapped (inside {within or 'nothing'})"
-    repeated = [row for row in verification.blocks if row.path.endswith(".layer")]
+    # a layer row: the block directly under a repeat (a stack, or a run of a layer_runs stack)
+    under_repeat = {f"{p}.{block.children[0].name}" for p, _, block in entry.report.root.walk() if block.repeat}
+    repeated = [row for row in verification.blocks if row.path in under_repeat]
     assert repeated, "a layer row"
     assert verification.render().splitlines()[-1] == (
         f"match: the total and {len(verification.blocks)} blocks agree with {verification.target}"

@@ -302,6 +302,9 @@ def build(cfg: GemmaConfig) -> Block:
             f"{root_name}.layers": (f"{base}layers",),
             f"{root_name}.final_norm": (f"{base}norm",),
             **_layer_modules(f"{root_name}.layers.layer", f"{base}layers"),
+            # the runs of a stack of both kinds share the ModuleList: copy i of a run is the layer at its position i
+            **_layer_modules(f"{root_name}.layers.sliding_layers.sliding_layer", f"{base}layers"),
+            **_layer_modules(f"{root_name}.layers.global_layers.global_layer", f"{base}layers"),
             f"{root_name}.lm_head": ("lm_head",),
             f"{root_name}.score": ("score",),
         },

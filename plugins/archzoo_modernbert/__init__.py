@@ -200,9 +200,10 @@ def build(cfg: ModernBertConfig) -> Block:
 
 def reference_modules(cfg: ModernBertConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
-    block path -> submodule names. The stack is compared as a whole: its two runs (the first layer, without an
-    attention LayerNorm, and the others) are not layers of one kind, so archzoo's block check cannot pair a run's
-    layer with one module of the list."""
+    block path -> submodule names, inside a layer relative to the layer. The fused Wqkv and Wi hold several
+    blocks each (q/k/v, input/gate): those blocks stay unmapped, their parents are compared. The stack's two runs
+    (the first layer, without an attention LayerNorm, and the others) share one ModuleList, copy i of a run being
+    the list's layer at the run's position i."""
     base = "" if cfg.head == "none" else "model."
     modules: dict[str, tuple[str, ...]] = {
         "modernbert": ("",),
@@ -216,6 +217,17 @@ def reference_modules(cfg: ModernBertConfig) -> dict[str, tuple[str, ...]]:
         "modernbert.decoder": ("decoder",),
         "modernbert.classifier": ("classifier",),
     }
+    for layer in ("first_layer", "layer"):
+        path = f"modernbert.layers.{layer}s.{layer}"
+        modules |= {
+            path: (f"{base}layers",),
+            f"{path}.attention_norm": ("attn_norm",),
+            f"{path}.attention": ("attn",),
+            f"{path}.attention.out_proj": ("attn.Wo",),
+            f"{path}.mlp_norm": ("mlp_norm",),
+            f"{path}.mlp": ("mlp",),
+            f"{path}.mlp.fc_out": ("mlp.Wo",),
+        }
     return modules
 
 
