@@ -308,3 +308,15 @@ def test_vit_model_with_its_pooler(pooler_size):
     config = dict(image_size=16, patch_size=8, d_model=16, n_layers=2, n_heads=2, d_ff=24, num_classes=0, pooler=True)
     for dtype in ("bf16", "fp32"):
         assert_activation_memory_matches("vit", {**config, "pooler_size": pooler_size}, dtype=dtype)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("dtype", ["bf16", "fp32"])
+def test_llama_with_one_key_value_head_saves_the_keys_at_their_own_width(dtype):
+    """With one key/value head, LLaMA's repeat_kv reshapes an expanded tensor whose repeated dimension has stride 0:
+    a view, not a copy, so autograd saves the keys and values at h_kv d_h = d_h wide (measured by
+    archzoo.memory.measure_activations; the formula once counted them at the queries' width)."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=1, d_ff=24)
+    assert_activation_memory_matches("llama", config, 7, dtype=dtype)

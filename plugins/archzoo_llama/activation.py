@@ -12,6 +12,16 @@ from archzoo.saved_tensors import ActivationSaves, GapTerm, SavedTerms, fp32_sof
 __all__ = ["SAVES", "register_activation_memory"]
 
 
+def _eager_qkv(terms: SavedTerms) -> Poly | None:
+    """What eager attention holds of q, k and v: a copy of each at the queries' width (repeat_kv copies the keys and
+    values out to every head), except with one key/value head, where repeat_kv's reshape is a view of the one head
+    (its repeated dimension has stride 0), so the keys and values are held at their own width."""
+    heads, kv_heads = terms.attention_block.heads, terms.attention_block.kv_heads
+    if heads is not None and kv_heads is not None and kv_heads.evaluate() == 1 and heads.evaluate() > 1:
+        return terms.Ni + 2 * N * terms.kv
+    return None
+
+
 def _layer(terms: SavedTerms) -> dict[str, Poly]:
     """Mapped to the projections: each linear's input where it is first saved."""
     b, Nd, Ni, Nf = terms.b, terms.Nd, terms.Ni, terms.Nf
@@ -26,7 +36,7 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
         f"{mlp}.fc_in": const(0),
         f"{mlp}.fc_out": b * Nf,
         # softmax upcast to fp32, as ViT's
-        attention: terms.attention_saves(upcast=True),
+        attention: terms.attention_saves(upcast=True, eager_qkv=_eager_qkv(terms)),
         # SwiGLU: silu's input (the gate's output), the product's two factors, the down projection's input
         mlp: b * Nd + 4 * b * Nf,
     }
@@ -52,6 +62,18 @@ def _outside(terms: SavedTerms) -> dict[str, Poly]:
     return {"token": terms.token_ids, "lm_head": terms.b * terms.Nd}
 
 
+def _one_kv_head_gap(terms: SavedTerms) -> GapTerm | None:
+    held = _eager_qkv(terms)
+    if held is None:
+        return None
+    return GapTerm(
+        "one key/value head",
+        terms.b * (held - 3 * terms.Ni),
+        "with one key/value head repeat_kv's keys and values are views of that head, saved h_kv d_h wide, where "
+        "Korthikanti counts them at the full width",
+    )
+
+
 def _gap(terms: SavedTerms) -> list[GapTerm | None]:
     Nd = terms.Nd
     norms = sum(1 for c in terms.layer.children if c.kind in ("layer_norm", "rms_norm"))
@@ -63,6 +85,7 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
             "the 2-byte normalised tensor Korthikanti counts as the LayerNorm's input",
         ),
         fp32_softmax_gap(terms),
+        _one_kv_head_gap(terms),
         GapTerm(
             "SwiGLU feed-forward",
             8 * N * terms.d_ff - 16 * Nd,
