@@ -1,8 +1,5 @@
 """The falcon plugin's activation formula (archzoo_falcon.activation) against what autograd saves for backward in
-transformers' Falcon classes (archzoo.memory.measure_activations), and the gap to Korthikanti et al.'s layer.
-
-The formula is not registered yet (its module says why): the fixture hands it to archzoo.memory as the hook would.
-"""
+transformers' Falcon classes (archzoo.memory.measure_activations), and the gap to Korthikanti et al.'s layer."""
 
 from __future__ import annotations
 
@@ -19,18 +16,6 @@ from transformers_models import host_with
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytestmark = [pytest.mark.reference, pytest.mark.sweep]
-
-
-@pytest.fixture(autouse=True)
-def falcon_saves(monkeypatch):
-    from archzoo_falcon.activation import SAVES
-
-    registered = memory.registered_activation_saves
-    monkeypatch.setattr(
-        memory,
-        "registered_activation_saves",
-        lambda host=None: (*(s for s in registered(host) if s.architecture != "falcon"), SAVES),
-    )
 
 
 #: (dtype, attention, recompute, device)

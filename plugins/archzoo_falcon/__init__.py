@@ -39,6 +39,8 @@ from archzoo.formula import Poly, const, sym
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, HFTable, hf_reader
 from archzoo.symbols import declare_symbol, symbol
 
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 #: archzoo's head -> transformers' class
@@ -188,8 +190,10 @@ def _attention(cfg: FalconConfig, d: Poly) -> Block:
         ],
         f"causal {what} self-attention, {positions}",
     )
+    # the key/value heads the weights hold (one with multi-query attention)
+    weights_kv = h_kv if cfg.new_decoder_architecture else const(1) if cfg.multi_query else h
     # what transformers' FalconAttention caches: the new decoder architecture's keys and values after broadcasting
-    return replace(fused, kv_cache=2 * cached)
+    return replace(fused, kv_cache=2 * cached, heads=h, kv_heads=weights_kv, d_head=d_h)
 
 
 def build(cfg: FalconConfig) -> Block:
@@ -203,6 +207,7 @@ def build(cfg: FalconConfig) -> Block:
         [linear("fc_in", d, d_ff, bias=cfg.bias), linear("fc_out", d_ff, d, bias=cfg.bias)],
         f"feed-forward, {cfg.activation}",
     )
+    mlp = replace(mlp, activation=cfg.activation, gated=False)
     attn = _attention(cfg, d)
     if cfg.norms == 1:
         parts = [layer_norm("norm", d), attn, mlp]

@@ -1,11 +1,5 @@
 """What transformers' FalconModel and FalconForCausalLM save for backward in a training step: the falcon plugin's
-activation formula, written for its ``register_activation_memory`` hook.
-
-Not registered yet: the falcon plugin's block tree records neither its attention's heads (`Block.heads`) nor its
-feed-forward's activation (`Block.activation`), which the shared terms and their test read off every registered
-family's tree. Its tests (tests/test_activation_falcon.py) check it against autograd by handing it to
-`archzoo.memory` directly.
-"""
+activation formula, registered by the plugin's ``register_activation_memory`` hook (its ``__init__`` imports it)."""
 
 from __future__ import annotations
 
