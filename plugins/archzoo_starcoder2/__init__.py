@@ -16,6 +16,7 @@ tokens, which archzoo's per-token figure does not model.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
@@ -143,6 +144,7 @@ def build(cfg: Starcoder2Config) -> Block:
         [linear("fc_in", d, d_ff, bias=cfg.bias), linear("fc_out", d_ff, d, bias=cfg.bias)],
         f"feed-forward, {cfg.activation}",
     )
+    mlp = replace(mlp, activation=cfg.activation, gated=False)
     layer = composite(
         "layer",
         "decoder_layer",

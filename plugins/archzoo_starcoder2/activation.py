@@ -128,7 +128,7 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
 SAVES = ActivationSaves(
     architecture="starcoder2",
     classes=("transformers.Starcoder2Model", "transformers.Starcoder2ForCausalLM"),
-    activations={"": 1},  # the tree's unnamed activation: _activation_elements reads the configuration's
+    activations=_ACTIVATION_ELEMENTS,
     layer=_layer,
     outside=_outside,
     gap=_gap,
