@@ -486,14 +486,30 @@ def summary() -> list[str]:
     return lines
 
 
-if __name__ == "__main__":  # python -m archzoo.hf_keys [--type MODEL_TYPE ...] src/archzoo/hf_keys_read.py
-    if sys.argv[1:] == ["--summary"]:
+def main(argv: list[str] | None = None) -> int:
+    """``python -m archzoo.hf_keys [--type MODEL_TYPE ...] FILE ...`` writes the derived reads to each FILE;
+    ``--summary`` prints a line per model type instead."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m archzoo.hf_keys",
+        description="Derive which configuration keys transformers' modeling code reads, per supported model type.",
+    )
+    parser.add_argument("files", nargs="*", type=Path, help="the module to write (src/archzoo/hf_keys_read.py)")
+    parser.add_argument("--type", dest="types", action="append", default=[], help="also derive this model type")
+    parser.add_argument("--summary", action="store_true", help="print a line per model type, write nothing")
+    args = parser.parse_args(argv)
+    if args.summary:
         print("\n".join(summary()))
-        sys.exit()
-    args = sys.argv[1:]
-    extra = [args[i + 1] for i, a in enumerate(args) if a == "--type"]
-    files = [a for i, a in enumerate(args) if a != "--type" and (i == 0 or args[i - 1] != "--type")]
-    text = render(derive(supported_model_types(extra)))
-    for name in files:
-        Path(name).write_text(text, encoding="utf-8")
-        print(f"{name}: written")
+        return 0
+    if not args.files:
+        parser.error("give the file to write, e.g. src/archzoo/hf_keys_read.py")
+    text = render(derive(supported_model_types(args.types)))
+    for path in args.files:
+        path.write_text(text, encoding="utf-8")
+        print(f"{path}: written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
