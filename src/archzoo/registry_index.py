@@ -17,7 +17,7 @@ every loaded plugin's name, version and module files.
 
 Files that must be read again are validated by worker processes, one per core, when there are enough of
 them to pay for the workers (`PARALLEL_MIN`); a listing that takes long says how far it is on standard
-error (`Progress`).
+error (`Progress`). Entries of one configuration are counted once per process (`archzoo.registry.SharedReports`).
 
 The cache file is a header (format, fingerprint, CRC-32 of the rest) and the items as plain tuples,
 written with `marshal`, which decodes them in a third of the time the same rows take as JSON. `marshal`
