@@ -299,7 +299,7 @@ def set_text(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return json.dumps(value)
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return "[" + ", ".join(set_text(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{json.dumps(k)}: {set_text(v)}" for k, v in value.items()) + "}"

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, Self
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
@@ -125,11 +125,17 @@ class DebertaConfig(ArchConfig):
         2, description="outputs of the classifiers (num_labels); question answering runs only with 2"
     )
 
+    @field_validator("pos_att_type", mode="before")
+    @classmethod
+    def _pos_att_type_list(cls, value: Any) -> Any:
+        # YAML and --set write a sequence as a list; the configuration keeps it as a tuple (it is frozen)
+        return tuple(value) if isinstance(value, list) else value
+
     @model_validator(mode="after")
     def _check(self) -> Self:
         check_heads(self.d_model, self.n_heads)  # DisentangledSelfAttention refuses heads that do not divide d
         check_activation(self.activation)
-        check_activation(self.pooler_activation)
+        check_activation(self.pooler_activation, key="pooler_activation")
         if self.pooler_hidden_size not in (None, self.d_model):
             raise ValueError(
                 f"pooler_hidden_size: the pooler reads the first token's {self.d_model} channels, so its width must "

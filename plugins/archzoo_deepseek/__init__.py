@@ -536,6 +536,10 @@ def _table(model_type: str, defaults: dict[str, Any], read: dict[str, str], igno
             for head, suffix in CLASS_SUFFIX.items()
             if head in FAMILY_HEADS[model_type]
         },
+        defaults_unrunnable="DeepseekV2Config's defaults give every layer experts and no expert count per token "
+        "(num_experts_per_tok null), which transformers' forward pass cannot run"
+        if model_type == "deepseek_v2"
+        else "",
     )
 
 

@@ -43,7 +43,7 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, Self
 
-from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
@@ -258,6 +258,12 @@ class MoEConfig(DecoderConfig):
         description="the transformers classes `archzoo verify` builds for this configuration (no effect on "
         "counts); another family is used where this one cannot build it",
     )
+
+    @field_validator("dense_layers", mode="before")
+    @classmethod
+    def _dense_layers_list(cls, value: Any) -> Any:
+        # YAML and --set write a sequence as a list; the configuration keeps it as a tuple (it is frozen)
+        return tuple(value) if isinstance(value, list) else value
 
     @model_validator(mode="after")
     def _check_experts(self) -> Self:

@@ -102,7 +102,7 @@ class ModernBertConfig(ArchConfig):
     def _check(self) -> Self:
         check_heads(self.d_model, self.n_heads)  # ModernBertAttention refuses heads that do not divide the width
         check_activation(self.activation)
-        check_activation(self.classifier_activation)
+        check_activation(self.classifier_activation, key="classifier_activation")
         if (self.d_model // self.n_heads) % 2:
             raise ValueError(
                 f"n_heads: rotary positions turn pairs of channels, so a head's width must be even, got "

@@ -99,10 +99,11 @@ def check_heads(d_model: int, n_heads: int, hint: str = "") -> None:
         )
 
 
-def check_activation(activation: str) -> None:
-    """Raise the shared, key-naming error for an activation no block knows."""
+def check_activation(activation: str, key: str = "activation") -> None:
+    """Raise the shared, key-naming error for an activation no block knows (``key``: the configuration key that
+    holds it, when a configuration has more than one)."""
     if activation not in ACTIVATIONS:
-        raise ValueError(f"activation: unknown activation {activation!r}; expected one of {', '.join(ACTIVATIONS)}")
+        raise ValueError(f"{key}: unknown activation {activation!r}; expected one of {', '.join(ACTIVATIONS)}")
 
 
 class Reference(BaseModel):

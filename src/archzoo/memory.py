@@ -351,12 +351,23 @@ class ActivationFormula:
         return self.total.evaluate(N=seq_len)
 
 
+def _family_saves(report: Report) -> tuple[ActivationSaves, ...]:
+    """What the plugin of ``report``'s architecture registers, asked of that plugin alone (`PluginHost.plugin_hook`
+    imports no other plugin: a lookup of one family stays a lookup of one family)."""
+    host, name = get_host(), report.architecture.plugin
+    hook = host.plugin_hook(name, "register_activation_memory") if name else None
+    own: list[ActivationSaves] = []
+    if hook is not None:
+        call_plugin(name, "register_activation_memory", hook, register=_accept(name, own), expected=(PluginError,))
+    return tuple(own)
+
+
 def _saves_for(report: Report) -> ActivationSaves:
     """The family's `ActivationSaves` for ``report``'s reference class, or the refusal saying which it knows."""
     arch = report.architecture.name
-    known = registered_activation_saves()
-    mine = [s for s in known if s.architecture == arch]
+    mine = [s for s in _family_saves(report) if s.architecture == arch]
     if not mine:
+        known = registered_activation_saves()  # every family's, for the refusal's list
         raise UnsupportedActivationMemory(
             f"{arch}: archzoo knows the tensors saved for backward by "
             f"{', '.join(c for s in known for c in s.classes)} only; what another "

@@ -123,7 +123,10 @@ def _describe(
         if kind == "string_type" and isinstance(value, (int, float)) and not isinstance(value, bool):
             message += f'; put it in quotes: "{texts.get(prefix + loc, value)}"'
         elif kind == "list_type" and isinstance(value, (str, int, float)):
-            message += f"; write a list, e.g. [{texts.get(prefix + loc, value)}]"
+            shown = texts.get(prefix + loc, value)
+            if isinstance(shown, str) and not shown.isprintable():
+                shown = repr(shown)  # a newline or control character would break the one-line message
+            message += f"; write a list, e.g. [{shown}]"
         elif kind.startswith("int") and hasattr(value, "year"):
             message += f"; write the year alone: {value.year}"
         elif value is None:
