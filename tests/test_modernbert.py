@@ -286,11 +286,6 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
 
 
 @pytest.mark.reference
-@pytest.mark.xfail(
-    strict=True,
-    reason="archzoo.hf_reading refuses rotary settings nested per layer type for every table with layer_types, "
-    "though ModernBERT's rotary embedding reads them per layer type: a refusal of a file transformers accepts",
-)
 def test_rotary_settings_per_layer_type_are_read(T, host, tmp_path):
     """The form transformers 5 saves: rope_parameters nested under full_attention and sliding_attention, which
     ModernBERT's rotary embedding reads per layer type."""

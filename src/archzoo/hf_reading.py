@@ -433,6 +433,8 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
         given_types = data.get("layer_types")
         labels = given_types if isinstance(given_types, list) else ["full_attention", "sliding_attention"]
         nested = [k for k, v in rope.items() if k in labels and isinstance(v, dict)]
+        if nested and table.rope_per_layer_type:
+            return {}, None  # the plugin's table reads (or proves unread) the settings of each layer type
         if nested:
             source = "rope_scaling" if "rope_scaling" in legacy and scaling else "rope_parameters"
             raise HFConfigError(

@@ -79,6 +79,9 @@ class HFTable:
     #: defaults either (DeepseekV2Config's give every layer experts and no experts per token); empty: it can,
     #: and `archzoo.testing.check_plugin` counts one for every class
     defaults_unrunnable: str = ""
+    #: the model's rotary embedding reads settings per layer type (ModernBERT's global and local layers), so
+    #: rope_parameters nested under full_attention / sliding_attention is read by the plugin, not refused
+    rope_per_layer_type: bool = False
 
     def __post_init__(self) -> None:
         groups = {"read": set(self.read), "ignored": set(self.ignored), "refused": set(self.refused)}
