@@ -22,7 +22,7 @@ The folders, the file listing and the cached index (which needs none of this) ar
 
 from __future__ import annotations
 
-from ..registry_index import RegistryProblem, default_registry_dirs, registry_folders, split_plugin_problems, yaml_files
+from ..registry_files import RegistryProblem, default_registry_dirs, registry_folders, split_plugin_problems, yaml_files
 from .checks import SLUG, load_entry
 from .counts import SharedReports
 from .entry import GAP_LIMIT, Entry

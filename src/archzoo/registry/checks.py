@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import ArchzooError, closest
 from ..files import key_path
 from ..host import PluginHost, call_plugin
-from ..registry_index import WINDOWS_RESERVED, RegistryProblem
+from ..registry_files import WINDOWS_RESERVED, RegistryProblem
 from ..validation import _describe, _got
 from .counts import SharedReports
 from .entry import GAP_LIMIT, Entry

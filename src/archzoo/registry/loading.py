@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import RegistryError, UnknownModelError
 from ..host import PluginHost, get_host
-from ..registry_index import RegistryProblem, registry_folders, split_plugin_problems, yaml_files
+from ..registry_files import RegistryProblem, registry_folders, split_plugin_problems, yaml_files
 from .checks import load_entry
 from .counts import SharedReports
 from .entry import Entry

@@ -10,7 +10,7 @@ import yaml
 
 from ..errors import InputError
 from ..files import YAMLProblem, decode_utf8, entry_syntax_problem, read_user_bytes, read_yaml
-from ..registry_index import RegistryProblem
+from ..registry_files import RegistryProblem
 
 __all__ = ["read_entry_yaml"]
 
