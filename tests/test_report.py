@@ -138,3 +138,14 @@ def test_an_encoder_has_no_prefill_or_decode_and_says_why():
     assert (report.prefill_flops, report.decode_flops) == (None, None)
     assert "no causal self-attention" in (report.generation_note or "")
     assert archzoo.count("gpt", 64).generation_note is None
+
+
+def test_the_hoffmann_rule_omitted_for_a_stack_of_runs_says_so():
+    """Gemma 2's stack is a run of sliding-window layers and one of global layers: Hoffmann et al.'s formula needs
+    one stack of L alike layers, and the reason it is left out names the runs, not an encoder and a decoder."""
+    import archzoo
+
+    report = archzoo.count("gemma2")
+    (hoffmann,) = [a for a in report.approximations() if a.name.startswith("Hoffmann")]
+    assert hoffmann.flops is None
+    assert "runs of different layers" in hoffmann.omitted and "encoder" not in hoffmann.omitted

@@ -284,7 +284,12 @@ class Report:
         formula = "3·(2·N·V·d + L·(2·3·N·d·(d_h·h) + 2·N²·(d_h·h) + 3·h·N² + 2·N²·(d_h·h) + 2·N·(d_h·h)·d + 2·N·2·d·d_ff) + 2·N·d·V)"
         missing = ""
         if "L" not in values:
-            missing = "it describes one stack of L layers (this model has an encoder and a decoder)"
+            runs = any(visit.block.kind == "layer_runs" for visit in self.root.visits())
+            missing = (
+                "it describes one stack of L alike layers (this model's stack is runs of different layers)"
+                if runs
+                else "it describes one stack of L layers (this model has an encoder and a decoder)"
+            )
         elif "V" not in values:
             missing = "it needs a vocabulary (embeddings and final logits): this model has none"
         elif self.active_params != self.params:
