@@ -14,7 +14,6 @@ import dataclasses
 import importlib
 import json
 import random
-import warnings
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.report import make_report
 from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
 from transformers_models import build_model as hf_model
-from transformers_models import forward_flops, host_with, n_params
+from transformers_models import config_json_figures, forward_flops, host_with, n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -217,23 +216,6 @@ def _table(host):
     return hf_table(host.hf_readers()["deberta-v2"].reader)
 
 
-def _transformers_figures(T, path: Path, model_class: str, seq_len: int) -> tuple[int, int]:
-    """Parameters and FLOPs of ``model_class`` built from the file by AutoConfig, with small weights on the CPU."""
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    config = T.AutoConfig.from_pretrained(str(path))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = getattr(T, model_class)(config).eval()
-    # FlopCounterMode's module tracker needs a gradient function on every module input that requires a gradient,
-    # and without norm_rel_ebd the layers take the relative-position table itself, a leaf parameter
-    model.requires_grad_(False)
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(input_ids=torch.ones(1, seq_len, dtype=torch.long))
-    return n_params(model), counter.get_total_flops()
-
-
 @pytest.mark.reference
 def test_table_equals_the_transformers_configuration_class(T, host):
     """Fields and defaults, AutoModel's class, every model class counted or refused with a reason."""
@@ -309,7 +291,7 @@ def test_each_key_against_transformers(T, host, tmp_path, change):
     for model_class in classes:
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (change, model_class)
+        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
         assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
 
 
@@ -333,7 +315,7 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
     for model_class in CLASSES.values():
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), model_class
+        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
 
 
 @pytest.mark.parametrize(

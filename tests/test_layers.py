@@ -66,8 +66,10 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     # the names is not a module of its own (``from archzoo import __version__``)
     for target in list(named):
         package_part, _, _ = target.rpartition(".")
-        if target in modules and package_part in named and not any(
-            other.startswith(package_part + ".") and other not in modules for other in named
+        if (
+            target in modules
+            and package_part in named
+            and not any(other.startswith(package_part + ".") and other not in modules for other in named)
         ):
             named.discard(package_part)
     found = set()

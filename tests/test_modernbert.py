@@ -13,7 +13,6 @@ import dataclasses
 import importlib
 import json
 import random
-import warnings
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.report import make_report
 from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
 from transformers_models import build_model as hf_model
-from transformers_models import forward_flops, host_with, n_params
+from transformers_models import config_json_figures, forward_flops, host_with, n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -167,21 +166,6 @@ def _table(host):
     return hf_table(host.hf_readers()["modernbert"].reader)
 
 
-def _transformers_figures(T, path: Path, model_class: str, seq_len: int) -> tuple[int, int]:
-    """Parameters and FLOPs of ``model_class`` built from the file by AutoConfig, with small weights on the CPU."""
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    config = T.AutoConfig.from_pretrained(str(path))
-    config._attn_implementation = "eager"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = getattr(T, model_class)(config).eval()
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(input_ids=torch.ones(1, seq_len, dtype=torch.long))
-    return n_params(model), counter.get_total_flops()
-
-
 @pytest.mark.reference
 def test_table_equals_the_transformers_configuration_class(T, host):
     """Fields and defaults, AutoModel's class, every model class counted or refused with a reason."""
@@ -241,7 +225,7 @@ def test_each_key_against_transformers(T, host, tmp_path, change):
     for model_class in classes:
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (change, model_class)
+        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
         assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
 
 
@@ -282,7 +266,7 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
     for model_class in CLASSES.values():
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), model_class
+        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
 
 
 @pytest.mark.reference
@@ -296,7 +280,7 @@ def test_rotary_settings_per_layer_type_are_read(T, host, tmp_path):
     path = _write(tmp_path, {"model_type": "modernbert", **BASE, "rope_parameters": rope})
     reading = load_hf_config(path, host, hf_class="ModernBertModel")
     report = make_report(reading.architecture, reading.config, 9)
-    assert (report.params, report.flops) == _transformers_figures(T, path, "ModernBertModel", 9)
+    assert (report.params, report.flops) == config_json_figures(T, path, "ModernBertModel", 9)
 
 
 def test_sparse_prediction_is_refused_saying_why(host, tmp_path):

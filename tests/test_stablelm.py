@@ -12,7 +12,6 @@ import dataclasses
 import importlib
 import json
 import random
-import warnings
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.report import make_report
 from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
 from transformers_models import build_model as hf_model
-from transformers_models import forward_flops, host_with, n_params
+from transformers_models import config_json_figures, forward_flops, host_with, n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -143,20 +142,6 @@ def _table(host):
     return hf_table(host.hf_readers()["stablelm"].reader)
 
 
-def _transformers_figures(T, path: Path, model_class: str, seq_len: int) -> tuple[int, int]:
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    config = T.AutoConfig.from_pretrained(str(path))
-    config._attn_implementation = "eager"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = getattr(T, model_class)(config).eval()
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        model(input_ids=torch.ones(1, seq_len, dtype=torch.long))
-    return n_params(model), counter.get_total_flops()
-
-
 @pytest.mark.reference
 def test_table_equals_the_transformers_configuration_class(T, host):
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
@@ -210,7 +195,7 @@ def test_each_key_against_transformers(T, host, tmp_path, change):
     for model_class in classes:
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), (change, model_class)
+        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
 
 
 @pytest.mark.reference
@@ -230,7 +215,7 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
     for model_class in CLASSES.values():
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == _transformers_figures(T, path, model_class, 9), model_class
+        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
 
 
 def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):

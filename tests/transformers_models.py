@@ -60,3 +60,22 @@ def forward_flops(model: Any, seq_len: int, *, random_ids: bool = False) -> int:
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         model(**inputs)
     return counter.get_total_flops()
+
+
+def config_json_figures(T: Any, path: Any, model_class: str, seq_len: int) -> tuple[int, int]:
+    """Parameters and FlopCounterMode FLOPs of ``model_class`` built from a config.json file by AutoConfig, as
+    from_pretrained reads it, with small random weights on the CPU (eager attention; one forward pass of batch 1).
+    Gradients are off: FlopCounterMode's module tracker needs a gradient function on every module input that
+    requires one, and some models hand a parameter itself to a submodule (DeBERTa's relative-position table)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    config = T.AutoConfig.from_pretrained(str(path))
+    config._attn_implementation = "eager"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = getattr(T, model_class)(config).eval()
+    model.requires_grad_(False)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(input_ids=torch.ones(1, seq_len, dtype=torch.long))
+    return n_params(model), counter.get_total_flops()
