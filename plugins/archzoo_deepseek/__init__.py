@@ -773,7 +773,7 @@ def _from_deepseek_v3(hf: dict[str, Any], model_class: str = "DeepseekV3Model") 
 
 ARCHITECTURE = Architecture(
     name="deepseek",
-    title="DeepSeek-V2/V3 decoder (multi-head latent attention, mixture of experts)",
+    title="DeepSeek-V2/V3",
     summary="Decoder-only Transformer with multi-head latent attention (low-rank queries, keys and values "
     "through a cached latent, decoupled rotary keys), dense feed-forwards in its first layers and a "
     "mixture of routed and shared experts in the rest; covers DeepSeek-V2, V2-Lite, V3 and R1.",
