@@ -146,7 +146,8 @@ def sensible_value(shape: FieldShape) -> st.SearchStrategy[Any]:
     if shape.nullable:
         options.append(st.none())
     if shape.default is not PydanticUndefined:
-        options.append(st.just(shape.default))
+        # a tuple default is given as the list YAML and --set write (and JSON prints)
+        options.append(st.just(list(shape.default) if isinstance(shape.default, tuple) else shape.default))
     return st.one_of(options)
 
 

@@ -259,6 +259,10 @@ SWEEPS.update(
             shared_expert_intermediate_size=24,
             num_experts=3,
             qkv_bias=False,
+            # layers without experts: a dense gated feed-forward of intermediate_size (the base has one layer)
+            decoder_sparse_step=2,
+            mlp_only_layers=[0],
+            intermediate_size=36,
         ),
         # sequential residual, no biases, a tied output embedding, and half of each head turned (the base: a
         # quarter); 72 wide for the base's 3 heads; 4 heads of the base's 48 leave 12 channels, a quarter of which
@@ -463,6 +467,41 @@ def test_each_key_against_transformers(torch_and_transformers, tmp_path, model_t
     assert (outcome == "refused") == ((qa_labels and key in LABEL_VARIANTS) or short_cache)
 
 
+#: model types whose plugin's own test module sweeps every key its table reads, against transformers, in that module
+#: (its SWEEP; the module's test_the_sweep_covers_every_key holds it to the table)
+SWEPT_IN_OWN_MODULE = {
+    "falcon": "test_falcon",
+    "starcoder2": "test_starcoder2",
+    "modernbert": "test_modernbert",
+    "deberta-v2": "test_deberta",
+    "cohere": "test_cohere",
+    "stablelm": "test_stablelm",
+}
+#: model types with no key-by-key sweep yet: their tables are checked field for field against the transformers
+#: configuration class, and their counts against published files and random configurations, in these modules
+NOT_SWEPT_KEY_BY_KEY = {
+    "gemma2": "test_gemma",
+    "gemma3_text": "test_gemma",
+    "deepseek_v2": "test_deepseek",
+    "deepseek_v3": "test_deepseek",
+    "qwen3": "test_qwen3",
+    "qwen3_moe": "test_qwen3",
+    "olmo2": "test_olmo2",
+    "granite": "test_llama",
+}
+
+
+def test_the_model_types_swept_elsewhere_are_swept_there():
+    import importlib
+
+    for model_type, name in SWEPT_IN_OWN_MODULE.items():
+        module = importlib.import_module(name)
+        table = hf_table(HOST.hf_readers()[model_type].reader)
+        assert set(module.SWEEP) == set(table.read), model_type
+    for name in set(NOT_SWEPT_KEY_BY_KEY.values()):
+        assert (Path(__file__).parent / f"{name}.py").is_file(), name
+
+
 def test_the_sweep_covers_every_key_each_type_reads():
     """A key added to a type's table must get a sweep value here, or this fails."""
     assert set(TABLES) == set(BASES), "a model type swept here is no longer read by any plugin"
@@ -474,7 +513,7 @@ def test_the_sweep_covers_every_key_each_type_reads():
 
 def test_every_model_type_a_plugin_reads_is_swept():
     """A plugin that registers a new Hugging Face model type must get a base and a sweep here, or this fails."""
-    assert set(HOST.hf_readers()) == set(BASES)
+    assert set(HOST.hf_readers()) == set(BASES) | set(SWEPT_IN_OWN_MODULE) | set(NOT_SWEPT_KEY_BY_KEY)
 
 
 @pytest.mark.parametrize("model_type", sorted(t for t in TABLES if TABLES[t].aliases))
