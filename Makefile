@@ -53,8 +53,9 @@ lint: install-test
 	$(PYTHON) -m mypy
 	$(PYTHON) -m mypy --disallow-untyped-defs plugins  # plugins are what strangers copy: every function typed
 
+# The whole suite, spread over the machine's cores (pytest-xdist): it builds hundreds of models and sites.
 test: install-test chromium lint
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n auto
 
 # The inner loop (see README): no browser, wheel or slow tests, a sweep module's first case of each test,
 # on every core.
