@@ -141,3 +141,14 @@ def test_kv_cache_and_every_phase_sum_over_the_runs():
     for phase in ("flops", "backward_flops", "prefill_flops", "decode_flops"):
         expected = 2 * getattr(a, phase).evaluate(N=7) + 3 * getattr(b, phase).evaluate(N=7)
         assert getattr(stack, phase).evaluate(N=7) == expected
+
+
+@pytest.mark.parametrize("architecture", ["gemma2", "gemma3", "modernbert", "deepseek", "moe"])
+def test_a_stack_too_deep_to_list_is_refused_naming_the_key(architecture):
+    """A stack of differing layers lists each layer's position, so ten million layers would take minutes and
+    gigabytes before a count; the configuration is refused at once, naming n_layers."""
+    import archzoo
+    from archzoo.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"n_layers: 10,000,000 layers"):
+        archzoo.count(architecture, n_layers=10_000_000)

@@ -46,6 +46,7 @@ from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation
 from archzoo.blocks import (
     Block,
+    check_run_layers,
     composite,
     embedding,
     experts,
@@ -142,6 +143,7 @@ class DeepSeekConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
+        check_run_layers(self.n_layers)  # the dense and MoE runs list every layer's position
         if self.moe_layers and self.top_k > self.n_experts:
             raise ValueError(
                 f"top_k: each token cannot run through {self.top_k} of {self.n_experts} experts; "

@@ -45,6 +45,7 @@ from archzoo.architecture import check_activation
 from archzoo.blocks import (
     Block,
     attention,
+    check_run_layers,
     composite,
     embedding,
     feed_forward,
@@ -117,6 +118,7 @@ class GemmaConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
+        check_run_layers(self.n_layers)  # kinds() and the runs list every layer
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"n_heads: {self.n_heads} heads do not divide d_model {self.d_model}, which transformers' Gemma "

@@ -51,6 +51,7 @@ from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import (
     Block,
     attention,
+    check_run_layers,
     composite,
     embedding,
     experts,
@@ -267,6 +268,7 @@ class MoEConfig(DecoderConfig):
 
     @model_validator(mode="after")
     def _check_experts(self) -> Self:
+        check_run_layers(self.n_layers)  # dense and MoE runs list every layer's position
         _check_expert_layout(self.n_experts, self.top_k, self.n_layers, self.sparse_step, self.dense_layers, self.d_ff)
         return self
 
@@ -359,6 +361,7 @@ class Qwen3Config(LlamaConfig):
 
     @model_validator(mode="after")
     def _check_experts(self) -> Self:
+        check_run_layers(self.n_layers)  # dense and MoE runs list every layer's position
         if self.n_experts:
             _check_expert_layout(
                 self.n_experts, self.top_k, self.n_layers, self.sparse_step, self.dense_layers, self.d_ff

@@ -29,6 +29,7 @@ from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import (
     Block,
     attention,
+    check_run_layers,
     composite,
     embedding,
     feed_forward,
@@ -100,6 +101,7 @@ class ModernBertConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
+        check_run_layers(self.n_layers)  # the stack's runs list every layer's position
         check_heads(self.d_model, self.n_heads)  # ModernBertAttention refuses heads that do not divide the width
         check_activation(self.activation)
         check_activation(self.classifier_activation, key="classifier_activation")

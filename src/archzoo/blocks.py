@@ -609,6 +609,21 @@ def _positions_text(positions: tuple[int, ...]) -> str:
     return ", ".join(parts)
 
 
+#: The most layers a stack of differing layers may hold: `layer_runs` records each layer's stack position, so its
+#: cost grows with the stack; no published model has more than a few hundred layers.
+MAX_RUN_LAYERS = 100_000
+
+
+def check_run_layers(n_layers: int, key: str = "n_layers") -> None:
+    """Refuse, naming ``key``, a stack of differing layers too deep to list layer by layer (a configuration
+    validator calls it, so the error names the key instead of failing the build)."""
+    if n_layers > MAX_RUN_LAYERS:
+        raise ValueError(
+            f"{key}: {n_layers:,} layers; archzoo counts a stack of differing layers layer by layer, up to "
+            f"{MAX_RUN_LAYERS:,} (no published model has more than a few hundred); choose fewer"
+        )
+
+
 def layer_runs(
     name: str,
     runs: list[tuple[Block, Poly]] | tuple[tuple[Block, Poly], ...],
