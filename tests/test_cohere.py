@@ -117,6 +117,8 @@ def test_qk_norm_weights_have_a_row_per_head(host):
     [
         (dict(n_heads=8, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3"),
         (dict(d_model=48, n_heads=16), r"n_heads: rotary positions turn pairs of channels"),
+        # the width comes from d_model too: the error names both keys (a --set of d_model must see its key)
+        (dict(d_model=24, n_heads=24, n_kv_heads=2), r"got 1 \(d_model 24 / n_heads 24\)"),
         (dict(activation="prelu"), r"activation: "),
     ],
 )

@@ -128,7 +128,10 @@ def test_qk_norm_weights_have_a_row_per_head(host):
     "config, message",
     [
         (dict(n_heads=8, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3"),
-        (dict(d_model=48, n_heads=4, rotary_fraction=0.25), r"rotary_fraction: 0.25 of a 12-wide head is 3 channels"),
+        (
+            dict(d_model=48, n_heads=4, rotary_fraction=0.25),
+            r"rotary_fraction: 0.25 of a 12-wide head \(d_model 48 / n_heads 4\) is 3 channels",
+        ),
         (dict(d_model=100, n_heads=16), r"n_heads: d_model 100 is not divisible by n_heads 16"),
         (dict(activation="prelu"), r"activation: "),
     ],

@@ -47,7 +47,7 @@ from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_
 from pydantic.fields import FieldInfo
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_heads
+from archzoo.architecture import check_activation, check_heads, check_rotary_head_width
 from archzoo.blocks import (
     Block,
     attention,
@@ -150,14 +150,7 @@ class DecoderConfig(ArchConfig):
                 f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {kv}; "
                 "choose a divisor of n_heads (1 for multi-query attention)"
             )
-        d_head = self.d_head or self.d_model // self.n_heads
-        if d_head % 2:
-            raise ValueError(
-                f"{'d_head' if self.d_head else 'n_heads'}: rotary positions turn pairs of channels, so "
-                f"a head's width must be even, got {d_head}"
-                + ("" if self.d_head else f" (d_model {self.d_model} / n_heads {self.n_heads})")
-                + "; choose an even head width"
-            )
+        check_rotary_head_width(self.d_model, self.n_heads, self.d_head)
         check_activation(self.activation)
         return self
 

@@ -117,9 +117,9 @@ class StableLmConfig(ArchConfig):
         rotary = int(d_head * self.rotary_fraction)  # as StableLmAttention computes it
         if rotary % 2:
             raise ValueError(
-                f"rotary_fraction: {self.rotary_fraction} of a {d_head}-wide head is {rotary} channels, an odd number "
-                "the rotary embedding rounds up, so transformers' forward pass fails; choose a fraction that leaves "
-                "an even number"
+                f"rotary_fraction: {self.rotary_fraction} of a {d_head}-wide head (d_model {self.d_model} / n_heads "
+                f"{self.n_heads}) is {rotary} channels, an odd number the rotary embedding rounds up, so transformers' "
+                "forward pass fails; choose a fraction that leaves an even number"
             )
         return self
 

@@ -22,7 +22,7 @@ from typing import Any, Literal, Self
 from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation
+from archzoo.architecture import check_activation, check_rotary_head_width
 from archzoo.blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat, with_modules
 from archzoo.formula import sym
 from archzoo.hf_config import (
@@ -97,12 +97,7 @@ class Starcoder2Config(ArchConfig):
                 f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {self.n_kv_heads}; "
                 "choose a divisor of n_heads (1 for multi-query attention)"
             )
-        width = self.d_head or self.d_model // self.n_heads
-        if width % 2:
-            raise ValueError(
-                f"{'d_head' if self.d_head else 'n_heads'}: rotary positions turn pairs of channels, so a head's "
-                f"width must be even, got {width}; choose an even head width"
-            )
+        check_rotary_head_width(self.d_model, self.n_heads, self.d_head)
         return self
 
     @property

@@ -99,6 +99,19 @@ def check_heads(d_model: int, n_heads: int, hint: str = "") -> None:
         )
 
 
+def check_rotary_head_width(d_model: int, n_heads: int, d_head: int | None = None) -> None:
+    """Raise the shared, key-naming error for rotary positions on heads of odd width: they turn pairs of channels
+    (a head is ``d_head`` wide, or ``d_model // n_heads``, and the error names whichever the width came from)."""
+    width = d_head or d_model // n_heads
+    if width % 2:
+        raise ValueError(
+            f"{'d_head' if d_head else 'n_heads'}: rotary positions turn pairs of channels, so a head's width must "
+            f"be even, got {width}"
+            + ("" if d_head else f" (d_model {d_model} / n_heads {n_heads})")
+            + "; choose an even head width"
+        )
+
+
 def check_activation(activation: str, key: str = "activation") -> None:
     """Raise the shared, key-naming error for an activation no block knows (``key``: the configuration key that
     holds it, when a configuration has more than one)."""
