@@ -233,5 +233,5 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
 
 def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
     path = _write(tmp_path, {"model_type": "starcoder2", **BASE, "rope_parameters": {"rope_type": "spiral"}})
-    with pytest.raises(HFConfigError, match=r"rope_type 'spiral' is not one transformers' Starcoder2Config accepts"):
+    with pytest.raises(HFConfigError, match=r"rope_type \"spiral\" is not one transformers' Starcoder2Config accepts"):
         load_hf_config(path, host)

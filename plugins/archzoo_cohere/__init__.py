@@ -42,6 +42,7 @@ from archzoo.hf_config import (
     HFTable,
     check_padding_index,
     hf_reader,
+    rope_type,
 )
 from archzoo.symbols import symbol
 
@@ -215,9 +216,6 @@ def reference(cfg: CohereConfig) -> Reference:
 
 # ---- Hugging Face config.json: CohereConfig's keys, as transformers 5.23 defines them -----------------------
 
-#: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
-
 HF_COHERE = HFTable(
     model_type="cohere",
     config_class="CohereConfig",
@@ -278,26 +276,10 @@ HF_COHERE = HFTable(
 )
 
 
-def _check_rope(rope: Any) -> None:
-    """Refuse a rotary type transformers does not build (the other rotary settings change no count)."""
-    if rope is None:
-        return
-    if not isinstance(rope, dict):
-        raise ValueError(
-            f'rope_parameters: expected an object such as {{"rope_type": "default"}} or null, got {rope!r:.60}'
-        )
-    kind = rope.get("rope_type", rope.get("type", "default"))
-    if kind not in ROPE_TYPES:
-        raise ValueError(
-            f"rope_parameters: rope_type {kind!r:.60} is not one transformers' CohereConfig accepts; expected one "
-            f"of {', '.join(ROPE_TYPES)}"
-        )
-
-
 @hf_reader(HF_COHERE)
 def _from_cohere(hf: dict[str, Any], model_class: str = "CohereModel") -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
-    _check_rope(hf["rope_parameters"])
+    rope_type(hf["rope_parameters"], "CohereConfig")  # rotary settings change no count: only a type is checked
     return dict(
         vocab_size=hf["vocab_size"],
         d_model=hf["hidden_size"],

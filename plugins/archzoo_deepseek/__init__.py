@@ -62,6 +62,7 @@ from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
     NORM_EPSILON,
+    ROPE_TYPES,
     TOKEN_ID,
     USE_CACHE,
     HFTable,
@@ -439,8 +440,6 @@ _MTP = (
     "model.layers.61 of V3's checkpoint): nothing to count"
 )
 
-#: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
 
 _SHARED_DEFAULTS: dict[str, Any] = dict(
     hidden_act="silu",

@@ -36,7 +36,7 @@ from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat, with_modules
 from archzoo.formula import Poly, const, sym
-from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, HFTable, hf_reader
+from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, HFTable, hf_reader, rope_type
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -298,9 +298,6 @@ def reference(cfg: FalconConfig) -> Reference:
 
 # ---- Hugging Face config.json: FalconConfig's keys, as transformers 5.23 defines them ----------------------
 
-#: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
-
 HF_FALCON = HFTable(
     model_type="falcon",
     config_class="FalconConfig",
@@ -371,19 +368,9 @@ def _check_rope(rope: Any, alibi: bool) -> None:
     """Refuse a rotary type transformers does not build, and a partial rotation its Falcon cannot apply: the
     rotary types other than ``default`` turn ``partial_rotary_factor`` of a head, and FalconAttention rotates
     whole heads with them, so its forward pass fails (with ALiBi no rotation runs)."""
-    if rope is None:
+    kind = rope_type(rope, "FalconConfig")
+    if kind is None:
         return
-    if not isinstance(rope, dict):
-        raise ValueError(
-            f'rope_parameters: expected an object such as {{"rope_type": "default"}} or null, got '
-            f"{json.dumps(rope)[:60]}"
-        )
-    kind = rope.get("rope_type", rope.get("type", "default"))
-    if kind not in ROPE_TYPES:
-        raise ValueError(
-            f"rope_parameters: rope_type {json.dumps(kind)[:60]} is not one transformers' FalconConfig accepts; "
-            f"expected one of {', '.join(ROPE_TYPES)}"
-        )
     fraction = rope.get("partial_rotary_factor")
     if kind != "default" and not alibi and fraction not in (None, 1, 1.0):
         raise ValueError(

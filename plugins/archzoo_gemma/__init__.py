@@ -61,6 +61,7 @@ from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
     NORM_EPSILON,
+    ROPE_TYPES,
     TOKEN_ID,
     USE_CACHE,
     HFTable,
@@ -522,9 +523,6 @@ HF_GEMMA3_TEXT = HFTable(
     base_class="Gemma3TextModel",
     classes={name: {"head": head} for head, name in GEMMA3_CLASSES.items()},
 )
-
-#: the rotary types transformers 5.23 builds
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
 
 
 def _shared(hf: dict[str, Any]) -> dict[str, Any]:

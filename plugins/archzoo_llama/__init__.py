@@ -69,6 +69,7 @@ from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
     NORM_EPSILON,
+    ROPE_TYPES,
     TOKEN_ID,
     USE_CACHE,
     HFTable,
@@ -1068,8 +1069,6 @@ HF_PHI3 = _table(
 )
 
 
-#: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default"); Phi-3 takes two of them
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
 _PHI3_ROPE_TYPES = ("default", "longrope")
 
 

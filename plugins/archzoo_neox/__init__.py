@@ -46,6 +46,7 @@ from archzoo.hf_config import (
     INITIALISATION,
     NORM_EPSILON,
     NOT_READ,
+    ROPE_TYPES,
     TOKEN_ID,
     USE_CACHE,
     HFTable,
@@ -279,9 +280,6 @@ def reference(cfg: NeoXConfig) -> Reference:
 
 # ---- Hugging Face config.json: GPTNeoXConfig's keys, as transformers 5.23 defines them -------------------
 
-
-#: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
 
 HF_GPT_NEOX = HFTable(
     model_type="gpt_neox",

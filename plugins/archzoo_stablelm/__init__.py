@@ -14,7 +14,6 @@ otherwise.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, Self
@@ -45,6 +44,7 @@ from archzoo.hf_config import (
     HFTable,
     check_padding_index,
     hf_reader,
+    rope_type,
 )
 from archzoo.symbols import declare_symbol, symbol
 
@@ -250,9 +250,6 @@ def reference(cfg: StableLmConfig) -> Reference:
 
 # ---- Hugging Face config.json: StableLmConfig's keys, as transformers 5.23 defines them ---------------------
 
-#: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
-
 HF_STABLELM = HFTable(
     model_type="stablelm",
     config_class="StableLmConfig",
@@ -320,19 +317,8 @@ def _rotary_fraction(rope: Any) -> Any:
     """The fraction of each head the rotary positions turn, as StableLmConfig resolves it (0.25 unless
     rope_parameters or the file's partial_rotary_factor says otherwise); a type transformers does not build is
     refused."""
-    if rope is None:
+    if rope_type(rope, "StableLmConfig") is None:
         return 0.25
-    if not isinstance(rope, dict):
-        raise ValueError(
-            f'rope_parameters: expected an object such as {{"rope_type": "default"}} or null, got '
-            f"{json.dumps(rope)[:60]}"
-        )
-    kind = rope.get("rope_type", rope.get("type", "default"))
-    if kind not in ROPE_TYPES:
-        raise ValueError(
-            f"rope_parameters: rope_type {json.dumps(kind)[:60]} is not one transformers' StableLmConfig accepts; "
-            f"expected one of {', '.join(ROPE_TYPES)}"
-        )
     fraction = rope.get("partial_rotary_factor")
     return 0.25 if fraction is None else fraction
 

@@ -26,6 +26,7 @@ from .hf_vocabulary import (
     INITIALISATION,
     NORM_EPSILON,
     NOT_READ,
+    ROPE_TYPES,
     TOKEN_ID,
     TRANSFORMERS_VERSION,
     USE_CACHE,
@@ -34,6 +35,7 @@ from .hf_vocabulary import (
     check_padding_index,
     hf_reader,
     hf_table,
+    rope_type,
 )
 
 if TYPE_CHECKING:
@@ -59,6 +61,7 @@ __all__ = [
     "INITIALISATION",
     "NORM_EPSILON",
     "NOT_READ",
+    "ROPE_TYPES",
     "TOKEN_ID",
     "TRANSFORMERS_VERSION",
     "USE_CACHE",
@@ -72,6 +75,7 @@ __all__ = [
     "load_hf_config",
     "methodology_section",
     "read_hf_config",
+    "rope_type",
     "update_methodology_page",
 ]
 

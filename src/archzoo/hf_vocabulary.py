@@ -14,6 +14,7 @@ plugins import both through `archzoo.hf_config`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,6 +28,7 @@ __all__ = [
     "INITIALISATION",
     "NORM_EPSILON",
     "NOT_READ",
+    "ROPE_TYPES",
     "TOKEN_ID",
     "TRANSFORMERS_VERSION",
     "USE_CACHE",
@@ -35,6 +37,7 @@ __all__ = [
     "check_padding_index",
     "hf_reader",
     "hf_table",
+    "rope_type",
 ]
 
 #: The transformers release whose classes the tables describe.
@@ -289,3 +292,26 @@ COMMON_KEYS: dict[str, tuple[Disposition, str]] = {
 
 #: For a refused common key, the values that are accepted after all (the key's neutral values).
 COMMON_ACCEPTED: dict[str, tuple[Any, ...]] = {"pruned_heads": (None, {}), "per_layer_config": (None, {})}
+
+
+#: the rotary types transformers 5.23 builds (ROPE_INIT_FUNCTIONS and "default")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+
+
+def rope_type(rope: Any, config_class: str) -> str | None:
+    """The rotary type a file's resolved ``rope_parameters`` name (None for null), refusing a value that is not an
+    object and a type transformers does not build, in the words every plugin's reader uses."""
+    if rope is None:
+        return None
+    if not isinstance(rope, dict):
+        raise ValueError(
+            f'rope_parameters: expected an object such as {{"rope_type": "default"}} or null, got '
+            f"{json.dumps(rope)[:60]}"
+        )
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    if kind not in ROPE_TYPES:
+        raise ValueError(
+            f"rope_parameters: rope_type {json.dumps(kind)[:60]} is not one transformers' {config_class} accepts; "
+            f"expected one of {', '.join(ROPE_TYPES)}"
+        )
+    return str(kind)
