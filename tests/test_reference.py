@@ -181,3 +181,33 @@ def test_a_training_step_loss_reads_no_router_logits_and_images_take_the_model_s
     (pixels,), _ = reference_inputs(ref, 0, build_reference(ref))
     defaults = transformers.ViTConfig()
     assert tuple(pixels.shape) == (1, defaults.num_channels, defaults.image_size, defaults.image_size)
+
+
+def test_a_plugin_names_its_own_inputs_and_the_forward_pass_takes_them(tmp_path, monkeypatch):
+    """A family whose inputs are not token ids (Whisper's mel frames, CLIP's image and caption) names its own
+    function in `Reference.inputs`. Expected: torch.nn.Linear(8, 3) on a (1, N, 8) input is 2·N·8·3 FLOPs
+    (one matmul, FlopCounterMode's 2·m·n·k)."""
+    from archzoo.reference import reference_flops
+
+    (tmp_path / "own_inputs_plugin.py").write_text(
+        "import torch\n\n"
+        "def inputs(model, seq_len, device):\n"
+        "    return (torch.zeros(1, seq_len, model.in_features, device=device),), {}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ref = Reference(
+        library="torch",
+        target="torch.nn.Linear",
+        kwargs={"in_features": 8, "out_features": 3, "bias": False},
+        inputs="own_inputs_plugin.inputs",
+    )
+    assert reference_flops(ref, 5) == 2 * 5 * 8 * 3
+
+
+@pytest.mark.parametrize("inputs", ["", "whisper", "archzoo_whisper.", "a b.c", "1x.inputs"])
+def test_inputs_that_are_neither_a_kind_nor_a_dotted_name_are_refused(inputs):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="inputs"):
+        Reference(library="torch", target="torch.nn.Linear", inputs=inputs)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, field_validator
 
 from .blocks import ACTIVATIONS, Block
 from .errors import ArchzooError, ConfigError
@@ -16,6 +16,7 @@ __all__ = [
     "MAX_SIZE",
     "ArchConfig",
     "Architecture",
+    "InputKind",
     "Reference",
     "check_activation",
     "check_heads",
@@ -119,6 +120,10 @@ def check_activation(activation: str, key: str = "activation") -> None:
         raise ValueError(f"{key}: unknown activation {activation!r}; expected one of {', '.join(ACTIVATIONS)}")
 
 
+#: the kinds of input `archzoo.reference.reference_inputs` makes itself (`Reference.inputs`)
+InputKind = Literal["token_ids", "image", "seq2seq_embeddings", "seq2seq_token_ids", "encoder_decoder_token_ids"]
+
+
 class Reference(BaseModel):
     """The real implementation a configuration corresponds to, and how to build it.
 
@@ -131,7 +136,11 @@ class Reference(BaseModel):
     ``inputs`` says what one forward pass of batch 1 takes: ``token_ids`` (``input_ids`` of N tokens),
     ``image``, ``seq2seq_embeddings`` / ``seq2seq_token_ids`` (torch.nn.Transformer's positional
     ``(source, target)``, sequence first) or ``encoder_decoder_token_ids`` (a transformers encoder-decoder:
-    ``input_ids`` and ``decoder_input_ids``, N tokens each).
+    ``input_ids`` and ``decoder_input_ids``, N tokens each). A family whose inputs are none of these (mel
+    frames, an image with its caption) names its own function instead, by its dotted name
+    (``archzoo_whisper.reference_inputs``): ``function(model, seq_len, device)`` returns the positional and
+    keyword arguments of one forward pass of batch 1, its sizes read off the built ``model``; the plugin's
+    architecture page says what N means for it.
 
     ``device`` is where `archzoo.reference.reference_flops` runs the forward pass: ``meta`` (no memory, no
     weights) for every model whose FLOPs do not depend on its weights' values, ``cpu`` (weights drawn from a
@@ -148,9 +157,10 @@ class Reference(BaseModel):
     config_class: str | None = None
     kwargs: dict[str, Any] = {}
     model_kwargs: dict[str, Any] = {}
-    inputs: Literal["token_ids", "image", "seq2seq_embeddings", "seq2seq_token_ids", "encoder_decoder_token_ids"] = (
-        "token_ids"
-    )
+    inputs: (
+        InputKind
+        | Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")]
+    ) = "token_ids"
     device: Literal["meta", "cpu"] = "meta"
     note: str = ""
 

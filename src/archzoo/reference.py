@@ -16,15 +16,16 @@ dotted ``target`` with ``kwargs``. A plugin's class may need torch, so its modul
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from .architecture import Reference
+from .architecture import InputKind, Reference
 from .errors import ArchzooError
 
 if TYPE_CHECKING:
     import torch
 
 __all__ = [
+    "BUILT_IN_INPUTS",
     "build_reference",
     "import_dotted",
     "reference_decode_flops",
@@ -36,6 +37,9 @@ __all__ = [
     "training_loss",
 ]
 
+
+#: the kinds of input `reference_inputs` makes itself; any other `Reference.inputs` names a plugin's function
+BUILT_IN_INPUTS: tuple[str, ...] = get_args(InputKind)
 
 #: the largest reference built with real weights (`Reference.device` "cpu"): 4 bytes each, 400 MB
 MAX_CPU_PARAMS = 100_000_000
@@ -90,6 +94,9 @@ def reference_inputs(ref: Reference, seq_len: int, model: Any) -> tuple[tuple[An
     import torch
 
     device = ref.device
+    if ref.inputs not in BUILT_IN_INPUTS:  # a plugin's own function (mel frames, an image and its caption)
+        args, kwargs = import_dotted(ref.inputs)(model, seq_len, device)
+        return tuple(args), dict(kwargs)
     if ref.inputs == "token_ids":
         return (), {"input_ids": torch.zeros(1, seq_len, dtype=torch.long, device=device)}
     if ref.inputs == "encoder_decoder_token_ids":  # the same N on both sides
