@@ -157,10 +157,7 @@ class Reference(BaseModel):
     config_class: str | None = None
     kwargs: dict[str, Any] = {}
     model_kwargs: dict[str, Any] = {}
-    inputs: (
-        InputKind
-        | Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")]
-    ) = "token_ids"
+    inputs: InputKind | Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")] = "token_ids"
     device: Literal["meta", "cpu"] = "meta"
     note: str = ""
 
