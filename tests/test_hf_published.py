@@ -24,6 +24,7 @@ weights (tests/transformers_models.py's ``forward_flops``), checked in `test_wei
 
 from __future__ import annotations
 
+import inspect
 import json
 import warnings
 from pathlib import Path
@@ -128,6 +129,38 @@ def _holds_its_own_lm_head(path: Path, model: Any) -> bool:
     return data.get("model_type") == "t5" and data.get("tie_word_embeddings") is False and hasattr(model, "lm_head")
 
 
+def _image(torch: Any, vision: Any, device: str) -> Any:
+    side = vision.image_size if isinstance(vision.image_size, int) else vision.image_size[0]
+    return torch.zeros(1, vision.num_channels, side, side, device=device)
+
+
+def _inputs(torch: Any, model: Any, config: Any, n: int, device: str) -> tuple[int | None, dict[str, Any]]:
+    """The tokens N of the forward pass (None: an image model's length is its image's) and the inputs the
+    built class's ``forward`` takes of: token ids (both sides of an encoder-decoder, N each), an image of the
+    configuration's size, and the 30 s of log-mel frames a speech encoder requires (Whisper: ``num_mel_bins``
+    by twice ``max_source_positions``, which its encoder checks), with N decoder tokens."""
+    vision = getattr(config, "vision_config", None) or config
+    text = getattr(config, "text_config", None)
+    if text is not None:  # an image-and-text model: N caption tokens, within its learned positions
+        n = min(n, text.max_position_embeddings)
+    ids = torch.zeros(1, n, dtype=torch.long, device=device)
+    offered: dict[str, Any] = {"input_ids": ids}
+    if getattr(config, "is_encoder_decoder", False):
+        offered["decoder_input_ids"] = ids  # archzoo's N is both sides' length
+    if hasattr(vision, "image_size"):
+        offered["pixel_values"] = _image(torch, vision, device)
+    if hasattr(config, "num_mel_bins"):
+        frames = 2 * config.max_source_positions
+        offered["input_features"] = torch.zeros(1, config.num_mel_bins, frames, device=device)
+    taken = inspect.signature(model.forward).parameters
+    inputs = {key: value for key, value in offered.items() if key in taken}
+    if "input_features" in inputs:
+        inputs.pop("input_ids", None)
+    if "input_ids" not in inputs and "decoder_input_ids" not in inputs:
+        return None, inputs  # an image model: no tokens
+    return n, inputs
+
+
 def _transformers_figures(T: Any, path: Path, hf_class: str | None) -> tuple[str, int | None, int, int]:
     """The class transformers builds from the file (AutoModel's, or the first ``architectures`` entry's),
     the tokens of its forward pass (None: an image), its parameters and its forward FLOPs."""
@@ -155,16 +188,7 @@ def _transformers_figures(T: Any, path: Path, hf_class: str | None) -> tuple[str
     device = "cpu" if routed else "meta"
     if routed:
         _weightless(model)
-    n = ROUTED_SEQ_LEN if routed else SEQ_LEN
-    if hasattr(config, "image_size"):
-        n = None
-        side = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
-        inputs = {"pixel_values": torch.zeros(1, config.num_channels, side, side, device=device)}
-    else:
-        ids = torch.zeros(1, n, dtype=torch.long, device=device)
-        inputs = {"input_ids": ids}
-        if getattr(config, "is_encoder_decoder", False):
-            inputs["decoder_input_ids"] = ids  # archzoo's N is both sides' length
+    n, inputs = _inputs(torch, model, config, ROUTED_SEQ_LEN if routed else SEQ_LEN, device)
     with torch.no_grad():
         if routed:
             with _ShapesOnly(), FlopCounterMode(display=False) as counter:
