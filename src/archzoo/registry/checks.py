@@ -10,9 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..architecture import validate_config
 from ..errors import ArchzooError, closest
 from ..files import key_path
-from ..host import PluginHost, call_plugin
+from ..host import PluginHost
 from ..registry_files import WINDOWS_RESERVED, RegistryProblem
 from ..validation import _describe, _got
 from .counts import SharedReports
@@ -188,13 +189,7 @@ def _check_entry(
         )
         return None
     try:
-        config = call_plugin(
-            arch.plugin,
-            "its configuration model",
-            arch.config_model.model_validate,
-            config_data,
-            expected=(ValidationError,),
-        )
+        config = validate_config(arch, config_data)
     except ArchzooError as exc:
         add(("config",), ("config",), str(exc))
         return None
