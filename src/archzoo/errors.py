@@ -18,6 +18,7 @@ __all__ = [
     "RegistryError",
     "UnknownArchitectureError",
     "UnknownModelError",
+    "YAMLSyntaxError",
     "closest",
 ]
 
@@ -63,6 +64,11 @@ class InputError(ArchzooError, ValueError):
         self.source = source
         self.line = line
         self.key = key
+
+
+class YAMLSyntaxError(InputError):
+    """Text the YAML parser cannot read at all (an unclosed quote or bracket, a stray ``:``), as opposed to
+    YAML that reads but holds what archzoo refuses (a tag, a duplicate key, a character that is not text)."""
 
 
 class CheckpointError(ArchzooError, ValueError):

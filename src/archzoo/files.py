@@ -6,6 +6,9 @@ base-60 integers, no ``yes``/``no`` booleans, ``017`` is seventeen) with duplica
 event stream is checked for nesting depth and alias expansion (``&a [*a, *a, ...]`` bombs) before any
 node tree is built, so neither libyaml nor Python can recurse or allocate without bound. JSON gets the
 same limits. Integers with more digits than any size needs are refused by name before Python parses them.
+
+PyYAML is imported by the functions that read YAML, when they first run: reading a config.json (the lookup
+``archzoo count --hf-config``) goes through this module too and needs no YAML.
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+from .errors import ArchzooError, InputError, YAMLSyntaxError
 
-from .errors import ArchzooError, InputError
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "MAX_DEPTH",
@@ -28,7 +33,6 @@ __all__ = [
     "MAX_INT_DIGITS",
     "MAX_NODES",
     "PLAIN_TAGS",
-    "YAML12Loader",
     "check_nodes",
     "check_yaml_events",
     "construct_plain",
@@ -41,6 +45,7 @@ __all__ = [
     "read_user_bytes",
     "read_user_text",
     "read_yaml",
+    "yaml12_loader",
 ]
 
 #: The largest file archzoo reads: a registry entry or a config.json is a few kilobytes.
@@ -168,19 +173,15 @@ def read_user_text(path: Path, error: type[ArchzooError] = InputError) -> str:
 
 # ---- YAML 1.2 -------------------------------------------------------------------------------------
 
-_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+@cache
+def _base_loader() -> type:
+    """PyYAML's safe loader, libyaml's (``CSafeLoader``) when it is installed."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class YAML12Loader(_BASE):  # type: ignore[misc, valid-type]
-    """PyYAML's safe loader with YAML 1.2's core schema for plain scalars.
-
-    ``1:00`` and ``12:30`` stay text (YAML 1.1 reads them as base-60 integers), ``yes``, ``no``, ``on``
-    and ``off`` stay text, ``017`` is seventeen, ``0o17`` fifteen; dates are still read as dates so that a
-    registry ``year: 2019-01-01`` can be reported as what it is.
-    """
-
-
-YAML12Loader.yaml_implicit_resolvers = {}
 _RESOLVERS = [
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
     ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
@@ -197,8 +198,6 @@ _RESOLVERS = [
         "0123456789",
     ),
 ]
-for _tag, _pattern, _first in _RESOLVERS:
-    YAML12Loader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
@@ -212,7 +211,25 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     return sign * int(body, 10)
 
 
-YAML12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+@cache
+def yaml12_loader() -> type:
+    """The YAML 1.2 loader (`YAML12Loader`), made when YAML is first read: it subclasses PyYAML's loader."""
+
+    class YAML12Loader(_base_loader()):  # type: ignore[misc]
+        """PyYAML's safe loader with YAML 1.2's core schema for plain scalars.
+
+        ``1:00`` and ``12:30`` stay text (YAML 1.1 reads them as base-60 integers), ``yes``, ``no``, ``on``
+        and ``off`` stay text, ``017`` is seventeen, ``0o17`` fifteen; dates are still read as dates so that a
+        registry ``year: 2019-01-01`` can be reported as what it is.
+        """
+
+    YAML12Loader.yaml_implicit_resolvers = {}
+    for tag, pattern, first in _RESOLVERS:
+        YAML12Loader.add_implicit_resolver(tag, re.compile(pattern), list(first))
+    YAML12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    YAML12Loader.__module__ = __name__
+    return YAML12Loader
+
 
 _CORE = "tag:yaml.org,2002:"
 #: The tags plain YAML resolves to; any other (``!!python/object``, ``!include``) is refused before construction.
@@ -235,6 +252,8 @@ def yaml_character_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str] | 
     PyYAML reports the first with a character offset and the others "while parsing a quoted scalar",
     which reads like an unclosed quote.
     """
+    import yaml
+
     if isinstance(exc, yaml.reader.ReaderError):
         line = text.count("\n", 0, exc.position) + 1
         code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
@@ -310,10 +329,12 @@ def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int =
     stops at 1,000 levels of flow nesting before yielding a single event, so without the second walk such
     a file would reach the caller's parse unchecked, and PyYAML's recursive composer after it.
     """
+    import yaml
+
     try:
-        _walk_yaml_events(yaml.parse(text, Loader=_BASE), max_depth, max_nodes)
+        _walk_yaml_events(yaml.parse(text, Loader=_base_loader()), max_depth, max_nodes)
     except yaml.YAMLError:
-        if _BASE is yaml.SafeLoader:
+        if _base_loader() is yaml.SafeLoader:
             return
         try:
             _walk_yaml_events(yaml.parse(text, Loader=yaml.SafeLoader), max_depth, max_nodes)
@@ -322,6 +343,8 @@ def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int =
 
 
 def _walk_yaml_events(events: Iterator[yaml.Event], max_depth: int, max_nodes: int) -> None:
+    import yaml
+
     frames: list[list[Any]] = []  # [is_mapping, key path, expecting a key, current key, index, size]
     anchors: dict[str, int] = {}
     open_anchors: list[tuple[str | None, int]] = []
@@ -393,6 +416,8 @@ def find_bad_scalars(
 ) -> None:
     """Call ``report(node, key, message)`` for every scalar that is an integer with more than
     `MAX_INT_DIGITS` digits, or text holding a character that is not printable."""
+    import yaml
+
     seen = set() if seen is None else seen
     if id(node) in seen:
         return
@@ -438,8 +463,10 @@ def check_nodes(
     scalars `find_bad_scalars` refuses. Nothing is constructed. ``holder`` names the files in messages
     ("registry files"); ``lines`` receives the line of every key path, ``texts`` every scalar as written.
     """
+    import yaml
+
     visited: set[int] = set()
-    dates = YAML12Loader("")
+    dates = yaml12_loader()("")
 
     def walk(n: yaml.Node, key: tuple, ancestors: frozenset[int]) -> None:
         if lines is not None:
@@ -500,9 +527,14 @@ def check_nodes(
     find_bad_scalars(root, refuse)
 
 
-#: The loader every YAML document is composed with (libyaml's when installed); the wording of syntax
-#: errors does not depend on it.
-_LOADER: type = YAML12Loader
+#: The loader every YAML document is composed with, when set (a test sets PyYAML's own); None is
+#: `yaml12_loader`'s (libyaml's when installed). The wording of syntax errors does not depend on it.
+_LOADER: type | None = None
+
+
+def _loader() -> type:
+    return _LOADER or yaml12_loader()
+
 
 #: A problem found reading a document: (1-based line, key path as `key_path` writes it, message).
 YAMLProblem = tuple[int, str, str]
@@ -524,10 +556,13 @@ def _terse_syntax_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str]:
 def entry_syntax_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str]:
     """A YAML syntax error as ``(line, what is wrong; how to fix it)`` for a person editing a file by hand (a
     registry entry), worded the same with or without libyaml."""
+    import yaml
+
     character = yaml_character_problem(exc, text)
     if character:
         return character
-    if _LOADER.__mro__[1] is not yaml.SafeLoader:  # libyaml words its errors differently: re-read with PyYAML's parser
+    # libyaml words its errors differently: re-read with PyYAML's parser
+    if _loader().__mro__[1] is not yaml.SafeLoader:
         try:
             yaml.compose(text, Loader=yaml.SafeLoader)
         except yaml.YAMLError as pure:
@@ -597,6 +632,8 @@ def entry_syntax_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str]:
 
 def _run_on_quote(text: str, error_line: int) -> int | None:
     """The line of a quoted value that spans lines and ends on ``error_line``: most likely an unclosed quote."""
+    import yaml
+
     try:
         for token in yaml.scan(text, Loader=yaml.SafeLoader):
             if token.start_mark.line + 1 > error_line:
@@ -632,6 +669,8 @@ def read_yaml(
     order found; ``holder`` names the files in its messages, ``lines`` and ``texts`` receive each key path's
     line and scalar as written), and last the values' construction.
     """
+    import yaml
+
     surrogate = re.search(r"[\ud800-\udfff]", text)
     if surrogate:  # a byte that is not UTF-8, kept by Python as half a surrogate (sys.argv, os.environ)
         byte = ord(surrogate.group()) - 0xDC00 if ord(surrogate.group()) >= 0xDC80 else None
@@ -643,7 +682,7 @@ def read_yaml(
     except InputError as exc:
         return None, [(exc.line or 1, exc.key, exc.message)]
     try:
-        node = yaml.compose(text, Loader=_LOADER)
+        node = yaml.compose(text, Loader=_loader())
     except yaml.YAMLError as exc:
         line, message = syntax(exc, text)
         return None, [(line, "", message)]
@@ -668,24 +707,33 @@ def read_yaml(
 
 def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) -> Any:
     """A small YAML 1.2 document as Python data (`read_yaml`), or ``error`` for its first problem, as
-    ``source:line: key: message``.
+    ``source:line: key: message``; with ``error`` `InputError`, text the YAML parser cannot read at all is
+    its subclass `YAMLSyntaxError` (``--set`` then takes such a value as the text typed).
 
     Plain YAML only (no tags beyond the core schema's), one document, no duplicate keys, within the
     depth, size and digit limits above.
     """
-    data, problems = read_yaml(text, holder="configuration files")
+    unparsed: list[bool] = []
+
+    def syntax(exc: yaml.YAMLError, text: str) -> tuple[int, str]:
+        unparsed.append(yaml_character_problem(exc, text) is None)  # a refused character is no syntax error
+        return _terse_syntax_problem(exc, text)
+
+    data, problems = read_yaml(text, holder="configuration files", syntax=syntax)
     if not problems:
         return data
     line, key, message = min(problems)
     if error is InputError:
-        raise InputError(message, source=source, line=line, key=key)
+        raise (YAMLSyntaxError if any(unparsed) else InputError)(message, source=source, line=line, key=key)
     raise error(f"{source}:{line}: {key + ': ' if key else ''}{message}")
 
 
 def construct_plain(node: yaml.Node) -> Any:
     """The Python data of a document `check_nodes` let through, or `InputError` (with its ``line``) for a
     value that still cannot be built."""
-    loader = YAML12Loader("")
+    import yaml
+
+    loader = yaml12_loader()("")
     try:
         return loader.construct_document(node)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:  # e.g. a date such as 2019-13-01
