@@ -121,7 +121,7 @@ def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
     value (``12:30`` stays text), each KEY given once."""
     if not pairs:
         return {}  # the YAML reader, and yaml with it, is imported only when there is a value to read
-    from .errors import InputError
+    from .errors import InputError, YAMLSyntaxError
     from .files import key_path, load_yaml
 
     values: dict[str, Any] = {}
@@ -137,10 +137,9 @@ def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
             continue
         try:
             values[key] = load_yaml(f"{json.dumps(key)}: {raw}", "--set", InputError)[key]
+        except YAMLSyntaxError:
+            values[key] = raw  # not a YAML value: the text as typed (validation says what was expected)
         except InputError as exc:
-            if exc.message.startswith("not valid YAML"):
-                values[key] = raw  # not a YAML value: the text as typed (validation says what was expected)
-                continue
             message = exc.message.replace("the file holds", "the value holds")
             raise ConfigError(f"--set {exc.key or key_path((key,))}: {message}") from None
     return values
@@ -299,7 +298,9 @@ def count(
         config = parse_config(arch, values, source=source)
     report = make_report(arch, config, seq_len, seq_len_name="--seq-len")
     if as_json:
-        data = report.to_dict(units=units)
+        from .report_json import report_dict
+
+        data = report_dict(report, units)
         if reading is not None:
             data["hf_config"] = reading.to_dict()
         _emit_json(data)
@@ -574,23 +575,6 @@ def _list_columns():
     )
 
 
-def _entry_row(row) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "architecture": row.architecture,
-        "title": row.title,
-        "year": row.year,
-        "params": row.params,
-        "params_human": row.params_human,
-        "published": row.published,
-        "published_value": row.published_value,
-        "difference": row.params - row.published_value if row.published_value is not None else None,
-        "difference_pct": round(100 * row.gap, 3) if row.gap is not None else None,
-        "status": row.status,
-        "reason": row.reason,
-    }
-
-
 @cli.command(
     "list",
     epilog="""\b
@@ -629,7 +613,9 @@ def list_models(ctx, pattern, architecture, sort_key, as_json, as_csv, registry_
         and (architecture is None or r.architecture == architecture)
     ]
     key = {"name": lambda r: r.id, "params": lambda r: (r.params, r.id), "year": lambda r: (r.year, r.id)}[sort_key]
-    rows = [_entry_row(r) for r in sorted(found, key=key)]
+    from .site.records import list_record
+
+    rows = [list_record(r) for r in sorted(found, key=key)]
     if as_json:
         _emit_json_rows(rows)
         return
@@ -693,6 +679,8 @@ def _entry_report(entry, seq_len: int | None):
 
 
 def _entry_dict(entry, seq_len: int | None, units: str = "flops") -> dict[str, Any]:
+    from .report_json import report_dict
+
     report = _entry_report(entry, seq_len)
     spec = entry.spec
     data = {
@@ -701,7 +689,7 @@ def _entry_dict(entry, seq_len: int | None, units: str = "flops") -> dict[str, A
         **spec.model_dump(mode="json", exclude={"config"}),
     }
     data.update(entry.figures())
-    data["report"] = report.to_dict(units=units)
+    data["report"] = report_dict(report, units)
     return data
 
 
