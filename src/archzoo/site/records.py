@@ -129,23 +129,13 @@ def list_record(row: RecordSource) -> dict[str, Any]:
 
 
 def model_record(view: ModelView) -> dict[str, Any]:
-    """The site's record of a model view (`MODEL_FIELDS`): the shared fields as `list_record` reads them,
-    and what only a computed view holds."""
-    return {
-        "id": view.id,
-        "title": view.title,
-        "architecture": view.architecture,
-        "year": view.year,
+    """The site's record of a model view (`MODEL_FIELDS`): the fields it shares with ``archzoo list``
+    taken from `list_record`, and what only a computed view holds."""
+    shared = list_record(view)
+    own = {
         "tags": list(view.tags),
-        "params": view.params,
-        "params_human": view.params_human,
         "non_embedding_params": view.non_embedding,
-        "published": view.published,
-        "published_value": view.published_value,
-        "difference": _difference(view),
         "difference_relative": _rounded(view.gap, 1, 6),
-        "status": view.status,
-        "reason": view.reason,
         "active_params": view.active_params,
         "published_active": view.published_active,
         "published_active_value": view.published_active_value,
@@ -159,3 +149,4 @@ def model_record(view: ModelView) -> dict[str, Any]:
         "source": view.source_path,
         "url": f"models/{view.id}/",
     }
+    return {name: shared[name] if name in shared else own[name] for name in MODEL_FIELDS}
