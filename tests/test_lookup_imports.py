@@ -165,7 +165,8 @@ def test_count_from_a_config_json_imports_one_plugin_and_no_registry_or_site(war
     assert seen["plugins"] == ["archzoo_gpt"]
     assert _registry_or_site(seen["modules"]) == []
     assert not seen["read_metadata"]
-    assert {"rich", "mkdocs", "torch", "transformers"}.isdisjoint(seen["libraries"])
+    # a config.json is JSON: the file readers (archzoo.files) serve it without importing PyYAML
+    assert {"yaml", "rich", "mkdocs", "torch", "transformers"}.isdisjoint(seen["libraries"])
 
 
 def test_count_of_an_architecture_reads_no_yaml(warm_cache):
@@ -260,7 +261,13 @@ def test_a_warm_listing_imports_no_plugin_no_pydantic_and_reads_no_yaml(warm_cac
     assert seen["code"] == 0
     assert seen["plugins"] == [] and seen["pydantic"] is False
     assert "yaml" not in seen["libraries"]
-    # the index and the file listing it builds on (archzoo.registry_files), not the entries' pydantic models
-    assert _registry_or_site(seen["modules"]) == ["archzoo.registry_files", "archzoo.registry_index"]
+    # the index and the file listing it builds on (archzoo.registry_files), not the entries' pydantic models;
+    # of the site, only the model record the listing prints (archzoo.site.records)
+    assert _registry_or_site(seen["modules"]) == [
+        "archzoo.registry_files",
+        "archzoo.registry_index",
+        "archzoo.site",
+        "archzoo.site.records",
+    ]
     # the rows are cached: no block tree is built, so neither the block model nor the build checks are imported
     assert {"archzoo.blocks", "archzoo.formula", "archzoo.build_check"}.isdisjoint(seen["modules"])
