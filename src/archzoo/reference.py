@@ -184,12 +184,20 @@ def reference_training_flops(ref: Reference, seq_len: int) -> int:
 
 
 def _generative(ref: Reference) -> torch.nn.Module:
-    if ref.library == "timm" or ref.inputs not in ("token_ids", "encoder_decoder_token_ids"):
+    if ref.library == "timm" or ref.inputs in ("image", "seq2seq_embeddings", "seq2seq_token_ids"):
         raise ArchzooError(
             f"{ref.target}: archzoo measures prefill and decode on transformers' text classes (or a plugin's "
-            "subclass of one) only; this reference takes no token ids or keeps no key/value cache"
+            "subclass of one, or a class fed by its plugin's own inputs) only; this reference takes no token ids "
+            "or keeps no key/value cache"
         )
     return build_reference(ref, ref.device)
+
+
+def _plugin_inputs(ref: Reference) -> bool:
+    """Whether the reference is fed by its plugin's own input function (`Reference.inputs` names it). Its keyword
+    arguments are generation's too: ``decoder_input_ids`` the decoder's tokens of an encoder-decoder, whose other
+    arguments are its encoder's (Whisper's mel frames); without them, the tokens of a decoder alone."""
+    return ref.inputs not in BUILT_IN_INPUTS
 
 
 def _keeps_last_logits(model: torch.nn.Module) -> dict[str, Any]:
@@ -203,13 +211,24 @@ def reference_prefill_flops(ref: Reference, seq_len: int) -> int:
     """FLOPs of generation's first call, as FlopCounterMode counts it: a decoder over ``seq_len`` prompt tokens,
     the logits of the last position only where the class takes ``logits_to_keep``; an encoder-decoder's
     encoder over ``seq_len`` source tokens and its decoder over the one start token (its cross-attention
-    keys and values computed over the source there)."""
+    keys and values computed over the source there). A reference fed by its plugin's own inputs takes them at
+    ``seq_len`` tokens, its decoder over the first token only where it is an encoder-decoder (Whisper: the encoder
+    over its fixed mel frames, whatever ``seq_len``)."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     model = _generative(ref)
+    if _plugin_inputs(ref):  # the plugin's inputs of N tokens; an encoder-decoder's decoder over one of them
+        args, kwargs = reference_inputs(ref, seq_len, model)
+        if "decoder_input_ids" in kwargs:
+            kwargs["decoder_input_ids"] = kwargs["decoder_input_ids"][:, :1]
+        else:
+            kwargs.update(_keeps_last_logits(model))
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            model(*args, **kwargs, use_cache=True)
+        return counter.get_total_flops()
     ids = torch.zeros(1, seq_len, dtype=torch.long, device=ref.device)
-    kwargs: dict[str, Any] = {"input_ids": ids, "use_cache": True}
+    kwargs = {"input_ids": ids, "use_cache": True}
     if ref.inputs == "encoder_decoder_token_ids":
         kwargs["decoder_input_ids"] = torch.zeros(1, 1, dtype=torch.long, device=ref.device)
     else:
@@ -223,7 +242,9 @@ def reference_decode_flops(ref: Reference, context: int, source: int | None = No
     """FLOPs of one cached decode step, as FlopCounterMode counts it: the step that reads position ``context``
     with the ``context - 1`` tokens before it in the cache (``past_key_values`` from a first call, not
     counted), attending over ``context`` keys; an encoder-decoder's decoder attends to ``source`` source
-    tokens (default ``context``) whose encoder output and cross-attention keys and values are cached."""
+    tokens (default ``context``) whose encoder output and cross-attention keys and values are cached. A reference
+    fed by its plugin's own inputs runs them at ``context - 1`` tokens first, then one token; its encoder's inputs
+    are the plugin's (``source`` cannot be chosen for it)."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -234,6 +255,8 @@ def reference_decode_flops(ref: Reference, context: int, source: int | None = No
     def ids(n: int) -> torch.Tensor:
         return torch.zeros(1, n, dtype=torch.long, device=ref.device)
 
+    if _plugin_inputs(ref):
+        return _plugin_decode_flops(ref, model, context, source)
     with torch.no_grad():
         if ref.inputs == "encoder_decoder_token_ids":
             encoder = model.get_encoder()  # type: ignore[operator]
@@ -250,4 +273,31 @@ def reference_decode_flops(ref: Reference, context: int, source: int | None = No
             step = {"input_ids": ids(1)}
         with FlopCounterMode(display=False) as counter:
             model(**step, past_key_values=getattr(first, "past_key_values", None) or cache, use_cache=True)
+    return counter.get_total_flops()
+
+
+def _plugin_decode_flops(ref: Reference, model: Any, context: int, source: int | None) -> int:
+    """`reference_decode_flops` for a reference fed by its plugin's own inputs: the class makes its own cache in
+    the first call (a decoder's cache sized by the class, not by ``num_hidden_layers``, which for an
+    encoder-decoder may count the encoder's layers), which the counted step then reads."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    args, kwargs = reference_inputs(ref, context - 1, model)
+    _, step = reference_inputs(ref, 1, model)
+    with torch.no_grad():
+        if "decoder_input_ids" in kwargs:  # an encoder-decoder: the plugin's encoder inputs, run once
+            if source is not None:
+                raise ArchzooError(
+                    f"{ref.target}: its encoder reads the inputs {ref.inputs} makes, whose length archzoo does not "
+                    "choose; measure its decode step without a source length"
+                )
+            decoder_ids = kwargs.pop("decoder_input_ids")
+            encoder_outputs = model.get_encoder()(*args, **kwargs)
+            first = model(encoder_outputs=encoder_outputs, decoder_input_ids=decoder_ids, use_cache=True)
+            step = {"encoder_outputs": encoder_outputs, "decoder_input_ids": step["decoder_input_ids"]}
+        else:
+            first = model(*args, **kwargs, use_cache=True)
+        with FlopCounterMode(display=False) as counter:
+            model(**step, past_key_values=first.past_key_values, use_cache=True)
     return counter.get_total_flops()
