@@ -58,8 +58,20 @@ HEADS = (
     "sequence_classification",
     "token_classification",
     "question_answering",
+    "discriminator",
 )
 _POOLED_HEADS = ("none", "pretraining", "next_sentence")  # heads whose class keeps the pooler
+#: the transformers model types this plugin builds, as `BertConfig.family` names them
+FAMILIES = ("bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra")
+#: each family's prefix of its transformers class names (BertModel, XLMRobertaForMaskedLM, ElectraForPreTraining...)
+_FAMILY_CLASS_PREFIX = {
+    "bert": "Bert",
+    "roberta": "Roberta",
+    "xlm-roberta": "XLMRoberta",
+    "distilbert": "DistilBert",
+    "albert": "Albert",
+    "electra": "Electra",
+}
 
 
 class BertConfig(ArchConfig):
@@ -113,11 +125,33 @@ class BertConfig(ArchConfig):
         None, description="ALBERT's factorised embedding width E (null = d_model, no factorisation)"
     )
     shared_layers: bool = Field(False, description="ALBERT: all layers share one set of weights")
+    family: Literal[FAMILIES] | None = Field(  # type: ignore[valid-type]
+        None,
+        description="the transformers model type whose classes build this configuration: bert, roberta, "
+        "xlm-roberta, distilbert, albert or electra; null = read off the other keys (ALBERT from shared_layers, "
+        "DistilBERT from type_vocab_size 0, RoBERTa from position_offset or classifier_dense, else BERT). "
+        "xlm-roberta and electra are only ever named: electra has no pooler, the dense classification head, "
+        "no separate MLM bias, and projects E-wide embeddings to d only when embedding_size differs from d_model",
+    )
 
     @model_validator(mode="before")
     @classmethod
-    def _default_pooler(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("pooler") is None:
+    def _defaults_of_the_family(cls, data: Any) -> Any:
+        """What a named family always builds: ELECTRA never a pooler, ELECTRA and RoBERTa a dense classification
+        head, ELECTRA an embeddings_project only when embedding_size differs from hidden_size; then the pooler as
+        transformers builds it for the head."""
+        if not isinstance(data, dict):
+            return data
+        family = data.get("family")
+        if family in ("roberta", "xlm-roberta", "electra") and "classifier_dense" not in data:
+            data = {**data, "classifier_dense": True}
+        if family == "electra":
+            if data.get("pooler") is None:
+                data = {**data, "pooler": False}
+            width = data.get("d_model", cls.model_fields["d_model"].default)
+            if data.get("embedding_size") is not None and data.get("embedding_size") == width:
+                data = {**data, "embedding_size": None}  # ElectraModel builds no projection for E = H
+        if data.get("pooler") is None:
             head, type_vocab = data.get("head", "none"), data.get("type_vocab_size", 2)
             pooled = head in _POOLED_HEADS or (head == "sequence_classification" and not data.get("classifier_dense"))
             data = {**data, "pooler": pooled and type_vocab != 0}
@@ -149,7 +183,48 @@ class BertConfig(ArchConfig):
                 f"num_labels: head 'question_answering' gives an answer's start and end logits, so it "
                 f"needs 2 labels, got {self.num_labels}"
             )
+        if self.family is not None and (problem := _family_problem(self)):
+            raise ValueError(f"family: {self.family!r} {problem}")
+        if self.head == "discriminator" and self.family != "electra":
+            raise ValueError(
+                "head: 'discriminator' is ELECTRA's replaced-token detection head (ElectraForPreTraining); "
+                "set family: electra"
+            )
         return self
+
+
+def _family_problem(cfg: BertConfig) -> str:
+    """Why the named family's transformers classes cannot build ``cfg`` (empty: they can)."""
+    if cfg.family == "electra":
+        if cfg.shared_layers:
+            return "shares no layers between positions of the stack; set shared_layers: false"
+        if cfg.type_vocab_size == 0:
+            return "embeds token types (ElectraEmbeddings' token_type_embeddings); give type_vocab_size 1 or more"
+        if cfg.position_offset:
+            return "counts positions from 0 (ElectraEmbeddings); set position_offset: 0"
+        if cfg.pooler:
+            return "has no pooler (ElectraModel builds none); set pooler: false"
+        if cfg.head in ("pretraining", "next_sentence"):
+            return f"has no head {cfg.head!r}: ELECTRA's pre-training head is 'discriminator' (ElectraForPreTraining)"
+        if cfg.head == "sequence_classification" and not cfg.classifier_dense:
+            return "classifies with a dense layer of its own (ElectraClassificationHead); set classifier_dense: true"
+        return ""
+    inferred = _inferred_family(cfg)
+    wanted = _FAMILY_CLASS_PREFIX[str(cfg.family)]
+    if (inferred == "Roberta" and wanted == "XLMRoberta") or inferred == wanted:
+        if cfg.head not in _FAMILY_HEADS[wanted]:
+            return f"has no class for head {cfg.head!r}"
+        if wanted in ("Roberta", "XLMRoberta") and not cfg.position_offset:
+            return (
+                "counts positions from the padding index plus one; set position_offset to pad_token_id + 1 "
+                "(2 in the published models)"
+            )
+        return ""
+    return (
+        f"does not build this configuration: its keys read as {inferred or 'no transformers family'}'s "
+        "(RoBERTa and XLM-RoBERTa need position_offset, the padding index plus one; BERT has none and no "
+        "classifier_dense; ALBERT needs embedding_size and shared_layers; DistilBERT type_vocab_size 0)"
+    )
 
 
 def build(cfg: BertConfig) -> Block:
@@ -219,7 +294,8 @@ def build(cfg: BertConfig) -> Block:
             head_parts = [decoder]
         else:
             head_parts = [linear("decoder", E, V, description="vocabulary logits, a weight of its own")]
-            if cfg.type_vocab_size:  # BERT, RoBERTa, ALBERT; DistilBERT's projector has no separate bias
+            # BERT, RoBERTa, ALBERT; DistilBERT's projector and ELECTRA's generator_lm_head have no separate bias
+            if cfg.type_vocab_size and cfg.family != "electra":
                 head_parts.append(
                     learned_tensor(
                         "bias",
@@ -247,6 +323,18 @@ def build(cfg: BertConfig) -> Block:
                 children=tuple(replace(c, prefill_flops=c.decode_flops) for c in head.children),
             )
         children.append(head)
+    if cfg.head == "discriminator":
+        children.append(
+            composite(
+                "discriminator_head",
+                "head",
+                [
+                    linear("dense", d, d, description="dense + activation on every token"),
+                    linear("prediction", d, const(1), description="one logit per token: original or replaced"),
+                ],
+                "ELECTRA's replaced-token detection head",
+            )
+        )
     if cfg.head in ("pretraining", "next_sentence"):
         # BERT's next-sentence head has 2 outputs; ALBERT's sentence-order head has num_labels
         pairs = K if cfg.shared_layers else const(2)
@@ -292,18 +380,30 @@ _CLASS_SUFFIX = {
     "sequence_classification": "ForSequenceClassification",
     "token_classification": "ForTokenClassification",
     "question_answering": "ForQuestionAnswering",
+    "discriminator": "ForPreTraining",  # ELECTRA's (ElectraForPreTraining)
 }
+_ROBERTA_HEADS = {"none", "mlm", "causal_lm", "sequence_classification", "token_classification", "question_answering"}
 _FAMILY_HEADS = {
     "Bert": set(_CLASS_SUFFIX),
-    "Roberta": {"none", "mlm", "causal_lm", "sequence_classification", "token_classification", "question_answering"},
+    "Roberta": _ROBERTA_HEADS,
+    "XLMRoberta": _ROBERTA_HEADS,
+    "Electra": _ROBERTA_HEADS | {"discriminator"},
     "DistilBert": {"none", "mlm", "sequence_classification", "token_classification", "question_answering"},
     "Albert": {"none", "mlm", "pretraining", "sequence_classification", "token_classification", "question_answering"},
 }
 
 
 def _family(cfg: BertConfig) -> str | None:
-    """Which transformers family builds this configuration, or None when none does (only BERT and RoBERTa read
-    is_decoder; only RoBERTa offsets its positions)."""
+    """Which transformers family builds this configuration (its class-name prefix), or None when none does: the
+    family it names (checked by the configuration model), else the one its keys read as."""
+    if cfg.family is not None:
+        return _FAMILY_CLASS_PREFIX[cfg.family]
+    return _inferred_family(cfg)
+
+
+def _inferred_family(cfg: BertConfig) -> str | None:
+    """The family a configuration that names none reads as, or None when none builds it (only BERT and RoBERTa
+    read is_decoder; only RoBERTa offsets its positions)."""
     if cfg.embedding_size is not None or cfg.shared_layers:
         albert = cfg.embedding_size is not None and cfg.shared_layers and cfg.type_vocab_size
         return "Albert" if albert and not cfg.causal and not cfg.position_offset else None
@@ -318,17 +418,26 @@ def _class_name(family: str, head: str) -> str:
 
 def _class_builds_this_pooler(family: str, cfg: BertConfig) -> bool:
     """Whether the head's class builds exactly cfg.pooler (and the classification head cfg asks for)."""
+    if family == "Electra":  # no pooler in any class; the dense classification head
+        return not cfg.pooler and (cfg.head != "sequence_classification" or cfg.classifier_dense)
     if cfg.head == "none":
         return family != "DistilBert" or not cfg.pooler
     if cfg.head == "sequence_classification":
         # BERT and ALBERT classify the pooled output; RoBERTa and DistilBERT have a dense layer and no pooler
-        dense = family in ("Roberta", "DistilBert")
+        dense = family in ("Roberta", "XLMRoberta", "DistilBert")
         return cfg.classifier_dense == dense and cfg.pooler == (not dense)
     return cfg.pooler == (cfg.head in _POOLED_HEADS)
 
 
 #: the attribute holding the base model in each family's head classes (BertForMaskedLM.bert, ...)
-_BASE_ATTRIBUTE = {"Bert": "bert", "Roberta": "roberta", "DistilBert": "distilbert", "Albert": "albert"}
+_BASE_ATTRIBUTE = {
+    "Bert": "bert",
+    "Roberta": "roberta",
+    "XLMRoberta": "roberta",
+    "DistilBert": "distilbert",
+    "Albert": "albert",
+    "Electra": "electra",
+}
 
 
 def reference_modules(cfg: BertConfig) -> dict[str, tuple[str, ...]]:
@@ -392,8 +501,25 @@ def reference_modules(cfg: BertConfig) -> dict[str, tuple[str, ...]]:
                 "bert.layers.layer.output_norm": ("output.LayerNorm",),
             }
         )
-        if family == "Roberta":
+        if family in ("Roberta", "XLMRoberta"):
             table.update({"bert.mlm_head": ("lm_head",), "bert.classifier_dense": ("classifier.dense",)})
+            if cfg.head == "sequence_classification":
+                table["bert.classifier"] = ("classifier.out_proj",)
+            if family == "XLMRoberta" and cfg.head in ("mlm", "causal_lm") and cfg.tie_embeddings:
+                # XLM-RoBERTa's head classes create lm_head before roberta, so named_parameters() reports the
+                # shared matrix as lm_head.decoder.weight, a checkpoint as the word embedding: neither side's
+                # blocks can name where it lives for both, so these three are left unmapped
+                for path in ("bert.embeddings", "bert.embeddings.token", "bert.mlm_head"):
+                    del table[path]
+        elif family == "Electra":
+            table.update(
+                {
+                    "bert.embedding_projection": (f"{base}embeddings_project",),
+                    "bert.mlm_head": ("generator_predictions", "generator_lm_head"),
+                    "bert.discriminator_head": ("discriminator_predictions",),
+                    "bert.classifier_dense": ("classifier.dense",),
+                }
+            )
             if cfg.head == "sequence_classification":
                 table["bert.classifier"] = ("classifier.out_proj",)
         else:
@@ -425,10 +551,11 @@ def reference(cfg: BertConfig) -> Reference | None:
             max_position_embeddings=cfg.max_positions,
             hidden_act=cfg.activation,
         )
-        if family == "Albert":
+        if family in ("Albert", "Electra"):
             kwargs = dict(
                 vocab_size=cfg.vocab_size,
-                embedding_size=cfg.embedding_size,
+                # ELECTRA without a factorised embedding: E = H, and ElectraModel builds no projection
+                embedding_size=cfg.embedding_size if cfg.embedding_size is not None else cfg.d_model,
                 **{k: v for k, v in kwargs.items() if k != "vocab_size"},
             )
         kwargs["type_vocab_size"] = cfg.type_vocab_size
@@ -443,7 +570,8 @@ def reference(cfg: BertConfig) -> Reference | None:
     )
     if labelled and cfg.num_labels != 2:
         kwargs["num_labels"] = cfg.num_labels
-    model_kwargs = {"add_pooling_layer": cfg.pooler} if cfg.head == "none" and family != "DistilBert" else {}
+    pooling_argument = cfg.head == "none" and family not in ("DistilBert", "Electra")  # ElectraModel takes none
+    model_kwargs = {"add_pooling_layer": cfg.pooler} if pooling_argument else {}
     return Reference(
         library="transformers",
         target=f"transformers.{_class_name(family, cfg.head)}",
@@ -496,7 +624,9 @@ _MULTIPLE_CHOICE = (
 
 
 def _heads(prefix: str, *suffixes: str) -> dict[str, dict[str, Any]]:
-    by_suffix = {suffix: head for head, suffix in _CLASS_SUFFIX.items()}
+    by_suffix = {suffix: head for head, suffix in _CLASS_SUFFIX.items() if head != "discriminator"}
+    if prefix == "Electra":  # ELECTRA's ForPreTraining is its discriminator, not BERT's masked LM + next sentence
+        by_suffix["ForPreTraining"] = "discriminator"
     return {f"{prefix}{suffix}": {"head": by_suffix[suffix]} for suffix in suffixes}
 
 
@@ -579,6 +709,93 @@ HF_ROBERTA = HFTable(
         "ForQuestionAnswering",
     ),
     unsupported_classes={"RobertaForMultipleChoice": _MULTIPLE_CHOICE},
+)
+
+HF_XLM_ROBERTA = HFTable(
+    model_type="xlm-roberta",
+    config_class="XLMRobertaConfig",
+    # XLMRobertaConfig's fields and defaults are RobertaConfig's but for the vocabulary (BERT's 30,522)
+    defaults={**HF_ROBERTA.defaults, "vocab_size": 30522},
+    aliases={},
+    read=HF_ROBERTA.read,
+    ignored=HF_ROBERTA.ignored,
+    refused=_BERT_REFUSED,
+    base_class="XLMRobertaModel",
+    classes=_heads(
+        "XLMRoberta",
+        "Model",
+        "ForMaskedLM",
+        "ForCausalLM",
+        "ForSequenceClassification",
+        "ForTokenClassification",
+        "ForQuestionAnswering",
+    ),
+    unsupported_classes={"XLMRobertaForMultipleChoice": _MULTIPLE_CHOICE},
+)
+
+_SEQUENCE_SUMMARY = (
+    "read only by ElectraForMultipleChoice's sequence summary, a class archzoo refuses (its FLOPs depend on a "
+    "number of choices config.json does not give); no other class reads it"
+)
+HF_ELECTRA = HFTable(
+    model_type="electra",
+    config_class="ElectraConfig",
+    defaults=dict(
+        vocab_size=30522,
+        embedding_size=128,
+        hidden_size=256,
+        num_hidden_layers=12,
+        num_attention_heads=4,
+        intermediate_size=1024,
+        hidden_act="gelu",
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
+        max_position_embeddings=512,
+        type_vocab_size=2,
+        initializer_range=0.02,
+        layer_norm_eps=1e-12,
+        summary_type="first",
+        summary_use_proj=True,
+        summary_activation="gelu",
+        summary_last_dropout=0.1,
+        pad_token_id=0,
+        use_cache=True,
+        classifier_dropout=None,
+        is_decoder=False,
+        add_cross_attention=False,
+        bos_token_id=None,
+        eos_token_id=None,
+        tie_word_embeddings=True,
+    ),
+    aliases={},
+    read={**_BERT_READ, "embedding_size": "embedding_size"},
+    ignored={
+        **_BERT_IGNORED,
+        **{
+            key: _SEQUENCE_SUMMARY
+            for key in (
+                "summary_type",
+                "summary_use_proj",
+                "summary_activation",
+                "summary_last_dropout",
+                "summary_proj_to_labels",
+                "summary_first_dropout",
+            )
+        },
+    },
+    refused=_BERT_REFUSED,
+    base_class="ElectraModel",
+    classes=_heads(
+        "Electra",
+        "Model",
+        "ForPreTraining",
+        "ForMaskedLM",
+        "ForCausalLM",
+        "ForSequenceClassification",
+        "ForTokenClassification",
+        "ForQuestionAnswering",
+    ),
+    unsupported_classes={"ElectraForMultipleChoice": _MULTIPLE_CHOICE},
 )
 
 HF_DISTILBERT = HFTable(
@@ -757,6 +974,22 @@ def _position_offset(hf: dict[str, Any]) -> Any:
     return pad + 1
 
 
+@hf_reader(HF_XLM_ROBERTA)
+def _from_xlm_roberta(hf: dict[str, Any], model_class: str = "XLMRobertaModel") -> dict[str, Any]:
+    return {**_from_roberta(hf, model_class), "family": "xlm-roberta"}
+
+
+@hf_reader(HF_ELECTRA)
+def _from_electra(hf: dict[str, Any], model_class: str = "ElectraModel") -> dict[str, Any]:
+    # embedding_size equal to hidden_size builds no embeddings_project: the configuration model drops it then
+    return {
+        **_from_bert(hf, model_class),
+        "embedding_size": hf["embedding_size"],
+        "family": "electra",
+        "classifier_dense": True,
+    }
+
+
 @hf_reader(HF_DISTILBERT)
 def _from_distilbert(hf: dict[str, Any], model_class: str = "DistilBertModel") -> dict[str, Any]:
     return dict(
@@ -809,3 +1042,5 @@ def register_hf_readers(register: Callable[..., None]) -> None:
     register("roberta", _from_roberta)
     register("distilbert", _from_distilbert)
     register("albert", _from_albert)
+    register("xlm-roberta", _from_xlm_roberta)
+    register("electra", _from_electra)
