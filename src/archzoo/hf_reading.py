@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 from types import ModuleType
@@ -32,6 +32,7 @@ from .files import load_json, read_user_text
 from .hf_vocabulary import (
     _GENERATION,
     COMMON_ACCEPTED,
+    COMMON_DEFAULTS,
     COMMON_KEYS,
     TRANSFORMERS_VERSION,
     HFTable,
@@ -246,6 +247,8 @@ def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> dict[str, str]:
         and k not in table.read
         and k not in table.ignored
         and k not in table.refused
+        and k not in table.nested
+        and k not in table.nested_overrides
         and k not in COMMON_KEYS
     ]
     plain = _plain_attributes(path, unknown, table)
@@ -583,10 +586,19 @@ def _resolve(
                 if from_keys
                 else "rope_parameters"
             )
+    for key in table.nested:  # first, so that a key of the class itself names the archzoo key it sets
+        nested_keys, given[key], nested_origin = _resolve_nested(path, data, table, key)
+        keys += nested_keys
+        origin.update(nested_origin)
     for key, value in data.items():
         native = table.aliases.get(key, key)
         alias = native != key
         overridden_by = next((a for a, n in table.aliases.items() if n == key and a in data), None)
+        if key in table.nested:
+            continue  # read above, key by key
+        if key in table.nested_overrides:
+            keys.append(_override_reading(table, key, value))
+            continue
         if key in converted:
             keys.append(converted[key])
         elif key in plain:
@@ -686,6 +698,104 @@ def _resolve(
                 )
             )
     resolved = {**table.defaults, **given, "num_labels": num_labels}
+    return keys, resolved, origin
+
+
+def _override_reading(table: HFTable, key: str, value: Any) -> KeyReading:
+    """How a legacy key that replaces a sub-configuration (`HFTable.nested_overrides`) was read."""
+    target = table.nested_overrides[key]
+    sub = table.nested[target].config_class
+    if value is None:
+        return KeyReading(key, value, "ignored", "", f"null: {table.config_class} leaves {target} as it is")
+    return KeyReading(
+        key,
+        value,
+        "converted",
+        "",
+        f"converted into {target} (as transformers' {table.config_class} does while loading): a {sub} built from "
+        f"this object alone, its defaults filling the rest, replaces every field of {target}",
+    )
+
+
+def _resolve_nested(
+    path: Path, data: dict[str, Any], table: HFTable, key: str
+) -> tuple[list[KeyReading], dict[str, Any], dict[str, str]]:
+    """A sub-configuration (`HFTable.nested`) read with its own class's table, as the configuration class builds
+    it while loading: its object (null or absent: the class's defaults), with the fields a legacy override key
+    gives (`HFTable.nested_overrides`) put in place of its own. Each reading and each message names its key as
+    ``key.sub_key`` (``text_config_dict.sub_key`` for a value the override gave)."""
+    sub_table = table.nested[key]
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise HFConfigError(
+            f"{path}: {key}: expected an object of {sub_table.config_class}'s keys or null, got {_text(value)}; "
+            f"transformers' {table.config_class} refuses anything else"
+        )
+    sub = dict(value or {})
+    prefixes = dict.fromkeys(sub, key)
+    replaced: list[KeyReading] = []
+    for override, target in table.nested_overrides.items():
+        given = data.get(override)
+        if target != key or given is None:
+            continue
+        if not isinstance(given, dict):
+            raise HFConfigError(
+                f"{path}: {override}: expected an object of {sub_table.config_class}'s keys or null, got "
+                f"{_text(given)}; transformers' {table.config_class} refuses anything else"
+            )
+        # transformers builds the sub-configuration from the override alone and writes all its fields (and the
+        # keys every configuration holds) over the object: the object keeps only its other keys
+        fields = set(sub_table.defaults) | set(COMMON_DEFAULTS) | {"model_type", "transformers_version"}
+        for name in [k for k in sub if k in fields and k not in given]:
+            replaced.append(
+                KeyReading(
+                    f"{key}.{name}",
+                    sub.pop(name),
+                    "ignored",
+                    "",
+                    f"replaced by {sub_table.config_class}'s default, as {override} is given and transformers' "
+                    f"{table.config_class} builds {key}'s fields from it alone",
+                )
+            )
+        for name in given:
+            if name in sub:
+                replaced.append(
+                    KeyReading(
+                        f"{key}.{name}",
+                        sub[name],
+                        "ignored",
+                        "",
+                        f"replaced by {override}.{name}, as transformers does",
+                    )
+                )
+        sub.update(given)
+        prefixes.update(dict.fromkeys(given, override))
+    model_type = sub.pop("model_type", None)
+    try:
+        sub_keys, resolved, sub_origin = _resolve(path, sub, sub_table)
+    except HFConfigError as exc:
+        message = str(exc)
+        head = f"{path}: "
+        if message.startswith(head):
+            rest = message.removeprefix(head)
+            name = rest.split(":", 1)[0]
+            message = head + f"{prefixes.get(name, key)}." + rest
+        raise HFConfigError(message) from None
+    keys = [*replaced]
+    if model_type is not None:
+        keys.append(
+            KeyReading(
+                f"{prefixes.get('model_type', key)}.model_type",
+                model_type,
+                "ignored",
+                "",
+                f"transformers' {table.config_class} builds {key} as a {sub_table.config_class} whatever model type "
+                "it names",
+            )
+        )
+    for reading in sub_keys:
+        keys.append(replace(reading, key=f"{prefixes.get(reading.key, key)}.{reading.key}"))
+    origin = {target: f"{prefixes.get(name, key)}.{name}" for target, name in sub_origin.items()}
     return keys, resolved, origin
 
 
@@ -846,6 +956,23 @@ def methodology_section(host: PluginHost) -> str:
             for c in table.classes
         )
         lines += [f"Classes counted (`--hf-class`): {classes}.", ""]
+        if table.nested:
+            overrides = {target: key for key, target in table.nested_overrides.items()}
+            lines += [
+                "Sub-configurations, each key read as in a file of its own type: "
+                + "; ".join(
+                    f"`{key}` ({sub.config_class}, the table of `{sub.model_type}`"
+                    + (
+                        f"; `{overrides[key]}`, when given, replaces its fields as transformers does"
+                        if key in overrides
+                        else ""
+                    )
+                    + ")"
+                    for key, sub in table.nested.items()
+                )
+                + ".",
+                "",
+            ]
         if table.unsupported_classes:
             lines += [
                 "Classes refused: " + "; ".join(f"`{c}`: {why}" for c, why in table.unsupported_classes.items()) + ".",

@@ -85,14 +85,34 @@ class HFTable:
     #: the model's rotary embedding reads settings per layer type (ModernBERT's global and local layers), so
     #: rope_parameters nested under full_attention / sliding_attention is read by the plugin, not refused
     rope_per_layer_type: bool = False
+    #: sub-configurations: a field whose value is an object of another configuration class's keys (CLIPConfig's
+    #: text_config and vision_config), read with that class's own table: each of its keys read, ignored or
+    #: refused as in a file of that class, reported as ``text_config.hidden_size``; the reader receives the
+    #: object resolved (defaults filled in), null or absent reading as the class's defaults
+    nested: Mapping[str, HFTable] = field(default_factory=dict)
+    #: legacy keys that replace a sub-configuration's fields when the file is loaded (CLIPConfig's
+    #: text_config_dict): key -> the nested field it replaces, as transformers does: the sub-configuration class
+    #: built from this key's object alone (its defaults filling the fields it does not give) overwrites every
+    #: field of the nested object
+    nested_overrides: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         groups = {"read": set(self.read), "ignored": set(self.ignored), "refused": set(self.refused)}
         for a, b in (("read", "ignored"), ("read", "refused"), ("ignored", "refused")):
             if both := groups[a] & groups[b]:
                 raise ValueError(f"HF table {self.model_type!r}: {sorted(both)} both {a} and {b}")
-        if missing := set(self.defaults) - set().union(*groups.values()):
+        if missing := set(self.defaults) - set().union(*groups.values()) - set(self.nested):
             raise ValueError(f"HF table {self.model_type!r}: fields without a disposition: {sorted(missing)}")
+        if twice := set(self.nested) & set().union(*groups.values()):
+            raise ValueError(f"HF table {self.model_type!r}: {sorted(twice)} both nested and read, ignored or refused")
+        if unknown := set(self.nested) - set(self.defaults):
+            raise ValueError(f"HF table {self.model_type!r}: nested keys that are no field: {sorted(unknown)}")
+        for key, target in self.nested_overrides.items():
+            if target not in self.nested or key in self.defaults or key in set().union(*groups.values()):
+                raise ValueError(
+                    f"HF table {self.model_type!r}: nested override {key!r} must be no field of the class and "
+                    f"replace a nested key, got {target!r}"
+                )
         if bad := {a: n for a, n in self.aliases.items() if n not in self.defaults}:
             raise ValueError(f"HF table {self.model_type!r}: aliases of unknown fields: {bad}")
         if self.base_class not in self.classes:
