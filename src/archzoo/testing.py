@@ -57,6 +57,7 @@ __all__ = [
     "assert_activation_memory_matches",
     "assert_blocks_match_modules",
     "assert_matches_reference",
+    "build_model",
     "check_plugin",
     "check_plugins",
 ]
@@ -131,11 +132,31 @@ def _reference(arch: Architecture, config: ArchConfig) -> Reference:
     return ref
 
 
-def _build(ref: Reference) -> Any:
+def build_model(model: Reference | str | type, config: Any = None, *, device: Literal["meta", "cpu"] = "meta") -> Any:
+    """A reference module built the way archzoo's checks build one, in eval mode: a `Reference` (as
+    `archzoo.reference.build_reference` builds it), or a transformers model class (or its name in
+    ``transformers``, ``"BertModel"``) from ``config``, a configuration object. A transformers model gets
+    eager attention (FlopCounterMode counts the attention products) and eager experts (each expert's
+    matmuls on the tokens routed to it; the grouped kernel is an op FlopCounterMode does not count). It is
+    built on the meta device (no memory, no weights), or with ``device="cpu"`` on the CPU with weights from
+    a fixed seed, for a forward pass that reads values (routing, a cache); the caller's random state is
+    kept. Construction notes (torch's nested-tensor fast path, a special token beyond a tiny vocabulary) are
+    silenced: they are not findings."""
+    import torch
 
-    with warnings.catch_warnings():  # construction notes (torch's nested-tensor fast path) are not findings
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return build_reference(ref)
+        if isinstance(model, Reference):
+            if config is not None:
+                raise TypeError("a Reference carries its own configuration: pass no config with it")
+            return build_reference(model, device)
+        if isinstance(model, str):
+            model = getattr(importlib.import_module("transformers"), model)
+        config._attn_implementation = "eager"
+        config._experts_implementation = "eager"
+        with torch.random.fork_rng(devices=[]), torch.device(device):
+            torch.manual_seed(0)
+            return model(config).eval()
 
 
 # ---- the assertions ---------------------------------------------------------------------------------
@@ -152,7 +173,7 @@ def assert_blocks_match_modules(architecture: ArchitectureLike, config: ConfigLi
     cfg = _config(arch, config)
     root = build_blocks(arch, cfg)
     ref = _reference(arch, cfg)
-    comparison = compare_blocks(root, _build(ref), arch.plugin or arch.name)
+    comparison = compare_blocks(root, build_model(ref), arch.plugin or arch.name)
     if not comparison.blocks:
         raise AssertionError(
             f"architecture {arch.name!r}: no block names the submodules of {ref.target} that hold it, so no "
@@ -181,7 +202,7 @@ def assert_matches_reference(
     arch = _architecture(architecture)
     cfg = _config(arch, config)
     ref = _reference(arch, cfg)
-    model = _build(ref)
+    model = build_model(ref)
     report = make_report(arch, cfg)
     plugin = arch.plugin or arch.name
     comparison = compare_blocks(report.root, model, plugin)
@@ -502,7 +523,7 @@ def _reference_problems(arch: Architecture, ref: Reference, root: Block) -> list
     if not all(importlib.util.find_spec(m) is not None for m in needed):
         return []  # nothing to build it with here: `archzoo verify` and the conformance test say what to install
     try:
-        model = _build(ref)
+        model = build_model(ref)
     except Exception as exc:
         return [
             f"the reference of the default configuration, {ref.target}, does not build: {type(exc).__name__}: {exc}"
