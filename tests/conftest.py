@@ -84,6 +84,13 @@ def fresh_host():
     reset_host(None)
 
 
+@pytest.fixture
+def host(archzoo_host: PluginHost) -> PluginHost:
+    """archzoo's plugin host for one test: the kit's ``archzoo_host`` (`archzoo.testing`), freshly loaded from the
+    installed entry points and made the process-wide host, as a third-party plugin's tests get it."""
+    return archzoo_host
+
+
 @pytest.fixture(scope="session")
 def T():
     """The transformers module, for the reference checks (skipped, and failed under CI, without it)."""

@@ -1,20 +1,20 @@
 """transformers' classes built and measured the way every architecture's reference tests do it.
 
-A model is built from its configuration class with eager attention (FlopCounterMode counts the attention
-products) and eager experts (each expert's matmuls on the tokens routed to it; the grouped_mm kernel is an
-op FlopCounterMode does not count), on the meta device unless a test needs values (routing, a cache), then
-on the CPU with weights from a fixed seed. Parameters are ``sum(p.numel() for p in model.parameters())``
+A model is built by the kit's one builder, `archzoo.testing.build_model`: from its configuration class with
+eager attention (FlopCounterMode counts the attention products) and eager experts (each expert's matmuls on
+the tokens routed to it; the grouped_mm kernel is an op FlopCounterMode does not count), on the meta device
+unless a test needs values (routing, a cache), then on the CPU with weights from a fixed seed. Parameters are ``sum(p.numel() for p in model.parameters())``
 (tied weights once); FLOPs are one forward pass of batch 1 under FlopCounterMode, with ``N`` tokens on each
 side of an encoder-decoder.
 """
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
+from archzoo import testing
 from archzoo.host import PluginHost, get_host
 
 
@@ -26,16 +26,10 @@ def host_with(architecture: str) -> PluginHost:
     return host
 
 
-def build_model(T: Any, model_class: str, config: Any, device: str = "meta") -> Any:
-    """transformers' ``model_class`` from ``config`` (a configuration object), in eval mode."""
-    import torch
-
-    config._attn_implementation = "eager"  # FLOPs of the attention products are counted
-    config._experts_implementation = "eager"  # a mixture of experts: each expert's matmuls are counted
-    torch.manual_seed(0)
-    with torch.device(device), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return getattr(T, model_class)(config).eval()
+def build_model(T: Any, model_class: str, config: Any, device: Literal["meta", "cpu"] = "meta") -> Any:
+    """transformers' ``model_class`` from ``config`` (a configuration object), in eval mode: the kit's
+    `archzoo.testing.build_model`, for the modules that name transformers (``T``) first."""
+    return testing.build_model(getattr(T, model_class), config, device=device)
 
 
 def n_params(model: Any) -> int:
@@ -71,10 +65,7 @@ def config_json_figures(T: Any, path: Any, model_class: str, seq_len: int) -> tu
     from torch.utils.flop_counter import FlopCounterMode
 
     config = T.AutoConfig.from_pretrained(str(path))
-    config._attn_implementation = "eager"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = getattr(T, model_class)(config).eval()
+    model = testing.build_model(getattr(T, model_class), config, device="cpu")
     model.requires_grad_(False)
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         model(input_ids=torch.ones(1, seq_len, dtype=torch.long))

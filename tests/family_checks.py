@@ -1,0 +1,159 @@
+"""What each model family's test module checks against transformers, written once: a family's module names its
+classes, configurations and keys, and these functions make the comparisons.
+
+Every expected figure is transformers' own: ``sum(p.numel() for p in model.parameters())`` of the class built by
+`archzoo.testing.build_model`, what ``torch.utils.flop_counter.FlopCounterMode`` reports for one eager forward pass
+of batch 1 (`transformers_models.forward_flops`, `transformers_models.config_json_figures`), the elements its cache
+holds after a forward pass, or the fields and classes its configuration and modeling modules declare.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from archzoo.architecture import parse_config
+from archzoo.errors import HFConfigError
+from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.host import PluginHost, get_host
+from archzoo.report import Report, make_report
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model
+from transformers_models import config_json_figures, forward_flops, n_params
+
+#: the sequence lengths a random configuration's FLOPs are checked at: one token, an odd length, a longer one
+RANDOM_SEQ_LENS = (1, 7, 16)
+
+
+def counter(architecture: str) -> Callable[..., Report]:
+    """``count(n=None, **config)``: the report of ``architecture`` with those configuration keys (validated as
+    ``--set`` validates them), at sequence length ``n`` (None: the configuration's own)."""
+
+    def count(n: int | None = None, **config: Any) -> Report:
+        arch = get_host().architecture(architecture)
+        return make_report(arch, parse_config(arch, config), n)
+
+    return count
+
+
+def write_json(folder: Path, data: Mapping[str, Any], name: str = "config.json") -> Path:
+    """``data`` written as ``folder/name`` (a config.json, unless named otherwise)."""
+    path = folder / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def table_of(host: PluginHost, model_type: str) -> Any:
+    """The `archzoo.hf_config.HFTable` the reader of ``model_type`` declares."""
+    return hf_table(host.hf_readers()[model_type].reader)
+
+
+def assert_defaults_are_transformers_defaults(
+    T: Any, count: Callable[..., Report], model_class: str, config_class: str, seq_lens: Iterable[int] = (1, 8)
+) -> None:
+    """The configuration's defaults count what ``model_class`` built from ``config_class()`` holds, and its FLOPs."""
+    model = build_model(model_class, getattr(T, config_class)())
+    assert count().params == n_params(model)
+    for n in seq_lens:
+        assert count(n).flops == forward_flops(model, n), n
+
+
+def assert_head_class_matches(
+    T: Any,
+    host: PluginHost,
+    architecture: str,
+    model_class: str,
+    config: Mapping[str, Any],
+    seq_lens: Iterable[int] = (3, 32),
+    *,
+    config_class: str | None = None,
+    device: str = "meta",
+) -> None:
+    """``config`` (with its ``head``) names ``transformers.<model_class>`` as its reference, and counts what that
+    class, built from the reference's keyword arguments, holds and computes at each of ``seq_lens``."""
+    count = counter(architecture)
+    report = count(**config)
+    ref = host.architecture(architecture).reference(report.config)
+    assert ref.target == f"transformers.{model_class}"
+    config_class = config_class or (ref.config_class or "").rpartition(".")[2]
+    model = build_model(model_class, getattr(T, config_class)(**ref.kwargs), device=device)  # type: ignore[arg-type]
+    assert report.params == n_params(model)
+    for n in seq_lens:
+        assert count(n, **config).flops == forward_flops(model, n), n
+
+
+def assert_random_config_matches(
+    host: PluginHost, architecture: str, config: Mapping[str, Any], seq_lens: Iterable[int] = RANDOM_SEQ_LENS
+) -> None:
+    """The kit's two checks of a configuration: block by block against the reference's submodules, and in total
+    (parameters, and FLOPs at each of ``seq_lens``)."""
+    arch = host.architecture(architecture)
+    assert_blocks_match_modules(arch, config)
+    assert_matches_reference(arch, config, seq_lens=seq_lens)
+
+
+def assert_kv_cache_matches(
+    T: Any, host: PluginHost, architecture: str, model_class: str, config: Mapping[str, Any], tokens: int = 5
+) -> None:
+    """The KV cache per token times ``tokens`` is the elements transformers' DynamicCache holds after one forward
+    pass of that many tokens on the CPU."""
+    import torch
+
+    report = counter(architecture)(**config)
+    ref = host.architecture(architecture).reference(report.config)
+    config_class = getattr(T, (ref.config_class or "").rpartition(".")[2])
+    model = build_model(model_class, config_class(**ref.kwargs), device="cpu")
+    with torch.no_grad():
+        cache = model(input_ids=torch.ones(1, tokens, dtype=torch.long), use_cache=True).past_key_values
+    held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
+    assert report.kv_cache_elements_per_token * tokens == held
+
+
+def assert_table_is_the_configuration_class(
+    T: Any, host: PluginHost, model_type: str, config_class: str, modeling_module: str, *, every_class: bool = True
+) -> Any:
+    """The reader's table has the configuration class's fields and defaults, AutoModel's class as its base, every
+    model class of ``modeling_module`` (``every_class``: none refused), and knows every key of a saved
+    configuration. Returns the table, for a family's further checks."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    table = table_of(host, model_type)
+    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
+    fields = {f.name: f.default for f in dataclasses.fields(getattr(T, config_class)) if f.name not in common}
+    assert dict(table.defaults) == fields
+    assert table.base_class == MODEL_MAPPING_NAMES[model_type]
+    if every_class:
+        module = importlib.import_module(modeling_module)
+        classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
+        assert set(table.classes) == classes  # every head class is counted: none refused
+    full = getattr(T, config_class)().to_dict()
+    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
+    assert set(full) - known == set()
+    return table
+
+
+def assert_config_json_matches(
+    T: Any, host: PluginHost, path: Path, classes: Iterable[str], seq_len: int = 9, *, label: Any = None
+) -> None:
+    """The config.json at ``path``, read as each of ``classes``, counts the parameters and FLOPs (at ``seq_len``)
+    transformers' class built from it by AutoConfig holds, and names that class as its reference."""
+    for model_class in classes:
+        reading = load_hf_config(path, host, hf_class=model_class)
+        report = make_report(reading.architecture, reading.config, seq_len)
+        figures = config_json_figures(T, path, model_class, seq_len)
+        assert (report.params, report.flops) == figures, (label, model_class)
+        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+
+
+def assert_unknown_rotary_type_refused(
+    host: PluginHost, folder: Path, model_type: str, base: Mapping[str, Any], config_class: str
+) -> None:
+    """A config.json whose rope_parameters name a type transformers does not build is refused, naming it."""
+    path = write_json(folder, {"model_type": model_type, **base, "rope_parameters": {"rope_type": "spiral"}})
+    with pytest.raises(HFConfigError, match=rf"rope_type \"spiral\" is not one transformers' {config_class} accepts"):
+        load_hf_config(path, host)
