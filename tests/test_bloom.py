@@ -15,7 +15,6 @@ import importlib
 import json
 import random
 import warnings
-from pathlib import Path
 
 import pytest
 import yaml
@@ -23,22 +22,21 @@ import yaml
 from archzoo.architecture import parse_config
 from archzoo.cli import main
 from archzoo.errors import ConfigError, HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.hf_config import COMMON_KEYS, load_hf_config
 from archzoo.report import make_report
-from transformers_models import build_model as hf_model
+from archzoo.testing import build_model
+from family_checks import (
+    assert_config_json_matches,
+    counter,
+    table_of,
+    write_json,
+)
 from transformers_models import config_json_figures, forward_flops, host_with, n_params
 
 pytestmark = pytest.mark.sweep
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("bloom")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("bloom")
-    return make_report(arch, parse_config(arch, config), n)
+count = counter("bloom")
 
 
 # ---- published configurations -----------------------------------------------------------------------------
@@ -63,23 +61,23 @@ def _bloom_kwargs(config: dict) -> dict:
 @pytest.mark.parametrize("model_id", PUBLISHED)
 def test_published_bloom_counts(host, model_id):
     config, expected = PUBLISHED[model_id]
-    assert count(host, **config).params == expected
+    assert count(**config).params == expected
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("model_id", PUBLISHED)
 def test_published_bloom_figures_are_transformers_own(T, model_id):
     config, expected = PUBLISHED[model_id]
-    assert n_params(hf_model(T, "BloomForCausalLM", T.BloomConfig(**_bloom_kwargs(config)))) == expected
+    assert n_params(build_model("BloomForCausalLM", T.BloomConfig(**_bloom_kwargs(config)))) == expected
 
 
 @pytest.mark.reference
 def test_published_shape_flops_at_several_lengths(T, host):
     """BLOOM-560m, whole, at a few lengths (the meta device makes this cheap)."""
     config, _ = PUBLISHED["bloom-560m"]
-    model = hf_model(T, "BloomForCausalLM", T.BloomConfig(**_bloom_kwargs(config)))
+    model = build_model("BloomForCausalLM", T.BloomConfig(**_bloom_kwargs(config)))
     for n in (1, 5, 64):
-        assert count(host, n, **config).flops == forward_flops(model, n), n
+        assert count(n, **config).flops == forward_flops(model, n), n
 
 
 # ---- random small configurations: parameters and FLOPs -----------------------------------------------------
@@ -103,10 +101,10 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(16)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_params_and_flops_equal_transformers(T, host, config):
-    report = count(host, **config)
+    report = count(**config)
     arch = host.architecture("bloom")
     ref = arch.reference(report.config)
-    model = hf_model(T, ref.target.rpartition(".")[2], T.BloomConfig(**ref.kwargs))
+    model = build_model(ref.target.rpartition(".")[2], T.BloomConfig(**ref.kwargs))
     assert report.params == n_params(model), (config, ref)
     for n in (1, 7, 16):
         assert make_report(arch, report.config, n).flops == forward_flops(model, n), (config, n)
@@ -114,25 +112,15 @@ def test_random_configs_params_and_flops_equal_transformers(T, host, config):
 
 def test_heads_must_divide_the_width(host):
     with pytest.raises(ConfigError, match=r"n_heads: d_model 100 is not divisible by n_heads 16"):
-        count(host, d_model=100)
+        count(d_model=100)
 
 
 def test_alibi_has_no_position_parameters(host):
-    embeddings = [path for path, _, block in count(host).root.walk() if block.kind == "embedding"]
+    embeddings = [path for path, _, block in count().root.walk() if block.kind == "embedding"]
     assert embeddings == ["bloom.token"]
 
 
 # ---- Hugging Face config.json: every key accounted for -----------------------------------------------------
-
-
-def _table(host):
-    return hf_table(host.hf_readers()["bloom"].reader)
-
-
-def _write(tmp_path: Path, data: dict) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(data))
-    return path
 
 
 @pytest.mark.reference
@@ -140,7 +128,7 @@ def test_table_equals_the_transformers_configuration_class(T, host):
     """Fields and defaults, aliases (attribute_map and n_embed), AutoModel's class, every model class."""
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
-    table = _table(host)
+    table = table_of(host, "bloom")
     common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
     fields = {f.name: f.default for f in dataclasses.fields(T.BloomConfig) if f.name not in common}
     assert dict(table.defaults) == fields
@@ -163,7 +151,7 @@ ALIASES = dict(num_hidden_layers=3, num_attention_heads=2, n_embed=36)
 
 @pytest.mark.reference
 def test_the_sweep_covers_every_key_and_alias(host):
-    table = _table(host)
+    table = table_of(host, "bloom")
     assert set(SWEEP) == set(table.read) and set(ALIASES) == set(table.aliases)
 
 
@@ -174,15 +162,11 @@ def test_the_sweep_covers_every_key_and_alias(host):
     ids=["(base)", *SWEEP, *(f"alias-{k}" for k in ALIASES), "(all keys)", "(all aliases)"],
 )
 def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = _write(tmp_path, {"model_type": "bloom", **BASE, **change})
+    path = write_json(tmp_path, {"model_type": "bloom", **BASE, **change})
     classes = ["BloomModel", "BloomForCausalLM"]
     if "num_labels" in change:
         classes = ["BloomForSequenceClassification", "BloomForTokenClassification"]
-    for model_class in classes:
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
-        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    assert_config_json_matches(T, host, path, classes, label=change)
 
 
 @pytest.mark.reference
@@ -202,8 +186,8 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         pretraining_tp=3,
         slow_but_exact=True,
     )
-    assert set(changed) <= set(_table(host).ignored)
-    path = _write(tmp_path, {"model_type": "bloom", **BASE, **changed})
+    assert set(changed) <= set(table_of(host, "bloom").ignored)
+    path = write_json(tmp_path, {"model_type": "bloom", **BASE, **changed})
     for model_class in ("BloomModel", "BloomForCausalLM"):
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 9)
@@ -241,12 +225,12 @@ def test_a_released_file_is_read_key_by_key(T, host, tmp_path, capsys):
         "use_cache": True,
         "vocab_size": 250880,
     }
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     assert main(["count", "--hf-config", str(path), "--hf-class", "auto", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["params"]["total"] == PUBLISHED["bloom-176b"][1]
     config = T.AutoConfig.from_pretrained(str(path))
-    assert n_params(hf_model(T, "BloomForCausalLM", config)) == PUBLISHED["bloom-176b"][1]
+    assert n_params(build_model("BloomForCausalLM", config)) == PUBLISHED["bloom-176b"][1]
 
 
 @pytest.mark.parametrize(
@@ -267,7 +251,7 @@ def test_a_released_file_is_read_key_by_key(T, host, tmp_path, capsys):
     ],
 )
 def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     with pytest.raises(HFConfigError) as info:
         load_hf_config(path, host, hf_class=hf_class)
     assert str(info.value) == message.format(path=path)
@@ -300,7 +284,7 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
     assert verification.target == f"transformers.{model_class}"
     assert verification.ok, verification.render()
     mapped = {row.path for row in verification.blocks}
-    leaves = {p for p, _, block in count(host, **config).root.walk() if not block.children}
+    leaves = {p for p, _, block in count(**config).root.walk() if not block.children}
     assert leaves - mapped == {"bloom.layers.layer.attention.scores"}  # the attention products hold no parameters
 
 

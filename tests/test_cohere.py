@@ -8,21 +8,23 @@ reports for one eager forward pass of batch 1, or the elements transformers' cac
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import json
 import random
-from pathlib import Path
 
 import pytest
 
-from archzoo.architecture import parse_config
-from archzoo.errors import ConfigError, HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
-from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as hf_model
-from transformers_models import config_json_figures, forward_flops, host_with, n_params
+from archzoo.errors import ConfigError
+from archzoo.testing import check_plugin
+from family_checks import (
+    assert_config_json_matches,
+    assert_defaults_are_transformers_defaults,
+    assert_kv_cache_matches,
+    assert_random_config_matches,
+    assert_table_is_the_configuration_class,
+    assert_unknown_rotary_type_refused,
+    counter,
+    table_of,
+    write_json,
+)
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -30,20 +32,7 @@ pytestmark = pytest.mark.sweep
 CLASSES = {"lm": "CohereForCausalLM", "none": "CohereModel"}
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("cohere")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("cohere")
-    return make_report(arch, parse_config(arch, config), n)
-
-
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
+count = counter("cohere")
 
 
 @pytest.mark.reference
@@ -54,10 +43,7 @@ def test_plugin_passes_check_plugin(host):
 @pytest.mark.reference
 def test_defaults_are_transformers_defaults(T, host):
     """The configuration's defaults are CohereConfig's (Command R): the same parameters and FLOPs."""
-    model = hf_model(T, "CohereForCausalLM", T.CohereConfig())
-    assert count(host).params == n_params(model)
-    for n in (1, 8):
-        assert count(host, n).flops == forward_flops(model, n), n
+    assert_defaults_are_transformers_defaults(T, count, "CohereForCausalLM", "CohereConfig")
 
 
 def _random_config(rng: random.Random) -> dict:
@@ -86,29 +72,19 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("cohere")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "cohere", config)
 
 
 @pytest.mark.reference
 def test_kv_cache_equals_what_transformers_caches(T, host):
-    import torch
-
-    report = count(host, vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
-    ref = host.architecture("cohere").reference(report.config)
-    model = hf_model(T, "CohereForCausalLM", T.CohereConfig(**ref.kwargs), device="cpu")
-    tokens = 5
-    with torch.no_grad():
-        cache = model(input_ids=torch.ones(1, tokens, dtype=torch.long), use_cache=True).past_key_values
-    held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
-    assert report.kv_cache_elements_per_token * tokens == held
+    config = dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
+    assert_kv_cache_matches(T, host, "cohere", "CohereForCausalLM", config)
 
 
 def test_qk_norm_weights_have_a_row_per_head(host):
     """use_qk_norm's LayerNorms hold a weight row per head: h d_h for queries, h_kv d_h for keys, no biases."""
-    base = count(host, vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16)
-    normed = count(host, vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
+    base = count(vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16)
+    normed = count(vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
     assert normed.params - base.params == 4 * 8 + 2 * 8
 
 
@@ -124,28 +100,14 @@ def test_qk_norm_weights_have_a_row_per_head(host):
 )
 def test_what_transformers_cannot_run_is_refused(host, config, message):
     with pytest.raises(ConfigError, match=message):
-        count(host, **config)
-
-
-def _table(host):
-    return hf_table(host.hf_readers()["cohere"].reader)
+        count(**config)
 
 
 @pytest.mark.reference
 def test_table_equals_the_transformers_configuration_class(T, host):
-    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
-
-    table = _table(host)
-    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
-    fields = {f.name: f.default for f in dataclasses.fields(T.CohereConfig) if f.name not in common}
-    assert dict(table.defaults) == fields
-    assert table.base_class == MODEL_MAPPING_NAMES["cohere"]
-    module = importlib.import_module("transformers.models.cohere.modeling_cohere")
-    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
-    assert set(table.classes) == classes
-    full = T.CohereConfig().to_dict()
-    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
-    assert set(full) - known == set()
+    assert_table_is_the_configuration_class(
+        T, host, "cohere", "CohereConfig", "transformers.models.cohere.modeling_cohere"
+    )
 
 
 BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
@@ -170,17 +132,14 @@ SWEEP = dict(
 
 @pytest.mark.reference
 def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(_table(host).read)
+    assert set(SWEEP) == set(table_of(host, "cohere").read)
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
 def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = _write(tmp_path, {"model_type": "cohere", **BASE, **change})
-    for model_class in CLASSES.values():
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
+    path = write_json(tmp_path, {"model_type": "cohere", **BASE, **change})
+    assert_config_json_matches(T, host, path, CLASSES.values(), label=change)
 
 
 @pytest.mark.reference
@@ -194,15 +153,10 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         bos_token_id=5,
         eos_token_id=6,
     )
-    assert set(changed) == set(_table(host).ignored)
-    path = _write(tmp_path, {"model_type": "cohere", **BASE, **changed})
-    for model_class in CLASSES.values():
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
+    assert set(changed) == set(table_of(host, "cohere").ignored)
+    path = write_json(tmp_path, {"model_type": "cohere", **BASE, **changed})
+    assert_config_json_matches(T, host, path, CLASSES.values())
 
 
 def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "cohere", **BASE, "rope_parameters": {"rope_type": "spiral"}})
-    with pytest.raises(HFConfigError, match=r"rope_type \"spiral\" is not one transformers' CohereConfig accepts"):
-        load_hf_config(path, host)
+    assert_unknown_rotary_type_refused(host, tmp_path, "cohere", BASE, "CohereConfig")

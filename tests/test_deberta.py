@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
 import random
-from pathlib import Path
 
 import pytest
 
-from archzoo.architecture import parse_config
 from archzoo.errors import ConfigError, HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.hf_config import COMMON_KEYS, load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as hf_model
-from transformers_models import config_json_figures, forward_flops, host_with, n_params
+from archzoo.testing import build_model, check_plugin
+from family_checks import (
+    assert_config_json_matches,
+    assert_random_config_matches,
+    counter,
+    table_of,
+    write_json,
+)
+from transformers_models import forward_flops, n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -38,20 +41,7 @@ CLASSES = {
 }
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("deberta")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("deberta")
-    return make_report(arch, parse_config(arch, config), n)
-
-
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
+count = counter("deberta")
 
 
 @pytest.mark.reference
@@ -111,16 +101,16 @@ def test_published_shapes_equal_transformers(T, host, tmp_path, model_id):
     shape, backbone = PUBLISHED[model_id]
     data = {**_V3_KEYS, **shape}
     del data["pooler_hidden_size"]
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     config = T.AutoConfig.from_pretrained(str(path))
-    model = hf_model(T, "DebertaV2Model", config)
+    model = build_model("DebertaV2Model", config)
     reading = load_hf_config(path, host, hf_class="DebertaV2Model")
     report = make_report(reading.architecture, reading.config, 16)
     assert report.params == n_params(model)
     # the relative-position bucketing reads values, so FLOPs are counted on the CPU, with a small token table
     # (the encoder's FLOPs do not depend on it: looking a token up is no matmul)
     config.vocab_size = 1000
-    small = hf_model(T, "DebertaV2Model", config, device="cpu")
+    small = build_model("DebertaV2Model", config, device="cpu")
     assert report.flops == forward_flops(small, 16)
     # the backbone within 2M of the README's figure (small's 44M is 1.1M above the count: see its registry entry)
     assert abs(report.non_embedding - backbone * 1_000_000) < 2_000_000
@@ -131,14 +121,14 @@ def test_published_shapes_equal_transformers(T, host, tmp_path, model_id):
 def test_every_head_class(T, host, head):
     config = dict(vocab_size=301, d_model=64, n_layers=2, n_heads=4, d_ff=96, position_buckets=8, head=head)
     config["num_labels"] = 2 if head == "question_answering" else 3
-    report = count(host, **config)
+    report = count(**config)
     ref = host.architecture("deberta").reference(report.config)
     assert ref.target == f"transformers.{CLASSES[head]}"
     # on the CPU: the relative-position bucketing reads values
-    model = hf_model(T, CLASSES[head], T.DebertaV2Config(**ref.kwargs), device="cpu")
+    model = build_model(CLASSES[head], T.DebertaV2Config(**ref.kwargs), device="cpu")
     assert report.params == n_params(model)
     for n in (3, 32):
-        assert count(host, n, **config).flops == forward_flops(model, n), n
+        assert count(n, **config).flops == forward_flops(model, n), n
 
 
 def _random_config(rng: random.Random) -> dict:
@@ -177,21 +167,19 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(16)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("deberta")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "deberta", config)
 
 
 def test_the_position_projections_cost_the_same_at_every_length(host):
     """Projecting the 2k position rows costs 2 · 2k · d · d per projection and layer whatever N is (here k = 8,
     d = 64, two shared projections, one layer); the c2p and p2c products grow with N."""
     config = dict(vocab_size=50, d_model=64, n_layers=1, n_heads=4, d_ff=8, position_buckets=8, head="none")
-    with_terms = {n: count(host, n, **config).flops for n in (4, 8)}
-    without = {n: count(host, n, **config, pos_att_type=()).flops for n in (4, 8)}
+    with_terms = {n: count(n, **config).flops for n in (4, 8)}
+    without = {n: count(n, **config, pos_att_type=()).flops for n in (4, 8)}
     shared_projections = 2 * (2 * 2 * 8 * 64 * 64)
     for n in (4, 8):
         assert with_terms[n] - without[n] == 2 * (2 * n * 2 * 8 * 64)  # c2p and p2c products
-    no_relative = count(host, 4, **config, relative_attention=False).flops
+    no_relative = count(4, **config, relative_attention=False).flops
     assert without[4] - no_relative == shared_projections
 
 
@@ -206,14 +194,10 @@ def test_the_position_projections_cost_the_same_at_every_length(host):
 )
 def test_what_transformers_cannot_run_is_refused(host, config, message):
     with pytest.raises(ConfigError, match=message):
-        count(host, **config)
+        count(**config)
 
 
 # ---- Hugging Face config.json: every key accounted for --------------------------------------------------
-
-
-def _table(host):
-    return hf_table(host.hf_readers()["deberta-v2"].reader)
 
 
 @pytest.mark.reference
@@ -221,7 +205,7 @@ def test_table_equals_the_transformers_configuration_class(T, host):
     """Fields and defaults, AutoModel's class, every model class counted or refused with a reason."""
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
-    table = _table(host)
+    table = table_of(host, "deberta-v2")
     common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
     fields = {f.name: f.default for f in dataclasses.fields(T.DebertaV2Config) if f.name not in common}
     assert dict(table.defaults) == fields
@@ -278,21 +262,17 @@ SWEEP = dict(
 
 @pytest.mark.reference
 def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(_table(host).read)
+    assert set(SWEEP) == set(table_of(host, "deberta-v2").read)
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
 def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = _write(tmp_path, {**BASE, **change})
+    path = write_json(tmp_path, {**BASE, **change})
     classes = ["DebertaV2Model", "DebertaV2ForMaskedLM"]
     if "num_labels" in change or "pooler" in next(iter(change), ""):
         classes = ["DebertaV2ForSequenceClassification", "DebertaV2ForTokenClassification"]
-    for model_class in classes:
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
-        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    assert_config_json_matches(T, host, path, classes, label=change)
 
 
 @pytest.mark.reference
@@ -310,12 +290,9 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         conv_groups=2,
         conv_act="gelu",
     )
-    assert set(changed) == set(_table(host).ignored)
-    path = _write(tmp_path, {**BASE, **changed})
-    for model_class in CLASSES.values():
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
+    assert set(changed) == set(table_of(host, "deberta-v2").ignored)
+    path = write_json(tmp_path, {**BASE, **changed})
+    assert_config_json_matches(T, host, path, CLASSES.values())
 
 
 @pytest.mark.parametrize(
@@ -326,6 +303,6 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
     ],
 )
 def test_what_archzoo_cannot_count_is_refused_saying_why(host, tmp_path, change, message):
-    path = _write(tmp_path, {**BASE, **change})
+    path = write_json(tmp_path, {**BASE, **change})
     with pytest.raises(HFConfigError, match=message):
         load_hf_config(path, host)

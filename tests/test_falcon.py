@@ -9,22 +9,29 @@ through archzoo's kit for plugin authors (`archzoo.testing`), as a third-party p
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
 import json
 import random
-from pathlib import Path
 
 import pytest
 
-from archzoo.architecture import parse_config
 from archzoo.cli import main
 from archzoo.errors import ConfigError, HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.hf_config import load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as hf_model
-from transformers_models import config_json_figures, forward_flops, host_with, n_params
+from archzoo.testing import build_model, check_plugin
+from family_checks import (
+    assert_config_json_matches,
+    assert_defaults_are_transformers_defaults,
+    assert_head_class_matches,
+    assert_kv_cache_matches,
+    assert_random_config_matches,
+    assert_table_is_the_configuration_class,
+    assert_unknown_rotary_type_refused,
+    counter,
+    table_of,
+    write_json,
+)
+from transformers_models import forward_flops, n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -38,20 +45,7 @@ CLASSES = {
 }
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("falcon")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("falcon")
-    return make_report(arch, parse_config(arch, config), n)
-
-
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
+count = counter("falcon")
 
 
 # ---- the kit's conformance checks and the defaults -------------------------------------------------------
@@ -66,10 +60,7 @@ def test_plugin_passes_check_plugin(host):
 @pytest.mark.reference
 def test_defaults_are_transformers_defaults(T, host):
     """The configuration's defaults are FalconConfig's (Falcon-7B): the same parameters and FLOPs."""
-    model = hf_model(T, "FalconForCausalLM", T.FalconConfig())
-    assert count(host).params == n_params(model)
-    for n in (1, 8):
-        assert count(host, n).flops == forward_flops(model, n), n
+    assert_defaults_are_transformers_defaults(T, count, "FalconForCausalLM", "FalconConfig")
 
 
 # ---- the published shapes --------------------------------------------------------------------------------
@@ -112,8 +103,8 @@ _HUB_KEYS = dict(
 def test_published_shapes_equal_transformers(T, host, tmp_path, model_id, capsys):
     """Each shape, read by `archzoo count --hf-config`, against the class transformers builds from the same file
     (AutoConfig), on the meta device: parameters, and FLOPs at two lengths."""
-    path = _write(tmp_path, {**_HUB_KEYS, **PUBLISHED[model_id]})
-    model = hf_model(T, "FalconForCausalLM", T.AutoConfig.from_pretrained(str(path)))
+    path = write_json(tmp_path, {**_HUB_KEYS, **PUBLISHED[model_id]})
+    model = build_model("FalconForCausalLM", T.AutoConfig.from_pretrained(str(path)))
     assert main(["count", "--hf-config", str(path), "--hf-class", "auto", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["params"]["total"] == n_params(model)
@@ -129,13 +120,7 @@ def test_every_head_class_of_the_40b_layout(T, host, head):
     transformers has for falcon: parameters and FLOPs."""
     config = dict(vocab_size=301, d_model=64, n_layers=2, n_heads=8, n_kv_heads=2, new_decoder_architecture=True)
     config |= dict(head=head, num_labels=3)
-    report = count(host, **config)
-    ref = host.architecture("falcon").reference(report.config)
-    assert ref.target == f"transformers.{CLASSES[head]}"
-    model = hf_model(T, CLASSES[head], T.FalconConfig(**ref.kwargs))
-    assert report.params == n_params(model)
-    for n in (3, 32):
-        assert count(host, n, **config).flops == forward_flops(model, n), n
+    assert_head_class_matches(T, host, "falcon", CLASSES[head], config, (3, 32))
 
 
 # ---- random small configurations: parameters and FLOPs, block by block ----------------------------------
@@ -173,9 +158,7 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(16)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("falcon")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "falcon", config)
 
 
 @pytest.mark.reference
@@ -192,17 +175,8 @@ def test_random_configs_equal_transformers(host, config):
 def test_kv_cache_equals_what_transformers_caches(T, host, layout):
     """The elements transformers' DynamicCache holds after one forward pass on the CPU: the new decoder
     architecture's keys and values after they are broadcast to every query head."""
-    import torch
-
     config = dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, **layout)
-    report = count(host, **config)
-    ref = host.architecture("falcon").reference(report.config)
-    model = hf_model(T, "FalconForCausalLM", T.FalconConfig(**ref.kwargs), device="cpu")
-    tokens = 5
-    with torch.no_grad():
-        cache = model(input_ids=torch.ones(1, tokens, dtype=torch.long), use_cache=True).past_key_values
-    held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
-    assert report.kv_cache_elements_per_token * tokens == held
+    assert_kv_cache_matches(T, host, "falcon", "FalconForCausalLM", config)
 
 
 # ---- refusals of what transformers cannot run --------------------------------------------------------------
@@ -221,7 +195,7 @@ def test_kv_cache_equals_what_transformers_caches(T, host, layout):
 )
 def test_what_transformers_cannot_run_is_refused(host, config, message):
     with pytest.raises(ConfigError, match=message):
-        count(host, **config)
+        count(**config)
 
 
 @pytest.mark.reference
@@ -248,7 +222,7 @@ def test_refused_layouts_fail_in_transformers_too(T, config):
         num_ln_in_parallel_attn=config.get("num_norms"),
     )
     with pytest.raises(Exception):  # noqa: B017 - an AttributeError, an UnboundLocalError or a shape error
-        model = hf_model(T, "FalconModel", T.FalconConfig(**kwargs), device="cpu")
+        model = build_model("FalconModel", T.FalconConfig(**kwargs), device="cpu")
         with torch.no_grad():
             model(input_ids=torch.ones(1, 3, dtype=torch.long))
 
@@ -259,7 +233,7 @@ def test_the_layout_changes_the_fused_projection(host):
     d_h = d // h
 
     def qkv(**layout):
-        report = count(host, d_model=d, n_heads=h, bias=False, **layout)
+        report = count(d_model=d, n_heads=h, bias=False, **layout)
         return next(b for p, _, b in report.root.walk() if p.endswith("qkv_proj")).params.evaluate()
 
     assert qkv(multi_query=True) == d * (d + 2 * d_h)
@@ -270,26 +244,12 @@ def test_the_layout_changes_the_fused_projection(host):
 # ---- Hugging Face config.json: every key accounted for --------------------------------------------------
 
 
-def _table(host):
-    return hf_table(host.hf_readers()["falcon"].reader)
-
-
 @pytest.mark.reference
 def test_table_equals_the_transformers_configuration_class(T, host):
     """Fields and defaults, AutoModel's class, every model class; every key of a saved config known."""
-    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
-
-    table = _table(host)
-    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
-    fields = {f.name: f.default for f in dataclasses.fields(T.FalconConfig) if f.name not in common}
-    assert dict(table.defaults) == fields
-    assert table.base_class == MODEL_MAPPING_NAMES["falcon"]
-    module = importlib.import_module("transformers.models.falcon.modeling_falcon")
-    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
-    assert set(table.classes) == classes  # every head class is counted: none refused
-    full = T.FalconConfig().to_dict()
-    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
-    assert set(full) - known == set()
+    assert_table_is_the_configuration_class(
+        T, host, "falcon", "FalconConfig", "transformers.models.falcon.modeling_falcon"
+    )
 
 
 BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4)
@@ -317,7 +277,7 @@ SWEEP = dict(
 
 @pytest.mark.reference
 def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(_table(host).read)
+    assert set(SWEEP) == set(table_of(host, "falcon").read)
 
 
 @pytest.mark.reference
@@ -332,15 +292,11 @@ def test_the_sweep_covers_every_key(host):
     ids=["(base)", *SWEEP, "new-one-norm", "new-alibi-bias"],
 )
 def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = _write(tmp_path, {"model_type": "falcon", **BASE, **change})
+    path = write_json(tmp_path, {"model_type": "falcon", **BASE, **change})
     classes = ["FalconModel", "FalconForCausalLM"]
     if "num_labels" in change:
         classes = list(CLASSES.values())[2:]
-    for model_class in classes:
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
-        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    assert_config_json_matches(T, host, path, classes, label=change)
 
 
 @pytest.mark.reference
@@ -348,7 +304,7 @@ def test_n_embed_is_read_as_the_width(T, host, tmp_path):
     """FalconConfig takes a legacy n_embed argument for hidden_size."""
     data = {"model_type": "falcon", **BASE}
     data["n_embed"] = data.pop("hidden_size")
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     assert load_hf_config(path, host).config.d_model == T.AutoConfig.from_pretrained(str(path)).hidden_size
 
 
@@ -366,18 +322,13 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         eos_token_id=6,
         pad_token_id=7,
     )
-    assert set(changed) == set(_table(host).ignored)
-    path = _write(tmp_path, {"model_type": "falcon", **BASE, **changed})
-    for model_class in CLASSES.values():
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
+    assert set(changed) == set(table_of(host, "falcon").ignored)
+    path = write_json(tmp_path, {"model_type": "falcon", **BASE, **changed})
+    assert_config_json_matches(T, host, path, CLASSES.values())
 
 
 def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "falcon", **BASE, "rope_parameters": {"rope_type": "spiral"}})
-    with pytest.raises(HFConfigError, match=r"rope_type \"spiral\" is not one transformers' FalconConfig accepts"):
-        load_hf_config(path, host)
+    assert_unknown_rotary_type_refused(host, tmp_path, "falcon", BASE, "FalconConfig")
 
 
 @pytest.mark.reference
@@ -386,9 +337,9 @@ def test_a_partial_rotation_transformers_cannot_run_is_refused(T, host, tmp_path
     import torch
 
     rope = {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0, "partial_rotary_factor": 0.5}
-    path = _write(tmp_path, {"model_type": "falcon", **BASE, "rope_parameters": rope})
+    path = write_json(tmp_path, {"model_type": "falcon", **BASE, "rope_parameters": rope})
     with pytest.raises(HFConfigError, match=r"partial_rotary_factor 0.5 with rope_type linear"):
         load_hf_config(path, host)
-    model = hf_model(T, "FalconModel", T.AutoConfig.from_pretrained(str(path)), device="cpu")
+    model = build_model("FalconModel", T.AutoConfig.from_pretrained(str(path)), device="cpu")
     with pytest.raises(RuntimeError), torch.no_grad():
         model(input_ids=torch.ones(1, 3, dtype=torch.long))

@@ -11,19 +11,24 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import json
 import random
-from pathlib import Path
 
 import pytest
 
-from archzoo.architecture import parse_config
 from archzoo.errors import ConfigError, HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.hf_config import COMMON_KEYS, load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as hf_model
-from transformers_models import config_json_figures, forward_flops, host_with, n_params
+from archzoo.testing import build_model, check_plugin
+from family_checks import (
+    assert_config_json_matches,
+    assert_defaults_are_transformers_defaults,
+    assert_head_class_matches,
+    assert_random_config_matches,
+    counter,
+    table_of,
+    write_json,
+)
+from transformers_models import config_json_figures, forward_flops, n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -37,20 +42,7 @@ CLASSES = {
 }
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("modernbert")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("modernbert")
-    return make_report(arch, parse_config(arch, config), n)
-
-
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
+count = counter("modernbert")
 
 
 @pytest.mark.reference
@@ -62,10 +54,7 @@ def test_plugin_passes_check_plugin(host):
 @pytest.mark.reference
 def test_defaults_are_transformers_defaults(T, host):
     """The configuration's defaults are ModernBertConfig's (ModernBERT-base): the same parameters and FLOPs."""
-    model = hf_model(T, "ModernBertForMaskedLM", T.ModernBertConfig())
-    assert count(host).params == n_params(model)
-    for n in (1, 8):
-        assert count(host, n).flops == forward_flops(model, n), n
+    assert_defaults_are_transformers_defaults(T, count, "ModernBertForMaskedLM", "ModernBertConfig")
 
 
 #: The model cards of answerdotai/ModernBERT-base and -large (Warner et al. 2024, arXiv:2412.13663) print
@@ -83,12 +72,12 @@ PUBLISHED = {
 @pytest.mark.parametrize("model_id", PUBLISHED)
 def test_published_shapes(T, host, model_id):
     shape, printed = PUBLISHED[model_id]
-    report = count(host, **shape)
+    report = count(**shape)
     ref = host.architecture("modernbert").reference(report.config)
-    model = hf_model(T, "ModernBertForMaskedLM", T.ModernBertConfig(**ref.kwargs))
+    model = build_model("ModernBertForMaskedLM", T.ModernBertConfig(**ref.kwargs))
     assert report.params == n_params(model)
     assert report.params // 1_000_000 * 1_000_000 == printed
-    assert count(host, 16, **shape).flops == forward_flops(model, 16)
+    assert count(16, **shape).flops == forward_flops(model, 16)
 
 
 @pytest.mark.reference
@@ -96,13 +85,7 @@ def test_published_shapes(T, host, model_id):
 def test_every_head_class(T, host, head):
     config = dict(vocab_size=301, d_model=64, n_layers=4, n_heads=4, d_ff=96, head=head)
     config["num_labels"] = 2 if head == "question_answering" else 3
-    report = count(host, **config)
-    ref = host.architecture("modernbert").reference(report.config)
-    assert ref.target == f"transformers.{CLASSES[head]}"
-    model = hf_model(T, CLASSES[head], T.ModernBertConfig(**ref.kwargs))
-    assert report.params == n_params(model)
-    for n in (3, 32):
-        assert count(host, n, **config).flops == forward_flops(model, n), n
+    assert_head_class_matches(T, host, "modernbert", CLASSES[head], config, (3, 32))
 
 
 def _random_config(rng: random.Random) -> dict:
@@ -133,9 +116,7 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("modernbert")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "modernbert", config)
 
 
 @pytest.mark.parametrize(
@@ -149,12 +130,12 @@ def test_random_configs_equal_transformers(host, config):
 )
 def test_what_transformers_cannot_run_is_refused(host, config, message):
     with pytest.raises(ConfigError, match=message):
-        count(host, **config)
+        count(**config)
 
 
 def test_the_first_layer_has_no_attention_norm(host):
     """ModernBERT's first layer reads the normalised embedding: one LayerNorm fewer than L pairs."""
-    report = count(host, n_layers=3)
+    report = count(n_layers=3)
     norms = [path for path, _, block in report.root.walk() if block.kind == "layer_norm" and "layers" in path]
     assert sorted(p.rsplit(".", 1)[-1] for p in norms) == ["attention_norm", "mlp_norm", "mlp_norm"]
 
@@ -162,16 +143,12 @@ def test_the_first_layer_has_no_attention_norm(host):
 # ---- Hugging Face config.json: every key accounted for --------------------------------------------------
 
 
-def _table(host):
-    return hf_table(host.hf_readers()["modernbert"].reader)
-
-
 @pytest.mark.reference
 def test_table_equals_the_transformers_configuration_class(T, host):
     """Fields and defaults, AutoModel's class, every model class counted or refused with a reason."""
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
-    table = _table(host)
+    table = table_of(host, "modernbert")
     common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
     fields = {f.name: f.default for f in dataclasses.fields(T.ModernBertConfig) if f.name not in common}
     assert dict(table.defaults) == fields
@@ -212,21 +189,17 @@ SWEEP = dict(
 
 @pytest.mark.reference
 def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(_table(host).read)
+    assert set(SWEEP) == set(table_of(host, "modernbert").read)
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
 def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = _write(tmp_path, {"model_type": "modernbert", **BASE, **change})
+    path = write_json(tmp_path, {"model_type": "modernbert", **BASE, **change})
     classes = ["ModernBertModel", "ModernBertForMaskedLM"]
     if "num_labels" in change:
         classes = ["ModernBertForSequenceClassification", "ModernBertForTokenClassification"]
-    for model_class in classes:
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
-        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    assert_config_json_matches(T, host, path, classes, label=change)
 
 
 @pytest.mark.reference
@@ -259,14 +232,11 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         reference_compile=True,
         repad_logits_with_grad=False,
     )
-    assert set(changed) == set(_table(host).ignored)
+    assert set(changed) == set(table_of(host, "modernbert").ignored)
     data = {"model_type": "modernbert", **BASE, **changed}
     del data["rope_parameters"]  # the released files give the thetas as global/local_rope_theta instead
-    path = _write(tmp_path, data)
-    for model_class in CLASSES.values():
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
+    path = write_json(tmp_path, data)
+    assert_config_json_matches(T, host, path, CLASSES.values())
 
 
 @pytest.mark.reference
@@ -277,19 +247,19 @@ def test_rotary_settings_per_layer_type_are_read(T, host, tmp_path):
         "full_attention": {"rope_type": "default", "rope_theta": 500.0},
         "sliding_attention": {"rope_type": "default", "rope_theta": 50.0},
     }
-    path = _write(tmp_path, {"model_type": "modernbert", **BASE, "rope_parameters": rope})
+    path = write_json(tmp_path, {"model_type": "modernbert", **BASE, "rope_parameters": rope})
     reading = load_hf_config(path, host, hf_class="ModernBertModel")
     report = make_report(reading.architecture, reading.config, 9)
     assert (report.params, report.flops) == config_json_figures(T, path, "ModernBertModel", 9)
 
 
 def test_sparse_prediction_is_refused_saying_why(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "modernbert", **BASE, "sparse_prediction": True})
+    path = write_json(tmp_path, {"model_type": "modernbert", **BASE, "sparse_prediction": True})
     with pytest.raises(HFConfigError, match=r"sparse_prediction"):
         load_hf_config(path, host)
 
 
 def test_multiple_choice_is_refused_saying_why(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "modernbert", **BASE})
+    path = write_json(tmp_path, {"model_type": "modernbert", **BASE})
     with pytest.raises(HFConfigError, match=r"batch of choices"):
         load_hf_config(path, host, hf_class="ModernBertForMultipleChoice")

@@ -24,9 +24,17 @@ from archzoo.cli import main
 from archzoo.errors import ConfigError, HFConfigError
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as hf_model
-from transformers_models import config_json_figures, forward_flops, host_with, n_params
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model, check_plugin
+from family_checks import (
+    assert_config_json_matches,
+    assert_defaults_are_transformers_defaults,
+    assert_head_class_matches,
+    assert_random_config_matches,
+    counter,
+    table_of,
+    write_json,
+)
+from transformers_models import forward_flops, host_with, n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -41,14 +49,7 @@ CLASSES = {
 }
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("neox")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("neox")
-    return make_report(arch, parse_config(arch, config), n)
+count = counter("neox")
 
 
 # ---- the kit's conformance checks and the defaults -------------------------------------------------------
@@ -63,10 +64,7 @@ def test_plugin_passes_check_plugin(host):
 @pytest.mark.reference
 def test_defaults_are_transformers_defaults(T, host):
     """The configuration's defaults are GPTNeoXConfig's (GPT-NeoX-20B): the same parameters and FLOPs."""
-    model = hf_model(T, "GPTNeoXForCausalLM", T.GPTNeoXConfig())
-    assert count(host).params == n_params(model)
-    for n in (1, 8):
-        assert count(host, n).flops == forward_flops(model, n), n
+    assert_defaults_are_transformers_defaults(T, count, "GPTNeoXForCausalLM", "GPTNeoXConfig")
 
 
 # ---- published configurations ----------------------------------------------------------------------------
@@ -154,19 +152,13 @@ PYTHIA_NON_EMBEDDING = {
 }
 
 
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
-
-
 @pytest.mark.reference
 @pytest.mark.parametrize("model_id", PUBLISHED)
 def test_published_files_equal_transformers(T, host, tmp_path, model_id, capsys):
     """Each published file, read by `archzoo count --hf-config` as written, against the class transformers builds
     from the same file (AutoConfig), on the meta device: parameters, and FLOPs at two lengths."""
-    path = _write(tmp_path, PUBLISHED[model_id])
-    model = hf_model(T, "GPTNeoXForCausalLM", T.AutoConfig.from_pretrained(str(path)))
+    path = write_json(tmp_path, PUBLISHED[model_id])
+    model = build_model("GPTNeoXForCausalLM", T.AutoConfig.from_pretrained(str(path)))
     assert main(["count", "--hf-config", str(path), "--hf-class", "auto", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["params"]["total"] == n_params(model)
@@ -178,7 +170,7 @@ def test_published_files_equal_transformers(T, host, tmp_path, model_id, capsys)
 @pytest.mark.parametrize("model_id", PYTHIA_NON_EMBEDDING)
 def test_pythia_non_embedding_counts_are_table_1s(host, tmp_path, model_id):
     """Pythia's Table 1 prints each model's parameters less its two embedding matrices, to the parameter."""
-    reading = load_hf_config(_write(tmp_path, PUBLISHED[model_id]), host, hf_class="GPTNeoXForCausalLM")
+    reading = load_hf_config(write_json(tmp_path, PUBLISHED[model_id]), host, hf_class="GPTNeoXForCausalLM")
     config = reading.config
     embeddings = 2 * config.vocab_size * config.d_model  # embed_in and the untied embed_out
     assert make_report(reading.architecture, config).params - embeddings == PYTHIA_NON_EMBEDDING[model_id]
@@ -189,13 +181,7 @@ def test_pythia_non_embedding_counts_are_table_1s(host, tmp_path, model_id):
 def test_every_head_class_of_a_published_shape(T, host, head):
     """Pythia-160M's shape (Table 1) under every head class transformers has for gpt_neox: parameters and FLOPs."""
     config = dict(vocab_size=50304, d_model=768, n_layers=12, n_heads=12, d_ff=3072, head=head, num_labels=3)
-    report = count(host, **config)
-    ref = host.architecture("neox").reference(report.config)
-    assert ref.target == f"transformers.{CLASSES[head]}"
-    model = hf_model(T, CLASSES[head], T.GPTNeoXConfig(**ref.kwargs))
-    assert report.params == n_params(model)
-    for n in (3, 32):
-        assert count(host, n, **config).flops == forward_flops(model, n), n
+    assert_head_class_matches(T, host, "neox", CLASSES[head], config, (3, 32))
 
 
 # ---- random small configurations: parameters and FLOPs, block by block ----------------------------------
@@ -225,40 +211,34 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(16)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("neox")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "neox", config)
 
 
-def test_options_that_change_no_count(host):
+def test_options_that_change_no_count():
     """Parallel or sequential residual and the rotary fraction change no module and no matmul (the random
     configurations above check both settings against transformers)."""
-    base = count(host, 64, vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=40)
+    base = count(64, vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=40)
     for change in (dict(parallel_residual=False), dict(rotary_fraction=1.0)):
-        other = count(host, 64, vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=40, **change)
+        other = count(64, vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=40, **change)
         assert (other.params, other.flops) == (base.params, base.flops), change
 
 
 def test_heads_must_divide_the_width(host):
     with pytest.raises(ConfigError, match=r"n_heads: d_model 100 is not divisible by n_heads 16"):
-        count(host, d_model=100, n_heads=16)
+        count(d_model=100, n_heads=16)
 
 
 def test_an_activation_with_parameters_is_refused(host):
     with pytest.raises(ConfigError, match=r"activation: prelu is a module with learned parameters"):
-        count(host, activation="prelu")
+        count(activation="prelu")
 
 
 def test_rotary_positions_have_no_parameters(host):
-    embeddings = [path for path, _, block in count(host).root.walk() if block.kind == "embedding"]
+    embeddings = [path for path, _, block in count().root.walk() if block.kind == "embedding"]
     assert embeddings == ["neox.token"]
 
 
 # ---- Hugging Face config.json: every key accounted for --------------------------------------------------
-
-
-def _table(host):
-    return hf_table(host.hf_readers()["gpt_neox"].reader)
 
 
 @pytest.mark.reference
@@ -266,7 +246,7 @@ def test_table_equals_the_transformers_configuration_class(T, host):
     """Fields and defaults, aliases, AutoModel's class, every model class; every key of a saved config known."""
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
-    table = _table(host)
+    table = table_of(host, "gpt_neox")
     common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
     fields = {f.name: f.default for f in dataclasses.fields(T.GPTNeoXConfig) if f.name not in common}
     assert dict(table.defaults) == fields
@@ -289,7 +269,7 @@ def test_the_files_extra_keys_are_read_by_no_module(T, host):
 
     for module in ("modeling_gpt_neox", "configuration_gpt_neox"):
         source = inspect.getsource(importlib.import_module(f"transformers.models.gpt_neox.{module}"))
-        extra = set(_table(host).ignored) - set(_table(host).defaults)
+        extra = set(table_of(host, "gpt_neox").ignored) - set(table_of(host, "gpt_neox").defaults)
         assert extra == {"attention_probs_dropout_prob", "hidden_dropout_prob"}
         for key in extra:
             assert key not in source, (module, key)
@@ -315,7 +295,7 @@ SWEEP = dict(
 
 @pytest.mark.reference
 def test_the_sweep_covers_every_key(host):
-    table = _table(host)
+    table = table_of(host, "gpt_neox")
     assert set(SWEEP) == set(table.read)
 
 
@@ -326,15 +306,11 @@ def test_the_sweep_covers_every_key(host):
     ids=["(base)", *SWEEP, "(all keys)"],
 )
 def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = _write(tmp_path, {"model_type": "gpt_neox", **BASE, **change})
+    path = write_json(tmp_path, {"model_type": "gpt_neox", **BASE, **change})
     classes = ["GPTNeoXModel", "GPTNeoXForCausalLM"]
     if "num_labels" in change:
         classes = list(CLASSES.values())[2:]
-    for model_class in classes:
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
-        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    assert_config_json_matches(T, host, path, classes, label=change)
 
 
 @pytest.mark.reference
@@ -347,7 +323,7 @@ def test_rotary_fraction_is_read_as_transformers_resolves_it(T, host, tmp_path):
         {"rotary_pct": 1.0, "rope_scaling": {"rope_type": "linear", "factor": 2.0}},
     ]
     for i, extra in enumerate(files):
-        path = _write(tmp_path, {"model_type": "gpt_neox", **BASE, **extra}, f"config{i}.json")
+        path = write_json(tmp_path, {"model_type": "gpt_neox", **BASE, **extra}, f"config{i}.json")
         expected = T.AutoConfig.from_pretrained(str(path)).rope_parameters["partial_rotary_factor"]
         assert load_hf_config(path, host).config.rotary_fraction == expected, extra
 
@@ -360,7 +336,7 @@ def test_rotary_fraction_is_read_as_transformers_resolves_it(T, host, tmp_path):
     "the file (with 0.25): a refusal of a file transformers accepts, in hf_config",
 )
 def test_a_top_level_partial_rotary_factor_is_not_gpt_neoxs(T, host, tmp_path):
-    path = _write(tmp_path, {"model_type": "gpt_neox", **BASE, "partial_rotary_factor": 0.75})
+    path = write_json(tmp_path, {"model_type": "gpt_neox", **BASE, "partial_rotary_factor": 0.75})
     expected = T.AutoConfig.from_pretrained(str(path)).rope_parameters["partial_rotary_factor"]
     assert load_hf_config(path, host).config.rotary_fraction == expected
 
@@ -383,12 +359,11 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         attention_probs_dropout_prob=0.1,
         hidden_dropout_prob=0.1,
     )
-    assert set(changed) == set(_table(host).ignored)
-    path = _write(tmp_path, {"model_type": "gpt_neox", **BASE, **changed, "rotary_emb_base": 500, "rotary_pct": 0.5})
-    for model_class in CLASSES.values():
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
+    assert set(changed) == set(table_of(host, "gpt_neox").ignored)
+    path = write_json(
+        tmp_path, {"model_type": "gpt_neox", **BASE, **changed, "rotary_emb_base": 500, "rotary_pct": 0.5}
+    )
+    assert_config_json_matches(T, host, path, CLASSES.values())
 
 
 @pytest.mark.parametrize(
@@ -416,7 +391,7 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
     ],
 )
 def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     with pytest.raises(HFConfigError) as info:
         load_hf_config(path, host, hf_class=hf_class)
     assert str(info.value) == message.format(path=path)
@@ -451,7 +426,7 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
     assert verification.target == f"transformers.{CLASSES[config.get('head', 'lm')]}"
     assert verification.ok, verification.render()
     mapped = {row.path for row in verification.blocks}
-    leaves = {p for p, _, block in count(host, **config).root.walk() if not block.children}
+    leaves = {p for p, _, block in count(**config).root.walk() if not block.children}
     assert leaves - mapped == {"neox.layers.layer.attention.scores"}  # the attention products hold no parameters
 
 
@@ -563,7 +538,7 @@ def test_other_defaults_are_transformers_defaults(T, host, name):
     arch = host.architecture(name)
     config = parse_config(arch, {})
     kwargs = arch.reference(config).kwargs if name == "phi" else {}
-    model = hf_model(T, classes["lm"], getattr(T, config_class)(**kwargs))
+    model = build_model(classes["lm"], getattr(T, config_class)(**kwargs))
     assert make_report(arch, config).params == n_params(model)
     for n in (1, 8):
         assert make_report(arch, config, n).flops == forward_flops(model, n), n
@@ -573,9 +548,9 @@ def test_other_defaults_are_transformers_defaults(T, host, name):
 @pytest.mark.parametrize("model_id", PUBLISHED_OTHERS)
 def test_other_published_files_equal_transformers(T, host, tmp_path, model_id, capsys):
     data = PUBLISHED_OTHERS[model_id]
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     model_class = data["architectures"][0]
-    model = hf_model(T, model_class, T.AutoConfig.from_pretrained(str(path)))
+    model = build_model(model_class, T.AutoConfig.from_pretrained(str(path)))
     assert main(["count", "--hf-config", str(path), "--hf-class", "auto", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["params"]["total"] == n_params(model)
     reading = load_hf_config(path, host, hf_class=model_class)
@@ -737,12 +712,8 @@ def test_other_sweeps_cover_every_key(host, name):
 )
 def test_other_keys_against_transformers(T, host, tmp_path, name, change):
     model_type, _, classes = FAMILIES[name]
-    path = _write(tmp_path, {"model_type": model_type, **OTHER_BASE[name], **change})
-    for model_class in classes.values():
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
-        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    path = write_json(tmp_path, {"model_type": model_type, **OTHER_BASE[name], **change})
+    assert_config_json_matches(T, host, path, classes.values(), label=change)
 
 
 @pytest.mark.reference
@@ -780,11 +751,8 @@ def test_other_ignored_keys_change_no_figure(T, host, tmp_path, name):
     }[name]
     model_type, _, classes = FAMILIES[name]
     assert set(changed) == set(hf_table(host.hf_readers()[model_type].reader).ignored)
-    path = _write(tmp_path, {"model_type": model_type, **OTHER_BASE[name], **changed})
-    for model_class in classes.values():
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
+    path = write_json(tmp_path, {"model_type": model_type, **OTHER_BASE[name], **changed})
+    assert_config_json_matches(T, host, path, classes.values())
 
 
 @pytest.mark.reference
@@ -794,8 +762,7 @@ def test_gptj_refuses_what_its_forward_pass_cannot_run(T):
     import torch
 
     for rotary_dim in (7, 14):
-        model = hf_model(
-            T,
+        model = build_model(
             "GPTJModel",
             T.GPTJConfig(vocab_size=50, n_embd=48, n_head=4, n_layer=1, rotary_dim=rotary_dim),
             device="cpu",
@@ -807,8 +774,7 @@ def test_gptj_refuses_what_its_forward_pass_cannot_run(T):
             match=rf"rotary_dim: GPT-J turns channel pairs of each 12-wide head, and its forward pass fails for {rotary_dim}; choose an even number from 2 to 12",
         ):
             parse_config(host_with("gptj").architecture("gptj"), dict(d_model=48, n_heads=4, rotary_dim=rotary_dim))
-    model = hf_model(
-        T,
+    model = build_model(
         "GPTJModel",
         T.GPTJConfig(vocab_size=50, n_embd=48, n_head=4, n_layer=1, rotary_dim=6, n_positions=16),
         device="cpu",
@@ -825,8 +791,7 @@ def test_gptj_refuses_what_its_forward_pass_cannot_run(T):
 def test_gptj_question_answering_runs_with_two_labels_only(T):
     import torch
 
-    model = hf_model(
-        T,
+    model = build_model(
         "GPTJForQuestionAnswering",
         T.GPTJConfig(vocab_size=50, n_embd=48, n_head=4, n_layer=1, rotary_dim=6, num_labels=3),
         device="cpu",
@@ -846,8 +811,7 @@ def test_odd_rotary_channels_are_refused_where_transformers_fails(T, host):
 
     ids = torch.zeros(1, 5, dtype=torch.long)
     phi = dict(vocab_size=50, hidden_size=48, num_hidden_layers=1, num_attention_heads=4, pad_token_id=None)
-    model = hf_model(
-        T,
+    model = build_model(
         "PhiModel",
         T.PhiConfig(**phi, rope_parameters={"rope_type": "default", "partial_rotary_factor": 0.25}),
         device="cpu",
@@ -859,14 +823,14 @@ def test_odd_rotary_channels_are_refused_where_transformers_fails(T, host):
     ):
         parse_config(host.architecture("phi"), dict(d_model=48, n_heads=4, rotary_fraction=0.25))
     neox = dict(vocab_size=50, hidden_size=12, num_hidden_layers=1, num_attention_heads=4, intermediate_size=8)
-    model = hf_model(T, "GPTNeoXModel", T.GPTNeoXConfig(**neox, rotary_pct=1.0), device="cpu")
+    model = build_model("GPTNeoXModel", T.GPTNeoXConfig(**neox, rotary_pct=1.0), device="cpu")
     with pytest.raises(RuntimeError):
         model(input_ids=ids)  # 3 rotary channels of 3
     with pytest.raises(
         ConfigError, match=r"rotary_fraction: 1.0 of a 3-wide head \(d_model / n_heads\) is 3 channels, an odd number"
     ):
         parse_config(host.architecture("neox"), dict(d_model=12, n_heads=4, rotary_fraction=1.0))
-    model = hf_model(T, "GPTNeoXModel", T.GPTNeoXConfig(**neox, rotary_pct=0.34), device="cpu")
+    model = build_model("GPTNeoXModel", T.GPTNeoXConfig(**neox, rotary_pct=0.34), device="cpu")
     model(input_ids=ids)  # 1 rotary channel of 3 turns 2: it runs, and archzoo counts it (random configs above)
     assert parse_config(host.architecture("neox"), dict(d_model=12, n_heads=4, rotary_fraction=0.34))
 
@@ -939,7 +903,7 @@ def test_registry_entries_verify(T, host, path):
 
 
 def test_phis_refusal_names_its_own_class(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "phi", "rope_parameters": {"rope_type": "zzz"}})
+    path = write_json(tmp_path, {"model_type": "phi", "rope_parameters": {"rope_type": "zzz"}})
     with pytest.raises(HFConfigError) as info:
         load_hf_config(path, host)
     assert str(info.value) == (

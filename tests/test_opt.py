@@ -22,22 +22,20 @@ import yaml
 from archzoo.architecture import parse_config
 from archzoo.cli import main
 from archzoo.errors import ConfigError, HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.hf_config import COMMON_KEYS, load_hf_config
 from archzoo.report import make_report
-from transformers_models import build_model as hf_model
+from archzoo.testing import build_model
+from family_checks import (
+    counter,
+    table_of,
+    write_json,
+)
 from transformers_models import config_json_figures, forward_flops, host_with, n_params
 
 pytestmark = pytest.mark.sweep
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("opt")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("opt")
-    return make_report(arch, parse_config(arch, config), n)
+count = counter("opt")
 
 
 # ---- published configurations -----------------------------------------------------------------------------
@@ -77,14 +75,14 @@ def _opt_kwargs(config: dict) -> dict:
 @pytest.mark.parametrize("model_id", PUBLISHED)
 def test_published_opt_counts(host, model_id):
     config, expected = PUBLISHED[model_id]
-    assert count(host, **_published_config(config)).params == expected
+    assert count(**_published_config(config)).params == expected
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("model_id", PUBLISHED)
 def test_published_opt_figures_are_transformers_own(T, model_id):
     config, expected = PUBLISHED[model_id]
-    assert n_params(hf_model(T, "OPTForCausalLM", T.OPTConfig(**_opt_kwargs(config)))) == expected
+    assert n_params(build_model("OPTForCausalLM", T.OPTConfig(**_opt_kwargs(config)))) == expected
 
 
 @pytest.mark.reference
@@ -92,9 +90,9 @@ def test_published_opt_figures_are_transformers_own(T, model_id):
 def test_published_shapes_flops_at_several_lengths(T, host, model_id):
     """The two smallest released shapes, whole, at a few lengths (the meta device makes this cheap)."""
     config, _ = PUBLISHED[model_id]
-    model = hf_model(T, "OPTForCausalLM", T.OPTConfig(**_opt_kwargs(config)))
+    model = build_model("OPTForCausalLM", T.OPTConfig(**_opt_kwargs(config)))
     for n in (1, 5, 64):
-        assert count(host, n, **_published_config(config)).flops == forward_flops(model, n), n
+        assert count(n, **_published_config(config)).flops == forward_flops(model, n), n
 
 
 # ---- random small configurations: parameters and FLOPs -----------------------------------------------------
@@ -130,10 +128,10 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(24)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_params_and_flops_equal_transformers(T, host, config):
-    report = count(host, **config)
+    report = count(**config)
     arch = host.architecture("opt")
     ref = arch.reference(report.config)
-    model = hf_model(T, ref.target.rpartition(".")[2], T.OPTConfig(**ref.kwargs))
+    model = build_model(ref.target.rpartition(".")[2], T.OPTConfig(**ref.kwargs))
     assert report.params == n_params(model), (config, ref)
     for n in (1, 7, 16):
         assert make_report(arch, report.config, n).flops == forward_flops(model, n), (config, n)
@@ -141,21 +139,17 @@ def test_random_configs_params_and_flops_equal_transformers(T, host, config):
 
 def test_final_norm_only_in_pre_ln_models(host):
     with pytest.raises(ConfigError, match=r"final_norm: transformers' OPT builds a final LayerNorm only in pre-LN"):
-        count(host, pre_norm=False, final_norm=True)
-    blocks = {path for path, _, _ in count(host, pre_norm=False).root.walk()}
+        count(pre_norm=False, final_norm=True)
+    blocks = {path for path, _, _ in count(pre_norm=False).root.walk()}
     assert "opt.final_norm" not in blocks and "opt.project_in" not in blocks
 
 
 def test_heads_must_divide_the_width(host):
     with pytest.raises(ConfigError, match=r"n_heads: d_model 100 is not divisible by n_heads 12"):
-        count(host, d_model=100)
+        count(d_model=100)
 
 
 # ---- Hugging Face config.json: every key accounted for -----------------------------------------------------
-
-
-def _table(host):
-    return hf_table(host.hf_readers()["opt"].reader)
 
 
 def _config_file(T, tmp_path: Path, kwargs: dict, name: str = "config.json"):
@@ -170,7 +164,7 @@ def test_table_equals_the_transformers_configuration_class(T, host):
     """Fields and defaults, no aliases, AutoModel's class, every model class, and a full to_dict() file read."""
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
-    table = _table(host)
+    table = table_of(host, "opt")
     common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
     fields = {f.name: f.default for f in dataclasses.fields(T.OPTConfig) if f.name not in common}
     assert dict(table.defaults) == fields
@@ -209,7 +203,7 @@ def test_published_shapes_via_hf_config(T, host, tmp_path, capsys, model_id, mod
     assert main(["count", "--hf-config", str(path), "--hf-class", model_class, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["architecture"] == "opt"
-    assert report["params"]["total"] == n_params(hf_model(T, model_class, config))
+    assert report["params"]["total"] == n_params(build_model(model_class, config))
 
 
 #: one value per key the table reads (the sweep), each changed alone on a small base file
@@ -235,15 +229,9 @@ SWEEP = dict(
 )
 
 
-def _write(tmp_path: Path, data: dict) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(data))
-    return path
-
-
 @pytest.mark.reference
 def test_the_sweep_covers_every_key_the_table_reads(host):
-    assert set(SWEEP) == set(_table(host).read)
+    assert set(SWEEP) == set(table_of(host, "opt").read)
 
 
 @pytest.mark.reference
@@ -254,7 +242,7 @@ def test_each_key_against_transformers(T, host, tmp_path, key):
         data.update({k: v for k, v in SWEEP.items() if k != "_remove_final_layer_norm"})
     elif key != "(base)":
         data[key] = SWEEP[key]
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     classes = ["OPTModel", "OPTForCausalLM"]
     if key in ("(base)", "word_embed_proj_dim", "num_labels", "(all at once)"):  # the heads read both
         classes += ["OPTForSequenceClassification", "OPTForQuestionAnswering"]
@@ -278,8 +266,8 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         bos_token_id=5,
         eos_token_id=6,
     )
-    assert set(changed) == set(_table(host).ignored)
-    path = _write(tmp_path, {"model_type": "opt", **BASE, **changed})
+    assert set(changed) == set(table_of(host, "opt").ignored)
+    path = write_json(tmp_path, {"model_type": "opt", **BASE, **changed})
     for model_class in ("OPTModel", "OPTForCausalLM"):
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 9)
@@ -314,7 +302,7 @@ def test_every_key_of_a_released_file_is_accounted_for(host, tmp_path):
         "vocab_size": 50272,
         "word_embed_proj_dim": 512,
     }
-    reading = load_hf_config(_write(tmp_path, data), host, hf_class="auto")
+    reading = load_hf_config(write_json(tmp_path, data), host, hf_class="auto")
     assert reading.model_class == "OPTForCausalLM"
     config = reading.config
     assert (config.d_embed, config.pre_norm, config.final_norm, config.d_ff) == (512, False, None, 4096)
@@ -352,7 +340,7 @@ def test_every_key_of_a_released_file_is_accounted_for(host, tmp_path):
     ],
 )
 def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     with pytest.raises(HFConfigError) as info:
         load_hf_config(path, host, hf_class=hf_class)
     assert str(info.value) == message.format(path=path)
@@ -403,7 +391,7 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
     assert verification.target == f"transformers.{model_class}"
     assert verification.ok, verification.render()
     mapped = {row.path for row in verification.blocks}
-    report = count(host, **config)
+    report = count(**config)
     leaves = {path for path, _, block in report.root.walk() if not block.children and block.kind != "attention_core"}
     assert leaves <= mapped, leaves - mapped  # every block holding parameters is checked on its own
     assert not verification.unmapped or all(within for _, within in verification.unmapped), verification.unmapped

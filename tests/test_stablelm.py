@@ -8,21 +8,24 @@ reports for one eager forward pass of batch 1, or the elements transformers' cac
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import json
 import random
-from pathlib import Path
 
 import pytest
 
-from archzoo.architecture import parse_config
-from archzoo.errors import ConfigError, HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
-from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as hf_model
-from transformers_models import config_json_figures, forward_flops, host_with, n_params
+from archzoo.errors import ConfigError
+from archzoo.hf_config import load_hf_config
+from archzoo.testing import check_plugin
+from family_checks import (
+    assert_config_json_matches,
+    assert_defaults_are_transformers_defaults,
+    assert_kv_cache_matches,
+    assert_random_config_matches,
+    assert_table_is_the_configuration_class,
+    assert_unknown_rotary_type_refused,
+    counter,
+    table_of,
+    write_json,
+)
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -35,20 +38,7 @@ CLASSES = {
 }
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("stablelm")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("stablelm")
-    return make_report(arch, parse_config(arch, config), n)
-
-
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
+count = counter("stablelm")
 
 
 @pytest.mark.reference
@@ -60,16 +50,13 @@ def test_plugin_passes_check_plugin(host):
 def test_defaults_are_transformers_defaults(T, host):
     """The configuration's defaults are StableLmConfig's (StableLM-3B-4E1T, whose model card prints 2,795,443,200
     parameters): the same parameters and FLOPs."""
-    model = hf_model(T, "StableLmForCausalLM", T.StableLmConfig())
-    assert count(host).params == n_params(model)
-    for n in (1, 8):
-        assert count(host, n).flops == forward_flops(model, n), n
+    assert_defaults_are_transformers_defaults(T, count, "StableLmForCausalLM", "StableLmConfig")
 
 
-def test_the_model_cards_exact_count(host):
+def test_the_model_cards_exact_count():
     """The StableLM-3B-4E1T model card's 'Model Architecture' table (stabilityai/stablelm-3b-4e1t) prints
     Parameters 2,795,443,200 for Hidden Size 2560, Layers 32, Heads 32, Sequence Length 4096."""
-    assert count(host).params == 2_795_443_200
+    assert count().params == 2_795_443_200
 
 
 def _random_config(rng: random.Random) -> dict:
@@ -98,29 +85,19 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("stablelm")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "stablelm", config)
 
 
 @pytest.mark.reference
 def test_kv_cache_equals_what_transformers_caches(T, host):
-    import torch
-
-    report = count(host, vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
-    ref = host.architecture("stablelm").reference(report.config)
-    model = hf_model(T, "StableLmForCausalLM", T.StableLmConfig(**ref.kwargs), device="cpu")
-    tokens = 5
-    with torch.no_grad():
-        cache = model(input_ids=torch.ones(1, tokens, dtype=torch.long), use_cache=True).past_key_values
-    held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
-    assert report.kv_cache_elements_per_token * tokens == held
+    config = dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
+    assert_kv_cache_matches(T, host, "stablelm", "StableLmForCausalLM", config)
 
 
 def test_qk_norm_weights_have_a_row_per_head(host):
     """qk_layernorm's LayerNorms, one per head, hold d_h weights each: h d_h for queries, h_kv d_h for keys."""
-    base = count(host, vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16)
-    normed = count(host, vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
+    base = count(vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16)
+    normed = count(vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
     assert normed.params - base.params == 4 * 8 + 2 * 8
 
 
@@ -138,28 +115,14 @@ def test_qk_norm_weights_have_a_row_per_head(host):
 )
 def test_what_transformers_cannot_run_is_refused(host, config, message):
     with pytest.raises(ConfigError, match=message):
-        count(host, **config)
-
-
-def _table(host):
-    return hf_table(host.hf_readers()["stablelm"].reader)
+        count(**config)
 
 
 @pytest.mark.reference
 def test_table_equals_the_transformers_configuration_class(T, host):
-    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
-
-    table = _table(host)
-    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
-    fields = {f.name: f.default for f in dataclasses.fields(T.StableLmConfig) if f.name not in common}
-    assert dict(table.defaults) == fields
-    assert table.base_class == MODEL_MAPPING_NAMES["stablelm"]
-    module = importlib.import_module("transformers.models.stablelm.modeling_stablelm")
-    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
-    assert set(table.classes) == classes  # every head class is counted: none refused
-    full = T.StableLmConfig().to_dict()
-    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
-    assert set(full) - known == set()
+    assert_table_is_the_configuration_class(
+        T, host, "stablelm", "StableLmConfig", "transformers.models.stablelm.modeling_stablelm"
+    )
 
 
 BASE = dict(vocab_size=97, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
@@ -185,20 +148,17 @@ SWEEP = dict(
 
 @pytest.mark.reference
 def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(_table(host).read)
+    assert set(SWEEP) == set(table_of(host, "stablelm").read)
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
 def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = _write(tmp_path, {"model_type": "stablelm", **BASE, **change})
+    path = write_json(tmp_path, {"model_type": "stablelm", **BASE, **change})
     classes = ["StableLmModel", "StableLmForCausalLM"]
     if "num_labels" in change:
         classes = list(CLASSES.values())[2:]
-    for model_class in classes:
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
+    assert_config_json_matches(T, host, path, classes, label=change)
 
 
 @pytest.mark.reference
@@ -213,24 +173,19 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         bos_token_id=5,
         eos_token_id=6,
     )
-    assert set(changed) == set(_table(host).ignored)
-    path = _write(tmp_path, {"model_type": "stablelm", **BASE, **changed})
-    for model_class in CLASSES.values():
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
+    assert set(changed) == set(table_of(host, "stablelm").ignored)
+    path = write_json(tmp_path, {"model_type": "stablelm", **BASE, **changed})
+    assert_config_json_matches(T, host, path, CLASSES.values())
 
 
 def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "stablelm", **BASE, "rope_parameters": {"rope_type": "spiral"}})
-    with pytest.raises(HFConfigError, match=r"rope_type \"spiral\" is not one transformers' StableLmConfig accepts"):
-        load_hf_config(path, host)
+    assert_unknown_rotary_type_refused(host, tmp_path, "stablelm", BASE, "StableLmConfig")
 
 
 @pytest.mark.reference
 def test_a_top_level_partial_rotary_factor_is_read(T, host, tmp_path):
     """The released files write the rotary fraction at the top level (partial_rotary_factor: 0.25); loading folds it
     into rope_parameters."""
-    path = _write(tmp_path, {"model_type": "stablelm", **BASE, "partial_rotary_factor": 0.5})
+    path = write_json(tmp_path, {"model_type": "stablelm", **BASE, "partial_rotary_factor": 0.5})
     expected = T.AutoConfig.from_pretrained(str(path)).rope_parameters["partial_rotary_factor"]
     assert load_hf_config(path, host).config.rotary_fraction == expected

@@ -9,21 +9,24 @@ transformers' cache holds. The plugin's own checks go through archzoo's kit for 
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import json
 import random
-from pathlib import Path
 
 import pytest
 
-from archzoo.architecture import parse_config
-from archzoo.errors import ConfigError, HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
-from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as hf_model
-from transformers_models import config_json_figures, forward_flops, host_with, n_params
+from archzoo.errors import ConfigError
+from archzoo.testing import check_plugin
+from family_checks import (
+    assert_config_json_matches,
+    assert_defaults_are_transformers_defaults,
+    assert_head_class_matches,
+    assert_kv_cache_matches,
+    assert_random_config_matches,
+    assert_table_is_the_configuration_class,
+    assert_unknown_rotary_type_refused,
+    counter,
+    table_of,
+    write_json,
+)
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -36,20 +39,7 @@ CLASSES = {
 }
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("starcoder2")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("starcoder2")
-    return make_report(arch, parse_config(arch, config), n)
-
-
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
+count = counter("starcoder2")
 
 
 @pytest.mark.reference
@@ -61,23 +51,14 @@ def test_plugin_passes_check_plugin(host):
 @pytest.mark.reference
 def test_defaults_are_transformers_defaults(T, host):
     """The configuration's defaults are Starcoder2Config's: the same parameters and FLOPs."""
-    model = hf_model(T, "Starcoder2ForCausalLM", T.Starcoder2Config())
-    assert count(host).params == n_params(model)
-    for n in (1, 8):
-        assert count(host, n).flops == forward_flops(model, n), n
+    assert_defaults_are_transformers_defaults(T, count, "Starcoder2ForCausalLM", "Starcoder2Config")
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("head", CLASSES)
 def test_every_head_class(T, host, head):
     config = dict(vocab_size=301, d_model=64, n_layers=2, n_heads=8, n_kv_heads=2, d_ff=96, head=head, num_labels=3)
-    report = count(host, **config)
-    ref = host.architecture("starcoder2").reference(report.config)
-    assert ref.target == f"transformers.{CLASSES[head]}"
-    model = hf_model(T, CLASSES[head], T.Starcoder2Config(**ref.kwargs))
-    assert report.params == n_params(model)
-    for n in (3, 32):
-        assert count(host, n, **config).flops == forward_flops(model, n), n
+    assert_head_class_matches(T, host, "starcoder2", CLASSES[head], config)
 
 
 def _random_config(rng: random.Random) -> dict:
@@ -106,24 +87,14 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("starcoder2")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "starcoder2", config)
 
 
 @pytest.mark.reference
 def test_kv_cache_equals_what_transformers_caches(T, host):
     """The elements transformers' DynamicCache holds after one forward pass on the CPU (no sliding window)."""
-    import torch
-
-    report = count(host, vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16)
-    ref = host.architecture("starcoder2").reference(report.config)
-    model = hf_model(T, "Starcoder2ForCausalLM", T.Starcoder2Config(**ref.kwargs), device="cpu")
-    tokens = 5
-    with torch.no_grad():
-        cache = model(input_ids=torch.ones(1, tokens, dtype=torch.long), use_cache=True).past_key_values
-    held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
-    assert report.kv_cache_elements_per_token * tokens == held
+    config = dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16)
+    assert_kv_cache_matches(T, host, "starcoder2", "Starcoder2ForCausalLM", config)
 
 
 @pytest.mark.parametrize(
@@ -139,32 +110,18 @@ def test_kv_cache_equals_what_transformers_caches(T, host):
 )
 def test_what_transformers_cannot_run_is_refused(host, config, message):
     with pytest.raises(ConfigError, match=message):
-        count(host, **config)
+        count(**config)
 
 
 # ---- Hugging Face config.json: every key accounted for --------------------------------------------------
 
 
-def _table(host):
-    return hf_table(host.hf_readers()["starcoder2"].reader)
-
-
 @pytest.mark.reference
 def test_table_equals_the_transformers_configuration_class(T, host):
     """Fields and defaults, AutoModel's class, every model class; every key of a saved config known."""
-    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
-
-    table = _table(host)
-    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
-    fields = {f.name: f.default for f in dataclasses.fields(T.Starcoder2Config) if f.name not in common}
-    assert dict(table.defaults) == fields
-    assert table.base_class == MODEL_MAPPING_NAMES["starcoder2"]
-    module = importlib.import_module("transformers.models.starcoder2.modeling_starcoder2")
-    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
-    assert set(table.classes) == classes  # every head class is counted: none refused
-    full = T.Starcoder2Config().to_dict()
-    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
-    assert set(full) - known == set()
+    assert_table_is_the_configuration_class(
+        T, host, "starcoder2", "Starcoder2Config", "transformers.models.starcoder2.modeling_starcoder2"
+    )
 
 
 BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
@@ -190,21 +147,17 @@ SWEEP = dict(
 
 @pytest.mark.reference
 def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(_table(host).read)
+    assert set(SWEEP) == set(table_of(host, "starcoder2").read)
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
 def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = _write(tmp_path, {"model_type": "starcoder2", **BASE, **change})
+    path = write_json(tmp_path, {"model_type": "starcoder2", **BASE, **change})
     classes = ["Starcoder2Model", "Starcoder2ForCausalLM"]
     if "num_labels" in change:
         classes = list(CLASSES.values())[2:]
-    for model_class in classes:
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), (change, model_class)
-        assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    assert_config_json_matches(T, host, path, classes, label=change)
 
 
 @pytest.mark.reference
@@ -223,15 +176,10 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         eos_token_id=6,
         sliding_window=4,
     )
-    assert set(changed) == set(_table(host).ignored)
-    path = _write(tmp_path, {"model_type": "starcoder2", **BASE, **changed})
-    for model_class in CLASSES.values():
-        reading = load_hf_config(path, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == config_json_figures(T, path, model_class, 9), model_class
+    assert set(changed) == set(table_of(host, "starcoder2").ignored)
+    path = write_json(tmp_path, {"model_type": "starcoder2", **BASE, **changed})
+    assert_config_json_matches(T, host, path, CLASSES.values())
 
 
 def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "starcoder2", **BASE, "rope_parameters": {"rope_type": "spiral"}})
-    with pytest.raises(HFConfigError, match=r"rope_type \"spiral\" is not one transformers' Starcoder2Config accepts"):
-        load_hf_config(path, host)
+    assert_unknown_rotary_type_refused(host, tmp_path, "starcoder2", BASE, "Starcoder2Config")
