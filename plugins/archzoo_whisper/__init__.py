@@ -606,6 +606,9 @@ HF_WHISPER = HFTable(
         "suppress_tokens": _GENERATION,
         "begin_suppress_tokens": _GENERATION,
         "median_filter_width": "smooths the cross-attention weights when generate computes token timestamps",
+        # no field of WhisperConfig, but in every config.json the Hub's Whisper models were first written with
+        "forced_decoder_ids": "the language and task tokens WhisperGenerationMixin.generate forces (read by "
+        "generation_whisper only); it changes no module",
         "apply_spec_augment": _SPEC_AUGMENT,
         "mask_time_prob": _SPEC_AUGMENT,
         "mask_time_length": _SPEC_AUGMENT,
