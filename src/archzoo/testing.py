@@ -150,13 +150,12 @@ def build_model(model: Reference | str | type, config: Any = None, *, device: Li
             if config is not None:
                 raise TypeError("a Reference carries its own configuration: pass no config with it")
             return build_reference(model, device)
-        if isinstance(model, str):
-            model = getattr(importlib.import_module("transformers"), model)
+        model_class = getattr(importlib.import_module("transformers"), model) if isinstance(model, str) else model
         config._attn_implementation = "eager"
         config._experts_implementation = "eager"
         with torch.random.fork_rng(devices=[]), torch.device(device):
             torch.manual_seed(0)
-            return model(config).eval()
+            return model_class(config).eval()
 
 
 # ---- the assertions ---------------------------------------------------------------------------------
