@@ -14,27 +14,26 @@ otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_heads
-from archzoo.blocks import (
-    Block,
-    attention,
-    composite,
-    embedding,
-    feed_forward,
-    layer_norm,
-    linear,
-    lm_head,
-    repeat,
-    with_modules,
+from archzoo import Architecture, Reference
+from archzoo.architecture import TransformerConfig, check_activation, check_kv_heads
+from archzoo.blocks import Block, attention, composite, feed_forward, layer_norm, with_modules
+from archzoo.decoder_parts import (
+    architectures_hook,
+    attention_modules,
+    decoder_heads,
+    decoder_modules,
+    decoder_stack,
+    describe_heads,
+    head_classes,
+    hf_readers_hook,
+    kv_heads,
+    table_values,
 )
-from archzoo.formula import sym
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -46,7 +45,7 @@ from archzoo.hf_config import (
     hf_reader,
     rope_type,
 )
-from archzoo.symbols import declare_symbol, symbol
+from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
 
@@ -60,18 +59,20 @@ CLASSES = {
     "token_classification": "StableLmForTokenClassification",
 }
 
-#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
-
-class StableLmConfig(ArchConfig):
+class StableLmConfig(
+    TransformerConfig,
+    defaults=dict(vocab_size=50304, d_model=2560, n_layers=32, n_heads=32),
+    descriptions=dict(
+        vocab_size="rows of the token embedding and of the LM head",
+        d_model="model width (hidden_size)",
+        n_layers="decoder layers (num_hidden_layers)",
+        n_heads="query heads (num_attention_heads); must divide d_model",
+    ),
+):
     """A StableLM decoder; defaults are StableLM-3B-4E1T (Stability AI 2023), which are also transformers'
-    StableLmConfig defaults."""
+    StableLmConfig defaults (StableLmAttention refuses heads that do not divide the width)."""
 
-    vocab_size: PositiveInt = Field(50304, description="rows of the token embedding and of the LM head")
-    d_model: PositiveInt = Field(2560, description="model width (hidden_size)")
-    n_layers: PositiveInt = Field(32, description="decoder layers (num_hidden_layers)")
-    n_heads: PositiveInt = Field(32, description="query heads (num_attention_heads); must divide d_model")
     n_kv_heads: PositiveInt | None = Field(
         None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
     )
@@ -95,9 +96,7 @@ class StableLmConfig(ArchConfig):
     tie_embeddings: bool = Field(False, description="the LM head shares the token embedding matrix")
     head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
         "lm",
-        description="lm (StableLmForCausalLM), none (StableLmModel), sequence_classification (a bias-free score "
-        "layer on every token, the last non-padding one's kept) or token_classification (a score layer with bias on "
-        "every token): StableLmFor...",
+        description=describe_heads(CLASSES, prefix="StableLm"),
     )
     num_labels: PositiveInt = Field(
         2, description="outputs of the sequence_classification and token_classification heads (num_labels)"
@@ -105,14 +104,8 @@ class StableLmConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        check_heads(self.d_model, self.n_heads)  # StableLmAttention refuses heads that do not divide the width
         check_activation(self.activation)
-        kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
-        if self.n_heads % kv:
-            raise ValueError(
-                f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {kv}; "
-                "choose a divisor of n_heads (1 for multi-query attention)"
-            )
+        check_kv_heads(self.n_heads, self.n_kv_heads)
         d_head = self.d_model // self.n_heads
         rotary = int(d_head * self.rotary_fraction)  # as StableLmAttention computes it
         if rotary % 2:
@@ -130,12 +123,7 @@ def build(cfg: StableLmConfig) -> Block:
     L = symbol("L", cfg.n_layers)
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_model // cfg.n_heads)
-    kv = cfg.n_heads if cfg.n_kv_heads is None else cfg.n_kv_heads
-    if kv == cfg.n_heads:
-        h_kv, kv_inner = h, d
-    else:
-        h_kv = sym("h_kv", kv, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
-        kv_inner = h_kv * d_h
+    h_kv, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, d)
     attn = attention(
         "attention",
         d,
@@ -148,7 +136,7 @@ def build(cfg: StableLmConfig) -> Block:
         kv_heads=h_kv,
         d_head=d_h,
         description="causal "
-        + ("grouped-query " if kv != cfg.n_heads else "")
+        + ("grouped-query " if kv_inner is not d else "")
         + "self-attention with partial rotary positions"
         + (", a LayerNorm per query and key head" if cfg.qk_norm else ""),
     )
@@ -173,17 +161,9 @@ def build(cfg: StableLmConfig) -> Block:
         flow = "pre-LN decoder layer: LayerNorm, attention, add; LayerNorm, gated feed-forward, add"
     layer = composite("layer", "decoder_layer", parts, flow)
     children = [
-        embedding("token", V, d, role="token", description="token embeddings (embed_tokens)"),
-        repeat(layer, L, name="layers"),
-        layer_norm("final_norm", d),
+        *decoder_stack(layer, d, V, L, token="embed_tokens"),
+        *decoder_heads(cfg.head, d, V, cfg.num_labels, tied=cfg.tie_embeddings),
     ]
-    if cfg.head == "lm":
-        children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
-    K = LABELS(cfg.num_labels)
-    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
-        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
-    if cfg.head == "token_classification":
-        children.append(linear("score", d, K, description="a label's scores per token"))
     root = composite("stablelm", "model", children, "StableLM decoder")
     return with_modules(root, reference_modules(cfg))
 
@@ -191,31 +171,17 @@ def build(cfg: StableLmConfig) -> Block:
 def reference_modules(cfg: StableLmConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer."""
-    base = "" if cfg.head == "none" else "model."
-    layer = "stablelm.layers.layer"
-    return {
-        "stablelm": ("",),
-        "stablelm.token": (f"{base}embed_tokens",),
-        "stablelm.layers": (f"{base}layers",),
-        layer: (f"{base}layers",),
-        f"{layer}.norm": ("input_layernorm",),
-        f"{layer}.attention_norm": ("input_layernorm",),
-        f"{layer}.attention": ("self_attn",),
-        f"{layer}.attention.q_proj": ("self_attn.q_proj",),
-        f"{layer}.attention.k_proj": ("self_attn.k_proj",),
-        f"{layer}.attention.v_proj": ("self_attn.v_proj",),
-        f"{layer}.attention.out_proj": ("self_attn.o_proj",),
-        f"{layer}.attention.q_norm": ("self_attn.q_layernorm",),
-        f"{layer}.attention.k_norm": ("self_attn.k_layernorm",),
-        f"{layer}.mlp_norm": ("post_attention_layernorm",),
-        f"{layer}.mlp": ("mlp",),
-        f"{layer}.mlp.fc_in": ("mlp.up_proj",),
-        f"{layer}.mlp.fc_gate": ("mlp.gate_proj",),
-        f"{layer}.mlp.fc_out": ("mlp.down_proj",),
-        "stablelm.final_norm": (f"{base}norm",),
-        "stablelm.lm_head": ("lm_head",),
-        "stablelm.score": ("score",),
+    layer = {
+        "norm": "input_layernorm",
+        "attention_norm": "input_layernorm",
+        **attention_modules(norms=("q_layernorm", "k_layernorm")),
+        "mlp_norm": "post_attention_layernorm",
+        "mlp": "mlp",
+        "mlp.fc_in": "mlp.up_proj",
+        "mlp.fc_gate": "mlp.gate_proj",
+        "mlp.fc_out": "mlp.down_proj",
     }
+    return decoder_modules("stablelm", cfg.head, layer)
 
 
 def reference(cfg: StableLmConfig) -> Reference:
@@ -309,7 +275,7 @@ HF_STABLELM = HFTable(
     },
     refused={},
     base_class="StableLmModel",
-    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
+    classes=head_classes(CLASSES),
 )
 
 
@@ -326,22 +292,7 @@ def _rotary_fraction(rope: Any) -> Any:
 @hf_reader(HF_STABLELM)
 def _from_stablelm(hf: dict[str, Any], model_class: str = "StableLmModel") -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
-    return dict(
-        vocab_size=hf["vocab_size"],
-        d_model=hf["hidden_size"],
-        n_layers=hf["num_hidden_layers"],
-        n_heads=hf["num_attention_heads"],
-        n_kv_heads=hf["num_key_value_heads"],
-        d_ff=hf["intermediate_size"],
-        max_positions=hf["max_position_embeddings"],
-        activation=hf["hidden_act"],
-        qkv_bias=hf["use_qkv_bias"],
-        qk_norm=hf["qk_layernorm"],
-        parallel_residual=hf["use_parallel_residual"],
-        rotary_fraction=_rotary_fraction(hf["rope_parameters"]),
-        tie_embeddings=hf["tie_word_embeddings"],
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, HF_STABLELM, rotary_fraction=_rotary_fraction(hf["rope_parameters"]))
 
 
 ARCHITECTURE = Architecture(
@@ -353,16 +304,8 @@ ARCHITECTURE = Architecture(
     citation="Bellagente et al. Stable LM 2 1.6B Technical Report. 2024. arXiv:2402.17834",
     config_model=StableLmConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("stablelm", _from_stablelm, architecture="stablelm")
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"stablelm": (_from_stablelm, "stablelm")})

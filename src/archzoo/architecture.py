@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
 
 from .blocks import ACTIVATIONS, Block
 from .errors import ArchzooError, ConfigError
@@ -18,8 +29,13 @@ __all__ = [
     "Architecture",
     "InputKind",
     "Reference",
+    "TransformerConfig",
     "check_activation",
+    "check_head_count",
     "check_heads",
+    "check_kv_heads",
+    "check_rotary_head_width",
+    "context_length",
     "describe_validation_error",
     "parse_config",
     "size_text",
@@ -113,11 +129,105 @@ def check_rotary_head_width(d_model: int, n_heads: int, d_head: int | None = Non
         )
 
 
+def check_head_count(d_model: int, n_heads: int, fix: str) -> None:
+    """Raise the shared, key-naming error for more heads than d_model has channels, where transformers rounds a
+    head's width down (``d_model // n_heads``) instead of refusing heads that do not divide it; ``fix`` ends the
+    advice (``or give d_head``, ``or a wider d_model``)."""
+    if n_heads > d_model:
+        raise ValueError(
+            f"n_heads: d_model {d_model} leaves each of {n_heads} heads {d_model // n_heads} wide; choose at most "
+            f"{d_model} heads, {fix}"
+        )
+
+
+def check_kv_heads(n_heads: int, n_kv_heads: int | None) -> None:
+    """Raise the shared, key-naming error when the key/value heads (None: as many as the query heads) do not
+    divide the query heads, which grouped-query attention shares out evenly."""
+    kv = n_heads if n_kv_heads is None else n_kv_heads
+    if n_heads % kv:
+        raise ValueError(
+            f"n_kv_heads: n_heads {n_heads} is not divisible by n_kv_heads {kv}; "
+            "choose a divisor of n_heads (1 for multi-query attention)"
+        )
+
+
 def check_activation(activation: str, key: str = "activation") -> None:
     """Raise the shared, key-naming error for an activation no block knows (``key``: the configuration key that
     holds it, when a configuration has more than one)."""
     if activation not in ACTIVATIONS:
         raise ValueError(f"{key}: unknown activation {activation!r}; expected one of {', '.join(ACTIVATIONS)}")
+
+
+class TransformerConfig(ArchConfig):
+    """Base of a Transformer family's configuration: the four keys every family names alike, with their types and
+    their checks, so that a family declares only what is its own.
+
+    A family gives its reference model's values with the class keyword ``defaults``, and its own wording of a
+    shared key with ``descriptions`` (the transformers key it reads, what the family's vocabulary holds)::
+
+        class NeoXConfig(TransformerConfig, defaults=dict(vocab_size=50432, d_model=6144, n_layers=44, n_heads=64),
+                         descriptions=dict(d_model="model width (hidden_size)")):
+
+    Both re-declare the base field in the family's class, as a field written there would be, so the four keys
+    come first, in this order, and every family validates them the same way; a field the class body re-declares
+    itself is its own (then it may not be named in ``defaults`` or ``descriptions`` too). A key given no default
+    stays required.
+
+    ``heads_divide_width``: the family's attention refuses heads that do not divide ``d_model`` (`check_heads`),
+    checked before the family's own checks; a family whose heads have a width of their own (``d_head``) or whose
+    transformers class rounds it down sets it false and checks what its class refuses.
+    """
+
+    vocab_size: PositiveInt = Field(description="vocabulary size (rows of the token embedding)")
+    d_model: PositiveInt = Field(description="model width")
+    n_layers: PositiveInt = Field(description="layers")
+    n_heads: PositiveInt = Field(description="attention heads")
+
+    heads_divide_width: ClassVar[bool] = True
+
+    def __init_subclass__(
+        cls,
+        defaults: dict[str, Any] | None = None,
+        descriptions: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        defaults, descriptions = defaults or {}, descriptions or {}
+        # pydantic reads a class's fields after this hook: a re-declaration written into the class here is read as
+        # one written in its body (keeping the base field's position, type and constraints)
+        own = inspect.get_annotations(cls)
+        for key in {**defaults, **descriptions}:
+            if key not in TransformerConfig.model_fields:
+                raise TypeError(
+                    f"{cls.__name__}: {key!r} is not a key of TransformerConfig "
+                    f"({', '.join(TransformerConfig.model_fields)}); declare it as a field of the class"
+                )
+            if key in own:
+                raise TypeError(f"{cls.__name__}: {key!r} is declared in the class body and given as a keyword too")
+            # the nearest base's field: a family's subclass (Gemma 3 of Gemma 2) changes its parent's values
+            inherited = next(
+                base.model_fields[key]
+                for base in cls.__mro__[1:]
+                if issubclass(base, TransformerConfig) and key in base.model_fields
+            )
+            changes: dict[str, Any] = {}
+            if key in defaults:
+                changes["default"] = defaults[key]
+            if key in descriptions:
+                changes["description"] = descriptions[key]
+            cls.__annotations__[key] = inherited.annotation
+            setattr(cls, key, FieldInfo.merge_field_infos(inherited, **changes))
+
+    @model_validator(mode="after")
+    def _check_heads(self) -> Self:
+        if self.heads_divide_width:
+            check_heads(self.d_model, self.n_heads)
+        return self
+
+
+def context_length(config: Any) -> int:
+    """The sequence length a report uses by default: the configuration's context length, ``max_positions``."""
+    return int(config.max_positions)
 
 
 #: the kinds of input `archzoo.reference.reference_inputs` makes itself (`Reference.inputs`)
@@ -189,8 +299,8 @@ class Architecture(BaseModel):
     """An architecture a plugin contributes: its configuration model and how it is built from blocks.
 
     ``build(config) -> Block`` returns the model's block tree; ``seq_len(config)`` the sequence length
-    a report uses by default (the context, or the number of image tokens); ``reference(config)`` the
-    real implementation, or None when there is none.
+    a report uses by default (the context, `context_length`, unless the family says otherwise: the number of
+    image tokens); ``reference(config)`` the real implementation, or None when there is none.
 
     ``hf_model_types`` is filled in by the host, like ``plugin``: each Hugging Face ``model_type`` read into
     this architecture, mapped to the function turning that ``config.json`` into its config keys. Plugins
@@ -206,7 +316,7 @@ class Architecture(BaseModel):
     citation: str
     config_model: type[ArchConfig]
     build: Callable[[Any], Block]
-    seq_len: Callable[[Any], int]
+    seq_len: Callable[[Any], int] = context_length
     reference: Callable[[Any], Reference | None] | None = None
     hf_model_types: dict[str, Callable[..., dict[str, Any]]] = {}  # filled in by the host (register_hf_readers)
     seq_len_fixed: bool = False  # N is set by the configuration (image tokens), not chosen per call

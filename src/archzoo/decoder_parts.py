@@ -1,0 +1,189 @@
+"""The parts Transformer plugins build alike, under other names: heads on top of a decoder, the key/value heads of
+grouped-query attention, the reference modules of a transformers decoder, a config.json reader from its table, and
+the registration hooks.
+
+Each part is what several families' plugins wrote out for themselves (GPT-NeoX, StableLM, StarCoder2, Cohere,
+Falcon, BLOOM, OPT, LLaMA ...): a family passes the names its transformers class uses, and keeps what is its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .architecture import Architecture
+from .blocks import Block, embedding, layer_norm, linear, lm_head, repeat
+from .formula import Poly, const, sym
+from .hf_vocabulary import HFTable
+from .hookspecs import hookimpl
+from .symbols import declare_symbol
+
+__all__ = [
+    "LABELS",
+    "architectures_hook",
+    "attention_modules",
+    "decoder_heads",
+    "decoder_modules",
+    "decoder_stack",
+    "describe_heads",
+    "head_classes",
+    "hf_readers_hook",
+    "kv_heads",
+    "table_values",
+]
+
+#: The one symbol the classification heads add: K, the labels (num_labels).
+LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
+
+#: What the heads every transformers decoder offers put on top of it, as the ``head`` field describes them.
+_HEAD_WORDS = {
+    "sequence_classification": "a bias-free score layer on every token, the last non-padding one's kept",
+    "token_classification": "a score layer with bias on every token",
+    "question_answering": "Linear(d_model, 2) on every token",
+}
+
+
+def describe_heads(classes: Mapping[str, str], *, prefix: str = "", **words: str) -> str:
+    """The ``head`` field's description: each head with its transformers class (``lm``, ``none``) or what it puts on
+    top (``words``, else the usual words for a decoder's score layers), and ``: {prefix}For...`` when given."""
+    parts = [f"{head} ({words.get(head) or _HEAD_WORDS.get(head) or name})" for head, name in classes.items()]
+    text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
+    return text + (f": {prefix}For..." if prefix else "")
+
+
+def head_classes(classes: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """An `HFTable`'s ``classes`` from a family's head -> class map: each class with the head it sets, the base
+    model (head ``none``) first."""
+    return {name: {"head": head} for head, name in sorted(classes.items(), key=lambda item: item[0] != "none")}
+
+
+def kv_heads(n_heads: int, n_kv_heads: int | None, h: Poly, d_h: Poly, inner: Poly) -> tuple[Poly, Poly]:
+    """The key/value heads and the width of the keys (and of the values): ``h`` and the queries' ``inner`` when
+    every query head has its own (``n_kv_heads`` None or ``n_heads``), else the symbol h_kv and h_kv·d_h
+    (grouped- or multi-query attention)."""
+    kv = n_heads if n_kv_heads is None else n_kv_heads
+    if kv == n_heads:
+        return h, inner
+    h_kv = sym("h_kv", kv, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
+    return h_kv, h_kv * d_h
+
+
+def decoder_stack(
+    layer: Block, d: Poly, V: Poly, L: Poly, *, token: str, final_norm: Block | None = None
+) -> list[Block]:
+    """A decoder's token embedding (its module named ``token`` in the description), its ``L`` layers and the norm
+    that closes them (a LayerNorm with bias unless ``final_norm`` says otherwise)."""
+    return [
+        embedding("token", V, d, role="token", description=f"token embeddings ({token})"),
+        repeat(layer, L, name="layers"),
+        final_norm if final_norm is not None else layer_norm("final_norm", d),
+    ]
+
+
+def decoder_heads(
+    head: str,
+    d: Poly,
+    V: Poly,
+    num_labels: int,
+    *,
+    tied: bool,
+    lm: Block | None = None,
+    token_classifier: str = "score",
+    answers: Poly | None = None,
+) -> list[Block]:
+    """What a transformers decoder's head class puts on its last hidden states: for ``lm`` the LM head (tied to the
+    token embedding when ``tied``, or the family's own ``lm``); for ``sequence_classification`` a bias-free score
+    layer on every token (the last non-padding token's scores are then gathered: no FLOPs); for
+    ``token_classification`` a classifier with bias named ``token_classifier``; for ``question_answering`` a
+    linear to ``answers`` outputs (2: start and end) on every token; for ``none`` nothing."""
+    K = LABELS(num_labels)
+    if head == "lm":
+        return [lm if lm is not None else lm_head(d, V, tied_to="token" if tied else "")]
+    if head == "sequence_classification":
+        return [linear("score", d, K, bias=False, description="class scores on every token, no bias")]
+    if head == "token_classification":
+        return [linear(token_classifier, d, K, description="a label's scores per token")]
+    if head == "question_answering":
+        outputs = const(2) if answers is None else answers
+        return [linear("qa_outputs", d, outputs, description="answer start and end logits per token")]
+    return []
+
+
+def attention_modules(
+    module: str = "self_attn", *, out: str = "o_proj", norms: tuple[str, str] | None = None
+) -> dict[str, str]:
+    """The block -> submodule rows of an attention with separate query, key and value projections (``module`` its
+    name in the layer, ``out`` its output projection's, ``norms`` its query and key norms' if it has them)."""
+    rows = {"attention": module, **{f"attention.{p}": f"{module}.{p}" for p in ("q_proj", "k_proj", "v_proj")}}
+    rows["attention.out_proj"] = f"{module}.{out}"
+    if norms:
+        rows["attention.q_norm"], rows["attention.k_norm"] = (f"{module}.{n}" for n in norms)
+    return rows
+
+
+def decoder_modules(
+    root: str,
+    head: str,
+    layer: Mapping[str, str],
+    *,
+    base: str = "model.",
+    embed: str = "embed_tokens",
+    layers: str = "layers",
+    final_norm: str = "norm",
+    heads: tuple[str, ...] = ("lm_head", "score"),
+) -> dict[str, tuple[str, ...]]:
+    """Where each block's parameters live in a transformers decoder class (for `archzoo verify`): block path ->
+    submodule names. The base model's modules sit under ``base`` in a head class (none in the base model, head
+    ``none``); ``layer`` maps a layer's blocks to its submodules, relative to the layer; ``heads`` names the head
+    modules, the same in block and module."""
+    prefix = "" if head == "none" else base
+    path = f"{root}.layers.layer"
+    return {
+        root: ("",),
+        f"{root}.token": (f"{prefix}{embed}",),
+        f"{root}.layers": (f"{prefix}{layers}",),
+        path: (f"{prefix}{layers}",),
+        **{f"{path}.{block}": (module,) for block, module in layer.items()},
+        f"{root}.final_norm": (f"{prefix}{final_norm}",),
+        **{f"{root}.{name}": (name,) for name in heads},
+    }
+
+
+def table_values(hf: Mapping[str, Any], table: HFTable, **own: Any) -> dict[str, Any]:
+    """The archzoo keys of a config.json's values (resolved as transformers resolves them), as ``table.read`` maps
+    them: each read key's value under its archzoo key, a key the configuration class does not define (such as a
+    ``head_dim`` the model reads when a file sets it) None when absent. Keys read only to be checked (``(checked:
+    ...)``) set nothing; ``own`` gives the keys the plugin computes itself (a fraction from ``rope_parameters``)."""
+    values: dict[str, Any] = {}
+    for native, target in table.read.items():
+        if target.startswith("(") or target in own:
+            continue
+        values[target] = hf[native] if native in table.defaults or native == "num_labels" else hf.get(native)
+    return {**values, **own}
+
+
+def architectures_hook(*architectures: Architecture) -> Callable[[Callable[[Architecture], None]], None]:
+    """The plugin's ``register_architectures`` hook, registering ``architectures``:
+    ``register_architectures = architectures_hook(ARCHITECTURE)``."""
+
+    @hookimpl
+    def register_architectures(register: Callable[[Architecture], None]) -> None:
+        for architecture in architectures:
+            register(architecture)
+
+    return register_architectures
+
+
+def hf_readers_hook(
+    readers: Mapping[str, tuple[Callable[..., dict[str, Any]], str | None]],
+) -> Callable[[Callable[..., None]], None]:
+    """The plugin's ``register_hf_readers`` hook: each Hugging Face ``model_type`` with its reader and the
+    architecture it reads into (None: the plugin's only one),
+    ``register_hf_readers = hf_readers_hook({"stablelm": (_from_stablelm, "stablelm")})``."""
+
+    @hookimpl
+    def register_hf_readers(register: Callable[..., None]) -> None:
+        for model_type, (reader, architecture) in readers.items():
+            register(model_type, reader, architecture=architecture)
+
+    return register_hf_readers
