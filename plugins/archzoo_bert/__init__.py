@@ -166,6 +166,9 @@ class BertConfig(ArchConfig):
                 f"position_offset: positions starting at {self.position_offset} leave none of the "
                 f"{self.max_positions} rows of the table; choose an offset below max_positions"
             )
+        # the family first: its own heads and pooler say what to change, the generic checks below might not
+        if self.family is not None and (problem := _family_problem(self)):
+            raise ValueError(f"family: {self.family!r} {problem}")
         if self.head in ("pretraining", "next_sentence") and not self.pooler:
             raise ValueError(
                 f"head: {self.head!r} needs the pooler (its sentence-pair head reads the pooled "
@@ -183,8 +186,6 @@ class BertConfig(ArchConfig):
                 f"num_labels: head 'question_answering' gives an answer's start and end logits, so it "
                 f"needs 2 labels, got {self.num_labels}"
             )
-        if self.family is not None and (problem := _family_problem(self)):
-            raise ValueError(f"family: {self.family!r} {problem}")
         if self.head == "discriminator" and self.family != "electra":
             raise ValueError(
                 "head: 'discriminator' is ELECTRA's replaced-token detection head (ElectraForPreTraining); "
