@@ -29,6 +29,16 @@ from transformers_models import config_json_figures, forward_flops, n_params
 #: the sequence lengths a random configuration's FLOPs are checked at: one token, an odd length, a longer one
 RANDOM_SEQ_LENS = (1, 7, 16)
 
+#: the ways an activation formula is checked against autograd (`archzoo.testing.assert_activation_memory_matches`):
+#: (dtype, attention, recompute, device); fused attention (SDPA) and 16-bit kernels only run on the CPU
+ACTIVATION_CASES = [
+    ("fp32", "eager", False, "meta"),
+    ("bf16", "eager", False, "meta"),
+    ("bf16", "eager", False, "cpu"),
+    ("bf16", "fused", False, "cpu"),
+    ("bf16", "eager", True, "meta"),
+]
+
 
 def counter(architecture: str) -> Callable[..., Report]:
     """``count(n=None, **config)``: the report of ``architecture`` with those configuration keys (validated as

@@ -4,26 +4,14 @@ transformers' Cohere classes (archzoo.memory.measure_activations), and the gap t
 from __future__ import annotations
 
 import random
-import warnings
 
 import pytest
 
-from archzoo.architecture import parse_config
-from archzoo.report import make_report
-from transformers_models import host_with
+from family_checks import ACTIVATION_CASES, counter
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytestmark = [pytest.mark.reference, pytest.mark.sweep]
-
-#: (dtype, attention, recompute, device)
-ACTIVATION_CASES = [
-    ("fp32", "eager", False, "meta"),
-    ("bf16", "eager", False, "meta"),
-    ("bf16", "eager", False, "cpu"),
-    ("bf16", "fused", False, "cpu"),
-    ("bf16", "eager", True, "meta"),
-]
 
 
 def _config(seed: int) -> dict:
@@ -46,12 +34,10 @@ def test_activation_formula_is_what_autograd_saves(seed, dtype, attention, recom
 
     config = _config(seed)
     layers = ("model.layers",) if config["head"] == "lm" else ("layers",)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert_activation_memory_matches(
-            "cohere", config, 5 + 4 * seed, dtype=dtype, attention=attention,
-            recompute=layers if recompute else (), device=device,
-        )  # fmt: skip
+    assert_activation_memory_matches(
+        "cohere", config, 5 + 4 * seed, dtype=dtype, attention=attention,
+        recompute=layers if recompute else (), device=device,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -69,10 +55,8 @@ def test_each_option_that_changes_the_saves(options, dtype):
     from archzoo.testing import assert_activation_memory_matches
 
     config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, d_ff=24, head="lm", **options)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for n in (3, 10):
-            assert_activation_memory_matches("cohere", config, n, dtype=dtype)
+    for n in (3, 10):
+        assert_activation_memory_matches("cohere", config, n, dtype=dtype)
 
 
 @pytest.mark.parametrize("options", [dict(qk_norm=False, n_kv_heads=2), dict(qk_norm=True, n_kv_heads=1, d_head=12)])
@@ -80,8 +64,7 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_cohere_layer(options):
     from archzoo.formula import total
     from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
 
-    arch = host_with("cohere").architecture("cohere")
-    report = make_report(arch, parse_config(arch, dict(d_model=32, n_heads=4, n_layers=2, d_ff=40, **options)), 11)
+    report = counter("cohere")(11, d_model=32, n_heads=4, n_layers=2, d_ff=40, **options)
     layer = activation_formula(report, dtype="bf16").per_copy["cohere.layers.layer"]
     gap = {t.name: t.bytes for t in korthikanti_gap(report)}
     assert (korthikanti_layer_bytes(report) + total(gap.values()) - layer).is_zero()
@@ -101,6 +84,4 @@ def test_fused_attention_with_each_key_value_grouping(kv_heads):
     config = dict(
         vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=kv_heads, d_ff=24, qk_norm=True, d_head=12
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert_activation_memory_matches("cohere", config, 6, dtype="bf16", attention="fused", device="cpu")
+    assert_activation_memory_matches("cohere", config, 6, dtype="bf16", attention="fused", device="cpu")

@@ -4,28 +4,15 @@ transformers' Falcon classes (archzoo.memory.measure_activations), and the gap t
 from __future__ import annotations
 
 import random
-import warnings
 
 import pytest
 
 from archzoo import memory
-from archzoo.architecture import parse_config
-from archzoo.report import make_report
-from transformers_models import host_with
+from family_checks import ACTIVATION_CASES, counter
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytestmark = [pytest.mark.reference, pytest.mark.sweep]
-
-
-#: (dtype, attention, recompute, device)
-ACTIVATION_CASES = [
-    ("fp32", "eager", False, "meta"),
-    ("bf16", "eager", False, "meta"),
-    ("bf16", "eager", False, "cpu"),
-    ("bf16", "fused", False, "cpu"),
-    ("bf16", "eager", True, "meta"),
-]
 
 
 def _config(seed: int) -> dict:
@@ -55,12 +42,10 @@ def test_activation_formula_is_what_autograd_saves(seed, dtype, attention, recom
 
     config = _config(seed)
     layers = ("transformer.h",) if config["head"] == "lm" else ("h",)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert_activation_memory_matches(
-            "falcon", config, 5 + 4 * seed, dtype=dtype, attention=attention,
-            recompute=layers if recompute else (), device=device,
-        )  # fmt: skip
+    assert_activation_memory_matches(
+        "falcon", config, 5 + 4 * seed, dtype=dtype, attention=attention,
+        recompute=layers if recompute else (), device=device,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -83,19 +68,16 @@ def test_each_option_that_changes_the_saves(options):
     from archzoo.testing import assert_activation_memory_matches
 
     config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, head="lm", **options)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for n in (3, 10):
-            assert_activation_memory_matches("falcon", config, n, dtype="bf16")
+    for n in (3, 10):
+        assert_activation_memory_matches("falcon", config, n, dtype="bf16")
 
 
 def test_the_new_decoder_architecture_with_two_layer_norms_is_refused():
     """ln_mlp reads the input ln_attn saved and saves only its statistics, which the shared terms cannot state."""
     from archzoo.saved_tensors import UnsupportedActivationMemory
 
-    arch = host_with("falcon").architecture("falcon")
     config = dict(d_model=32, n_heads=4, n_kv_heads=2, n_layers=2, new_decoder_architecture=True)
-    report = make_report(arch, parse_config(arch, config), 7)
+    report = counter("falcon")(7, **config)
     with pytest.raises(UnsupportedActivationMemory, match=r"^falcon: the new decoder architecture's two LayerNorms"):
         memory.activation_formula(report)
 
@@ -111,8 +93,7 @@ def test_the_new_decoder_architecture_with_two_layer_norms_is_refused():
 def test_korthikanti_plus_the_named_gap_is_the_exact_falcon_layer(options):
     from archzoo.formula import total
 
-    arch = host_with("falcon").architecture("falcon")
-    report = make_report(arch, parse_config(arch, dict(d_model=32, n_heads=4, n_layers=2, d_ff=40, **options)), 11)
+    report = counter("falcon")(11, d_model=32, n_heads=4, n_layers=2, d_ff=40, **options)
     layer = memory.activation_formula(report, dtype="bf16").per_copy["falcon.layers.layer"]
     gap = {t.name: t.bytes for t in memory.korthikanti_gap(report)}
     assert (memory.korthikanti_layer_bytes(report) + total(gap.values()) - layer).is_zero()

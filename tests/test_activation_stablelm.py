@@ -4,26 +4,14 @@ transformers' StableLM classes (archzoo.memory.measure_activations), and the gap
 from __future__ import annotations
 
 import random
-import warnings
 
 import pytest
 
-from archzoo.architecture import parse_config
-from archzoo.report import make_report
-from transformers_models import host_with
+from family_checks import ACTIVATION_CASES, counter
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytestmark = [pytest.mark.reference, pytest.mark.sweep]
-
-#: (dtype, attention, recompute, device)
-ACTIVATION_CASES = [
-    ("fp32", "eager", False, "meta"),
-    ("bf16", "eager", False, "meta"),
-    ("bf16", "eager", False, "cpu"),
-    ("bf16", "fused", False, "cpu"),
-    ("bf16", "eager", True, "meta"),
-]
 
 
 def _config(seed: int) -> dict:
@@ -47,12 +35,10 @@ def test_activation_formula_is_what_autograd_saves(seed, dtype, attention, recom
 
     config = _config(seed)
     layers = ("model.layers",) if config["head"] == "lm" else ("layers",)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert_activation_memory_matches(
-            "stablelm", config, 5 + 4 * seed, dtype=dtype, attention=attention,
-            recompute=layers if recompute else (), device=device,
-        )  # fmt: skip
+    assert_activation_memory_matches(
+        "stablelm", config, 5 + 4 * seed, dtype=dtype, attention=attention,
+        recompute=layers if recompute else (), device=device,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -69,10 +55,8 @@ def test_each_option_that_changes_the_saves(options):
     from archzoo.testing import assert_activation_memory_matches
 
     config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, d_ff=24, head="none", **options)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for n in (3, 10):
-            assert_activation_memory_matches("stablelm", config, n, dtype="bf16")
+    for n in (3, 10):
+        assert_activation_memory_matches("stablelm", config, n, dtype="bf16")
 
 
 @pytest.mark.parametrize("qk_norm, parallel, kv_heads", [(False, False, 2), (True, True, 2), (True, False, 1)])
@@ -80,11 +64,10 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_stablelm_layer(qk_norm, par
     from archzoo.formula import total
     from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
 
-    arch = host_with("stablelm").architecture("stablelm")
     config = dict(
         d_model=32, n_heads=4, n_kv_heads=kv_heads, n_layers=2, d_ff=40, qk_norm=qk_norm, parallel_residual=parallel
     )
-    report = make_report(arch, parse_config(arch, config), 11)
+    report = counter("stablelm")(11, **config)
     layer = activation_formula(report, dtype="bf16").per_copy["stablelm.layers.layer"]
     gap = {t.name: t.bytes for t in korthikanti_gap(report)}
     assert (korthikanti_layer_bytes(report) + total(gap.values()) - layer).is_zero()
@@ -119,6 +102,4 @@ def test_fused_attention_with_each_key_value_grouping(kv_heads):
         qk_norm=True,
         parallel_residual=True,
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert_activation_memory_matches("stablelm", config, 6, dtype="bf16", attention="fused", device="cpu")
+    assert_activation_memory_matches("stablelm", config, 6, dtype="bf16", attention="fused", device="cpu")

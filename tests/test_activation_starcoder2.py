@@ -5,26 +5,14 @@ layer."""
 from __future__ import annotations
 
 import random
-import warnings
 
 import pytest
 
-from archzoo.architecture import parse_config
-from archzoo.report import make_report
-from transformers_models import host_with
+from family_checks import ACTIVATION_CASES, counter
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytestmark = [pytest.mark.reference, pytest.mark.sweep]
-
-#: (dtype, attention, recompute, device)
-ACTIVATION_CASES = [
-    ("fp32", "eager", False, "meta"),
-    ("bf16", "eager", False, "meta"),
-    ("bf16", "eager", False, "cpu"),
-    ("bf16", "fused", False, "cpu"),
-    ("bf16", "eager", True, "meta"),
-]
 
 
 def _config(seed: int) -> dict:
@@ -48,12 +36,10 @@ def test_activation_formula_is_what_autograd_saves(seed, dtype, attention, recom
 
     config = _config(seed)
     layers = ("model.layers",) if config["head"] == "lm" else ("layers",)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert_activation_memory_matches(
-            "starcoder2", config, 5 + 4 * seed, dtype=dtype, attention=attention,
-            recompute=layers if recompute else (), device=device,
-        )  # fmt: skip
+    assert_activation_memory_matches(
+        "starcoder2", config, 5 + 4 * seed, dtype=dtype, attention=attention,
+        recompute=layers if recompute else (), device=device,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -74,10 +60,8 @@ def test_each_option_that_changes_the_saves(options):
     from archzoo.testing import assert_activation_memory_matches
 
     config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, d_ff=24, head="lm", **options)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for n in (3, 10):
-            assert_activation_memory_matches("starcoder2", config, n, dtype="bf16")
+    for n in (3, 10):
+        assert_activation_memory_matches("starcoder2", config, n, dtype="bf16")
 
 
 @pytest.mark.parametrize("options", [dict(n_kv_heads=2), dict(n_kv_heads=1, d_head=12, activation="gelu_new")])
@@ -85,8 +69,7 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_starcoder2_layer(options):
     from archzoo.formula import total
     from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
 
-    arch = host_with("starcoder2").architecture("starcoder2")
-    report = make_report(arch, parse_config(arch, dict(d_model=32, n_heads=4, n_layers=2, d_ff=40, **options)), 11)
+    report = counter("starcoder2")(11, d_model=32, n_heads=4, n_layers=2, d_ff=40, **options)
     layer = activation_formula(report, dtype="bf16").per_copy["starcoder2.layers.layer"]
     gap = {t.name: t.bytes for t in korthikanti_gap(report)}
     assert (korthikanti_layer_bytes(report) + total(gap.values()) - layer).is_zero()
@@ -104,6 +87,4 @@ def test_fused_attention_with_each_key_value_grouping(kv_heads):
     from archzoo.testing import assert_activation_memory_matches
 
     config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=kv_heads, d_ff=24, activation="gelu_new")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert_activation_memory_matches("starcoder2", config, 6, dtype="bf16", attention="fused", device="cpu")
+    assert_activation_memory_matches("starcoder2", config, 6, dtype="bf16", attention="fused", device="cpu")

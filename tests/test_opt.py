@@ -26,6 +26,7 @@ from archzoo.hf_config import COMMON_KEYS, load_hf_config
 from archzoo.report import make_report
 from archzoo.testing import build_model
 from family_checks import (
+    ACTIVATION_CASES,
     counter,
     table_of,
     write_json,
@@ -407,16 +408,8 @@ def test_plugin_passes_check_plugin(host):
 
 # ---- activation memory: what autograd saves for backward ---------------------------------------------------
 
+
 #: (dtype, attention, recompute, device): fused attention is SDPA's flash kernel, which the CPU runs
-ACTIVATION_CASES = [
-    ("fp32", "eager", False, "meta"),
-    ("bf16", "eager", False, "meta"),
-    ("bf16", "eager", False, "cpu"),
-    ("bf16", "fused", False, "cpu"),
-    ("bf16", "eager", True, "meta"),
-]
-
-
 def _activation_config(seed: int) -> dict[str, Any]:
     """A small random OPT: ReLU (OPT's own) or a GELU, pre- or post-LN, with or without biases and affine norms,
     embeddings narrower than the model (project_in and project_out, as OPT-350M's) or not, the base model or the
