@@ -1,4 +1,23 @@
-"""archzoo plugin: BERT-style encoders (BERT, RoBERTa, DistilBERT, ALBERT), as Hugging Face builds them."""
+"""archzoo plugin: BERT-style encoders (BERT, RoBERTa, XLM-RoBERTa, DistilBERT, ALBERT, ELECTRA), as transformers builds them.
+
+Every member embeds tokens, learned positions and (but DistilBERT) token types, adds them and normalises the sum
+with a LayerNorm; post-LN layers follow (attention, add and LayerNorm, feed-forward, add and LayerNorm), with a
+dense + tanh pooler on the first token where the class keeps one. N is the number of tokens of one input
+sequence, at most the position table's rows (RoBERTa and XLM-RoBERTa: fewer, as their positions start after the
+padding index, ``pad_token_id + 1``).
+
+RoBERTa and XLM-RoBERTa are BERT with offset positions and a classification head of their own (dense, tanh,
+output projection on the first token, no pooler); transformers' XLM-RoBERTa classes are RoBERTa's module for
+module, so only the vocabulary (250,002 SentencePiece tokens in the released models) tells them apart. ALBERT
+factorises the embedding (E-wide tables projected to d) and shares one layer's weights across the stack.
+ELECTRA factorises the embedding too, but projects it (``embeddings_project``) only when E differs from d, shares
+nothing and has no pooler; its discriminator (ElectraForPreTraining) scores every token with a dense layer and a
+one-logit output, its generator (ElectraForMaskedLM) maps d to E, normalises, and reads logits off the tied token
+embedding. Parameters and forward FLOPs of every class counted here equal transformers' (FlopCounterMode, eager
+attention); the multiple-choice classes are refused, as their FLOPs depend on a number of choices no
+configuration gives. XLM-R XL and XXL are another model type (xlm-roberta-xl, LayerNorm before each sublayer),
+not counted here.
+"""
 
 from __future__ import annotations
 
@@ -1017,7 +1036,7 @@ ARCHITECTURE = Architecture(
     name="bert",
     title="BERT",
     summary="Bidirectional Transformer encoder with learned positions, segment embeddings and a pooler; "
-    "covers RoBERTa, DistilBERT and ALBERT.",
+    "covers RoBERTa, XLM-RoBERTa, DistilBERT, ALBERT and ELECTRA.",
     citation="Devlin, Chang, Lee, Toutanova. BERT: Pre-training of Deep Bidirectional Transformers for "
     "Language Understanding. NAACL 2019. arXiv:1810.04805",
     config_model=BertConfig,
