@@ -13,26 +13,32 @@ token embedding unless ``tie_word_embeddings`` is false; its logits are multipli
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_rotary_head_width
-from archzoo.blocks import (
-    Block,
-    attention,
-    composite,
-    embedding,
-    feed_forward,
-    layer_norm,
-    lm_head,
-    repeat,
-    with_modules,
+from archzoo import Architecture, Reference
+from archzoo.architecture import (
+    TransformerConfig,
+    check_activation,
+    check_head_count,
+    check_kv_heads,
+    check_rotary_head_width,
 )
-from archzoo.formula import sym
+from archzoo.blocks import Block, attention, composite, feed_forward, layer_norm, with_modules
+from archzoo.decoder_parts import (
+    architectures_hook,
+    attention_modules,
+    decoder_heads,
+    decoder_modules,
+    decoder_stack,
+    head_classes,
+    head_field,
+    hf_readers_hook,
+    kv_heads,
+    table_values,
+)
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -54,14 +60,20 @@ __version__ = "0.1.0"
 CLASSES = {"lm": "CohereForCausalLM", "none": "CohereModel"}
 
 
-class CohereConfig(ArchConfig):
+class CohereConfig(
+    TransformerConfig,
+    defaults=dict(vocab_size=256000, d_model=8192, n_layers=40, n_heads=64),
+    descriptions=dict(
+        vocab_size="rows of the token embedding (and of the LM head)",
+        d_model="model width (hidden_size)",
+        n_layers="decoder layers (num_hidden_layers)",
+        n_heads="query heads (num_attention_heads)",
+    ),
+):
     """A Cohere decoder; defaults are Command R (Cohere 2024, CohereForAI/c4ai-command-r-v01), which are also
     transformers' CohereConfig defaults."""
 
-    vocab_size: PositiveInt = Field(256000, description="rows of the token embedding (and of the LM head)")
-    d_model: PositiveInt = Field(8192, description="model width (hidden_size)")
-    n_layers: PositiveInt = Field(40, description="decoder layers (num_hidden_layers)")
-    n_heads: PositiveInt = Field(64, description="query heads (num_attention_heads)")
+    heads_divide_width = False  # a head is d_head wide, or d_model // n_heads rounded down
     n_kv_heads: PositiveInt | None = Field(
         None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
     )
@@ -76,24 +88,14 @@ class CohereConfig(ArchConfig):
     attention_bias: bool = Field(False, description="biases on the query, key, value and output projections")
     qk_norm: bool = Field(False, description="a LayerNorm per head on the queries and the keys (use_qk_norm)")
     tie_embeddings: bool = Field(True, description="the LM head shares the token embedding matrix")
-    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
-        "lm", description="lm (CohereForCausalLM) or none (CohereModel)"
-    )
+    head: Literal[tuple(CLASSES)] = head_field(CLASSES)  # type: ignore[valid-type]
 
     @model_validator(mode="after")
     def _check(self) -> Self:
         check_activation(self.activation)
-        if self.d_head is None and self.n_heads > self.d_model:
-            raise ValueError(
-                f"n_heads: d_model {self.d_model} leaves each of {self.n_heads} heads "
-                f"{self.d_model // self.n_heads} wide; choose at most {self.d_model} heads, or give d_head"
-            )
-        kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
-        if self.n_heads % kv:
-            raise ValueError(
-                f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {kv}; "
-                "choose a divisor of n_heads (1 for multi-query attention)"
-            )
+        if self.d_head is None:
+            check_head_count(self.d_model, self.n_heads, "or give d_head")
+        check_kv_heads(self.n_heads, self.n_kv_heads)
         check_rotary_head_width(self.d_model, self.n_heads, self.d_head)
         return self
 
@@ -109,12 +111,7 @@ def build(cfg: CohereConfig) -> Block:
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.head_width)
     inner = d if cfg.d_head is None and cfg.d_model % cfg.n_heads == 0 else h * d_h
-    kv = cfg.n_heads if cfg.n_kv_heads is None else cfg.n_kv_heads
-    if kv == cfg.n_heads:
-        h_kv, kv_inner = h, inner
-    else:
-        h_kv = sym("h_kv", kv, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
-        kv_inner = h_kv * d_h
+    h_kv, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, inner)
     attn = attention(
         "attention",
         d,
@@ -126,7 +123,7 @@ def build(cfg: CohereConfig) -> Block:
         kv_heads=h_kv,
         d_head=d_h,
         description="causal "
-        + ("grouped-query " if kv != cfg.n_heads else "")
+        + ("grouped-query " if kv_inner is not inner else "")
         + "self-attention with rotary positions"
         + (", a LayerNorm per head on queries and keys" if cfg.qk_norm else ""),
     )
@@ -151,12 +148,9 @@ def build(cfg: CohereConfig) -> Block:
         "to the layer's input",
     )
     children = [
-        embedding("token", V, d, role="token", description="token embeddings (embed_tokens)"),
-        repeat(layer, L, name="layers"),
-        layer_norm("final_norm", d, bias=False),
+        *decoder_stack(layer, d, V, L, token="embed_tokens", final_norm=layer_norm("final_norm", d, bias=False)),
+        *decoder_heads(cfg.head, d, V, tied=cfg.tie_embeddings),
     ]
-    if cfg.head == "lm":
-        children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
     root = composite("cohere", "model", children, "Cohere decoder")
     return with_modules(root, reference_modules(cfg))
 
@@ -164,28 +158,15 @@ def build(cfg: CohereConfig) -> Block:
 def reference_modules(cfg: CohereConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer."""
-    base = "" if cfg.head == "none" else "model."
-    layer = "cohere.layers.layer"
-    return {
-        "cohere": ("",),
-        "cohere.token": (f"{base}embed_tokens",),
-        "cohere.layers": (f"{base}layers",),
-        layer: (f"{base}layers",),
-        f"{layer}.norm": ("input_layernorm",),
-        f"{layer}.attention": ("self_attn",),
-        f"{layer}.attention.q_proj": ("self_attn.q_proj",),
-        f"{layer}.attention.k_proj": ("self_attn.k_proj",),
-        f"{layer}.attention.v_proj": ("self_attn.v_proj",),
-        f"{layer}.attention.out_proj": ("self_attn.o_proj",),
-        f"{layer}.attention.q_norm": ("self_attn.q_norm",),
-        f"{layer}.attention.k_norm": ("self_attn.k_norm",),
-        f"{layer}.mlp": ("mlp",),
-        f"{layer}.mlp.fc_in": ("mlp.up_proj",),
-        f"{layer}.mlp.fc_gate": ("mlp.gate_proj",),
-        f"{layer}.mlp.fc_out": ("mlp.down_proj",),
-        "cohere.final_norm": (f"{base}norm",),
-        "cohere.lm_head": ("lm_head",),
+    layer = {
+        "norm": "input_layernorm",
+        **attention_modules(norms=("q_norm", "k_norm")),
+        "mlp": "mlp",
+        "mlp.fc_in": "mlp.up_proj",
+        "mlp.fc_gate": "mlp.gate_proj",
+        "mlp.fc_out": "mlp.down_proj",
     }
+    return decoder_modules("cohere", cfg.head, layer, heads=("lm_head",))
 
 
 def reference(cfg: CohereConfig) -> Reference:
@@ -272,7 +253,7 @@ HF_COHERE = HFTable(
     },
     refused={},
     base_class="CohereModel",
-    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
+    classes=head_classes(CLASSES),
 )
 
 
@@ -280,20 +261,7 @@ HF_COHERE = HFTable(
 def _from_cohere(hf: dict[str, Any], model_class: str = "CohereModel") -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     rope_type(hf["rope_parameters"], "CohereConfig")  # rotary settings change no count: only a type is checked
-    return dict(
-        vocab_size=hf["vocab_size"],
-        d_model=hf["hidden_size"],
-        n_layers=hf["num_hidden_layers"],
-        n_heads=hf["num_attention_heads"],
-        n_kv_heads=hf["num_key_value_heads"],
-        d_head=hf.get("head_dim"),
-        d_ff=hf["intermediate_size"],
-        max_positions=hf["max_position_embeddings"],
-        activation=hf["hidden_act"],
-        attention_bias=hf["attention_bias"],
-        qk_norm=hf["use_qk_norm"],
-        tie_embeddings=hf["tie_word_embeddings"],
-    )
+    return table_values(hf, HF_COHERE)
 
 
 ARCHITECTURE = Architecture(
@@ -305,16 +273,8 @@ ARCHITECTURE = Architecture(
     citation="Cohere. Command R and Command R+ model cards (CohereForAI/c4ai-command-r-v01, c4ai-command-r-plus). 2024",
     config_model=CohereConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("cohere", _from_cohere, architecture="cohere")
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"cohere": (_from_cohere, "cohere")})

@@ -28,10 +28,11 @@ from archzoo.decoder_parts import (
     decoder_heads,
     decoder_modules,
     decoder_stack,
-    describe_heads,
     head_classes,
+    head_field,
     hf_readers_hook,
     kv_heads,
+    num_labels_field,
     table_values,
 )
 from archzoo.hf_config import (
@@ -94,12 +95,9 @@ class StableLmConfig(
         "transformers' StableLM runs only when it leaves an even number of channels",
     )
     tie_embeddings: bool = Field(False, description="the LM head shares the token embedding matrix")
-    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
-        "lm",
-        description=describe_heads(CLASSES, prefix="StableLm"),
-    )
-    num_labels: PositiveInt = Field(
-        2, description="outputs of the sequence_classification and token_classification heads (num_labels)"
+    head: Literal[tuple(CLASSES)] = head_field(CLASSES, prefix="StableLm")  # type: ignore[valid-type]
+    num_labels: PositiveInt = num_labels_field(
+        "outputs of the sequence_classification and token_classification heads (num_labels)"
     )
 
     @model_validator(mode="after")
@@ -162,7 +160,7 @@ def build(cfg: StableLmConfig) -> Block:
     layer = composite("layer", "decoder_layer", parts, flow)
     children = [
         *decoder_stack(layer, d, V, L, token="embed_tokens"),
-        *decoder_heads(cfg.head, d, V, cfg.num_labels, tied=cfg.tie_embeddings),
+        *decoder_heads(cfg.head, d, V, tied=cfg.tie_embeddings, num_labels=cfg.num_labels),
     ]
     root = composite("stablelm", "model", children, "StableLM decoder")
     return with_modules(root, reference_modules(cfg))

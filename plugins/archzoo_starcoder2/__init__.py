@@ -15,16 +15,33 @@ tokens, which archzoo's per-token figure does not model.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_rotary_head_width
-from archzoo.blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat, with_modules
-from archzoo.formula import sym
+from archzoo import Architecture, Reference
+from archzoo.architecture import (
+    TransformerConfig,
+    check_activation,
+    check_head_count,
+    check_kv_heads,
+    check_rotary_head_width,
+)
+from archzoo.blocks import Block, attention, composite, layer_norm, linear, with_modules
+from archzoo.decoder_parts import (
+    architectures_hook,
+    attention_modules,
+    decoder_heads,
+    decoder_modules,
+    decoder_stack,
+    head_classes,
+    head_field,
+    hf_readers_hook,
+    kv_heads,
+    num_labels_field,
+    table_values,
+)
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -36,7 +53,7 @@ from archzoo.hf_config import (
     hf_reader,
     rope_type,
 )
-from archzoo.symbols import declare_symbol, symbol
+from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
 
@@ -50,18 +67,21 @@ CLASSES = {
     "token_classification": "Starcoder2ForTokenClassification",
 }
 
-#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
-
-class Starcoder2Config(ArchConfig):
+class Starcoder2Config(
+    TransformerConfig,
+    defaults=dict(vocab_size=49152, d_model=3072, n_layers=30, n_heads=24),
+    descriptions=dict(
+        vocab_size="rows of the token embedding (and of the LM head)",
+        d_model="model width (hidden_size)",
+        n_layers="decoder layers (num_hidden_layers)",
+        n_heads="query heads (num_attention_heads)",
+    ),
+):
     """A StarCoder2 decoder; defaults are StarCoder2-3B (Lozhkov et al. 2024), which are also transformers'
     Starcoder2Config defaults."""
 
-    vocab_size: PositiveInt = Field(49152, description="rows of the token embedding (and of the LM head)")
-    d_model: PositiveInt = Field(3072, description="model width (hidden_size)")
-    n_layers: PositiveInt = Field(30, description="decoder layers (num_hidden_layers)")
-    n_heads: PositiveInt = Field(24, description="query heads (num_attention_heads)")
+    heads_divide_width = False  # a head is d_head wide, or d_model // n_heads rounded down
     n_kv_heads: PositiveInt = Field(
         2, description="key/value heads (num_key_value_heads; grouped-query attention); must divide n_heads"
     )
@@ -75,29 +95,17 @@ class Starcoder2Config(ArchConfig):
     activation: str = Field("gelu_pytorch_tanh", description="activation of the feed-forward (hidden_act)")
     bias: bool = Field(True, description="biases on every linear of the layers (use_bias)")
     tie_embeddings: bool = Field(True, description="the LM head shares the token embedding matrix")
-    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
-        "lm",
-        description="lm (Starcoder2ForCausalLM), none (Starcoder2Model), sequence_classification (a bias-free score "
-        "layer on every token, the last non-padding one's kept) or token_classification (a score layer with bias on "
-        "every token): Starcoder2For...",
-    )
-    num_labels: PositiveInt = Field(
-        2, description="outputs of the sequence_classification and token_classification heads (num_labels)"
+    head: Literal[tuple(CLASSES)] = head_field(CLASSES, prefix="Starcoder2")  # type: ignore[valid-type]
+    num_labels: PositiveInt = num_labels_field(
+        "outputs of the sequence_classification and token_classification heads (num_labels)"
     )
 
     @model_validator(mode="after")
     def _check(self) -> Self:
         check_activation(self.activation)
-        if self.d_head is None and self.n_heads > self.d_model:
-            raise ValueError(
-                f"n_heads: d_model {self.d_model} leaves each of {self.n_heads} heads "
-                f"{self.d_model // self.n_heads} wide; choose at most {self.d_model} heads, or give d_head"
-            )
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(
-                f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {self.n_kv_heads}; "
-                "choose a divisor of n_heads (1 for multi-query attention)"
-            )
+        if self.d_head is None:
+            check_head_count(self.d_model, self.n_heads, "or give d_head")
+        check_kv_heads(self.n_heads, self.n_kv_heads)
         check_rotary_head_width(self.d_model, self.n_heads, self.d_head)
         return self
 
@@ -113,11 +121,7 @@ def build(cfg: Starcoder2Config) -> Block:
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.head_width)
     inner = d if cfg.d_head is None and cfg.d_model % cfg.n_heads == 0 else h * d_h
-    if cfg.n_kv_heads == cfg.n_heads:
-        h_kv, kv_inner = h, inner
-    else:
-        h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
-        kv_inner = h_kv * d_h
+    h_kv, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, inner)
     attn = attention(
         "attention",
         d,
@@ -148,17 +152,9 @@ def build(cfg: Starcoder2Config) -> Block:
         "pre-LN decoder layer: LayerNorm, attention, add; LayerNorm, feed-forward, add",
     )
     children = [
-        embedding("token", V, d, role="token", description="token embeddings (embed_tokens)"),
-        repeat(layer, L, name="layers"),
-        layer_norm("final_norm", d),
+        *decoder_stack(layer, d, V, L, token="embed_tokens"),
+        *decoder_heads(cfg.head, d, V, tied=cfg.tie_embeddings, num_labels=cfg.num_labels),
     ]
-    if cfg.head == "lm":
-        children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
-    K = LABELS(cfg.num_labels)
-    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
-        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
-    if cfg.head == "token_classification":
-        children.append(linear("score", d, K, description="a label's scores per token"))
     root = composite("starcoder2", "model", children, "StarCoder2 decoder")
     return with_modules(root, reference_modules(cfg))
 
@@ -166,27 +162,15 @@ def build(cfg: Starcoder2Config) -> Block:
 def reference_modules(cfg: Starcoder2Config) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer."""
-    base = "" if cfg.head == "none" else "model."
-    layer = "starcoder2.layers.layer"
-    return {
-        "starcoder2": ("",),
-        "starcoder2.token": (f"{base}embed_tokens",),
-        "starcoder2.layers": (f"{base}layers",),
-        layer: (f"{base}layers",),
-        f"{layer}.attention_norm": ("input_layernorm",),
-        f"{layer}.attention": ("self_attn",),
-        f"{layer}.attention.q_proj": ("self_attn.q_proj",),
-        f"{layer}.attention.k_proj": ("self_attn.k_proj",),
-        f"{layer}.attention.v_proj": ("self_attn.v_proj",),
-        f"{layer}.attention.out_proj": ("self_attn.o_proj",),
-        f"{layer}.mlp_norm": ("post_attention_layernorm",),
-        f"{layer}.mlp": ("mlp",),
-        f"{layer}.mlp.fc_in": ("mlp.c_fc",),
-        f"{layer}.mlp.fc_out": ("mlp.c_proj",),
-        "starcoder2.final_norm": (f"{base}norm",),
-        "starcoder2.lm_head": ("lm_head",),
-        "starcoder2.score": ("score",),
+    layer = {
+        "attention_norm": "input_layernorm",
+        **attention_modules(),
+        "mlp_norm": "post_attention_layernorm",
+        "mlp": "mlp",
+        "mlp.fc_in": "mlp.c_fc",
+        "mlp.fc_out": "mlp.c_proj",
     }
+    return decoder_modules("starcoder2", cfg.head, layer)
 
 
 def reference(cfg: Starcoder2Config) -> Reference:
@@ -276,7 +260,7 @@ HF_STARCODER2 = HFTable(
     },
     refused={},
     base_class="Starcoder2Model",
-    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
+    classes=head_classes(CLASSES),
 )
 
 
@@ -284,20 +268,7 @@ HF_STARCODER2 = HFTable(
 def _from_starcoder2(hf: dict[str, Any], model_class: str = "Starcoder2Model") -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     rope_type(hf["rope_parameters"], "Starcoder2Config")  # rotary settings change no count: only a type is checked
-    return dict(
-        vocab_size=hf["vocab_size"],
-        d_model=hf["hidden_size"],
-        n_layers=hf["num_hidden_layers"],
-        n_heads=hf["num_attention_heads"],
-        n_kv_heads=hf["num_key_value_heads"],
-        d_head=hf.get("head_dim"),
-        d_ff=hf["intermediate_size"],
-        max_positions=hf["max_position_embeddings"],
-        activation=hf["hidden_act"],
-        bias=hf["use_bias"],
-        tie_embeddings=hf["tie_word_embeddings"],
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, HF_STARCODER2)
 
 
 ARCHITECTURE = Architecture(
@@ -308,16 +279,8 @@ ARCHITECTURE = Architecture(
     citation="Lozhkov et al. StarCoder 2 and The Stack v2: The Next Generation. 2024. arXiv:2402.19173",
     config_model=Starcoder2Config,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("starcoder2", _from_starcoder2, architecture="starcoder2")
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"starcoder2": (_from_starcoder2, "starcoder2")})

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import Field
+
 from .architecture import Architecture
 from .blocks import Block, embedding, layer_norm, linear, lm_head, repeat
 from .formula import Poly, const, sym
@@ -20,6 +22,7 @@ from .symbols import declare_symbol
 
 __all__ = [
     "LABELS",
+    "LABELS_WORDS",
     "architectures_hook",
     "attention_modules",
     "decoder_heads",
@@ -27,8 +30,10 @@ __all__ = [
     "decoder_stack",
     "describe_heads",
     "head_classes",
+    "head_field",
     "hf_readers_hook",
     "kv_heads",
+    "num_labels_field",
     "table_values",
 ]
 
@@ -49,6 +54,24 @@ def describe_heads(classes: Mapping[str, str], *, prefix: str = "", **words: str
     parts = [f"{head} ({words.get(head) or _HEAD_WORDS.get(head) or name})" for head, name in classes.items()]
     text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
     return text + (f": {prefix}For..." if prefix else "")
+
+
+def head_field(classes: Mapping[str, str], *, prefix: str = "", **words: str) -> Any:
+    """The ``head`` field of a family whose heads are ``classes`` (archzoo's head -> transformers' class), ``lm``
+    by default, described by `describe_heads`: ``head: Literal[tuple(CLASSES)] = head_field(CLASSES)``."""
+    return Field("lm", description=describe_heads(classes, prefix=prefix, **words))
+
+
+#: how most decoders' ``num_labels`` reads
+LABELS_WORDS = (
+    "outputs of the sequence_classification and token_classification heads (transformers' num_labels); "
+    "question_answering always has 2"
+)
+
+
+def num_labels_field(description: str = LABELS_WORDS) -> Any:
+    """The ``num_labels`` field, K: 2 labels by default, as transformers' PretrainedConfig has."""
+    return Field(2, description=description)
 
 
 def head_classes(classes: Mapping[str, str]) -> dict[str, dict[str, str]]:
@@ -84,9 +107,9 @@ def decoder_heads(
     head: str,
     d: Poly,
     V: Poly,
-    num_labels: int,
     *,
     tied: bool,
+    num_labels: int = 2,
     lm: Block | None = None,
     token_classifier: str = "score",
     answers: Poly | None = None,
@@ -95,10 +118,11 @@ def decoder_heads(
     token embedding when ``tied``, or the family's own ``lm``); for ``sequence_classification`` a bias-free score
     layer on every token (the last non-padding token's scores are then gathered: no FLOPs); for
     ``token_classification`` a classifier with bias named ``token_classifier``; for ``question_answering`` a
-    linear to ``answers`` outputs (2: start and end) on every token; for ``none`` nothing."""
-    K = LABELS(num_labels)
+    linear to ``answers`` outputs (2: start and end) on every token; for ``none`` nothing. ``num_labels`` is K,
+    the labels of the classification heads."""
     if head == "lm":
         return [lm if lm is not None else lm_head(d, V, tied_to="token" if tied else "")]
+    K = LABELS(num_labels)
     if head == "sequence_classification":
         return [linear("score", d, K, bias=False, description="class scores on every token, no bias")]
     if head == "token_classification":
