@@ -26,18 +26,29 @@ embedding unless ``tie_word_embeddings`` is false.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_heads
-from archzoo.blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat, with_modules
-from archzoo.formula import Poly, const, sym
+from archzoo import Architecture, Reference
+from archzoo.architecture import TransformerConfig, check_activation
+from archzoo.blocks import Block, attention, composite, feed_forward, layer_norm, linear, with_modules
+from archzoo.decoder_parts import (
+    architectures_hook,
+    decoder_heads,
+    decoder_modules,
+    decoder_stack,
+    head_classes,
+    head_field,
+    hf_readers_hook,
+    kv_heads,
+    num_labels_field,
+    table_values,
+)
+from archzoo.formula import Poly, const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, HFTable, hf_reader, rope_type
-from archzoo.symbols import declare_symbol, symbol
+from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
 
@@ -52,18 +63,20 @@ CLASSES = {
     "question_answering": "FalconForQuestionAnswering",
 }
 
-#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
-
-class FalconConfig(ArchConfig):
+class FalconConfig(
+    TransformerConfig,
+    defaults=dict(vocab_size=65024, d_model=4544, n_layers=32, n_heads=71),
+    descriptions=dict(
+        vocab_size="rows of the token embedding (and of the LM head)",
+        d_model="model width (hidden_size)",
+        n_layers="decoder layers (num_hidden_layers)",
+        n_heads="query heads (num_attention_heads); must divide d_model",
+    ),
+):
     """A Falcon decoder; defaults are Falcon-7B (Almazrouei et al. 2023), which are also transformers'
-    FalconConfig defaults."""
+    FalconConfig defaults (FalconAttention refuses heads that do not divide the width)."""
 
-    vocab_size: PositiveInt = Field(65024, description="rows of the token embedding (and of the LM head)")
-    d_model: PositiveInt = Field(4544, description="model width (hidden_size)")
-    n_layers: PositiveInt = Field(32, description="decoder layers (num_hidden_layers)")
-    n_heads: PositiveInt = Field(71, description="query heads (num_attention_heads); must divide d_model")
     n_kv_heads: PositiveInt | None = Field(
         None,
         description="key/value heads of the new decoder architecture (num_kv_heads; null = n_heads); must divide "
@@ -99,21 +112,13 @@ class FalconConfig(ArchConfig):
     )
     alibi: bool = Field(False, description="ALiBi biases on the scores instead of rotary positions: no parameters")
     tie_embeddings: bool = Field(True, description="the LM head shares the token embedding matrix")
-    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
-        "lm",
-        description="lm (FalconForCausalLM), none (FalconModel), sequence_classification (a bias-free score layer "
-        "on every token, the last non-padding one's kept), token_classification (a classifier with bias on every "
-        "token) or question_answering (Linear(d_model, 2) on every token): FalconFor...",
+    head: Literal[tuple(CLASSES)] = head_field(  # type: ignore[valid-type]
+        CLASSES, prefix="Falcon", token_classification="a classifier with bias on every token"
     )
-    num_labels: PositiveInt = Field(
-        2,
-        description="outputs of the sequence_classification and token_classification heads (transformers' "
-        "num_labels); question_answering always has 2",
-    )
+    num_labels: PositiveInt = num_labels_field()
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        check_heads(self.d_model, self.n_heads)  # FalconAttention refuses heads that do not divide the width
         check_activation(self.activation)
         kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
         if self.new_decoder_architecture:
@@ -158,12 +163,7 @@ def _attention(cfg: FalconConfig, d: Poly) -> Block:
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_model // cfg.n_heads)
     if cfg.new_decoder_architecture:
-        kv_heads = cfg.n_heads if cfg.n_kv_heads is None else cfg.n_kv_heads
-        h_kv = (
-            h
-            if kv_heads == cfg.n_heads
-            else sym("h_kv", kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
-        )
+        h_kv, _ = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, d)
         kv_width, what, cached = h_kv * d_h, "grouped-query", d
     elif cfg.multi_query:
         kv_width, what, cached = d_h, "multi-query", d_h
@@ -201,13 +201,7 @@ def build(cfg: FalconConfig) -> Block:
     V = symbol("V", cfg.vocab_size)
     L = symbol("L", cfg.n_layers)
     d_ff = 4 * d if cfg.d_ff is None else symbol("d_ff", cfg.d_ff)
-    mlp = composite(
-        "mlp",
-        "feed_forward",
-        [linear("fc_in", d, d_ff, bias=cfg.bias), linear("fc_out", d_ff, d, bias=cfg.bias)],
-        f"feed-forward, {cfg.activation}",
-    )
-    mlp = replace(mlp, activation=cfg.activation, gated=False)
+    mlp = feed_forward("mlp", d, d_ff, activation=cfg.activation, bias=cfg.bias)
     attn = _attention(cfg, d)
     if cfg.norms == 1:
         parts = [layer_norm("norm", d), attn, mlp]
@@ -220,19 +214,11 @@ def build(cfg: FalconConfig) -> Block:
         flow = "attention, add; the feed-forward on the sum, add (sequential)"
     layer = composite("layer", "decoder_layer", parts, f"decoder layer: {flow}")
     children = [
-        embedding("token", V, d, role="token", description="token embeddings (word_embeddings)"),
-        repeat(layer, L, name="layers"),
-        layer_norm("final_norm", d),
+        *decoder_stack(layer, d, V, L, token="word_embeddings"),
+        *decoder_heads(
+            cfg.head, d, V, tied=cfg.tie_embeddings, num_labels=cfg.num_labels, token_classifier="classifier"
+        ),
     ]
-    if cfg.head == "lm":
-        children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
-    K = LABELS(cfg.num_labels)
-    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
-        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
-    if cfg.head == "token_classification":
-        children.append(linear("classifier", d, K, description="a label's scores per token"))
-    if cfg.head == "question_answering":
-        children.append(linear("qa_outputs", d, const(2), description="answer start and end logits per token"))
     root = composite("falcon", "model", children, "Falcon decoder")
     return with_modules(root, reference_modules(cfg))
 
@@ -240,32 +226,31 @@ def build(cfg: FalconConfig) -> Block:
 def reference_modules(cfg: FalconConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer."""
-    base = "" if cfg.head == "none" else "transformer."
-    layer = "falcon.layers.layer"
     if cfg.norms == 1:
-        norms = {f"{layer}.norm": ("input_layernorm",)}
+        norms = {"norm": "input_layernorm"}
     elif cfg.parallel_attn:
-        norms = {f"{layer}.attention_norm": ("ln_attn",), f"{layer}.mlp_norm": ("ln_mlp",)}
+        norms = {"attention_norm": "ln_attn", "mlp_norm": "ln_mlp"}
     else:
-        norms = {f"{layer}.attention_norm": ("input_layernorm",), f"{layer}.mlp_norm": ("post_attention_layernorm",)}
-    return {
-        "falcon": ("",),
-        "falcon.token": (f"{base}word_embeddings",),
-        "falcon.layers": (f"{base}h",),
-        layer: (f"{base}h",),
+        norms = {"attention_norm": "input_layernorm", "mlp_norm": "post_attention_layernorm"}
+    layer = {
         **norms,
-        f"{layer}.attention": ("self_attention",),
-        f"{layer}.attention.qkv_proj": ("self_attention.query_key_value",),
-        f"{layer}.attention.out_proj": ("self_attention.dense",),
-        f"{layer}.mlp": ("mlp",),
-        f"{layer}.mlp.fc_in": ("mlp.dense_h_to_4h",),
-        f"{layer}.mlp.fc_out": ("mlp.dense_4h_to_h",),
-        "falcon.final_norm": (f"{base}ln_f",),
-        "falcon.lm_head": ("lm_head",),
-        "falcon.score": ("score",),
-        "falcon.classifier": ("classifier",),
-        "falcon.qa_outputs": ("qa_outputs",),
+        "attention": "self_attention",
+        "attention.qkv_proj": "self_attention.query_key_value",
+        "attention.out_proj": "self_attention.dense",
+        "mlp": "mlp",
+        "mlp.fc_in": "mlp.dense_h_to_4h",
+        "mlp.fc_out": "mlp.dense_4h_to_h",
     }
+    return decoder_modules(
+        "falcon",
+        cfg.head,
+        layer,
+        base="transformer.",
+        embed="word_embeddings",
+        layers="h",
+        final_norm="ln_f",
+        heads=("lm_head", "score", "classifier", "qa_outputs"),
+    )
 
 
 def reference(cfg: FalconConfig) -> Reference:
@@ -360,7 +345,7 @@ HF_FALCON = HFTable(
     },
     refused={},
     base_class="FalconModel",
-    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
+    classes=head_classes(CLASSES),
 )
 
 
@@ -383,24 +368,7 @@ def _check_rope(rope: Any, alibi: bool) -> None:
 @hf_reader(HF_FALCON)
 def _from_falcon(hf: dict[str, Any], model_class: str = "FalconModel") -> dict[str, Any]:
     _check_rope(hf["rope_parameters"], bool(hf["alibi"]))
-    return dict(
-        vocab_size=hf["vocab_size"],
-        d_model=hf["hidden_size"],
-        n_layers=hf["num_hidden_layers"],
-        n_heads=hf["num_attention_heads"],
-        n_kv_heads=hf["num_kv_heads"],
-        d_ff=hf["ffn_hidden_size"],
-        max_positions=hf["max_position_embeddings"],
-        activation=hf["activation"],
-        bias=hf["bias"],
-        new_decoder_architecture=hf["new_decoder_architecture"],
-        multi_query=hf["multi_query"],
-        parallel_attn=hf["parallel_attn"],
-        num_norms=hf["num_ln_in_parallel_attn"],
-        alibi=hf["alibi"],
-        tie_embeddings=hf["tie_word_embeddings"],
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, HF_FALCON)
 
 
 ARCHITECTURE = Architecture(
@@ -411,16 +379,8 @@ ARCHITECTURE = Architecture(
     citation="Almazrouei et al. The Falcon Series of Open Language Models. 2023. arXiv:2311.16867",
     config_model=FalconConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("falcon", _from_falcon, architecture="falcon")
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"falcon": (_from_falcon, "falcon")})
