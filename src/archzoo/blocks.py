@@ -44,7 +44,8 @@ Beyond one forward pass, every block also carries (leaves set them, composites a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import MISSING, dataclass, fields, replace
+from operator import is_
 from typing import Any
 
 from .formula import N, Poly, S, const, total
@@ -259,8 +260,38 @@ def active_params(root: Block) -> Poly:
     return total(v.active_params for v in root.visits() if not v.block.children)
 
 
+#: Each field of a `Block` and its default (None for the name and kind, which every caller gives), in the
+#: order of the dataclass's fields.
+_BLOCK_DEFAULTS: dict[str, Any] = {f.name: None if f.default is MISSING else f.default for f in fields(Block)}
+assert all(f.default_factory is MISSING for f in fields(Block)), "_block copies defaults: no factories"
+_new_object = object.__new__
+
+
+def _block(**given: Any) -> Block:
+    """``Block(**given)`` without the dataclass's ``__init__``, which sets each of the thirty fields through
+    ``object.__setattr__``: building a model's tree makes hundreds of blocks, and indexing a zoo thousands of
+    trees. The object is the same, its fields in the same order."""
+    block = _new_object(Block)
+    state = block.__dict__
+    state.update(_BLOCK_DEFAULTS)
+    state.update(given)
+    return block
+
+
+def _replace(block: Block, **changes: Any) -> Block:
+    """``dataclasses.replace(block, **changes)`` for a plain `Block`, made as `_block` makes one (a subclass,
+    which may have its own ``__init__``, goes through ``replace``)."""
+    if type(block) is not Block:
+        return replace(block, **changes)
+    new = _new_object(Block)
+    state = new.__dict__
+    state.update(block.__dict__)
+    state.update(changes)
+    return new
+
+
 def _leaf(name: str, kind: str, description: str, **formulas: Any) -> Block:
-    return Block(name=name, kind=kind, description=description, **formulas)
+    return _block(name=name, kind=kind, description=description, **formulas)
 
 
 def _one_token(flops: Poly) -> Poly:
@@ -276,14 +307,14 @@ def _map_leaves(block: Block, change: Callable[[Block], Block]) -> Block:
     children = tuple(_map_leaves(child, change) for child in block.children)
     if block.repeat is not None:
         (child,) = children
-        return replace(
+        return _replace(
             block,
             children=children,
             backward_flops=block.repeat * child.backward_flops,
             prefill_flops=block.repeat * child.prefill_flops,
             decode_flops=block.repeat * child.decode_flops,
         )
-    return replace(
+    return _replace(
         block,
         children=children,
         backward_flops=total(c.backward_flops for c in children),
@@ -296,13 +327,13 @@ def off_loss_path(block: Block) -> Block:
     """``block`` and everything below it marked off the loss path: its output never reaches the loss of a
     training step, so autograd runs no backward through it (BERT's and ViT's pooler when the loss is taken
     from the last hidden state). Its forward FLOPs are unchanged."""
-    return _map_leaves(block, lambda leaf: replace(leaf, backward_flops=ZERO))
+    return _map_leaves(block, lambda leaf: _replace(leaf, backward_flops=ZERO))
 
 
 def seq2seq_encoder(block: Block) -> Block:
     """An encoder-decoder's encoder: it runs once, in prefill, over the ``N`` source tokens (its forward
     FLOPs), and never in a decode step."""
-    return _map_leaves(block, lambda leaf: replace(leaf, prefill_flops=leaf.flops, decode_flops=ZERO))
+    return _map_leaves(block, lambda leaf: _replace(leaf, prefill_flops=leaf.flops, decode_flops=ZERO))
 
 
 def seq2seq_decoder(block: Block) -> Block:
@@ -313,8 +344,8 @@ def seq2seq_decoder(block: Block) -> Block:
 
     def first_call(leaf: Block) -> Block:
         if leaf.decode_flops.is_zero():
-            return replace(leaf, prefill_flops=leaf.flops)
-        return replace(leaf, prefill_flops=leaf.decode_flops.substitute("N", 1).substitute("S", N))
+            return _replace(leaf, prefill_flops=leaf.flops)
+        return _replace(leaf, prefill_flops=leaf.decode_flops.substitute("N", 1).substitute("S", N))
 
     return _map_leaves(block, first_call)
 
@@ -338,7 +369,7 @@ def linear(
     bias_params = d_out if bias else ZERO
     shape = f"Linear({d_in}, {d_out}{'' if bias else ', bias=False'})"
     flops = 2 * tokens * d_in * d_out
-    return Block(
+    return _block(
         name=name,
         kind="linear",
         params=bias_params if tied_to else weight + bias_params,
@@ -359,7 +390,7 @@ def lm_head(d: Poly, vocab: Poly, *, tied_to: str = "", name: str = "lm_head", d
     In prefill it computes the logits of the last position only (``logits_to_keep=1``)."""
     tied = f", weight tied to the {tied_to} embedding" if tied_to else ""
     head = linear(name, d, vocab, bias=False, tied_to=tied_to, description=description or f"next-token logits{tied}")
-    return replace(head, prefill_flops=head.decode_flops)
+    return _replace(head, prefill_flops=head.decode_flops)
 
 
 def embedding(name: str, num: Poly, dim: Poly, *, role: str = "", description: str = "") -> Block:
@@ -404,7 +435,7 @@ def rms_norm(name: str, d: Poly, *, description: str = "") -> Block:
 def composite(name: str, kind: str, children: list[Block] | tuple[Block, ...], description: str = "") -> Block:
     """A block made of others; every formula is the sum of its children's."""
     children = tuple(children)
-    return Block(
+    return _block(
         name=name,
         kind=kind,
         params=total(c.params for c in children),
@@ -483,7 +514,7 @@ def attention(
     k_proj = linear("k_proj", d, kv_inner, bias=bias, tokens=tokens_kv)
     v_proj = linear("v_proj", d, kv_inner, bias=bias, tokens=tokens_kv)
     if cross:  # keys and values of the source: computed in prefill, read from the cache in a decode step
-        k_proj, v_proj = replace(k_proj, decode_flops=ZERO), replace(v_proj, decode_flops=ZERO)
+        k_proj, v_proj = _replace(k_proj, decode_flops=ZERO), _replace(v_proj, decode_flops=ZERO)
     children = [
         linear("q_proj", d, inner, bias=bias, tokens=tokens_q),
         k_proj,
@@ -498,11 +529,11 @@ def attention(
         children,
         description or ("causal " if causal else "") + ("cross-attention" if cross else "multi-head self-attention"),
     )
-    block = replace(block, heads=heads, kv_heads=kv_heads, d_head=d_head)
+    block = _replace(block, heads=heads, kv_heads=kv_heads, d_head=d_head)
     if cross:
-        block = replace(block, cross_kv_cache=2 * kv_inner)
+        block = _replace(block, cross_kv_cache=2 * kv_inner)
     elif causal:
-        block = replace(block, kv_cache=2 * kv_inner)
+        block = _replace(block, kv_cache=2 * kv_inner)
     return block
 
 
@@ -526,7 +557,7 @@ def feed_forward(
     children.append(linear("fc_out", d_ff, d, bias=bias, tokens=tokens))
     kind = f"{activation}-gated" if gated else activation
     block = composite(name, "feed_forward", children, description or f"feed-forward, {kind}")
-    return replace(block, activation=activation, gated=gated)
+    return _replace(block, activation=activation, gated=gated)
 
 
 def patch_embedding(
@@ -561,7 +592,7 @@ def _copies(
     description: str,
 ) -> Block:
     """A block holding copies of ``block``: ``stored`` sets of its weights, run ``runs`` times."""
-    return Block(
+    return _block(
         name=name,
         kind=kind,
         params=stored * block.params,
@@ -676,7 +707,7 @@ def layer_runs(
             n = given
         where = _positions_text(tuple(positions))
         run = repeat(layer, n, name=f"{layer.name}s", description=f"{len(positions)} × {layer.name}, layers {where}")
-        children.append(replace(run, positions=tuple(positions)))
+        children.append(_replace(run, positions=tuple(positions)))
     shown = ", ".join(f"{len(positions)} × {layer.name}" for layer, positions, _ in groups.values())
     return composite(name, "layer_runs", children, description or f"{start} layers: {shown}")
 
@@ -725,6 +756,14 @@ def with_modules(root: Block, table: dict[str, tuple[str, ...]]) -> Block:
     def mapped(block: Block, parent: str) -> Block:
         path = f"{parent}.{block.name}" if parent else block.name
         children = tuple(mapped(child, path) for child in block.children)
-        return replace(block, children=children, modules=tuple(table.get(path, block.modules)))
+        modules = tuple(table.get(path, block.modules))
+        if (
+            modules == block.modules
+            and type(block.modules) is tuple
+            and type(block.children) is tuple
+            and all(map(is_, children, block.children))
+        ):
+            return block  # nothing to map here or below: the block as it is (blocks never change)
+        return _replace(block, children=children, modules=modules)
 
     return mapped(root, "")

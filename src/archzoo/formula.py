@@ -48,6 +48,10 @@ class Poly:
     symbols: Mapping[str, Symbol] = field(default_factory=dict)
 
     # ---- algebra -------------------------------------------------------------------------------
+    # Building one model's block tree takes a few thousand of these operations, and indexing a zoo builds
+    # thousands of trees, so each is written as a single pass over plain dicts. Every result is the one the
+    # textbook definition gives term by term, in the same order: a term whose coefficient cancels to zero
+    # is dropped, and one that appears again later goes to the end, as it would after a second addition.
     @staticmethod
     def _lift(other: Poly | Symbol | int) -> Poly:
         if isinstance(other, Poly):
@@ -59,20 +63,20 @@ class Poly:
         raise TypeError(f"cannot combine a formula with {type(other).__name__}")
 
     def _merged_symbols(self, other: Poly) -> dict[str, Symbol]:
-        merged = dict(self.symbols)
-        for name, symbol in other.symbols.items():
-            known = merged.get(name)
-            if known is not None and known.value != symbol.value:
-                raise ValueError(f"symbol {name!r} has two values in one formula: {known.value} and {symbol.value}")
-            merged[name] = symbol
-        return merged
+        return _merged(self.symbols, other.symbols)
 
     def __add__(self, other: Poly | Symbol | int) -> Poly:
-        other = self._lift(other)
+        other = other if type(other) is Poly else self._lift(other)
         terms = dict(self.terms)
         for mono, coef in other.terms.items():
-            terms[mono] = terms.get(mono, 0) + coef
-        return Poly({m: c for m, c in terms.items() if c != 0}, self._merged_symbols(other))
+            coef += terms.get(mono, 0)
+            if coef:
+                terms[mono] = coef
+            elif mono in terms:
+                del terms[mono]
+        if 0 in terms.values():  # a zero written into a formula by hand: sums drop it
+            terms = {m: c for m, c in terms.items() if c != 0}
+        return _poly(terms, _merged(self.symbols, other.symbols))
 
     __radd__ = __add__
 
@@ -83,21 +87,59 @@ class Poly:
         return self + (-self._lift(other))
 
     def __mul__(self, other: Poly | Symbol | int) -> Poly:
-        other = self._lift(other)
         terms: dict[Monomial, int] = {}
+        if type(other) is int:  # a number (2 * flops): each coefficient scaled, the symbols kept
+            for m, c in self.terms.items():
+                if len(m) > 1 and m not in _SORTED:
+                    m = _in_order(m)
+                terms[m] = terms.get(m, 0) + c * other
+            if 0 in terms.values():
+                terms = {m: c for m, c in terms.items() if c != 0}
+            return _poly(terms, self.symbols if type(self.symbols) is dict else dict(self.symbols))
+        other = other if type(other) is Poly else self._lift(other)
         for m1, c1 in self.terms.items():
             for m2, c2 in other.terms.items():
-                powers = dict(m1)
-                for name, power in m2:
-                    powers[name] = powers.get(name, 0) + power
-                mono = tuple(sorted(powers.items()))
+                # the product's monomial, its factors sorted by name; a number (the empty monomial) times a
+                # monomial already in that order is that monomial, the commonest case
+                if not m2 and (len(m1) < 2 or m1 in _SORTED):
+                    mono = m1
+                elif not m1 and (len(m2) < 2 or m2 in _SORTED):
+                    mono = m2
+                else:
+                    powers = dict(m1)
+                    for name, power in m2:
+                        powers[name] = powers.get(name, 0) + power
+                    mono = _in_order(powers)
                 terms[mono] = terms.get(mono, 0) + c1 * c2
-        return Poly({m: c for m, c in terms.items() if c != 0}, self._merged_symbols(other))
+        if 0 in terms.values():  # cancelled terms, dropped once all products are in (their place is kept)
+            terms = {m: c for m, c in terms.items() if c != 0}
+        return _poly(terms, _merged(self.symbols, other.symbols))
 
     __rmul__ = __mul__
 
     def substitute(self, name: str, value: Poly | int) -> Poly:
         """This polynomial with symbol ``name`` replaced by ``value`` (a number or another polynomial)."""
+        if type(value) is int:  # a number (N = 1 for one token): each term scaled by value ** power
+            terms: dict[Monomial, int] = {}
+            for mono, coef in self.terms.items():
+                power = 0
+                for n, p in mono:
+                    if n == name:
+                        power = p
+                if power:
+                    coef *= value**power
+                    if not coef:
+                        continue
+                    mono = tuple(factor for factor in mono if factor[0] != name)
+                elif not coef:
+                    continue
+                coef += terms.get(mono, 0)
+                if coef:
+                    terms[mono] = coef
+                elif mono in terms:
+                    del terms[mono]
+            symbols = {n: s for n, s in self.symbols.items() if n != name} if self.terms else {}
+            return _poly(terms, symbols)
         replacement = self._lift(value)
         result = const(0)
         for mono, coef in self.terms.items():
@@ -138,13 +180,14 @@ class Poly:
     def evaluate(self, **free: int) -> int:
         """The integer value; free symbols (``N``) must be given by name."""
         total = 0
+        symbols = self.symbols
         for mono, coef in self.terms.items():
             value = coef
             for name, power in mono:
-                v = free.get(name, self.symbols[name].value)
+                v = free.get(name, symbols[name].value)
                 if v is None:
                     raise ValueError(f"formula needs a value for {name!r}")
-                value *= v**power
+                value *= v if power == 1 else v**power
             total += value
         return total
 
@@ -180,6 +223,12 @@ class Poly:
 
     def text(self, substitute: bool = False) -> str:
         """Plain text: ``4·d² + 4·d``; with ``substitute``, ``4·768² + 4·768``."""
+        if not substitute and len(self.terms) == 1:  # one symbol (a block's width in its description): its name
+            ((mono, coef),) = self.terms.items()
+            if coef == 1 and len(mono) == 1:
+                ((name, power),) = mono
+                base = self.symbols[name].name
+                return base + (str(power).translate(_SUPERSCRIPT) if power > 1 else "")
 
         def factor(symbol: Symbol, power: int) -> str:
             base = symbol.name
@@ -230,14 +279,82 @@ def sym(
 
 
 def const(value: int) -> Poly:
-    return Poly({(): value} if value else {}, {})
+    return _poly({(): value} if value else {}, {})
+
+
+def _poly(terms: dict[Monomial, int], symbols: dict[str, Symbol]) -> Poly:
+    """A `Poly` of dicts just built, made without the dataclass's ``__init__`` (half the cost of the
+    operation that builds it; the object is the same)."""
+    poly = _new_object(Poly)
+    fields = poly.__dict__
+    fields["terms"] = terms
+    fields["symbols"] = symbols
+    return poly
+
+
+_new_object = object.__new__
+
+#: Monomials known to have their factors in order (sorted by name, each name once), as products make them.
+_SORTED: set[Monomial] = set()
+_SORTED_MOST = 100_000  # names are few; this only bounds a plugin that makes new ones without end
+
+
+def _in_order(factors: Iterable[tuple[str, int]] | dict[str, int]) -> Monomial:
+    """A monomial's factors (or a dict of powers by name) as a monomial: sorted by name, each name once."""
+    powers = factors if type(factors) is dict else dict(factors)
+    mono = tuple(sorted(powers.items()))
+    if len(_SORTED) < _SORTED_MOST:
+        _SORTED.add(mono)
+    return mono
+
+
+def _merged(first: Mapping[str, Symbol], second: Mapping[str, Symbol]) -> dict[str, Symbol]:
+    """The symbols of two formulas combined: those of ``second`` replace those of ``first`` of the same
+    name, in place; a name bound to two values is an error.
+
+    A formula's symbols are never changed once it is made, so when one side adds nothing to the other (the
+    usual case: the formulas of one model share their symbols) that side's dict is the result, shared."""
+    if type(first) is dict and second.items() <= first.items():
+        return first
+    if not first and type(second) is dict:
+        return second
+    merged = dict(first)
+    for name, symbol in second.items():
+        known = merged.get(name)
+        if known is not None and known is not symbol and known.value != symbol.value:
+            raise ValueError(f"symbol {name!r} has two values in one formula: {known.value} and {symbol.value}")
+        merged[name] = symbol
+    return merged
 
 
 def total(polys: Iterable[Poly]) -> Poly:
-    result = const(0)
-    for p in polys:
-        result = result + p
-    return result
+    """The sum of ``polys``: the same polynomial as adding them one by one, built in one pass."""
+    terms: dict[Monomial, int] = {}
+    symbols: dict[str, Symbol] = {}
+    shared = True  # `symbols` is still a dict of one of the formulas (not to be changed)
+    for poly in polys:
+        if type(poly) is not Poly:
+            poly = Poly._lift(poly)
+        for mono, coef in poly.terms.items():
+            coef += terms.get(mono, 0)
+            if coef:
+                terms[mono] = coef
+            elif mono in terms:
+                del terms[mono]
+        more = poly.symbols
+        if more is symbols or more.items() <= symbols.items():
+            continue
+        if not symbols and type(more) is dict:
+            symbols = more
+            continue
+        if shared:
+            symbols, shared = dict(symbols), False
+        for name, symbol in more.items():
+            known = symbols.get(name)
+            if known is not None and known is not symbol and known.value != symbol.value:
+                raise ValueError(f"symbol {name!r} has two values in one formula: {known.value} and {symbol.value}")
+            symbols[name] = symbol
+    return _poly(terms, symbols)
 
 
 N = sym("N", None, latex="N", meaning="sequence length (tokens, or patches plus special tokens)", order=3)
