@@ -28,6 +28,7 @@ from archzoo.blocks import (
     rms_norm,
 )
 from archzoo.formula import sym
+from archzoo.testing import build_model
 
 #: transformers 5.23 MixtralForCausalLM(MixtralConfig()) on the meta device (Mixtral 8x7B: vocabulary
 #: 32,000, width 4,096, 32 layers, 32 query and 8 key/value heads, 8 experts of width 14,336, top 2)
@@ -228,8 +229,7 @@ def test_mixtral_8x7b_against_transformers_on_meta():
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
     config, cls = _mixtral(torch, **MIXTRAL_8X7B)
-    with torch.device("meta"):
-        model = cls(config)
+    model = build_model(cls, config)
     total = sum(p.numel() for p in model.parameters())
     assert total == MIXTRAL_8X7B_PARAMS
     root = mixtral_tree(**MIXTRAL_8X7B)
@@ -281,8 +281,7 @@ def test_verify_compares_fused_experts_with_all_their_copies():
 
     shape = SMALL_MIXTRALS[1]
     config, cls = _mixtral(torch, **shape)
-    with torch.device("meta"):
-        model = cls(config)
+    model = build_model(cls, config)
     layer = "mixtral.layers.layer"
     root = with_modules(
         mixtral_tree(**shape),

@@ -102,12 +102,9 @@ def _params(path, host, overrides=None, hf_class=None) -> int:
 
 
 def _transformers_params(model_class: str, config_class: str, **kwargs) -> int:
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    config = getattr(transformers, config_class)(**kwargs)
-    with torch.device("meta"):
-        model = getattr(transformers, model_class)(config)
-    return sum(p.numel() for p in model.parameters())
+    return n_params(build_model(transformers, model_class, getattr(transformers, config_class)(**kwargs)))
 
 
 @pytest.mark.reference
@@ -1050,7 +1047,7 @@ def test_gpt_neox_fills_rope_parameters_from_its_own_names(tmp_path, extra):
     """GPTNeoXConfig converts rotary_emb_base and rotary_pct, its legacy names, where other classes take
     rope_theta and partial_rotary_factor: the rope_parameters archzoo checks are transformers' own."""
     neox = pytest.importorskip("archzoo_neox")
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     transformers.logging.set_verbosity_error()
     host = PluginHost().load()
@@ -1073,6 +1070,5 @@ def test_gpt_neox_fills_rope_parameters_from_its_own_names(tmp_path, extra):
     reading = load_hf_config(path, host, hf_class="GPTNeoXForCausalLM")
     config = transformers.AutoConfig.from_pretrained(str(path))
     assert _rope(reading) == config.rope_parameters
-    with torch.device("meta"):
-        model = transformers.GPTNeoXForCausalLM(config)
-    assert make_report(reading.architecture, reading.config).params == sum(p.numel() for p in model.parameters())
+    model = build_model(transformers, "GPTNeoXForCausalLM", config)
+    assert make_report(reading.architecture, reading.config).params == n_params(model)

@@ -22,6 +22,8 @@ from archzoo.errors import ConfigError, HFConfigError
 from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.host import get_host
 from archzoo.report import NO_CACHE, make_report
+from archzoo.testing import build_model
+from transformers_models import n_params
 
 pytestmark = [pytest.mark.reference, pytest.mark.sweep]
 
@@ -96,20 +98,14 @@ def _transformers_figures(T: Any, path: Path, model_class: str, *, flops: bool =
     from torch.utils.flop_counter import FlopCounterMode
 
     config = T.AutoConfig.from_pretrained(str(path))
-    config._attn_implementation = "eager"  # FLOPs of the attention products are counted
-    config._experts_implementation = "eager"  # each expert's matmuls are counted
-    with warnings.catch_warnings():
+    params = n_params(build_model(model_class, config))
+    if not flops:
+        return params, None
+    device = "cpu" if config.model_type in _ROUTED or model_class in _EOS_INDEXED else "meta"
+    model = build_model(model_class, config, device=device)
+    with warnings.catch_warnings(), torch.no_grad(), FlopCounterMode(display=False) as counter:
         warnings.simplefilter("ignore")
-        with torch.device("meta"):
-            params = sum(p.numel() for p in getattr(T, model_class)(config).parameters())
-        if not flops:
-            return params, None
-        device = "cpu" if config.model_type in _ROUTED or model_class in _EOS_INDEXED else "meta"
-        torch.manual_seed(0)
-        with torch.device(device):
-            model = getattr(T, model_class)(config).eval()
-        with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            model(**_inputs(T, config, model_class, device))
+        model(**_inputs(T, config, model_class, device))
     return params, counter.get_total_flops()
 
 
@@ -387,13 +383,11 @@ def test_a_causal_bert_saves_what_the_formula_says(T):
 def test_a_bart_file_naming_no_labels_has_bartconfigs_three(T, tmp_path):
     """BartConfig gives a file that names neither num_labels nor id2label 3 labels (MBartConfig 2, as every other
     class): the classifier's out_proj has as many rows as transformers builds."""
-    import torch
 
     for model_type, config_class in (("bart", T.BartConfig), ("mbart", T.MBartConfig)):
         path = _write(tmp_path, {"model_type": model_type})
         cls = "BartForSequenceClassification" if model_type == "bart" else "MBartForSequenceClassification"
-        with torch.device("meta"):
-            model = getattr(T, cls)(config_class())
+        model = build_model(cls, config_class())
         rows = model.classification_head.out_proj.out_features
         reading = load_hf_config(path, _host(), hf_class=cls)
         assert reading.config.num_labels == rows

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from archzoo.site.peers import EXPLANATIONS, peers_page
+from archzoo.testing import build_model
 
 pytestmark = [pytest.mark.reference, pytest.mark.sweep]
 
@@ -70,15 +71,10 @@ SMALL = {
 
 
 def build(T: Any, model_class: str, config_class: str, kwargs: dict[str, Any], device: str = "cpu") -> Any:
-    import torch
-
     config = getattr(T, config_class)(**kwargs)
-    config._attn_implementation = "eager"
     if device == "cpu":  # fvcore cannot trace a KV cache (test_fvcore_fails_on_a_decoder_s_cache); on the meta
         config.use_cache = False  # device, without one, transformers reads the position ids for packed sequences
-    torch.manual_seed(0)
-    with torch.device(device):
-        return getattr(T, model_class)(config).eval()
+    return build_model(getattr(T, model_class), config, device=device)
 
 
 def inputs_of(model: Any, n: int = N) -> dict[str, Any]:

@@ -11,7 +11,6 @@ type and class a plugin reads, from the small configurations tests/test_hf_sweep
 from __future__ import annotations
 
 import json
-import warnings
 
 import pytest
 
@@ -19,6 +18,7 @@ import archzoo
 from archzoo.errors import ConfigError
 from archzoo.hf_config import load_hf_config
 from archzoo.report import make_report
+from archzoo.testing import build_model
 from test_hf_sweep import BASES, HOST, SEQ_LEN, TABLES
 
 pytestmark = pytest.mark.sweep
@@ -59,11 +59,7 @@ def test_issue_reference_figures_from_transformers(T, name, config_class, model_
     """The pinned literals, rebuilt from transformers on the meta device (backward runs there too)."""
     import torch
 
-    config = getattr(T, config_class)()
-    config._attn_implementation = "eager"
-    with torch.device("meta"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = getattr(T, model_class)(config).train()
+    model = build_model(model_class, getattr(T, config_class)()).train()
     if name == "vit":
         inputs = {"pixel_values": torch.zeros(1, 3, 224, 224, device="meta")}
     else:

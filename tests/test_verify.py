@@ -8,7 +8,6 @@ only ever the side being checked.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from archzoo.errors import ArchzooError, RegistryError, UnknownModelError
 from archzoo.host import PluginHost, get_host
 from archzoo.registry import load_registry
 from archzoo.symbols import symbol
+from archzoo.testing import build_model
 from archzoo.verify import verify, verify_target
 
 pytestmark = pytest.mark.sweep
@@ -60,21 +60,16 @@ UNBUILDABLE_IDS = [e.id for e in REGISTRY if e.id not in BUILDABLE_IDS and e.id 
 # ---- the reference, built here -------------------------------------------------------------------
 
 
-def _import(dotted: str):
-    module, _, name = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-
 def _build(target: str, config_class: str | None, kwargs: dict, model_kwargs: dict | None = None):
     """The module on the meta device: ``target(config_class(**kwargs), **model_kwargs)`` or ``target(**kwargs)``."""
-    torch = pytest.importorskip("torch")
-    if target.startswith("transformers."):
+    pytest.importorskip("torch")
+    library = "transformers" if target.startswith("transformers.") else "torch"
+    if library == "transformers":
         pytest.importorskip("transformers")
-    cls = _import(target)
-    with torch.device("meta"):
-        if config_class:
-            return cls(_import(config_class)(**kwargs), **(model_kwargs or {}))
-        return cls(**kwargs)
+    reference = Reference(
+        library=library, target=target, config_class=config_class, kwargs=kwargs, model_kwargs=model_kwargs or {}
+    )
+    return build_model(reference)
 
 
 def _reference_of(entry):
