@@ -547,9 +547,17 @@ HF_CLIP = HFTable(
     },
     refused={},
     base_class="CLIPModel",
-    classes={"CLIPModel": {"head": "model"}, "CLIPForImageClassification": {"head": "image_classification"}},
+    # every class: a tower's class loads its sub-configuration from a clip file (from_pretrained reads
+    # text_config or vision_config as written, the configuration class's base_config_key)
+    classes={name: {"head": head} for head, name in CLASSES.items()},
     nested={"text_config": HF_CLIP_TEXT, "vision_config": HF_CLIP_VISION},
     nested_overrides={"text_config_dict": "text_config", "vision_config_dict": "vision_config"},
+    class_sub_configs={
+        "CLIPTextModel": "text_config",
+        "CLIPTextModelWithProjection": "text_config",
+        "CLIPVisionModel": "vision_config",
+        "CLIPVisionModelWithProjection": "vision_config",
+    },
 )
 
 
@@ -591,6 +599,7 @@ def _vision_values(hf: dict[str, Any]) -> dict[str, Any]:
 
 @hf_reader(HF_CLIP)
 def _from_clip(hf: dict[str, Any], model_class: str = "CLIPModel") -> dict[str, Any]:
+    # a tower's class is read from its sub-configuration alone (HF_CLIP.class_sub_configs), by the tower's reader
     return {
         **_text_values(hf["text_config"]),
         **_vision_values(hf["vision_config"]),

@@ -173,6 +173,17 @@ def load_hf_config(
     """Like `read_hf_config`, with the disposition of every key (``archzoo count --explain``)."""
     path = Path(path)
     data = load_json(read_user_text(path, HFConfigError), str(path), HFConfigError)
+    return _read_data(path, data, host, overrides, hf_class)
+
+
+def _read_data(
+    path: Path,
+    data: Any,
+    host: PluginHost,
+    overrides: dict[str, Any] | None = None,
+    hf_class: str | None = None,
+) -> HFReading:
+    """`load_hf_config` of a file's parsed JSON (``path`` names it in messages)."""
     if not isinstance(data, dict):
         raise HFConfigError(f"{path}: expected a JSON object with a 'model_type' key, got {type(data).__name__}")
     model_type = data.get("model_type")
@@ -203,6 +214,8 @@ def load_hf_config(
 
     keys, resolved, origin = _resolve(path, data, table)
     model_class, class_source = _model_class(path, data, table, hf_class)
+    if model_class in table.class_sub_configs:
+        return _read_sub_configuration(path, data, host, table, model_class, class_source, overrides)
     try:
         values = call_plugin(
             found.plugin,
@@ -235,6 +248,54 @@ def load_hf_config(
         class_values,
         overrides,
     )
+
+
+def _read_sub_configuration(
+    path: Path,
+    data: dict[str, Any],
+    host: PluginHost,
+    table: HFTable,
+    model_class: str,
+    class_source: str,
+    overrides: dict[str, Any],
+) -> HFReading:
+    """A class built from one sub-configuration of the file (`HFTable.class_sub_configs`: CLIPTextModel of a clip
+    file), read as from_pretrained loads it: the sub-configuration class takes the file's object under its key
+    (its ``base_config_key``) as written, a file of its own model type, and nothing else of the file (not even a
+    legacy override such as text_config_dict, which only the outer class applies)."""
+    key = table.class_sub_configs[model_class]
+    sub_table = table.nested[key]
+    sub = data.get(key)
+    if not isinstance(sub, dict):
+        raise HFConfigError(
+            f"{path}: {key}: transformers builds {model_class} from this object alone ({sub_table.config_class}'s "
+            f"base_config_key), and the file gives {'none' if sub is None else _text(sub)}; count "
+            f"{table.base_class} instead, or give {key}"
+        )
+    own = {k: v for k, v in sub.items() if k != "model_type"}
+    try:
+        reading = _read_data(path, {"model_type": sub_table.model_type, **own}, host, overrides, model_class)
+    except HFConfigError as exc:
+        message, head = str(exc), f"{path}: "
+        raise HFConfigError(
+            head + f"{key}." + message.removeprefix(head) if message.startswith(head) else message
+        ) from None
+    keys = [replace(k, key=f"{key}.{k.key}") for k in reading.keys if k.key != "model_type"]
+    if "model_type" in sub:
+        keys.append(
+            KeyReading(
+                f"{key}.model_type",
+                sub["model_type"],
+                "ignored",
+                "",
+                f"transformers builds {model_class}'s configuration as a {sub_table.config_class} whatever it names",
+            )
+        )
+    why = f"not read: transformers builds {model_class} from {key} alone, as from_pretrained loads it"
+    keys += [
+        KeyReading(k, v, "read" if k == "architectures" else "ignored", "", why) for k, v in data.items() if k != key
+    ]
+    return replace(reading, model_type=table.model_type, keys=tuple(keys), class_source=class_source)
 
 
 def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> dict[str, str]:

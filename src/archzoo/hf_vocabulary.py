@@ -95,6 +95,10 @@ class HFTable:
     #: built from this key's object alone (its defaults filling the fields it does not give) overwrites every
     #: field of the nested object
     nested_overrides: Mapping[str, str] = field(default_factory=dict)
+    #: classes built from one sub-configuration alone (CLIPTextModel of a clip file): class -> its nested key.
+    #: from_pretrained loads such a class's configuration from the file's object under that key (the sub-class's
+    #: base_config_key), as written, so it is read as a file of the sub-configuration's own model type
+    class_sub_configs: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         groups = {"read": set(self.read), "ignored": set(self.ignored), "refused": set(self.refused)}
@@ -107,6 +111,8 @@ class HFTable:
             raise ValueError(f"HF table {self.model_type!r}: {sorted(twice)} both nested and read, ignored or refused")
         if unknown := set(self.nested) - set(self.defaults):
             raise ValueError(f"HF table {self.model_type!r}: nested keys that are no field: {sorted(unknown)}")
+        if bad := {c: k for c, k in self.class_sub_configs.items() if c not in self.classes or k not in self.nested}:
+            raise ValueError(f"HF table {self.model_type!r}: class_sub_configs must map a class to a nested key: {bad}")
         for key, target in self.nested_overrides.items():
             if target not in self.nested or key in self.defaults or key in set().union(*groups.values()):
                 raise ValueError(
