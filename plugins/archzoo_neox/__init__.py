@@ -21,26 +21,29 @@ rotary positions and optional LayerNorms on each query and key head). Both have 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_heads
-from archzoo.blocks import (
-    Block,
-    attention,
-    composite,
-    embedding,
-    layer_norm,
-    linear,
-    lm_head,
-    repeat,
-    with_modules,
+from archzoo import Architecture, Reference
+from archzoo.architecture import TransformerConfig, check_head_count, check_kv_heads, context_length
+from archzoo.blocks import Block, attention, composite, layer_norm, linear, lm_head, with_modules
+from archzoo.decoder_parts import (
+    LABELS,
+    architectures_hook,
+    attention_modules,
+    decoder_heads,
+    decoder_modules,
+    decoder_stack,
+    head_classes,
+    head_field,
+    hf_readers_hook,
+    kv_heads,
+    num_labels_field,
+    table_values,
 )
-from archzoo.formula import Poly, const, sym
+from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -53,7 +56,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.symbols import declare_symbol, symbol
+from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
 
@@ -66,9 +69,6 @@ CLASSES = {
     "token_classification": "GPTNeoXForTokenClassification",
     "question_answering": "GPTNeoXForQuestionAnswering",
 }
-
-#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
 #: transformers' activations (ACT2CLS) that hold no parameters; each is element-wise, so FlopCounterMode counts
 #: no FLOPs for any of them
@@ -100,16 +100,19 @@ ACTIVATIONS = (
 LEARNED_ACTIVATIONS = ("prelu", "xielu")
 
 
-class NeoXConfig(ArchConfig):
+class NeoXConfig(
+    TransformerConfig,
+    defaults=dict(vocab_size=50432, d_model=6144, n_layers=44, n_heads=64),
+    descriptions=dict(
+        vocab_size="rows of the token embedding and of the output embedding (50,257 tokens padded)",
+        d_model="model width (hidden_size)",
+        n_layers="decoder layers (num_hidden_layers)",
+        n_heads="attention heads (num_attention_heads); must divide d_model",
+    ),
+):
     """A GPT-NeoX decoder; defaults are GPT-NeoX-20B (Black et al. 2022), which are also transformers'
-    GPTNeoXConfig defaults."""
+    GPTNeoXConfig defaults (GPTNeoXConfig refuses heads that do not divide the width)."""
 
-    vocab_size: PositiveInt = Field(
-        50432, description="rows of the token embedding and of the output embedding (50,257 tokens padded)"
-    )
-    d_model: PositiveInt = Field(6144, description="model width (hidden_size)")
-    n_layers: PositiveInt = Field(44, description="decoder layers (num_hidden_layers)")
-    n_heads: PositiveInt = Field(64, description="attention heads (num_attention_heads); must divide d_model")
     d_ff: PositiveInt = Field(24576, description="hidden width of the feed-forward (intermediate_size)")
     max_positions: PositiveInt = Field(
         2048, description="context length (max_position_embeddings; rotary positions: no parameters)"
@@ -129,21 +132,13 @@ class NeoXConfig(ArchConfig):
         "partial_rotary_factor): no parameters and no matmul FLOPs, so no effect on counts",
     )
     tie_embeddings: bool = Field(False, description="the LM head shares the token embedding matrix")
-    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
-        "lm",
-        description="lm (GPTNeoXForCausalLM), none (GPTNeoXModel), sequence_classification (a bias-free score "
-        "layer on every token, the last non-padding one's kept), token_classification (a classifier with bias on "
-        "every token) or question_answering (Linear(d_model, 2) on every token): GPTNeoXFor...",
+    head: Literal[tuple(CLASSES)] = head_field(  # type: ignore[valid-type]
+        CLASSES, prefix="GPTNeoX", token_classification="a classifier with bias on every token"
     )
-    num_labels: PositiveInt = Field(
-        2,
-        description="outputs of the sequence_classification and token_classification heads (transformers' "
-        "num_labels); question_answering always has 2",
-    )
+    num_labels: PositiveInt = num_labels_field()
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        check_heads(self.d_model, self.n_heads)  # GPTNeoXConfig refuses heads that do not divide the width
         _check_activation(self.activation)
         d_head = self.d_model // self.n_heads
         rotary = int(d_head * self.rotary_fraction)  # as GPTNeoXAttention computes it
@@ -204,22 +199,20 @@ def build(cfg: NeoXConfig) -> Block:
         ],
         f"pre-LN decoder layer: {flow}",
     )
+    untied = "next-token logits: the untied output embedding (embed_out in EleutherAI's checkpoints)"
+    tied_to = "token" if cfg.tie_embeddings else ""
     children = [
-        embedding("token", V, d, role="token", description="token embeddings (embed_in)"),
-        repeat(layer, L, name="layers"),
-        layer_norm("final_norm", d),
+        *decoder_stack(layer, d, V, L, token="embed_in"),
+        *decoder_heads(
+            cfg.head,
+            d,
+            V,
+            tied=cfg.tie_embeddings,
+            num_labels=cfg.num_labels,
+            lm=lm_head(d, V, tied_to=tied_to, description="" if tied_to else untied),
+            token_classifier="classifier",
+        ),
     ]
-    if cfg.head == "lm":
-        untied = "next-token logits: the untied output embedding (embed_out in EleutherAI's checkpoints)"
-        tied_to = "token" if cfg.tie_embeddings else ""
-        children.append(lm_head(d, V, tied_to=tied_to, description="" if tied_to else untied))
-    K = LABELS(cfg.num_labels)
-    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
-        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
-    if cfg.head == "token_classification":
-        children.append(linear("classifier", d, K, description="a label's scores per token"))
-    if cfg.head == "question_answering":
-        children.append(linear("qa_outputs", d, const(2), description="answer start and end logits per token"))
     root = composite("neox", "model", children, "GPT-NeoX decoder")
     return with_modules(root, reference_modules(cfg))
 
@@ -227,27 +220,25 @@ def build(cfg: NeoXConfig) -> Block:
 def reference_modules(cfg: NeoXConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer."""
-    base = "" if cfg.head == "none" else "gpt_neox."
-    layer = "neox.layers.layer"
-    return {
-        "neox": ("",),
-        "neox.token": (f"{base}embed_in",),
-        "neox.layers": (f"{base}layers",),
-        layer: (f"{base}layers",),
-        f"{layer}.attention_norm": ("input_layernorm",),
-        f"{layer}.attention": ("attention",),
-        f"{layer}.attention.qkv_proj": ("attention.query_key_value",),
-        f"{layer}.attention.out_proj": ("attention.dense",),
-        f"{layer}.mlp_norm": ("post_attention_layernorm",),
-        f"{layer}.mlp": ("mlp",),
-        f"{layer}.mlp.fc_in": ("mlp.dense_h_to_4h",),
-        f"{layer}.mlp.fc_out": ("mlp.dense_4h_to_h",),
-        "neox.final_norm": (f"{base}final_layer_norm",),
-        "neox.lm_head": ("lm_head",),
-        "neox.score": ("score",),
-        "neox.classifier": ("classifier",),
-        "neox.qa_outputs": ("qa_outputs",),
+    layer = {
+        "attention_norm": "input_layernorm",
+        "attention": "attention",
+        "attention.qkv_proj": "attention.query_key_value",
+        "attention.out_proj": "attention.dense",
+        "mlp_norm": "post_attention_layernorm",
+        "mlp": "mlp",
+        "mlp.fc_in": "mlp.dense_h_to_4h",
+        "mlp.fc_out": "mlp.dense_4h_to_h",
     }
+    return decoder_modules(
+        "neox",
+        cfg.head,
+        layer,
+        base="gpt_neox.",
+        embed="embed_in",
+        final_norm="final_layer_norm",
+        heads=("lm_head", "score", "classifier", "qa_outputs"),
+    )
 
 
 def reference(cfg: NeoXConfig) -> Reference:
@@ -342,7 +333,7 @@ HF_GPT_NEOX = HFTable(
     },
     refused={},
     base_class="GPTNeoXModel",
-    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
+    classes=head_classes(CLASSES),
 )
 
 
@@ -370,20 +361,7 @@ def _rotary_fraction(rope: Any, default: float, config_class: str) -> Any:
 
 @hf_reader(HF_GPT_NEOX)
 def _from_gpt_neox(hf: dict[str, Any], model_class: str = "GPTNeoXModel") -> dict[str, Any]:
-    return dict(
-        vocab_size=hf["vocab_size"],
-        d_model=hf["hidden_size"],
-        n_layers=hf["num_hidden_layers"],
-        n_heads=hf["num_attention_heads"],
-        d_ff=hf["intermediate_size"],
-        max_positions=hf["max_position_embeddings"],
-        activation=hf["hidden_act"],
-        attention_bias=hf["attention_bias"],
-        parallel_residual=hf["use_parallel_residual"],
-        rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.25, "GPTNeoXConfig"),
-        tie_embeddings=hf["tie_word_embeddings"],
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, HF_GPT_NEOX, rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.25, "GPTNeoXConfig"))
 
 
 # ---- GPT-J and Phi: one LayerNorm feeding attention and feed-forward in parallel -------------------------
@@ -421,14 +399,19 @@ GPTJ_CLASSES = {
 }
 
 
-class GPTJConfig(ArchConfig):
+class GPTJConfig(
+    TransformerConfig,
+    defaults=dict(vocab_size=50400, d_model=4096, n_layers=28, n_heads=16),
+    descriptions=dict(
+        vocab_size="rows of the token embedding and of the LM head (n_vocab)",
+        d_model="model width (n_embd)",
+        n_layers="decoder layers (n_layer)",
+        n_heads="attention heads (n_head); must divide d_model",
+    ),
+):
     """A GPT-J decoder; defaults are GPT-J-6B (Wang and Komatsuzaki 2021), which are also transformers'
-    GPTJConfig defaults."""
+    GPTJConfig defaults (GPTJAttention refuses heads that do not divide the width)."""
 
-    vocab_size: PositiveInt = Field(50400, description="rows of the token embedding and of the LM head (n_vocab)")
-    d_model: PositiveInt = Field(4096, description="model width (n_embd)")
-    n_layers: PositiveInt = Field(28, description="decoder layers (n_layer)")
-    n_heads: PositiveInt = Field(16, description="attention heads (n_head); must divide d_model")
     d_ff: PositiveInt | None = Field(None, description="hidden width of the feed-forward (n_inner; null = 4 d_model)")
     max_positions: PositiveInt = Field(
         2048,
@@ -444,21 +427,18 @@ class GPTJConfig(ArchConfig):
     tie_embeddings: bool = Field(
         False, description="the LM head's weight is the token embedding matrix (its bias stays its own)"
     )
-    head: Literal[tuple(GPTJ_CLASSES)] = Field(  # type: ignore[valid-type]
-        "lm",
-        description="lm (GPTJForCausalLM), none (GPTJModel), sequence_classification (a bias-free score layer on "
-        "every token, the last non-padding one's kept) or question_answering (Linear(d_model, num_labels) on every "
-        "token, split into start and end logits): GPTJFor...",
+    head: Literal[tuple(GPTJ_CLASSES)] = head_field(  # type: ignore[valid-type]
+        GPTJ_CLASSES,
+        prefix="GPTJ",
+        question_answering="Linear(d_model, num_labels) on every token, split into start and end logits",
     )
-    num_labels: PositiveInt = Field(
-        2,
-        description="outputs of the sequence_classification and question_answering heads (transformers' "
-        "num_labels; question answering runs only with 2)",
+    num_labels: PositiveInt = num_labels_field(
+        "outputs of the sequence_classification and question_answering heads (transformers' num_labels; question "
+        "answering runs only with 2)"
     )
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        check_heads(self.d_model, self.n_heads)  # GPTJAttention refuses heads that do not divide the width
         _check_activation(self.activation)
         d_head = self.d_model // self.n_heads
         if self.rotary_dim % 2 or self.rotary_dim > d_head:
@@ -503,43 +483,39 @@ def build_gptj(cfg: GPTJConfig) -> Block:
         attn = replace(attn, kv_cache=const(0))
     layer = _parallel_layer(d, attn, _mlp(d, d_ff, cfg.activation))
     children = [
-        embedding("token", V, d, role="token", description="token embeddings (wte)"),
-        repeat(layer, L, name="layers"),
-        layer_norm("final_norm", d),
+        *decoder_stack(layer, d, V, L, token="wte"),
+        *decoder_heads(
+            cfg.head,
+            d,
+            V,
+            tied=cfg.tie_embeddings,
+            num_labels=cfg.num_labels,
+            lm=_causal_lm_head(d, V, cfg.tie_embeddings),
+            answers=LABELS(cfg.num_labels),
+        ),
     ]
-    K = LABELS(cfg.num_labels)
-    if cfg.head == "lm":
-        children.append(_causal_lm_head(d, V, cfg.tie_embeddings))
-    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
-        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
-    if cfg.head == "question_answering":
-        children.append(linear("qa_outputs", d, K, description="answer start and end logits per token"))
     return with_modules(composite("gptj", "model", children, "GPT-J decoder"), gptj_reference_modules(cfg))
 
 
 def gptj_reference_modules(cfg: GPTJConfig) -> dict[str, tuple[str, ...]]:
     """Block path -> submodules of the class `gptj_reference` builds, inside a layer relative to the layer."""
-    base = "" if cfg.head == "none" else "transformer."
-    layer = "gptj.layers.layer"
-    return {
-        "gptj": ("",),
-        "gptj.token": (f"{base}wte",),
-        "gptj.layers": (f"{base}h",),
-        layer: (f"{base}h",),
-        f"{layer}.norm": ("ln_1",),
-        f"{layer}.attention": ("attn",),
-        f"{layer}.attention.q_proj": ("attn.q_proj",),
-        f"{layer}.attention.k_proj": ("attn.k_proj",),
-        f"{layer}.attention.v_proj": ("attn.v_proj",),
-        f"{layer}.attention.out_proj": ("attn.out_proj",),
-        f"{layer}.mlp": ("mlp",),
-        f"{layer}.mlp.fc_in": ("mlp.fc_in",),
-        f"{layer}.mlp.fc_out": ("mlp.fc_out",),
-        "gptj.final_norm": (f"{base}ln_f",),
-        "gptj.lm_head": ("lm_head",),
-        "gptj.score": ("score",),
-        "gptj.qa_outputs": ("qa_outputs",),
+    layer = {
+        "norm": "ln_1",
+        **attention_modules("attn", out="out_proj"),
+        "mlp": "mlp",
+        "mlp.fc_in": "mlp.fc_in",
+        "mlp.fc_out": "mlp.fc_out",
     }
+    return decoder_modules(
+        "gptj",
+        cfg.head,
+        layer,
+        base="transformer.",
+        embed="wte",
+        layers="h",
+        final_norm="ln_f",
+        heads=("lm_head", "score", "qa_outputs"),
+    )
 
 
 def gptj_reference(cfg: GPTJConfig) -> Reference:
@@ -573,15 +549,19 @@ PHI_CLASSES = {
 }
 
 
-class PhiConfig(ArchConfig):
+class PhiConfig(
+    TransformerConfig,
+    defaults=dict(vocab_size=51200, d_model=2560, n_layers=32, n_heads=32),
+    descriptions=dict(
+        vocab_size="rows of the token embedding and of the LM head",
+        d_model="model width (hidden_size)",
+        n_layers="decoder layers (num_hidden_layers)",
+        n_heads="query heads (num_attention_heads); a head is d_model // n_heads wide, rounded down",
+    ),
+):
     """A Phi decoder (Phi-1, Phi-1.5, Phi-2); defaults are Phi-2 (Microsoft 2023, microsoft/phi-2)."""
 
-    vocab_size: PositiveInt = Field(51200, description="rows of the token embedding and of the LM head")
-    d_model: PositiveInt = Field(2560, description="model width (hidden_size)")
-    n_layers: PositiveInt = Field(32, description="decoder layers (num_hidden_layers)")
-    n_heads: PositiveInt = Field(
-        32, description="query heads (num_attention_heads); a head is d_model // n_heads wide, rounded down"
-    )
+    heads_divide_width = False  # PhiAttention rounds a head's width down
     n_kv_heads: PositiveInt | None = Field(
         None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
     )
@@ -603,29 +583,15 @@ class PhiConfig(ArchConfig):
     tie_embeddings: bool = Field(
         False, description="the LM head's weight is the token embedding matrix (its bias stays its own)"
     )
-    head: Literal[tuple(PHI_CLASSES)] = Field(  # type: ignore[valid-type]
-        "lm",
-        description="lm (PhiForCausalLM), none (PhiModel), sequence_classification (a bias-free score layer on "
-        "every token, the last non-padding one's kept) or token_classification (a score layer with bias on every "
-        "token): PhiFor...",
-    )
-    num_labels: PositiveInt = Field(
-        2, description="outputs of the sequence_classification and token_classification heads (num_labels)"
+    head: Literal[tuple(PHI_CLASSES)] = head_field(PHI_CLASSES, prefix="Phi")  # type: ignore[valid-type]
+    num_labels: PositiveInt = num_labels_field(
+        "outputs of the sequence_classification and token_classification heads (num_labels)"
     )
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        if self.n_heads > self.d_model:
-            raise ValueError(
-                f"n_heads: d_model {self.d_model} leaves each of {self.n_heads} heads "
-                f"{self.d_model // self.n_heads} wide; choose at most {self.d_model} heads, or a wider d_model"
-            )
-        kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
-        if self.n_heads % kv:
-            raise ValueError(
-                f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {kv}; "
-                "choose a divisor of n_heads (1 for multi-query attention)"
-            )
+        check_head_count(self.d_model, self.n_heads, "or a wider d_model")
+        check_kv_heads(self.n_heads, self.n_kv_heads)
         _check_activation(self.activation)
         d_head = self.d_model // self.n_heads
         rotary = int(d_head * self.rotary_fraction)  # as PhiAttention computes it
@@ -646,11 +612,7 @@ def build_phi(cfg: PhiConfig) -> Block:
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_model // cfg.n_heads)
     inner = d if cfg.d_model % cfg.n_heads == 0 else h * d_h
-    if cfg.n_kv_heads is None or cfg.n_kv_heads == cfg.n_heads:
-        kv_inner = inner
-    else:
-        h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
-        kv_inner = h_kv * d_h
+    _, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, inner)
     attn = attention(
         "attention",
         d,
@@ -672,44 +634,29 @@ def build_phi(cfg: PhiConfig) -> Block:
         )
     layer = _parallel_layer(d, attn, _mlp(d, symbol("d_ff", cfg.d_ff), cfg.activation))
     children = [
-        embedding("token", V, d, role="token", description="token embeddings (embed_tokens)"),
-        repeat(layer, L, name="layers"),
-        layer_norm("final_norm", d),
+        *decoder_stack(layer, d, V, L, token="embed_tokens"),
+        *decoder_heads(
+            cfg.head,
+            d,
+            V,
+            tied=cfg.tie_embeddings,
+            num_labels=cfg.num_labels,
+            lm=_causal_lm_head(d, V, cfg.tie_embeddings),
+        ),
     ]
-    K = LABELS(cfg.num_labels)
-    if cfg.head == "lm":
-        children.append(_causal_lm_head(d, V, cfg.tie_embeddings))
-    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
-        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
-    if cfg.head == "token_classification":
-        children.append(linear("score", d, K, description="a label's scores per token"))
     return with_modules(composite("phi", "model", children, "Phi decoder"), phi_reference_modules(cfg))
 
 
 def phi_reference_modules(cfg: PhiConfig) -> dict[str, tuple[str, ...]]:
     """Block path -> submodules of the class `phi_reference` builds, inside a layer relative to the layer."""
-    base = "" if cfg.head == "none" else "model."
-    layer = "phi.layers.layer"
-    return {
-        "phi": ("",),
-        "phi.token": (f"{base}embed_tokens",),
-        "phi.layers": (f"{base}layers",),
-        layer: (f"{base}layers",),
-        f"{layer}.norm": ("input_layernorm",),
-        f"{layer}.attention": ("self_attn",),
-        f"{layer}.attention.q_proj": ("self_attn.q_proj",),
-        f"{layer}.attention.k_proj": ("self_attn.k_proj",),
-        f"{layer}.attention.v_proj": ("self_attn.v_proj",),
-        f"{layer}.attention.out_proj": ("self_attn.dense",),
-        f"{layer}.attention.q_norm": ("self_attn.q_layernorm",),
-        f"{layer}.attention.k_norm": ("self_attn.k_layernorm",),
-        f"{layer}.mlp": ("mlp",),
-        f"{layer}.mlp.fc_in": ("mlp.fc1",),
-        f"{layer}.mlp.fc_out": ("mlp.fc2",),
-        "phi.final_norm": (f"{base}final_layernorm",),
-        "phi.lm_head": ("lm_head",),
-        "phi.score": ("score",),
+    layer = {
+        "norm": "input_layernorm",
+        **attention_modules(out="dense", norms=("q_layernorm", "k_layernorm")),
+        "mlp": "mlp",
+        "mlp.fc_in": "mlp.fc1",
+        "mlp.fc_out": "mlp.fc2",
     }
+    return decoder_modules("phi", cfg.head, layer, final_norm="final_layernorm")
 
 
 def phi_reference(cfg: PhiConfig) -> Reference:
@@ -808,24 +755,13 @@ HF_GPTJ = HFTable(
     },
     refused={},
     base_class="GPTJModel",
-    classes={name: {"head": head} for head, name in sorted(GPTJ_CLASSES.items(), key=lambda item: item[0] != "none")},
+    classes=head_classes(GPTJ_CLASSES),
 )
 
 
 @hf_reader(HF_GPTJ)
 def _from_gptj(hf: dict[str, Any], model_class: str = "GPTJModel") -> dict[str, Any]:
-    return dict(
-        vocab_size=hf["vocab_size"],
-        d_model=hf["n_embd"],
-        n_layers=hf["n_layer"],
-        n_heads=hf["n_head"],
-        d_ff=hf["n_inner"],
-        max_positions=hf["n_positions"],
-        rotary_dim=hf["rotary_dim"],
-        activation=hf["activation_function"],
-        tie_embeddings=hf["tie_word_embeddings"],
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, HF_GPTJ)
 
 
 HF_PHI = HFTable(
@@ -884,28 +820,15 @@ HF_PHI = HFTable(
     },
     refused={},
     base_class="PhiModel",
-    classes={name: {"head": head} for head, name in sorted(PHI_CLASSES.items(), key=lambda item: item[0] != "none")},
+    classes=head_classes(PHI_CLASSES),
 )
 
 
 @hf_reader(HF_PHI)
 def _from_phi(hf: dict[str, Any], model_class: str = "PhiModel") -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
-    return dict(
-        vocab_size=hf["vocab_size"],
-        d_model=hf["hidden_size"],
-        n_layers=hf["num_hidden_layers"],
-        n_heads=hf["num_attention_heads"],
-        n_kv_heads=hf["num_key_value_heads"],
-        d_ff=hf["intermediate_size"],
-        max_positions=hf["max_position_embeddings"],
-        activation=hf["hidden_act"],
-        qk_norm=hf["qk_layernorm"],
-        # PhiConfig's own default when neither rope_parameters nor the file's partial_rotary_factor sets it
-        rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.5, "PhiConfig"),
-        tie_embeddings=hf["tie_word_embeddings"],
-        num_labels=hf["num_labels"],
-    )
+    # 0.5: PhiConfig's own default when neither rope_parameters nor the file's partial_rotary_factor sets it
+    return table_values(hf, HF_PHI, rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.5, "PhiConfig"))
 
 
 ARCHITECTURE = Architecture(
@@ -919,7 +842,6 @@ ARCHITECTURE = Architecture(
     "arXiv:2304.01373",
     config_model=NeoXConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 
@@ -933,9 +855,8 @@ GPTJ_ARCHITECTURE = Architecture(
     "https://github.com/kingoflolz/mesh-transformer-jax",
     config_model=GPTJConfig,
     build=build_gptj,
-    seq_len=lambda cfg: cfg.max_positions,
     seq_len_note=lambda cfg: "the model's context length: the rows of its precomputed rotary table",
-    max_seq_len=lambda cfg: cfg.max_positions,
+    max_seq_len=context_length,
     reference=gptj_reference,
 )
 
@@ -949,20 +870,10 @@ PHI_ARCHITECTURE = Architecture(
     "blog, 2023; Li et al. Textbooks Are All You Need II: phi-1.5 technical report. 2023. arXiv:2309.05463",
     config_model=PhiConfig,
     build=build_phi,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=phi_reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-    register(GPTJ_ARCHITECTURE)
-    register(PHI_ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("gpt_neox", _from_gpt_neox, architecture="neox")
-    register("gptj", _from_gptj, architecture="gptj")
-    register("phi", _from_phi, architecture="phi")
+register_architectures = architectures_hook(ARCHITECTURE, GPTJ_ARCHITECTURE, PHI_ARCHITECTURE)
+register_hf_readers = hf_readers_hook(
+    {"gpt_neox": (_from_gpt_neox, "neox"), "gptj": (_from_gptj, "gptj"), "phi": (_from_phi, "phi")}
+)

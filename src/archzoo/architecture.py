@@ -168,10 +168,12 @@ class TransformerConfig(ArchConfig):
         class NeoXConfig(TransformerConfig, defaults=dict(vocab_size=50432, d_model=6144, n_layers=44, n_heads=64),
                          descriptions=dict(d_model="model width (hidden_size)")):
 
-    Both re-declare the base field in the family's class, as a field written there would be, so the four keys
-    come first, in this order, and every family validates them the same way; a field the class body re-declares
-    itself is its own (then it may not be named in ``defaults`` or ``descriptions`` too). A key given no default
-    stays required.
+    Both re-declare the inherited field in the family's class, as a field written there would be (pydantic keeps
+    it at its base's position, with its type and constraints), so the four keys come first, in this order, and
+    every family validates them the same way. They name any inherited key, so a family's variant changes its
+    parent's values alike (``class Olmo2Config(LlamaConfig, defaults=dict(d_model=4096, qk_norm="whole"))``); a
+    field the class body declares itself is its own (and may not be named in the keywords too). A key given no
+    default stays required.
 
     ``heads_divide_width``: the family's attention refuses heads that do not divide ``d_model`` (`check_heads`),
     checked before the family's own checks; a family whose heads have a width of their own (``d_head``) or whose
@@ -197,19 +199,21 @@ class TransformerConfig(ArchConfig):
         # one written in its body (keeping the base field's position, type and constraints)
         own = inspect.get_annotations(cls)
         for key in {**defaults, **descriptions}:
-            if key not in TransformerConfig.model_fields:
+            # the nearest base's field: a family's subclass (OLMo 2 of LLaMA) changes its parent's values too
+            inherited = next(
+                (
+                    base.model_fields[key]
+                    for base in cls.__mro__[1:]
+                    if issubclass(base, TransformerConfig) and key in base.model_fields
+                ),
+                None,
+            )
+            if inherited is None:
                 raise TypeError(
-                    f"{cls.__name__}: {key!r} is not a key of TransformerConfig "
-                    f"({', '.join(TransformerConfig.model_fields)}); declare it as a field of the class"
+                    f"{cls.__name__}: {key!r} is no key of its bases; declare it as a field of the class instead"
                 )
             if key in own:
                 raise TypeError(f"{cls.__name__}: {key!r} is declared in the class body and given as a keyword too")
-            # the nearest base's field: a family's subclass (Gemma 3 of Gemma 2) changes its parent's values
-            inherited = next(
-                base.model_fields[key]
-                for base in cls.__mro__[1:]
-                if issubclass(base, TransformerConfig) and key in base.model_fields
-            )
             changes: dict[str, Any] = {}
             if key in defaults:
                 changes["default"] = defaults[key]

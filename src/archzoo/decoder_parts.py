@@ -48,18 +48,19 @@ _HEAD_WORDS = {
 }
 
 
-def describe_heads(classes: Mapping[str, str], *, prefix: str = "", **words: str) -> str:
+def describe_heads(classes: Mapping[str, str], *, prefix: str = "", note: str = "", **words: str) -> str:
     """The ``head`` field's description: each head with its transformers class (``lm``, ``none``) or what it puts on
-    top (``words``, else the usual words for a decoder's score layers), and ``: {prefix}For...`` when given."""
+    top (``words``, else the usual words for a decoder's score layers), then ``note`` and ``: {prefix}For...`` when
+    given."""
     parts = [f"{head} ({words.get(head) or _HEAD_WORDS.get(head) or name})" for head, name in classes.items()]
     text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
-    return text + (f": {prefix}For..." if prefix else "")
+    return text + (f", {note}" if note else "") + (f": {prefix}For..." if prefix else "")
 
 
-def head_field(classes: Mapping[str, str], *, prefix: str = "", **words: str) -> Any:
+def head_field(classes: Mapping[str, str], *, prefix: str = "", note: str = "", **words: str) -> Any:
     """The ``head`` field of a family whose heads are ``classes`` (archzoo's head -> transformers' class), ``lm``
     by default, described by `describe_heads`: ``head: Literal[tuple(CLASSES)] = head_field(CLASSES)``."""
-    return Field("lm", description=describe_heads(classes, prefix=prefix, **words))
+    return Field("lm", description=describe_heads(classes, prefix=prefix, note=note, **words))
 
 
 #: how most decoders' ``num_labels`` reads
@@ -155,16 +156,18 @@ def decoder_modules(
     layers: str = "layers",
     final_norm: str = "norm",
     heads: tuple[str, ...] = ("lm_head", "score"),
+    more: Mapping[str, str] | None = None,
 ) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in a transformers decoder class (for `archzoo verify`): block path ->
     submodule names. The base model's modules sit under ``base`` in a head class (none in the base model, head
-    ``none``); ``layer`` maps a layer's blocks to its submodules, relative to the layer; ``heads`` names the head
-    modules, the same in block and module."""
+    ``none``); ``layer`` maps a layer's blocks to its submodules, relative to the layer; ``more`` the base model's
+    other blocks (BLOOM's embedding norm); ``heads`` names the head modules, the same in block and module."""
     prefix = "" if head == "none" else base
     path = f"{root}.layers.layer"
     return {
         root: ("",),
         f"{root}.token": (f"{prefix}{embed}",),
+        **{f"{root}.{block}": (f"{prefix}{module}",) for block, module in (more or {}).items()},
         f"{root}.layers": (f"{prefix}{layers}",),
         path: (f"{prefix}{layers}",),
         **{f"{path}.{block}": (module,) for block, module in layer.items()},
