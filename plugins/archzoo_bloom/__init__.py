@@ -10,14 +10,13 @@ it appears in no formula.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_heads
+from archzoo import Architecture, Reference
+from archzoo.architecture import TransformerConfig
 from archzoo.blocks import (
     Block,
     attention,
@@ -26,11 +25,20 @@ from archzoo.blocks import (
     feed_forward,
     layer_norm,
     linear,
-    lm_head,
     repeat,
     with_modules,
 )
-from archzoo.formula import Poly, const
+from archzoo.decoder_parts import (
+    architectures_hook,
+    decoder_heads,
+    decoder_modules,
+    head_classes,
+    head_field,
+    hf_readers_hook,
+    num_labels_field,
+    table_values,
+)
+from archzoo.formula import Poly
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -41,7 +49,7 @@ from archzoo.hf_config import (
     HFTable,
     hf_reader,
 )
-from archzoo.symbols import declare_symbol, symbol
+from archzoo.symbols import symbol
 
 # the hook by which this plugin states what its layers save for backward
 from .activation import register_activation_memory as register_activation_memory
@@ -58,39 +66,28 @@ CLASSES = {
     "question_answering": "BloomForQuestionAnswering",
 }
 
-#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
+class BloomConfig(
+    TransformerConfig,
+    defaults=dict(vocab_size=250880, d_model=1024, n_layers=24, n_heads=16),
+    descriptions=dict(
+        vocab_size="rows of the token embedding (BLOOM's 250,680-token vocabulary, padded to 250,880)",
+        d_model="model width (hidden_size); the feed-forward is 4 d_model",
+        n_layers="decoder layers (n_layer)",
+        n_heads="attention heads (n_head); must divide d_model",
+    ),
+):
+    """A BLOOM decoder; defaults are BLOOM-560m (bigscience/bloom-560m). BloomAttention refuses heads that do not
+    divide the width."""
 
-class BloomConfig(ArchConfig):
-    """A BLOOM decoder; defaults are BLOOM-560m (bigscience/bloom-560m)."""
-
-    vocab_size: PositiveInt = Field(
-        250880, description="rows of the token embedding (BLOOM's 250,680-token vocabulary, padded to 250,880)"
-    )
-    d_model: PositiveInt = Field(1024, description="model width (hidden_size); the feed-forward is 4 d_model")
-    n_layers: PositiveInt = Field(24, description="decoder layers (n_layer)")
-    n_heads: PositiveInt = Field(16, description="attention heads (n_head); must divide d_model")
     max_positions: PositiveInt = Field(
         2048, description="training context length: the default N only (ALiBi positions have no parameters)"
     )
     tie_embeddings: bool = Field(True, description="LM head shares the token embedding matrix")
-    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
-        "lm",
-        description="lm (BloomForCausalLM), none (BloomModel), sequence_classification (a bias-free score layer "
-        "on every token, the last non-padding one's kept), token_classification (a classifier with bias on every "
-        "token) or question_answering (Linear(d_model, 2) on every token): BloomFor...",
+    head: Literal[tuple(CLASSES)] = head_field(  # type: ignore[valid-type]
+        CLASSES, prefix="Bloom", token_classification="a classifier with bias on every token"
     )
-    num_labels: PositiveInt = Field(
-        2,
-        description="outputs of the sequence_classification and token_classification heads (transformers' "
-        "num_labels); question_answering always has 2",
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> BloomConfig:
-        check_heads(self.d_model, self.n_heads)  # BloomAttention refuses heads that do not divide the width
-        return self
+    num_labels: PositiveInt = num_labels_field()
 
 
 def _fused_attention(d: Poly, heads: Poly, cached: bool = True) -> Block:
@@ -132,43 +129,37 @@ def build(cfg: BloomConfig) -> Block:
         layer_norm("embedding_norm", d, description=f"LayerNorm({d}) on the token embeddings"),
         repeat(layer, L, name="layers"),
         layer_norm("final_norm", d),
+        *decoder_heads(
+            cfg.head, d, V, tied=cfg.tie_embeddings, num_labels=cfg.num_labels, token_classifier="classifier"
+        ),
     ]
-    if cfg.head == "lm":
-        children.append(lm_head(d, V, tied_to="token" if cfg.tie_embeddings else ""))
-    K = LABELS(cfg.num_labels)
-    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
-        children.append(linear("score", d, K, bias=False, description="class scores on every token, no bias"))
-    if cfg.head == "token_classification":
-        children.append(linear("classifier", d, K, description="a label's scores per token"))
-    if cfg.head == "question_answering":
-        children.append(linear("qa_outputs", d, const(2), description="answer start and end logits per token"))
     return with_modules(composite("bloom", "model", children, "BLOOM decoder"), reference_modules(cfg))
 
 
 def reference_modules(cfg: BloomConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer."""
-    base = "" if cfg.head == "none" else "transformer."
-    return {
-        "bloom": ("",),
-        "bloom.token": (f"{base}word_embeddings",),
-        "bloom.embedding_norm": (f"{base}word_embeddings_layernorm",),
-        "bloom.layers": (f"{base}h",),
-        "bloom.layers.layer": (f"{base}h",),
-        "bloom.layers.layer.attention_norm": ("input_layernorm",),
-        "bloom.layers.layer.attention": ("self_attention",),
-        "bloom.layers.layer.attention.qkv_proj": ("self_attention.query_key_value",),
-        "bloom.layers.layer.attention.out_proj": ("self_attention.dense",),
-        "bloom.layers.layer.mlp_norm": ("post_attention_layernorm",),
-        "bloom.layers.layer.mlp": ("mlp",),
-        "bloom.layers.layer.mlp.fc_in": ("mlp.dense_h_to_4h",),
-        "bloom.layers.layer.mlp.fc_out": ("mlp.dense_4h_to_h",),
-        "bloom.final_norm": (f"{base}ln_f",),
-        "bloom.lm_head": ("lm_head",),
-        "bloom.score": ("score",),
-        "bloom.classifier": ("classifier",),
-        "bloom.qa_outputs": ("qa_outputs",),
+    layer = {
+        "attention_norm": "input_layernorm",
+        "attention": "self_attention",
+        "attention.qkv_proj": "self_attention.query_key_value",
+        "attention.out_proj": "self_attention.dense",
+        "mlp_norm": "post_attention_layernorm",
+        "mlp": "mlp",
+        "mlp.fc_in": "mlp.dense_h_to_4h",
+        "mlp.fc_out": "mlp.dense_4h_to_h",
     }
+    return decoder_modules(
+        "bloom",
+        cfg.head,
+        layer,
+        base="transformer.",
+        embed="word_embeddings",
+        more={"embedding_norm": "word_embeddings_layernorm"},
+        layers="h",
+        final_norm="ln_f",
+        heads=("lm_head", "score", "classifier", "qa_outputs"),
+    )
 
 
 def reference(cfg: BloomConfig) -> Reference:
@@ -256,20 +247,13 @@ HF_BLOOM = HFTable(
     },
     refused={},
     base_class="BloomModel",
-    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
+    classes=head_classes(CLASSES),
 )
 
 
 @hf_reader(HF_BLOOM)
 def _from_bloom(hf: dict[str, Any], model_class: str = "BloomModel") -> dict[str, Any]:
-    return dict(
-        vocab_size=hf["vocab_size"],
-        d_model=hf["hidden_size"],
-        n_layers=hf["n_layer"],
-        n_heads=hf["n_head"],
-        tie_embeddings=hf["tie_word_embeddings"],
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, HF_BLOOM)
 
 
 ARCHITECTURE = Architecture(
@@ -281,17 +265,9 @@ ARCHITECTURE = Architecture(
     "Multilingual Language Model. 2022. arXiv:2211.05100",
     config_model=BloomConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     seq_len_note=lambda cfg: "the training context length (ALiBi positions set no limit)",
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("bloom", _from_bloom)
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"bloom": (_from_bloom, None)})

@@ -11,13 +11,12 @@ offsets every position by 2, a fairseq legacy), and a final LayerNorm exists onl
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_heads
+from archzoo import ArchConfig, Architecture, Reference
+from archzoo.architecture import check_activation, check_heads, context_length
 from archzoo.blocks import (
     Block,
     attention,
@@ -26,11 +25,19 @@ from archzoo.blocks import (
     feed_forward,
     layer_norm,
     linear,
-    lm_head,
     repeat,
     with_modules,
 )
-from archzoo.formula import Poly, const
+from archzoo.decoder_parts import (
+    architectures_hook,
+    decoder_heads,
+    head_classes,
+    head_field,
+    hf_readers_hook,
+    num_labels_field,
+    table_values,
+)
+from archzoo.formula import Poly
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -63,12 +70,12 @@ CLASSES = {
     "question_answering": "OPTForQuestionAnswering",
 }
 
-#: The symbol the classification head adds (shared in meaning with the bert and gpt plugins' K).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
-
 
 class OptConfig(ArchConfig):
-    """An OPT decoder; defaults are OPT-125m (Zhang et al. 2022, Table 1)."""
+    """An OPT decoder; defaults are OPT-125m (Zhang et al. 2022, Table 1).
+
+    Not on `archzoo.architecture.TransformerConfig`: OPT's keys read in the order of its paper's table (the
+    context before the width), and moving it would reorder every OPT entry's configuration in reports and JSON."""
 
     vocab_size: PositiveInt = Field(50272, description="vocabulary size (rows of the token embedding)")
     max_positions: PositiveInt = Field(
@@ -95,15 +102,13 @@ class OptConfig(ArchConfig):
     )
     activation: str = Field("relu", description="feed-forward activation (activation_function)")
     tie_embeddings: bool = Field(True, description="LM head shares the token embedding matrix")
-    head: Literal[tuple(CLASSES)] = Field(  # type: ignore[valid-type]
-        "lm",
-        description="lm (OPTForCausalLM), none (OPTModel), sequence_classification (a bias-free score layer on "
-        "every token, the last non-padding one's kept) or question_answering (Linear(width, 2) on every token), "
-        "both on the embedding width: OPTFor...",
+    head: Literal[tuple(CLASSES)] = head_field(  # type: ignore[valid-type]
+        CLASSES,
+        prefix="OPT",
+        note="both on the embedding width",
+        question_answering="Linear(width, 2) on every token",
     )
-    num_labels: PositiveInt = Field(
-        2, description="outputs of the sequence_classification head (transformers' num_labels)"
-    )
+    num_labels: PositiveInt = num_labels_field("outputs of the sequence_classification head (transformers' num_labels)")
 
     @model_validator(mode="after")
     def _check(self) -> OptConfig:
@@ -167,13 +172,7 @@ def build(cfg: OptConfig) -> Block:
         children.append(_norm("final_norm", d, cfg))
     if cfg.projects:
         children.append(linear("project_out", d, width, bias=False, description="back to the embedding width"))
-    if cfg.head == "lm":
-        children.append(lm_head(width, V, tied_to="token" if cfg.tie_embeddings else ""))
-    if cfg.head == "sequence_classification":  # scores every token; the last non-padding one's are kept (a gather)
-        K = LABELS(cfg.num_labels)
-        children.append(linear("score", width, K, bias=False, description="class scores on every token, no bias"))
-    if cfg.head == "question_answering":
-        children.append(linear("qa_outputs", width, const(2), description="answer start and end logits per token"))
+    children += decoder_heads(cfg.head, width, V, tied=cfg.tie_embeddings, num_labels=cfg.num_labels)
     return with_modules(composite("opt", "model", children, "OPT decoder"), reference_modules(cfg))
 
 
@@ -292,7 +291,7 @@ HF_OPT = HFTable(
     },
     refused={},
     base_class="OPTModel",
-    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
+    classes=head_classes(CLASSES),
 )
 
 
@@ -303,22 +302,7 @@ def _from_opt(hf: dict[str, Any], model_class: str = "OPTModel") -> dict[str, An
     # OPTDecoder builds its final LayerNorm when do_layer_norm_before and not _remove_final_layer_norm: false
     # leaves final_norm null (it follows pre_norm); a value that is not a boolean is reported under its key
     final_norm = False if remove is True else None if remove is False else remove
-    return dict(
-        vocab_size=hf["vocab_size"],
-        d_model=hf["hidden_size"],
-        n_layers=hf["num_hidden_layers"],
-        d_ff=hf["ffn_dim"],
-        max_positions=hf["max_position_embeddings"],
-        pre_norm=hf["do_layer_norm_before"],
-        final_norm=final_norm,
-        d_embed=hf["word_embed_proj_dim"],
-        n_heads=hf["num_attention_heads"],
-        activation=hf["activation_function"],
-        bias=hf["enable_bias"],
-        norm_affine=hf["layer_norm_elementwise_affine"],
-        tie_embeddings=hf["tie_word_embeddings"],
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, HF_OPT, final_norm=final_norm)
 
 
 ARCHITECTURE = Architecture(
@@ -330,17 +314,9 @@ ARCHITECTURE = Architecture(
     "Transformer Language Models. 2022. arXiv:2205.01068",
     config_model=OptConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
-    max_seq_len=lambda cfg: cfg.max_positions,
+    max_seq_len=context_length,
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("opt", _from_opt)
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"opt": (_from_opt, None)})
