@@ -41,12 +41,12 @@ ACTIVATION_CASES = [
 
 
 def counter(architecture: str) -> Callable[..., Report]:
-    """``count(n=None, **config)``: the report of ``architecture`` with those configuration keys (validated as
-    ``--set`` validates them), at sequence length ``n`` (None: the configuration's own)."""
+    """``count(seq_len=None, **config)``: the report of ``architecture`` with those configuration keys (validated as
+    ``--set`` validates them), at sequence length ``seq_len`` (None: the configuration's own)."""
 
-    def count(n: int | None = None, **config: Any) -> Report:
+    def count(seq_len: int | None = None, **config: Any) -> Report:
         arch = get_host().architecture(architecture)
-        return make_report(arch, parse_config(arch, config), n)
+        return make_report(arch, parse_config(arch, config), seq_len)
 
     return count
 

@@ -20,33 +20,26 @@ from typing import Any
 import pytest
 import yaml
 
-from archzoo.architecture import parse_config
 from archzoo.cli import main
 from archzoo.errors import HFConfigError
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.report import Report, make_report
-from transformers_models import build_model as hf_model
-from transformers_models import forward_flops, host_with, n_params
+from archzoo.testing import build_model
+from family_checks import counter, write_json
+from transformers_models import forward_flops, n_params
 
 pytestmark = pytest.mark.sweep
 
 FAMILY = {"bart": "Bart", "mbart": "MBart"}
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("bart")
-
-
-def count(host, seq_len: int | None = None, **config: Any) -> Report:
-    arch = host.architecture("bart")
-    return make_report(arch, parse_config(arch, config), seq_len)
+count = counter("bart")
 
 
 def reference_model(T, report: Report):
     ref = report.architecture.reference(report.config)
     config = getattr(T, ref.config_class.rpartition(".")[2])(**ref.kwargs)
-    return hf_model(T, ref.target.rpartition(".")[2], config)
+    return build_model(ref.target.rpartition(".")[2], config)
 
 
 # ---- published configurations -----------------------------------------------------------------------------
@@ -70,8 +63,8 @@ PUBLISHED: dict[str, tuple[dict[str, Any], dict[str, Any], int]] = {
 @pytest.mark.parametrize("model_id", PUBLISHED)
 def test_published_bart_counts(host, model_id):
     config, _, expected = PUBLISHED[model_id]
-    assert count(host, **config).params == expected
-    assert count(host, head="none", **config).params == expected  # the LM head is tied, its bias a buffer
+    assert count(**config).params == expected
+    assert count(head="none", **config).params == expected  # the LM head is tied, its bias a buffer
 
 
 @pytest.mark.reference
@@ -79,17 +72,17 @@ def test_published_bart_counts(host, model_id):
 @pytest.mark.parametrize("model_class", ["BartForConditionalGeneration", "BartModel"])
 def test_published_bart_figures_are_transformers_own(T, host, model_id, model_class):
     config, kwargs, expected = PUBLISHED[model_id]
-    assert n_params(hf_model(T, model_class, T.BartConfig(**kwargs))) == expected
-    report = count(host, head="lm" if model_class != "BartModel" else "none", **config)
+    assert n_params(build_model(model_class, T.BartConfig(**kwargs))) == expected
+    report = count(head="lm" if model_class != "BartModel" else "none", **config)
     assert report.architecture.reference(report.config).target == f"transformers.{model_class}"
 
 
 @pytest.mark.reference
 def test_final_logits_bias_is_a_buffer_not_a_parameter(T, host):
-    model = hf_model(T, "BartForConditionalGeneration", T.BartConfig(vocab_size=97, d_model=16))
+    model = build_model("BartForConditionalGeneration", T.BartConfig(vocab_size=97, d_model=16))
     assert "final_logits_bias" in dict(model.named_buffers())
     assert "final_logits_bias" not in dict(model.named_parameters())
-    lm_head = next(b for p, _, b in count(host, vocab_size=97, d_model=16).root.walk() if p == "bart.lm_head")
+    lm_head = next(b for p, _, b in count(vocab_size=97, d_model=16).root.walk() if p == "bart.lm_head")
     assert lm_head.params.evaluate() == 0 and lm_head.tied_to == "shared"
 
 
@@ -125,13 +118,13 @@ SEQ_LENS = (1, 6, 13)
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_params_and_flops_equal_transformers(T, host, config):
-    report = count(host, **config)
+    report = count(**config)
     model = reference_model(T, report)
     family = "MBart" if config["pre_norm"] else "Bart"
     assert type(model).__name__ == family + ("ForConditionalGeneration" if config["head"] == "lm" else "Model")
     assert report.params == n_params(model), config
     for n in SEQ_LENS:
-        assert count(host, seq_len=n, **config).flops == forward_flops(model, n), (config, n)
+        assert count(seq_len=n, **config).flops == forward_flops(model, n), (config, n)
 
 
 @pytest.mark.reference
@@ -143,9 +136,9 @@ def test_kv_caches_equal_what_transformers_caches(T, host, pre_norm):
 
     config = dict(vocab_size=50, d_model=24, n_encoder_layers=2, n_decoder_layers=3, n_decoder_heads=4)
     config |= dict(n_encoder_heads=2, d_ff_encoder=16, d_ff_decoder=8, max_positions=20, pre_norm=pre_norm)
-    report = count(host, **config)
+    report = count(**config)
     model = reference_model(T, report)
-    model = hf_model(T, type(model).__name__, model.config, device="cpu")
+    model = build_model(type(model).__name__, model.config, device="cpu")
     source, target = 7, 5
     with torch.no_grad():
         cache = model(
@@ -234,7 +227,7 @@ def test_both_types_are_read_by_the_bart_plugin(host, tmp_path):
     types = host.hf_model_types()
     assert {t: types[t].name for t in FAMILY} == {t: "bart" for t in FAMILY}
     for model_type, pre_norm in (("bart", False), ("mbart", True)):  # mBART: pre-LN, a final LayerNorm per stack
-        reading = load_hf_config(_write(tmp_path, {"model_type": model_type, "scale_embedding": True}), host)
+        reading = load_hf_config(write_json(tmp_path, {"model_type": model_type, "scale_embedding": True}), host)
         assert (reading.config.pre_norm, reading.config.scale_embedding, reading.config.head) == (
             pre_norm,
             True,
@@ -307,7 +300,7 @@ def test_config_files_count_like_transformers(T, host, tmp_path, capsys, case):
         assert main(["count", "--hf-config", str(path), "--hf-class", model_class, "--json", "--seq-len", "9"]) == 0
         report = json.loads(capsys.readouterr().out)
         assert report["architecture"] == "bart"
-        model = hf_model(T, model_class, config)
+        model = build_model(model_class, config)
         assert report["params"]["total"] == n_params(model), (case, model_class)
         if small:
             assert report["flops"]["forward"] == forward_flops(model, 9), (case, model_class)
@@ -327,16 +320,10 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
     for model_class in ("BartModel", "BartForConditionalGeneration"):
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 6)
-        model = hf_model(T, model_class, config, device="cpu")
+        model = build_model(model_class, config, device="cpu")
         assert (report.params, report.flops) == (n_params(model), forward_flops(model, 6)), model_class
     keys = {k.key: k for k in reading.keys}
     assert keys["encoder_layerdrop"].disposition == "ignored" and "LayerDrop" in keys["encoder_layerdrop"].detail
-
-
-def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(data))
-    return path
 
 
 @pytest.mark.parametrize(
@@ -377,7 +364,7 @@ def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
     ],
 )
 def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     with pytest.raises(HFConfigError) as info:
         load_hf_config(path, host, hf_class=hf_class)
     assert str(info.value) == message.format(path=path)
@@ -391,4 +378,4 @@ def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
 def test_what_is_refused_transformers_cannot_build(T, kwargs):
     """The refusals above are transformers' own: its classes fail on the same files."""
     with pytest.raises((ValueError, IndexError, AssertionError, RuntimeError)):
-        hf_model(T, "BartModel", T.BartConfig(**kwargs))
+        build_model("BartModel", T.BartConfig(**kwargs))

@@ -24,9 +24,8 @@ from archzoo.errors import HFConfigError
 from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.registry import load_registry
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as build
-from transformers_models import forward_flops, host_with, n_params
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model, check_plugin
+from transformers_models import forward_flops, n_params
 
 pytestmark = pytest.mark.sweep
 
@@ -41,11 +40,6 @@ V3_PARAMS = 671_026_404_352
 V3_ACTIVE = 37_552_282_624
 
 CLASSES = {"deepseek_v2": "DeepseekV2", "deepseek_v3": "DeepseekV3"}
-
-
-@pytest.fixture(scope="module")
-def host():
-    return host_with("deepseek")
 
 
 def unused_expert_params(model: Any, top_k: int) -> int:
@@ -79,7 +73,7 @@ def test_deepseek_v2_without_num_experts_per_tok_fails_in_transformers(T):
         qk_nope_head_dim=4, qk_rope_head_dim=4, v_head_dim=4, n_routed_experts=4, moe_intermediate_size=8,
     )  # fmt: skip
     assert config.num_experts_per_tok is None
-    model = build(T, "DeepseekV2Model", config, device="cpu")
+    model = build_model("DeepseekV2Model", config, device="cpu")
     with pytest.raises(TypeError):
         model(input_ids=torch.zeros(1, 4, dtype=torch.long))
 
@@ -93,7 +87,7 @@ def test_defaults_are_deepseek_v3(host):
 
 @pytest.mark.reference
 def test_deepseek_v3_figures_are_transformers_own(T, host):
-    model = build(T, "DeepseekV3ForCausalLM", T.DeepseekV3Config(max_position_embeddings=163840))
+    model = build_model("DeepseekV3ForCausalLM", T.DeepseekV3Config(max_position_embeddings=163840))
     assert n_params(model) == V3_PARAMS
     assert n_params(model) - unused_expert_params(model, top_k=8) == V3_ACTIVE
     # the router's correction bias is a buffer: checkpoints store it, model.parameters() does not count it
@@ -150,7 +144,7 @@ def test_published_shapes_via_hf_config(T, host, tmp_path, capsys, model_id):
     assert main(["count", "--hf-config", str(path), "--hf-class", model_class, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["architecture"] == "deepseek"
-    model = build(T, model_class, config)
+    model = build_model(model_class, config)
     assert report["params"]["total"] == n_params(model)
     assert report["params"]["active"] == n_params(model) - unused_expert_params(model, config.num_experts_per_tok)
 
@@ -310,7 +304,7 @@ def test_config_json_counts_what_transformers_builds_from_it(T, host, tmp_path, 
     reading = load_hf_config(path, host, hf_class=model_class)
     assert reading.model_class == model_class
     config = T.AutoConfig.from_pretrained(str(path))
-    model = build(T, model_class, config, device="cpu")
+    model = build_model(model_class, config, device="cpu")
     report = make_report(reading.architecture, reading.config, 7)
     assert (report.params, report.flops) == (n_params(model), forward_flops(model, 7, random_ids=True))
 
@@ -372,7 +366,7 @@ def test_what_transformers_cannot_run_is_refused_naming_the_key(T, host, tmp_pat
         load_hf_config(path, host)
     text = str(refused.value)
     assert text.startswith(f"{path}: ") and message in text and "\n" not in text, text
-    model = build(T, f"{CLASSES[model_type]}Model", T.AutoConfig.from_pretrained(str(path)), device="cpu")
+    model = build_model(f"{CLASSES[model_type]}Model", T.AutoConfig.from_pretrained(str(path)), device="cpu")
     with pytest.raises((TypeError, RuntimeError, ValueError, IndexError, UnboundLocalError)):
         model(input_ids=torch.randint(0, 64, (1, 6)))
 
@@ -416,7 +410,7 @@ def test_entry_publishes_total_and_active_within_rounding_or_reconciled(model_id
 def test_entry_active_count_equals_the_reference_less_unused_experts(T, model_id):
     entry = REGISTRY.get_model(model_id)
     ref = entry.spec.reference
-    model = build(T, ref.target.rpartition(".")[2], getattr(T, ref.config_class.rpartition(".")[2])(**ref.kwargs))
+    model = build_model(ref.target.rpartition(".")[2], getattr(T, ref.config_class.rpartition(".")[2])(**ref.kwargs))
     assert entry.params == n_params(model)
     assert entry.active_params == n_params(model) - unused_expert_params(model, entry.config.top_k)
 
@@ -469,5 +463,5 @@ def test_weightless_moe_pass_counts_what_a_real_one_does(T, tmp_path, model_type
         change.update(topk_method="group_limited_greedy", n_group=2, topk_group=1)
     path = _write(tmp_path, model_type, **change)
     _, n, params, flops = _transformers_figures(T, path, "auto")
-    real = build(T, f"{CLASSES[model_type]}ForCausalLM", T.AutoConfig.from_pretrained(str(path)), device="cpu")
+    real = build_model(f"{CLASSES[model_type]}ForCausalLM", T.AutoConfig.from_pretrained(str(path)), device="cpu")
     assert (params, flops) == (n_params(real), forward_flops(real, n, random_ids=True))

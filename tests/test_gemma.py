@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +18,9 @@ from archzoo.cli import main
 from archzoo.errors import HFConfigError
 from archzoo.hf_config import load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as hf_model
-from transformers_models import forward_flops, host_with, n_params
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model, check_plugin
+from family_checks import counter, write_json
+from transformers_models import forward_flops, n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -39,14 +38,8 @@ GEMMA3_CLASSES = {
 }
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("gemma2")
-
-
-def count(host, arch: str, n: int | None = None, **config):
-    architecture = host.architecture(arch)
-    return make_report(architecture, parse_config(architecture, config), n)
+def count(architecture: str, n: int | None = None, **config):
+    return counter(architecture)(n, **config)
 
 
 # ---- the kit's conformance checks and the defaults -------------------------------------------------------
@@ -62,10 +55,10 @@ def test_plugin_passes_check_plugin(host):
 @pytest.mark.reference
 def test_gemma2_defaults_are_transformers_defaults(T, host):
     """gemma2's defaults are Gemma2Config's (Gemma 2 2B): the same parameters and FLOPs."""
-    model = hf_model(T, "Gemma2ForCausalLM", T.Gemma2Config())
-    assert count(host, "gemma2").params == n_params(model)
+    model = build_model("Gemma2ForCausalLM", T.Gemma2Config())
+    assert count("gemma2").params == n_params(model)
     for n in (1, 9):
-        assert count(host, "gemma2", n).flops == forward_flops(model, n), n
+        assert count("gemma2", n).flops == forward_flops(model, n), n
 
 
 # ---- published configurations ----------------------------------------------------------------------------
@@ -179,21 +172,15 @@ GEMMA2_NON_EMBEDDING = {"gemma-2-2b": 2_024_517_888, "gemma-2-9b": 8_324_201_984
 GEMMA3_NON_EMBEDDING_M = {"gemma-3-1b": 698, "gemma-3-4b": 3209, "gemma-3-12b": 10759, "gemma-3-27b": 25600}
 
 
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
-
-
 @pytest.mark.reference
 @pytest.mark.slow
 @pytest.mark.parametrize("model_id", PUBLISHED)
 def test_published_files_equal_transformers(T, host, tmp_path, model_id, capsys):
     """Each published file, read by `archzoo count --hf-config` as written, against the class transformers builds
     from the same file (AutoConfig), on the meta device: parameters, and FLOPs at two lengths."""
-    path = _write(tmp_path, PUBLISHED[model_id])
+    path = write_json(tmp_path, PUBLISHED[model_id])
     model_class = PUBLISHED[model_id]["architectures"][0]
-    model = hf_model(T, model_class, T.AutoConfig.from_pretrained(str(path)))
+    model = build_model(model_class, T.AutoConfig.from_pretrained(str(path)))
     assert main(["count", "--hf-config", str(path), "--hf-class", "auto", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["params"]["total"] == n_params(model)
@@ -205,7 +192,7 @@ def test_published_files_equal_transformers(T, host, tmp_path, model_id, capsys)
 @pytest.mark.parametrize("model_id", GEMMA2_NON_EMBEDDING)
 def test_gemma2_non_embedding_counts_are_table_2s(host, tmp_path, model_id):
     """Table 2 of the Gemma 2 report prints each model's non-embedding parameters to the parameter."""
-    reading = load_hf_config(_write(tmp_path, PUBLISHED[model_id]), host, hf_class="Gemma2ForCausalLM")
+    reading = load_hf_config(write_json(tmp_path, PUBLISHED[model_id]), host, hf_class="Gemma2ForCausalLM")
     report = make_report(reading.architecture, reading.config)
     assert report.params - reading.config.vocab_size * reading.config.d_model == GEMMA2_NON_EMBEDDING[model_id]
 
@@ -213,7 +200,7 @@ def test_gemma2_non_embedding_counts_are_table_2s(host, tmp_path, model_id):
 @pytest.mark.parametrize("model_id", GEMMA3_NON_EMBEDDING_M)
 def test_gemma3_non_embedding_counts_are_table_1s(host, tmp_path, model_id):
     """Table 1 of the Gemma 3 report prints the text models' non-embedding parameters in millions."""
-    reading = load_hf_config(_write(tmp_path, PUBLISHED[model_id]), host, hf_class="Gemma3ForCausalLM")
+    reading = load_hf_config(write_json(tmp_path, PUBLISHED[model_id]), host, hf_class="Gemma3ForCausalLM")
     report = make_report(reading.architecture, reading.config)
     non_embedding = report.params - reading.config.vocab_size * reading.config.d_model
     assert round(non_embedding / 1e6) == GEMMA3_NON_EMBEDDING_M[model_id]
@@ -288,9 +275,9 @@ def test_prefill_exact_at_every_length_decode_up_to_the_window(host, arch):
 
     _, ref = _generation_ref(host, arch)
     for n in (4, 6, 11):
-        assert count(host, arch, n, **_WINDOWED).prefill_flops == reference_prefill_flops(ref, n), n
+        assert count(arch, n, **_WINDOWED).prefill_flops == reference_prefill_flops(ref, n), n
     for n in (3, 6):
-        assert count(host, arch, n, **_WINDOWED).decode_flops == reference_decode_flops(ref, n), n
+        assert count(arch, n, **_WINDOWED).decode_flops == reference_decode_flops(ref, n), n
 
 
 @pytest.mark.reference
@@ -306,7 +293,7 @@ def test_decode_beyond_the_window_counts_every_cached_token(host, arch):
     assert sliding, "the configuration must hold sliding layers"
     for n in (9, 14):
         dropped = 4 * cfg.n_heads * cfg.d_head * (n - cfg.sliding_window) * sliding
-        assert count(host, arch, n, **_WINDOWED).decode_flops - reference_decode_flops(ref, n) == dropped, n
+        assert count(arch, n, **_WINDOWED).decode_flops - reference_decode_flops(ref, n) == dropped, n
 
 
 @pytest.mark.reference
@@ -319,8 +306,8 @@ def test_kv_cache_is_what_transformers_cache_holds_within_the_window(T, host, ar
 
     cfg, ref = _generation_ref(host, arch)
     config = getattr(T, ref.config_class.rsplit(".", 1)[1])(**ref.kwargs)
-    model = hf_model(T, ref.target.rsplit(".", 1)[1], config, device="cpu")
-    per_token = count(host, arch, **_WINDOWED).kv_cache_elements_per_token
+    model = build_model(ref.target.rsplit(".", 1)[1], config, device="cpu")
+    per_token = count(arch, **_WINDOWED).kv_cache_elements_per_token
     sliding = cfg.kinds().count("sliding_attention")
     for n in (3, 5, 12):
         cache = T.DynamicCache(config=config)
@@ -338,22 +325,22 @@ def test_training_flops_equal_a_backward_pass(host):
 
     for arch in ("gemma2", "gemma3"):
         _, ref = _generation_ref(host, arch)
-        assert count(host, arch, 7, **_WINDOWED).training_flops == reference_training_flops(ref, 7), arch
+        assert count(arch, 7, **_WINDOWED).training_flops == reference_training_flops(ref, 7), arch
 
 
 def test_default_length_is_the_window(host):
     """A report's default N is the sliding window where it is shorter than the context (all figures exact)."""
-    assert count(host, "gemma2").seq_len == 4096  # Gemma 2: 8,192-token context, 4,096-token window
-    assert count(host, "gemma3").seq_len == 512  # Gemma 3 1B: 32,768-token context, 512-token window
-    assert count(host, "gemma2", layer_types=["full_attention"] * 26).seq_len == 8192
+    assert count("gemma2").seq_len == 4096  # Gemma 2: 8,192-token context, 4,096-token window
+    assert count("gemma3").seq_len == 512  # Gemma 3 1B: 32,768-token context, 512-token window
+    assert count("gemma2", layer_types=["full_attention"] * 26).seq_len == 8192
 
 
 def test_layer_runs_follow_the_pattern(host):
     """Gemma 2 alternates sliding and global layers (sliding first); Gemma 3 puts a global one after five sliding."""
-    g2 = count(host, "gemma2", n_layers=5).root
+    g2 = count("gemma2", n_layers=5).root
     runs = {c.name: c.positions for c in next(c for c in g2.children if c.name == "layers").children}
     assert runs == {"sliding_layers": (0, 2, 4), "global_layers": (1, 3)}
-    g3 = count(host, "gemma3", n_layers=13).root
+    g3 = count("gemma3", n_layers=13).root
     runs = {c.name: c.positions for c in next(c for c in g3.children if c.name == "layers").children}
     assert runs["global_layers"] == (5, 11)
 
@@ -364,7 +351,7 @@ def test_layer_runs_follow_the_pattern(host):
 def test_the_vision_model_type_is_refused_naming_the_text_type(tmp_path, capsys):
     """gemma3 (Gemma3ForConditionalGeneration: a vision tower around the text model) is refused in one line, which
     names gemma3_text, the type archzoo counts."""
-    path = _write(tmp_path, {"model_type": "gemma3", "text_config": {"hidden_size": 2560}})
+    path = write_json(tmp_path, {"model_type": "gemma3", "text_config": {"hidden_size": 2560}})
     assert main(["count", "--hf-config", str(path)]) != 0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
@@ -382,7 +369,7 @@ def test_the_vision_model_type_is_refused_naming_the_text_type(tmp_path, capsys)
 def test_bad_files_are_refused_in_one_line(host, tmp_path, change, key):
     data = dict(PUBLISHED["gemma-2-2b"], num_hidden_layers=2, **change)
     with pytest.raises(HFConfigError) as info:
-        load_hf_config(_write(tmp_path, data), host)
+        load_hf_config(write_json(tmp_path, data), host)
     message = str(info.value)
     assert "\n" not in message and key in message, message
 
@@ -390,7 +377,7 @@ def test_bad_files_are_refused_in_one_line(host, tmp_path, change, key):
 def test_bidirectional_gemma3_has_no_kv_cache_and_halves_its_window(T, host, tmp_path):
     """use_bidirectional_attention: no causal mask, so no KV cache; Gemma3TextConfig's window becomes W // 2 + 1."""
     data = dict(PUBLISHED["gemma-3-1b"], use_bidirectional_attention=True)
-    reading = load_hf_config(_write(tmp_path, data), host)
+    reading = load_hf_config(write_json(tmp_path, data), host)
     assert reading.config.sliding_window == 257
     assert make_report(reading.architecture, reading.config).kv_cache_elements_per_token == 0
     ref = reading.architecture.reference(reading.config)

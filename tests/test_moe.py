@@ -25,9 +25,9 @@ from archzoo.errors import HFConfigError
 from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.registry import load_registry
 from archzoo.report import make_report
-from transformers_models import build_model as build
+from archzoo.testing import build_model
 from transformers_models import forward_flops as _forward_flops
-from transformers_models import host_with, n_params
+from transformers_models import n_params
 
 pytestmark = pytest.mark.sweep
 
@@ -54,11 +54,6 @@ def unused_expert_params(model, top_k: int) -> int:
     return unused
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("moe")
-
-
 def forward_flops(model, seq_len: int) -> int:
     return _forward_flops(model, seq_len, random_ids=True)  # routing reads the tokens
 
@@ -77,7 +72,7 @@ def test_defaults_are_mixtral_8x7b(host):
 
 @pytest.mark.reference
 def test_mixtral_8x7b_figures_are_transformers_own(T, host):
-    model = build(T, "MixtralForCausalLM", T.MixtralConfig())
+    model = build_model("MixtralForCausalLM", T.MixtralConfig())
     assert n_params(model) == MIXTRAL_8X7B_PARAMS
     assert n_params(model) - unused_expert_params(model, top_k=2) == MIXTRAL_8X7B_ACTIVE
     ref = host.architecture("moe").reference(count().config)
@@ -143,7 +138,7 @@ def test_published_shapes_via_hf_config(T, host, tmp_path, capsys, model_id):
     assert main(["count", "--hf-config", str(path), "--hf-class", model_class, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["architecture"] == "moe"
-    model = build(T, model_class, config)
+    model = build_model(model_class, config)
     assert report["params"]["total"] == n_params(model)
     assert report["params"]["active"] == n_params(model) - unused_expert_params(model, config.num_experts_per_tok)
 
@@ -172,7 +167,7 @@ def test_entry_publishes_total_and_active_within_rounding_or_reconciled(model_id
 def test_entry_active_count_equals_the_reference_less_unused_experts(T, model_id):
     entry = REGISTRY.get_model(model_id)
     ref = entry.spec.reference
-    model = build(T, ref.target.rpartition(".")[2], getattr(T, ref.config_class.rpartition(".")[2])(**ref.kwargs))
+    model = build_model(ref.target.rpartition(".")[2], getattr(T, ref.config_class.rpartition(".")[2])(**ref.kwargs))
     assert entry.params == n_params(model)
     assert entry.active_params == n_params(model) - unused_expert_params(model, entry.config.top_k)
 
@@ -235,10 +230,10 @@ def test_random_configs_against_transformers(T, host, config):
     family = "qwen2_moe" if config.get("d_ff_shared") else "mixtral"
     assert ref.target == f"transformers.{CLASSES[family]}{'ForCausalLM' if config['head'] == 'lm' else 'Model'}"
     model_class, config_class = ref.target.rpartition(".")[2], ref.config_class.rpartition(".")[2]
-    meta = build(T, model_class, getattr(T, config_class)(**ref.kwargs))
+    meta = build_model(model_class, getattr(T, config_class)(**ref.kwargs))
     assert report.params == n_params(meta), config
     assert report.active_params == n_params(meta) - unused_expert_params(meta, config["top_k"]), config
-    cpu = build(T, model_class, getattr(T, config_class)(**ref.kwargs), device="cpu")
+    cpu = build_model(model_class, getattr(T, config_class)(**ref.kwargs), device="cpu")
     for n in (1, 7):
         expected = forward_flops(cpu, n)
         assert count(**config, seq_len=n).flops == expected, (config, n)
@@ -374,7 +369,7 @@ def test_random_files_against_transformers_on_the_cpu(T, host, tmp_path, model_t
             assert reading.architecture.name == "moe"
             assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
             config = T.AutoConfig.from_pretrained(str(path))
-            model = build(T, model_class, config, device="cpu").train()
+            model = build_model(model_class, config, device="cpu").train()
             with torch.no_grad():
                 figures = (n_params(model), forward_flops(model, 9))
             report = make_report(reading.architecture, reading.config, 9)
@@ -534,7 +529,7 @@ def test_sparse_steps_and_dense_layers_against_qwen2_moe(T, host, case):
     ref = report.architecture.reference(report.config)
     assert ref.target == "transformers.Qwen2MoeForCausalLM"
     assert (ref.kwargs["decoder_sparse_step"], ref.kwargs["mlp_only_layers"]) == (step, list(dense))
-    model = build(T, "Qwen2MoeForCausalLM", T.Qwen2MoeConfig(**ref.kwargs), device="cpu")
+    model = build_model("Qwen2MoeForCausalLM", T.Qwen2MoeConfig(**ref.kwargs), device="cpu")
     assert report.params == n_params(model)
     assert report.active_params == n_params(model) - unused_expert_params(model, 2)
     assert report.flops == forward_flops(model, 5)

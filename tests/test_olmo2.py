@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +19,9 @@ import archzoo
 from archzoo.errors import HFConfigError
 from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference
-from transformers_models import build_model, forward_flops, host_with, n_params
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model
+from family_checks import write_json
+from transformers_models import forward_flops, n_params
 
 pytestmark = pytest.mark.sweep
 
@@ -53,11 +53,6 @@ HEADS = ("lm", "none", "sequence_classification")
 SUFFIX = {"lm": "ForCausalLM", "none": "Model", "sequence_classification": "ForSequenceClassification"}
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("olmo2")
-
-
 def count(**config: Any):
     return archzoo.count("olmo2", **config)
 
@@ -69,7 +64,7 @@ def test_defaults_are_olmo2_7b(host):
 @pytest.mark.slow  # over 10 s on the shared machine
 @pytest.mark.reference
 def test_olmo2_7b_figure_is_transformers_own(T, host):
-    assert n_params(build_model(T, "Olmo2ForCausalLM", T.Olmo2Config(**OLMO2_7B))) == OLMO2_7B_PARAMS
+    assert n_params(build_model("Olmo2ForCausalLM", T.Olmo2Config(**OLMO2_7B))) == OLMO2_7B_PARAMS
     assert_matches_reference("olmo2", {}, seq_lens=(1, 9))
     assert_blocks_match_modules("olmo2", {})
 
@@ -84,7 +79,7 @@ def test_published_shapes_via_the_file_olmo2_config_writes(T, host, tmp_path, sh
     for model_class in ("Olmo2Model", "Olmo2ForCausalLM", "Olmo2ForSequenceClassification"):
         reading = load_hf_config(path, host, hf_class=model_class)
         assert reading.architecture.name == "olmo2"
-        model = build_model(T, model_class, T.AutoConfig.from_pretrained(str(path)))
+        model = build_model(model_class, T.AutoConfig.from_pretrained(str(path)))
         report = make_report(reading.architecture, reading.config, 8)
         assert (report.params, report.flops) == (n_params(model), forward_flops(model, 8)), model_class
 
@@ -139,7 +134,7 @@ def test_kv_cache_equals_what_transformers_caches(T, host):
 
     report = count(vocab_size=64, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=40)
     ref = report.architecture.reference(report.config)
-    model = build_model(T, "Olmo2ForCausalLM", T.Olmo2Config(**ref.kwargs), device="cpu")
+    model = build_model("Olmo2ForCausalLM", T.Olmo2Config(**ref.kwargs), device="cpu")
     with torch.no_grad():
         out = model(torch.zeros(1, 5, dtype=torch.long), use_cache=True)
     cached = sum(layer.keys.numel() + layer.values.numel() for layer in out.past_key_values.layers)
@@ -165,12 +160,6 @@ def test_table_equals_the_transformers_configuration_class(T, host):
     assert [k for k in T.Olmo2Config().to_dict() if k not in known] == []
 
 
-def _write(tmp_path: Path, data: dict) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(data))
-    return path
-
-
 @pytest.mark.reference
 def test_random_files_against_transformers(T, host, tmp_path):
     rng = random.Random("olmo2")
@@ -193,17 +182,17 @@ def test_random_files_against_transformers(T, host, tmp_path):
         )
         if rng.random() < 0.5:
             data["head_dim"] = 2 * rng.randint(2, 5)
-        path = _write(tmp_path, data)
+        path = write_json(tmp_path, data)
         config = T.AutoConfig.from_pretrained(str(path))
         for model_class in ("Olmo2Model", "Olmo2ForCausalLM"):
             reading = load_hf_config(path, host, hf_class=model_class)
-            model = build_model(T, model_class, config)
+            model = build_model(model_class, config)
             report = make_report(reading.architecture, reading.config, 6)
             assert (report.params, report.flops) == (n_params(model), forward_flops(model, 6)), (data, model_class)
 
 
 def test_a_null_head_dim_is_refused(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "olmo2", "head_dim": None})
+    path = write_json(tmp_path, {"model_type": "olmo2", "head_dim": None})
     with pytest.raises(HFConfigError) as info:
         load_hf_config(path, host)
     assert str(info.value) == (

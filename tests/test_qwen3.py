@@ -10,7 +10,6 @@ the copies in tests/data/hf_published (SOURCES-llama.md says where each was take
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,9 @@ from archzoo.errors import HFConfigError
 from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.registry import load_registry
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference
-from transformers_models import build_model, forward_flops, host_with, n_params
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model
+from family_checks import write_json
+from transformers_models import forward_flops, n_params
 
 pytestmark = pytest.mark.sweep
 
@@ -41,11 +41,6 @@ SUFFIX = {
     "token_classification": "ForTokenClassification",
     "question_answering": "ForQuestionAnswering",
 }
-
-
-@pytest.fixture(scope="module")
-def host():
-    return host_with("qwen3")
 
 
 def count(**config: Any):
@@ -68,7 +63,7 @@ def test_defaults_are_qwen3_8b(host):
 @pytest.mark.reference
 def test_qwen3_8b_figure_is_transformers_own(T, host):
     config = T.AutoConfig.from_pretrained(str(CORPUS / "Qwen--Qwen3-8B.json"))
-    assert n_params(build_model(T, "Qwen3ForCausalLM", config)) == QWEN3_8B_PARAMS
+    assert n_params(build_model("Qwen3ForCausalLM", config)) == QWEN3_8B_PARAMS
     assert_matches_reference("qwen3", {}, seq_lens=(1, 9))
 
 
@@ -85,7 +80,7 @@ def test_published_dense_files_count_what_transformers_builds(T, host, name):
     for model_class in ("Qwen3Model", "Qwen3ForCausalLM"):
         reading = load_hf_config(path, host, hf_class=model_class)
         assert reading.architecture.name == "qwen3"
-        model = build_model(T, model_class, config)
+        model = build_model(model_class, config)
         report = make_report(reading.architecture, reading.config, 8)
         assert (report.params, report.flops) == (n_params(model), forward_flops(model, 8)), model_class
 
@@ -98,7 +93,7 @@ def test_published_moe_files_count_total_and_active_as_transformers_builds(T, ho
     config = T.AutoConfig.from_pretrained(str(path))
     reading = load_hf_config(path, host, hf_class="Qwen3MoeForCausalLM")
     assert reading.architecture.name == "qwen3" and reading.config.n_experts == 128
-    model = build_model(T, "Qwen3MoeForCausalLM", config)
+    model = build_model("Qwen3MoeForCausalLM", config)
     report = make_report(reading.architecture, reading.config, 8)
     assert report.params == n_params(model)
     assert report.active_params == n_params(model) - unused_expert_params(model, config.num_experts_per_tok)
@@ -163,7 +158,7 @@ def test_random_moe_configs_against_transformers(T, host, config):
     ref = report.architecture.reference(report.config)
     assert ref.target == f"transformers.Qwen3Moe{SUFFIX[config['head']]}" and ref.device == "cpu"
     assert_matches_reference("qwen3", config, seq_lens=(1, 7))
-    model = build_model(T, ref.target.rpartition(".")[2], T.Qwen3MoeConfig(**ref.kwargs))
+    model = build_model(ref.target.rpartition(".")[2], T.Qwen3MoeConfig(**ref.kwargs))
     assert report.active_params == n_params(model) - unused_expert_params(model, config["top_k"])
 
 
@@ -188,7 +183,7 @@ def test_kv_cache_equals_what_transformers_caches(T, host):
     config = dict(vocab_size=64, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_head=12, d_ff=40)
     report = count(**config)
     ref = report.architecture.reference(report.config)
-    model = build_model(T, "Qwen3ForCausalLM", T.Qwen3Config(**ref.kwargs), device="cpu")
+    model = build_model("Qwen3ForCausalLM", T.Qwen3Config(**ref.kwargs), device="cpu")
     with torch.no_grad():
         out = model(torch.zeros(1, 5, dtype=torch.long), use_cache=True)
     cached = sum(layer.keys.numel() + layer.values.numel() for layer in out.past_key_values.layers)
@@ -216,12 +211,6 @@ def test_tables_equal_the_transformers_configuration_classes(T, host, model_type
     full = cls().to_dict()
     known = (*table.read, *table.ignored, *table.refused, *table.aliases, *COMMON_KEYS)
     assert [k for k in full if k not in known] == []
-
-
-def _write(tmp_path: Path, data: dict) -> Path:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(data))
-    return path
 
 
 def _small_file(model_type: str, rng: random.Random) -> dict[str, Any]:
@@ -269,12 +258,12 @@ def test_random_files_against_transformers_on_the_cpu(T, host, tmp_path, model_t
     rng = random.Random(model_type)
     for _ in range(3):
         data = _small_file(model_type, rng)
-        path = _write(tmp_path, data)
+        path = write_json(tmp_path, data)
         config = T.AutoConfig.from_pretrained(str(path))
         for model_class in (f"{prefix}Model", f"{prefix}ForCausalLM"):
             reading = load_hf_config(path, host, hf_class=model_class)
             assert reading.architecture.name == "qwen3"
-            model = build_model(T, model_class, config, device="cpu")
+            model = build_model(model_class, config, device="cpu")
             with torch.no_grad():
                 figures = (n_params(model), forward_flops(model, 6, random_ids=True))
             report = make_report(reading.architecture, reading.config, 6)
@@ -294,10 +283,10 @@ def test_a_qwen3_moe_file_without_experts_is_the_dense_qwen3(T, host, tmp_path):
         num_experts=0,
         head_dim=8,
     )
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     reading = load_hf_config(path, host, hf_class="Qwen3MoeForCausalLM")
     assert reading.config.n_experts == 0
-    model = build_model(T, "Qwen3MoeForCausalLM", T.AutoConfig.from_pretrained(str(path)))
+    model = build_model("Qwen3MoeForCausalLM", T.AutoConfig.from_pretrained(str(path)))
     report = make_report(reading.architecture, reading.config, 5)
     assert (report.params, report.flops) == (n_params(model), forward_flops(model, 5))
 
@@ -328,7 +317,7 @@ def test_a_qwen3_moe_file_without_experts_is_the_dense_qwen3(T, host, tmp_path):
     ],
 )
 def test_refusals_name_the_key(host, tmp_path, data, message):
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     with pytest.raises(HFConfigError) as info:
         load_hf_config(path, host)
     assert str(info.value) == message.format(path=path)
@@ -338,16 +327,16 @@ def test_refusals_name_the_key(host, tmp_path, data, message):
 def test_the_file_qwen3_moe_config_writes_names_its_experts_num_local_experts(T, host, tmp_path):
     written = T.Qwen3MoeConfig(num_experts=6, num_experts_per_tok=2, num_hidden_layers=1).to_dict()
     assert "num_local_experts" in written and "num_experts" not in written  # transformers' attribute_map at work
-    reading = load_hf_config(_write(tmp_path, {**written, "model_type": "qwen3_moe"}), host)
+    reading = load_hf_config(write_json(tmp_path, {**written, "model_type": "qwen3_moe"}), host)
     assert (reading.config.n_experts, reading.config.top_k) == (6, 2)
     both = {"model_type": "qwen3_moe", "num_experts": 4, "num_local_experts": 6, "num_experts_per_tok": 2}
     assert T.Qwen3MoeConfig.from_dict(both).num_experts == 6  # the alias is set last and wins
-    assert load_hf_config(_write(tmp_path, both), host).config.n_experts == 6
+    assert load_hf_config(write_json(tmp_path, both), host).config.n_experts == 6
 
 
 def test_count_neutral_keys_are_ignored_with_a_reason(host, tmp_path):
     data = {"model_type": "qwen3_moe", "max_window_layers": 48, "norm_topk_prob": True, "sliding_window": None}
-    keys = {k.key: k for k in load_hf_config(_write(tmp_path, data), host).keys}
+    keys = {k.key: k for k in load_hf_config(write_json(tmp_path, data), host).keys}
     assert keys["max_window_layers"].disposition == "ignored" and "never read" in keys["max_window_layers"].detail
     assert keys["norm_topk_prob"].disposition == "ignored"
 
@@ -379,6 +368,6 @@ def test_moe_entries_total_and_active_equal_the_reference(T, model_id):
     entry = REGISTRY.get_model(model_id)
     assert entry.spec.published.active_params is not None
     ref = entry.spec.reference
-    model = build_model(T, ref.target.rpartition(".")[2], T.Qwen3MoeConfig(**ref.kwargs))
+    model = build_model(ref.target.rpartition(".")[2], T.Qwen3MoeConfig(**ref.kwargs))
     assert entry.params == n_params(model)
     assert entry.active_params == n_params(model) - unused_expert_params(model, entry.config.top_k)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import pytest
 
 import archzoo
+from archzoo.architecture import Reference
+from archzoo.testing import build_model
 
 # ---------------------------------------------------------------------------------------------------
 # helpers
@@ -49,11 +51,11 @@ def n_params(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def on_meta(build):
-    """Build ``build()`` on the meta device: no memory, no weight initialisation."""
-    torch = _torch()
-    with torch.device("meta"):
-        return build()
+def on_meta(target: str, **kwargs):
+    """The torch module ``target(**kwargs)`` on the meta device (no memory, no weight initialisation), built by the
+    kit (`archzoo.testing.build_model`)."""
+    _torch()
+    return build_model(Reference(library="torch", target=target, kwargs=kwargs))
 
 
 def count_flops(model, *args, train: bool = False, **kwargs) -> int:
@@ -69,9 +71,15 @@ def count_flops(model, *args, train: bool = False, **kwargs) -> int:
 
 def hf_model(model_class: str, config_class: str, model_kwargs: dict | None = None, **config_kwargs):
     """A transformers model built on the meta device, with eager attention (so the attention products are counted)."""
-    T = _transformers()
-    config = getattr(T, config_class)(attn_implementation="eager", **config_kwargs)
-    return on_meta(lambda: getattr(T, model_class)(config, **(model_kwargs or {})))
+    _transformers()
+    reference = Reference(
+        library="transformers",
+        target=f"transformers.{model_class}",
+        config_class=f"transformers.{config_class}",
+        kwargs=config_kwargs,
+        model_kwargs=model_kwargs or {},
+    )
+    return build_model(reference)
 
 
 def token_ids(n: int):
@@ -121,15 +129,13 @@ def test_layer_params(path, kind, params, approx):
 
 @pytest.mark.reference
 def test_multihead_attention_params_reference():
-    torch = _torch()
-    assert n_params(on_meta(lambda: torch.nn.MultiheadAttention(512, 8))) == MHA_512_8
+    assert n_params(on_meta("torch.nn.MultiheadAttention", embed_dim=512, num_heads=8)) == MHA_512_8
 
 
 @pytest.mark.reference
 def test_encoder_decoder_layer_params_reference():
-    torch = _torch()
-    assert n_params(on_meta(lambda: torch.nn.TransformerEncoderLayer(512, 8))) == ENCODER_LAYER_512_8
-    assert n_params(on_meta(lambda: torch.nn.TransformerDecoderLayer(512, 8))) == DECODER_LAYER_512_8
+    assert n_params(on_meta("torch.nn.TransformerEncoderLayer", d_model=512, nhead=8)) == ENCODER_LAYER_512_8
+    assert n_params(on_meta("torch.nn.TransformerDecoderLayer", d_model=512, nhead=8)) == DECODER_LAYER_512_8
 
 
 # (id, archzoo config, literal, the real module's constructor arguments)
@@ -157,8 +163,7 @@ def test_torch_transformer_params(config, expected, torch_kwargs):
 @pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning")  # batch_first=False; no bearing
 @pytest.mark.parametrize("config, expected, torch_kwargs", TORCH_TRANSFORMERS)
 def test_torch_transformer_params_reference(config, expected, torch_kwargs):
-    torch = _torch()
-    assert n_params(on_meta(lambda: torch.nn.Transformer(**torch_kwargs))) == expected
+    assert n_params(on_meta("torch.nn.Transformer", **torch_kwargs)) == expected
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -398,7 +403,7 @@ def test_encoder_layer_flops():
 def test_encoder_layer_flops_eager_reference():
     torch = _torch()
     block = _encoder_layer_block()
-    layer = on_meta(lambda: torch.nn.TransformerEncoderLayer(512, 8))
+    layer = on_meta("torch.nn.TransformerEncoderLayer", d_model=512, nhead=8)
     x = torch.zeros(128, 1, 512, device="meta")  # batch_first=False: (sequence, batch, d)
     measured = count_flops(layer, x)  # eval mode; the meta device never takes the fused path
     assert measured == ENCODER_LAYER_FLOPS_EAGER_N128

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from archzoo.registry import load_registry
+from archzoo.testing import build_model
 
 pytestmark = pytest.mark.sweep
 
@@ -96,10 +97,9 @@ def _untied_t5_count(config: dict) -> int:
         else activation,
         tie_word_embeddings=False,
     )
-    with torch.device("meta"):
-        model = transformers.T5ForConditionalGeneration(transformers.T5Config(**kwargs))
-        if model.lm_head.weight is model.shared.weight:
-            model.lm_head.weight = torch.nn.Parameter(torch.empty_like(model.shared.weight))
+    model = build_model(transformers.T5ForConditionalGeneration, transformers.T5Config(**kwargs))
+    if model.lm_head.weight is model.shared.weight:  # empty_like of a meta tensor stays on the meta device
+        model.lm_head.weight = torch.nn.Parameter(torch.empty_like(model.shared.weight))
     return sum(p.numel() for p in model.parameters())
 
 

@@ -22,45 +22,36 @@ import dataclasses
 import json
 import random
 import warnings
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from archzoo.architecture import parse_config
+from archzoo import testing
+from archzoo.architecture import Reference
 from archzoo.cli import main
 from archzoo.errors import HFConfigError
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
-from archzoo.report import Report, make_report
-from transformers_models import build_model, forward_flops, host_with, n_params
+from archzoo.report import make_report
+from family_checks import counter, write_json
+from transformers_models import forward_flops, n_params
 
 pytestmark = pytest.mark.sweep
 
 CLASSES = ("T5Model", "T5ForConditionalGeneration", "T5EncoderModel")
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("t5")
-
-
-def count(host, seq_len: int | None = None, **config: Any) -> Report:
-    arch = host.architecture("t5")
-    return make_report(arch, parse_config(arch, config), seq_len)
+count = counter("t5")
 
 
 def build(T, model_class: str, config, device: str = "meta"):
-    """transformers' class (or the plugin's untied one, given config kwargs) with eager attention."""
-    import torch
-
-    with torch.device(device), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if model_class.startswith("Reference"):
-            import archzoo_t5
-
-            return getattr(archzoo_t5, model_class)(**config).eval()
-        return build_model(T, model_class, config, device)
+    """transformers' class (or the plugin's untied one, given config kwargs) with eager attention, as the kit
+    builds a reference (`archzoo.testing.build_model`)."""
+    if model_class.startswith("Reference"):
+        return testing.build_model(
+            Reference(library="archzoo", target=f"archzoo_t5.{model_class}", kwargs=config), device=device
+        )
+    return testing.build_model(model_class, config, device=device)
 
 
 def transformers_model(T, config, device: str = "meta"):
@@ -126,7 +117,7 @@ def _hf_kwargs(config: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.reference
 def test_t5_small_is_the_known_figure(T, host):
     config = PUBLISHED["t5-small"]
-    assert count(host, **config).params == T5_SMALL
+    assert count(**config).params == T5_SMALL
     assert n_params(build(T, "T5ForConditionalGeneration", T.T5Config(**_hf_kwargs(config)))) == T5_SMALL
 
 
@@ -144,7 +135,7 @@ def test_published_shapes_equal_transformers(T, host, model_id, model_class):
     else:
         config.update(head="none", **({"decoder": False} if model_class == "T5EncoderModel" else {}))
         model = build(T, model_class, T.T5Config(**kwargs))
-    assert count(host, **config).params == n_params(model)
+    assert count(**config).params == n_params(model)
 
 
 # ---- random small configurations: parameters and FLOPs -----------------------------------------------------
@@ -181,7 +172,7 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(20)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_params_and_flops_equal_transformers(T, host, config):
-    report = count(host, **config)
+    report = count(**config)
     model = transformers_model(T, report.config)
     assert report.params == n_params(model), config
     arch = host.architecture("t5")
@@ -197,18 +188,18 @@ def test_core_reference_measures_the_plugin_references(T, host):
     arch = host.architecture("t5")
     for config in (CONFIGS[0], dict(CONFIGS[1], tie_embeddings=False, head="lm", decoder=True), CONFIGS[2]):
         config = {k: v for k, v in config.items() if not (k == "n_decoder_layers" and not config.get("decoder", True))}
-        report = count(host, 7, **config)
+        report = count(7, **config)
         ref = arch.reference(report.config)
         assert (reference_params(ref), reference_flops(ref, 7)) == (report.params, report.flops), (config, ref)
 
 
 def test_kv_cache_per_token_and_per_source_token(host):
-    report = count(host, n_heads=3, d_kv=5, n_layers=2, n_decoder_layers=4)
+    report = count(n_heads=3, d_kv=5, n_layers=2, n_decoder_layers=4)
     root = report.root
     # the decoder's self-attention caches 2 h d_kv per token, its cross-attention 2 h d_kv per source token
     assert root.kv_cache.evaluate() == 4 * 2 * 3 * 5
     assert root.cross_kv_cache.evaluate() == 4 * 2 * 3 * 5
-    encoder_only = count(host, n_heads=3, d_kv=5, n_layers=2, decoder=False, head="none").root
+    encoder_only = count(n_heads=3, d_kv=5, n_layers=2, decoder=False, head="none").root
     assert encoder_only.kv_cache.is_zero() and encoder_only.cross_kv_cache.is_zero()
 
 
@@ -224,7 +215,7 @@ def test_inconsistent_configurations_are_refused(host, config, message):
     from archzoo.errors import ConfigError
 
     with pytest.raises(ConfigError, match=message):
-        count(host, **config)
+        count(**config)
 
 
 # ---- the LM head: untied as from_pretrained loads a T5 v1.1 checkpoint -------------------------------------
@@ -277,12 +268,6 @@ def test_untied_head_is_what_from_pretrained_loads(T, host, tmp_path, own_head):
 # ---- Hugging Face config.json: every key accounted for -----------------------------------------------------
 
 
-def _write(tmp_path: Path, data: dict[str, Any], name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
-
-
 def test_t5_is_read_by_the_t5_plugin(host):
     assert host.hf_model_types()["t5"].name == "t5"
 
@@ -322,7 +307,7 @@ FILES: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("model_class", CLASSES)
 def test_files_written_by_transformers_count_as_the_class(T, host, tmp_path, name, model_class):
     config = T.T5Config(vocab_size=61, **FILES[name])
-    path = _write(tmp_path, config.to_dict())
+    path = write_json(tmp_path, config.to_dict())
     reading = load_hf_config(path, host, hf_class=model_class)
     report = make_report(reading.architecture, reading.config, 5)
     with warnings.catch_warnings():
@@ -337,7 +322,7 @@ def test_a_t5_v1_1_file_from_the_hub_counts_its_own_head(T, host, tmp_path, mode
     """google/t5-v1_1-*'s config.json (tie_word_embeddings false, gated-gelu): the head counted untied, the base
     and encoder models as transformers builds them."""
     config = _tiny_hf_config(T, feed_forward_proj="gated-gelu")
-    reading = load_hf_config(_write(tmp_path, _pre_5_file(config)), host, hf_class=model_class)
+    reading = load_hf_config(write_json(tmp_path, _pre_5_file(config)), host, hf_class=model_class)
     report = make_report(reading.architecture, reading.config, 4)
     if model_class == "T5ForConditionalGeneration":
         ref = reading.architecture.reference(reading.config)
@@ -352,7 +337,7 @@ def test_a_t5_v1_1_file_from_the_hub_counts_its_own_head(T, host, tmp_path, mode
 def test_derived_keys_a_file_gives_win_as_in_transformers(T, host, tmp_path):
     """transformers sets dense_act_fn and is_gated_act after deriving them from feed_forward_proj."""
     data = {**T.T5Config(d_model=16, num_layers=1).to_dict(), "is_gated_act": True, "dense_act_fn": "silu"}
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     reading = load_hf_config(path, host)
     assert (reading.config.gated, reading.config.activation) == (True, "silu")
     model = build(T, "T5Model", T.AutoConfig.from_pretrained(str(tmp_path)))
@@ -382,7 +367,7 @@ def test_a_hub_t5_small_file_is_read_with_every_key_accounted_for(host, tmp_path
         "task_specific_params": {"translation_en_to_de": {"prefix": "translate English to German: "}},
         "vocab_size": 32128,
     }
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     assert main(["count", "--hf-config", str(path), "--hf-class", "auto", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["params"]["total"] == T5_SMALL
 
@@ -433,7 +418,7 @@ def test_a_hub_t5_small_file_is_read_with_every_key_accounted_for(host, tmp_path
     ],
 )
 def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     with pytest.raises(HFConfigError) as info:
         load_hf_config(path, host, hf_class=hf_class)
     assert str(info.value) == message.format(path=path)
@@ -441,7 +426,7 @@ def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
 
 def test_the_same_file_is_counted_for_the_classes_without_a_head(host, tmp_path):
     """The tie is ambiguous only for the LM head: T5Model and T5EncoderModel count the 5.x file."""
-    path = _write(tmp_path, {"model_type": "t5", "tie_word_embeddings": True, "scale_decoder_outputs": False})
+    path = write_json(tmp_path, {"model_type": "t5", "tie_word_embeddings": True, "scale_decoder_outputs": False})
     for model_class in ("T5Model", "T5EncoderModel"):
         assert load_hf_config(path, host, hf_class=model_class).config.head == "none"
 
@@ -503,7 +488,7 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
 def test_reference_classes_are_transformers_own(T, host, config):
     """The plugin's reference class holds transformers' parameters (the position bias reported on its stack)
     and runs transformers' forward pass: the same count and the same FLOPs as the class it extends."""
-    report = count(host, **config)
+    report = count(**config)
     ref = host.architecture("t5").reference(report.config)
     ours = build(T, ref.target.rpartition(".")[2], ref.kwargs)
     theirs = transformers_model(T, report.config)
