@@ -563,3 +563,16 @@ def test_a_tower_class_of_a_clip_file_projects_to_its_own_projection_dim(host, t
     path = _write(tmp_path, data)
     assert load_hf_config(path, host, hf_class="CLIPTextModelWithProjection").config.projection_dim == 20
     assert load_hf_config(path, host, hf_class="CLIPModel").config.projection_dim == 16
+
+
+@pytest.mark.reference
+def test_a_tower_class_of_a_clip_file_without_its_object_reads_the_whole_file(T, host, tmp_path):
+    """No text_config: CLIPTextConfig.from_pretrained builds the text configuration from the whole file (its
+    projection_dim too); a null text_config it cannot load, and archzoo refuses it."""
+    path = _write(tmp_path, {"model_type": "clip", "projection_dim": 20, "vision_config": VISION_BASE})
+    _check(T, host, path, ["CLIPTextModelWithProjection", "CLIPVisionModel"], "no text_config")
+    assert load_hf_config(path, host, hf_class="CLIPTextModelWithProjection").config.projection_dim == 20
+    path = _write(tmp_path, {"model_type": "clip", "text_config": None})
+    with pytest.raises(HFConfigError, match=r"text_config: transformers builds CLIPTextModel from this object alone"):
+        load_hf_config(path, host, hf_class="CLIPTextModel")
+    assert load_hf_config(path, host).model_class == "CLIPModel"  # CLIPConfig reads null as its defaults

@@ -260,41 +260,66 @@ def _read_sub_configuration(
     overrides: dict[str, Any],
 ) -> HFReading:
     """A class built from one sub-configuration of the file (`HFTable.class_sub_configs`: CLIPTextModel of a clip
-    file), read as from_pretrained loads it: the sub-configuration class takes the file's object under its key
-    (its ``base_config_key``) as written, a file of its own model type, and nothing else of the file (not even a
-    legacy override such as text_config_dict, which only the outer class applies)."""
+    file), read as ``from_pretrained`` loads its configuration class: the file's object under the class's
+    ``base_config_key``, as written, read as a file of the sub-configuration's own model type, and nothing else of
+    the file (not even a legacy override such as text_config_dict, which only the outer class applies). A file
+    without that key gives instead its first object naming that model type, else the whole file itself."""
     key = table.class_sub_configs[model_class]
     sub_table = table.nested[key]
-    sub = data.get(key)
+    if key in data:
+        sub, where = data[key], key
+    else:
+        where = next(
+            (k for k, v in data.items() if isinstance(v, dict) and v.get("model_type") == sub_table.model_type), ""
+        )
+        sub = data[where] if where else data
     if not isinstance(sub, dict):
         raise HFConfigError(
             f"{path}: {key}: transformers builds {model_class} from this object alone ({sub_table.config_class}'s "
-            f"base_config_key), and the file gives {'none' if sub is None else _text(sub)}; count "
-            f"{table.base_class} instead, or give {key}"
+            f"base_config_key), and cannot load {_text(sub)}; count {table.base_class} instead, or give an object"
         )
-    own = {k: v for k, v in sub.items() if k != "model_type"}
+    # from the whole file, the outer class's own sub-configurations stay plain attributes the tower's class never reads
+    outer = set() if where else set(table.nested) | set(table.nested_overrides)
+    own = {k: v for k, v in sub.items() if k != "model_type" and k not in outer}
+    prefix = f"{where}." if where else ""
     try:
         reading = _read_data(path, {"model_type": sub_table.model_type, **own}, host, overrides, model_class)
     except HFConfigError as exc:
         message, head = str(exc), f"{path}: "
         raise HFConfigError(
-            head + f"{key}." + message.removeprefix(head) if message.startswith(head) else message
+            head + prefix + message.removeprefix(head) if message.startswith(head) else message
         ) from None
-    keys = [replace(k, key=f"{key}.{k.key}") for k in reading.keys if k.key != "model_type"]
-    if "model_type" in sub:
-        keys.append(
-            KeyReading(
-                f"{key}.model_type",
-                sub["model_type"],
-                "ignored",
-                "",
-                f"transformers builds {model_class}'s configuration as a {sub_table.config_class} whatever it names",
-            )
+    keys = [replace(k, key=f"{prefix}{k.key}") for k in reading.keys if k.key != "model_type"]
+    keys.append(
+        KeyReading(
+            f"{prefix}model_type",
+            sub.get("model_type"),
+            "ignored" if where else "read",
+            "",
+            f"transformers builds {model_class}'s configuration as a {sub_table.config_class} whatever it names"
+            if where
+            else f"names no {sub_table.model_type} object, so transformers builds {model_class}'s "
+            f"{sub_table.config_class} from the whole file",
         )
-    why = f"not read: transformers builds {model_class} from {key} alone, as from_pretrained loads it"
+    )
     keys += [
-        KeyReading(k, v, "read" if k == "architectures" else "ignored", "", why) for k, v in data.items() if k != key
+        KeyReading(
+            k,
+            data[k],
+            "ignored",
+            "",
+            f"a sub-configuration of {table.config_class}: {sub_table.config_class} keeps it as a plain attribute, "
+            f"which {model_class} never reads",
+        )
+        for k in sorted(outer & set(data))
     ]
+    if where:
+        why = f"not read: transformers builds {model_class} from {where} alone, as from_pretrained loads it"
+        keys += [
+            KeyReading(k, v, "read" if k == "architectures" else "ignored", "", why)
+            for k, v in data.items()
+            if k != where
+        ]
     return replace(reading, model_type=table.model_type, keys=tuple(keys), class_source=class_source)
 
 
