@@ -8,12 +8,12 @@ implementations the entries name (torch, transformers), or, for timm, from the c
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import pytest
 
 from archzoo.registry import GAP_LIMIT, REASONS, load_registry
+from archzoo.testing import build_model
 
 pytestmark = pytest.mark.sweep
 
@@ -32,25 +32,15 @@ MIN_ENTRIES = 40
 BUILT_IN_ARCHITECTURES = {"transformer", "bert", "vit", "gpt", "llama", "moe", "t5", "bart", "opt", "bloom"}
 
 
-def _import(dotted: str):
-    module, _, name = dotted.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-
 def _count_on_meta(reference) -> int:
     """Build the named module on the meta device (no memory, no weights) and count what PyTorch reports."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     if reference.library == "transformers":
         pytest.importorskip("transformers")
         assert reference.config_class, "a transformers reference needs config_class to build its configuration"
-        config = _import(reference.config_class)(**reference.kwargs)
-        with torch.device("meta"):
-            model = _import(reference.target)(config, **reference.model_kwargs)
     else:
         assert not reference.model_kwargs, "model_kwargs only apply to transformers references; put them in kwargs"
-        with torch.device("meta"):
-            model = _import(reference.target)(**reference.kwargs)
-    return sum(p.numel() for p in model.parameters())
+    return sum(p.numel() for p in build_model(reference.to_reference()).parameters())
 
 
 # ---- the registry as a whole ----------------------------------------------------------------------

@@ -150,6 +150,8 @@ def build_model(model: Reference | str | type, config: Any = None, *, device: Li
             if config is not None:
                 raise TypeError("a Reference carries its own configuration: pass no config with it")
             return build_reference(model, device)
+        if config is None:
+            raise TypeError(f"build_model({model!r}) needs the configuration object to build it from")
         model_class = getattr(importlib.import_module("transformers"), model) if isinstance(model, str) else model
         config._attn_implementation = "eager"
         config._experts_implementation = "eager"
