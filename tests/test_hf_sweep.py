@@ -109,6 +109,7 @@ BASES: dict[str, dict[str, Any]] = {
     "distilbert": dict(vocab_size=97, dim=48, n_layers=1, n_heads=3, hidden_dim=80, max_position_embeddings=24),
     "albert": dict(_BERT, embedding_size=16),
     "xlm-roberta": dict(_BERT),
+    "xlm-roberta-xl": dict(_BERT),
     "electra": dict(_BERT, embedding_size=16),
     "gpt2": dict(_GPT),
     "openai-gpt": dict(_GPT),
@@ -210,6 +211,7 @@ SWEEPS: dict[str, dict[str, Any]] = {
     ),
     "albert": dict(_BERT_SWEEP, embedding_size=40),
     "xlm-roberta": dict(_BERT_SWEEP, is_decoder=True, pad_token_id=5),
+    "xlm-roberta-xl": dict(_BERT_SWEEP, is_decoder=True, pad_token_id=5),
     "electra": dict(_BERT_SWEEP, is_decoder=True, embedding_size=40),
     "gpt2": dict(_GPT_SWEEP, n_inner=100, activation_function="relu"),
     "openai-gpt": dict(_GPT_SWEEP, afn="relu"),
@@ -464,7 +466,7 @@ def test_each_key_against_transformers(torch_and_transformers, tmp_path, model_t
     # (DistilBERT's class refuses to build, the others' forward pass splits the logits into two), in T5 and in
     # GPT-J (their Linear(d, num_labels) is split in two); the other types' question answering is a Linear(d, 2)
     # whatever num_labels says
-    qa_types = ("bert", "roberta", "distilbert", "albert", "xlm-roberta", "electra", "t5", "gptj")
+    qa_types = ("bert", "roberta", "distilbert", "albert", "xlm-roberta", "xlm-roberta-xl", "electra", "t5", "gptj")
     qa_labels = model_class.endswith("ForQuestionAnswering") and model_type in qa_types
     # and BART's decoder alone with more layers than the encoder, whose cache transformers sizes by the encoder
     short_cache = model_class.endswith("ForCausalLM") and data.get("decoder_layers", 1) > data.get("encoder_layers", 1)

@@ -1,10 +1,11 @@
-"""XLM-RoBERTa in the bert plugin against transformers: the modeling module is RoBERTa's, the defaults, the published
-shapes, every head class, random small configurations, config.json files, and what is refused.
+"""XLM-RoBERTa and XLM-RoBERTa XL in the bert plugin against transformers: the modeling module is RoBERTa's, the
+defaults, the published shapes, every head class, random small configurations, config.json files, what is refused;
+then XL's pre-LN layers.
 
 Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the XLMRoberta class transformers 5.23
 builds on the meta device, what ``torch.utils.flop_counter.FlopCounterMode`` reports for one eager forward pass of
 batch 1, or a figure Conneau et al. printed (named beside it). The key-by-key config.json sweep of ``xlm-roberta``
-is tests/test_hf_sweep.py's (BASES and SWEEPS).
+and ``xlm-roberta-xl`` are tests/test_hf_sweep.py's (BASES and SWEEPS).
 """
 
 from __future__ import annotations
@@ -199,14 +200,6 @@ def test_multiple_choice_is_refused_saying_why(host, tmp_path):
         load_hf_config(path, host, hf_class="XLMRobertaForMultipleChoice")
 
 
-def test_the_pre_layer_norm_xl_model_is_refused(host, tmp_path):
-    """XLM-R XL and XXL are another model type (xlm-roberta-xl: LayerNorm before each sublayer and after the
-    stack), which no plugin reads yet: refused, never counted as XLM-RoBERTa."""
-    path = _write(tmp_path, {"model_type": "xlm-roberta-xl", "hidden_size": 2560, "num_hidden_layers": 36})
-    with pytest.raises(HFConfigError, match=r"model_type: 'xlm-roberta-xl' is not supported"):
-        load_hf_config(path, host)
-
-
 @pytest.mark.reference
 @pytest.mark.parametrize("model_class", CLASSES.values())
 def test_a_released_file_as_every_class(T, host, tmp_path, model_class):
@@ -238,3 +231,88 @@ def test_a_released_file_as_every_class(T, host, tmp_path, model_class):
     report = make_report(reading.architecture, reading.config, 32)
     assert (report.params, report.flops) == config_json_figures(T, path, model_class, 32)
     assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+
+
+# ---- XLM-RoBERTa XL and XXL: pre-LN layers ------------------------------------------------------------------
+
+XL_CLASSES = {head: name.replace("XLMRoberta", "XLMRobertaXL") for head, name in CLASSES.items()}
+XL = dict(XLMR, family="xlm-roberta-xl")
+
+
+def test_xl_layers_are_pre_ln(host):
+    """A LayerNorm before attention and before the feed-forward, one after the stack, none on the embeddings; as
+    many LayerNorms as XLM-RoBERTa's, so the same parameters in another place."""
+    config = dict(vocab_size=50, d_model=16, n_layers=2, n_heads=2, d_ff=8, max_positions=20)
+    xl, base = count(host, **XL, **config), count(host, **XLMR, **config)
+    paths = [path for path, _, _ in xl.root.walk()]
+    assert "bert.embeddings.norm" not in paths and "bert.final_norm" in paths
+    layer = [
+        path.rsplit(".", 1)[-1] for path in paths if path.startswith("bert.layers.layer.") and path.count(".") == 3
+    ]
+    assert layer == ["attention_norm", "attention", "feed_forward_norm", "feed_forward"]
+    assert xl.params == base.params
+
+
+@pytest.mark.reference
+def test_a_file_of_the_xl_defaults_is_xlm_roberta_xl_model(T, host, tmp_path):
+    """XLMRobertaXLConfig()'s defaults are XLM-R XL's: a file naming only the model type, counted exactly."""
+    reading = load_hf_config(_write(tmp_path, {"model_type": "xlm-roberta-xl"}), host)
+    assert reading.model_class == "XLMRobertaXLModel"
+    model = hf_model(T, "XLMRobertaXLModel", T.XLMRobertaXLConfig())
+    report = make_report(reading.architecture, reading.config, 16)
+    assert (report.params, report.flops) == (n_params(model), forward_flops(model, 16))
+
+
+#: Goyal et al. 2021, "Larger-Scale Transformers for Multilingual Masked Language Modeling" (arXiv:2105.00572),
+#: abstract and Section 1: XLM-R XL and XXL have 3.5B and 10.7B parameters; XL: 36 layers 2,560 wide, 32 heads,
+#: feed-forward 10,240 (XLMRobertaXLConfig's defaults); XXL: 48 layers 4,096 wide, 32 heads, feed-forward 16,384;
+#: both a 250,880-row vocabulary and 514 positions. XLMRobertaXLModel's counts round to the printed figures.
+XL_PUBLISHED = {
+    "xlm-roberta-xl": (dict(XL, vocab_size=250880, max_positions=514, d_model=2560, n_layers=36, n_heads=32), 3.5e9),
+    "xlm-roberta-xxl": (dict(XL, vocab_size=250880, max_positions=514, d_model=4096, n_layers=48, n_heads=32), 10.7e9),
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_id", XL_PUBLISHED)
+def test_xl_published_shapes(T, host, model_id):
+    shape, printed = XL_PUBLISHED[model_id]
+    shape = dict(shape, d_ff=4 * shape["d_model"])
+    report = count(host, **shape)
+    ref = host.architecture("bert").reference(report.config)
+    assert ref.target == "transformers.XLMRobertaXLModel"
+    model = hf_model(T, "XLMRobertaXLModel", T.XLMRobertaXLConfig(**ref.kwargs))
+    assert report.params == n_params(model)
+    assert round(report.params / 1e8) * 1e8 == printed
+    assert count(host, 8, **shape).flops == forward_flops(model, 8)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("head", XL_CLASSES)
+def test_xl_every_head_class(T, host, head):
+    config = dict(XL, vocab_size=301, d_model=64, n_layers=3, n_heads=4, d_ff=96, max_positions=40, head=head)
+    config |= dict(num_labels=2 if head == "question_answering" else 3, causal=head == "causal_lm")
+    report = count(host, **config)
+    ref = host.architecture("bert").reference(report.config)
+    assert ref.target == f"transformers.{XL_CLASSES[head]}"
+    model = hf_model(T, XL_CLASSES[head], T.XLMRobertaXLConfig(**ref.kwargs))
+    assert report.params == n_params(model)
+    for n in (3, 32):
+        assert count(host, n, **config).flops == forward_flops(model, n), n
+
+
+XL_CONFIGS = [dict(_random_config(random.Random(100 + seed)), family="xlm-roberta-xl") for seed in range(6)]
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("config", XL_CONFIGS, ids=[f"seed{100 + i}" for i in range(len(XL_CONFIGS))])
+def test_xl_random_configs_equal_transformers(host, config):
+    arch = host.architecture("bert")
+    assert_blocks_match_modules(arch, config)
+    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+
+
+def test_xl_multiple_choice_is_refused_saying_why(host, tmp_path):
+    path = _write(tmp_path, {"model_type": "xlm-roberta-xl", "hidden_size": 64, "num_attention_heads": 4})
+    with pytest.raises(HFConfigError, match=r"one sequence per answer choice"):
+        load_hf_config(path, host, hf_class="XLMRobertaXLForMultipleChoice")

@@ -1,4 +1,4 @@
-"""archzoo plugin: BERT-style encoders (BERT, RoBERTa, XLM-RoBERTa, DistilBERT, ALBERT, ELECTRA), as transformers builds them.
+"""archzoo plugin: BERT-style encoders (BERT, RoBERTa, XLM-RoBERTa, DistilBERT, ALBERT, ELECTRA) in transformers.
 
 Every member embeds tokens, learned positions and (but DistilBERT) token types, adds them and normalises the sum
 with a LayerNorm; post-LN layers follow (attention, add and LayerNorm, feed-forward, add and LayerNorm), with a
@@ -15,8 +15,12 @@ nothing and has no pooler; its discriminator (ElectraForPreTraining) scores ever
 one-logit output, its generator (ElectraForMaskedLM) maps d to E, normalises, and reads logits off the tied token
 embedding. Parameters and forward FLOPs of every class counted here equal transformers' (FlopCounterMode, eager
 attention); the multiple-choice classes are refused, as their FLOPs depend on a number of choices no
-configuration gives. XLM-R XL and XXL are another model type (xlm-roberta-xl, LayerNorm before each sublayer),
-not counted here.
+configuration gives.
+
+XLM-R XL and XXL (model type xlm-roberta-xl) are XLM-RoBERTa with pre-LN layers: a LayerNorm before the attention
+and before the feed-forward of each layer, one after the last layer and none on the embeddings. That moves a
+LayerNorm but adds none, so their parameters and FLOPs are those of the post-LN stack of the same widths, and the
+block tree shows where each norm sits.
 """
 
 from __future__ import annotations
@@ -81,12 +85,13 @@ HEADS = (
 )
 _POOLED_HEADS = ("none", "pretraining", "next_sentence")  # heads whose class keeps the pooler
 #: the transformers model types this plugin builds, as `BertConfig.family` names them
-FAMILIES = ("bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra")
+FAMILIES = ("bert", "roberta", "xlm-roberta", "xlm-roberta-xl", "distilbert", "albert", "electra")
 #: each family's prefix of its transformers class names (BertModel, XLMRobertaForMaskedLM, ElectraForPreTraining...)
 _FAMILY_CLASS_PREFIX = {
     "bert": "Bert",
     "roberta": "Roberta",
     "xlm-roberta": "XLMRoberta",
+    "xlm-roberta-xl": "XLMRobertaXL",
     "distilbert": "DistilBert",
     "albert": "Albert",
     "electra": "Electra",
@@ -147,10 +152,12 @@ class BertConfig(ArchConfig):
     family: Literal[FAMILIES] | None = Field(  # type: ignore[valid-type]
         None,
         description="the transformers model type whose classes build this configuration: bert, roberta, "
-        "xlm-roberta, distilbert, albert or electra; null = read off the other keys (ALBERT from shared_layers, "
-        "DistilBERT from type_vocab_size 0, RoBERTa from position_offset or classifier_dense, else BERT). "
-        "xlm-roberta and electra are only ever named: electra has no pooler, the dense classification head, "
-        "no separate MLM bias, and projects E-wide embeddings to d only when embedding_size differs from d_model",
+        "xlm-roberta, xlm-roberta-xl, distilbert, albert or electra; null = read off the other keys (ALBERT from "
+        "shared_layers, DistilBERT from type_vocab_size 0, RoBERTa from position_offset or classifier_dense, else "
+        "BERT). The others are only ever named: xlm-roberta-xl is RoBERTa with pre-LN layers (a LayerNorm before "
+        "each sublayer, one after the stack, none on the embeddings); electra has no pooler, the dense "
+        "classification head, no separate MLM bias, and projects E-wide embeddings to d only when embedding_size "
+        "differs from d_model",
     )
 
     @model_validator(mode="before")
@@ -162,7 +169,7 @@ class BertConfig(ArchConfig):
         if not isinstance(data, dict):
             return data
         family = data.get("family")
-        if family in ("roberta", "xlm-roberta", "electra") and "classifier_dense" not in data:
+        if family in ("roberta", "xlm-roberta", "xlm-roberta-xl", "electra") and "classifier_dense" not in data:
             data = {**data, "classifier_dense": True}
         if family == "electra":
             if data.get("pooler") is None:
@@ -231,10 +238,10 @@ def _family_problem(cfg: BertConfig) -> str:
         return ""
     inferred = _inferred_family(cfg)
     wanted = _FAMILY_CLASS_PREFIX[str(cfg.family)]
-    if (inferred == "Roberta" and wanted == "XLMRoberta") or inferred == wanted:
+    if (inferred == "Roberta" and wanted in _ROBERTA_FAMILIES) or inferred == wanted:
         if cfg.head not in _FAMILY_HEADS[wanted]:
             return f"has no class for head {cfg.head!r}"
-        if wanted in ("Roberta", "XLMRoberta") and not cfg.position_offset:
+        if wanted in _ROBERTA_FAMILIES and not cfg.position_offset:
             return (
                 "counts positions from the padding index plus one; set position_offset to pad_token_id + 1 "
                 "(2 in the published models)"
@@ -242,7 +249,7 @@ def _family_problem(cfg: BertConfig) -> str:
         return ""
     return (
         f"does not build this configuration: its keys read as {inferred or 'no transformers family'}'s "
-        "(RoBERTa and XLM-RoBERTa need position_offset, the padding index plus one; BERT has none and no "
+        "(RoBERTa and XLM-RoBERTa (XL) need position_offset, the padding index plus one; BERT has none and no "
         "classifier_dense; ALBERT needs embedding_size and shared_layers; DistilBERT type_vocab_size 0)"
     )
 
@@ -274,25 +281,32 @@ def build(cfg: BertConfig) -> Block:
     ]
     if cfg.type_vocab_size:
         parts.append(embedding("segment", TOKEN_TYPES(cfg.type_vocab_size), E, description="token type embeddings"))
-    parts.append(layer_norm("norm", E))
-    embeddings = composite("embeddings", "embeddings", parts, "token + position + segment, then LayerNorm")
+    pre_norm = cfg.family == "xlm-roberta-xl"  # XLM-R XL and XXL: pre-LN layers, no LayerNorm on the embeddings
+    if not pre_norm:
+        parts.append(layer_norm("norm", E))
+    embeddings = composite(
+        "embeddings",
+        "embeddings",
+        parts,
+        "token + position + segment" + ("" if pre_norm else ", then LayerNorm"),
+    )
     children = [embeddings]
     if factorised:
         children.append(linear("embedding_projection", E, d, description="projects E-wide embeddings to d"))
 
-    layer = composite(
-        "layer",
-        "encoder_layer",
-        [
-            attention("attention", d, d, causal=cfg.causal, heads=symbol("h", cfg.n_heads)),
-            layer_norm("attention_norm", d),
-            feed_forward("feed_forward", d, d_ff, activation=cfg.activation),
-            layer_norm("output_norm", d),
-        ],
-        ("post-LN decoder layer: causal " if cfg.causal else "post-LN encoder layer: ")
-        + "attention, add & norm, feed-forward, add & norm",
-    )
+    self_attention = attention("attention", d, d, causal=cfg.causal, heads=symbol("h", cfg.n_heads))
+    ff = feed_forward("feed_forward", d, d_ff, activation=cfg.activation)
+    kind = "decoder layer: causal " if cfg.causal else "encoder layer: "
+    if pre_norm:
+        sublayers = [layer_norm("attention_norm", d), self_attention, layer_norm("feed_forward_norm", d), ff]
+        layer_text = "pre-LN " + kind + "norm, attention, add; norm, feed-forward, add"
+    else:
+        sublayers = [self_attention, layer_norm("attention_norm", d), ff, layer_norm("output_norm", d)]
+        layer_text = "post-LN " + kind + "attention, add & norm, feed-forward, add & norm"
+    layer = composite("layer", "encoder_layer", sublayers, layer_text)
     children.append(repeat(layer, L, name="layers", shared=cfg.shared_layers))
+    if pre_norm:
+        children.append(layer_norm("final_norm", d, description="LayerNorm after the last layer"))
     if cfg.pooler:
         pooler = linear("pooler", d, d, tokens=const(1), description="dense + tanh on the first token")
         # read by the sentence-pair head or the classifier; else (the base model, whose loss is taken from the
@@ -403,10 +417,13 @@ _CLASS_SUFFIX = {
     "discriminator": "ForPreTraining",  # ELECTRA's (ElectraForPreTraining)
 }
 _ROBERTA_HEADS = {"none", "mlm", "causal_lm", "sequence_classification", "token_classification", "question_answering"}
+#: the class-name prefixes of the families built as RoBERTa: positions after the padding index, the dense classifier
+_ROBERTA_FAMILIES = ("Roberta", "XLMRoberta", "XLMRobertaXL")
 _FAMILY_HEADS = {
     "Bert": set(_CLASS_SUFFIX),
     "Roberta": _ROBERTA_HEADS,
     "XLMRoberta": _ROBERTA_HEADS,
+    "XLMRobertaXL": _ROBERTA_HEADS,
     "Electra": _ROBERTA_HEADS | {"discriminator"},
     "DistilBert": {"none", "mlm", "sequence_classification", "token_classification", "question_answering"},
     "Albert": {"none", "mlm", "pretraining", "sequence_classification", "token_classification", "question_answering"},
@@ -444,7 +461,7 @@ def _class_builds_this_pooler(family: str, cfg: BertConfig) -> bool:
         return family != "DistilBert" or not cfg.pooler
     if cfg.head == "sequence_classification":
         # BERT and ALBERT classify the pooled output; RoBERTa and DistilBERT have a dense layer and no pooler
-        dense = family in ("Roberta", "XLMRoberta", "DistilBert")
+        dense = family in (*_ROBERTA_FAMILIES, "DistilBert")
         return cfg.classifier_dense == dense and cfg.pooler == (not dense)
     return cfg.pooler == (cfg.head in _POOLED_HEADS)
 
@@ -454,6 +471,7 @@ _BASE_ATTRIBUTE = {
     "Bert": "bert",
     "Roberta": "roberta",
     "XLMRoberta": "roberta",
+    "XLMRobertaXL": "roberta",
     "DistilBert": "distilbert",
     "Albert": "albert",
     "Electra": "electra",
@@ -521,7 +539,16 @@ def reference_modules(cfg: BertConfig) -> dict[str, tuple[str, ...]]:
                 "bert.layers.layer.output_norm": ("output.LayerNorm",),
             }
         )
-        if family in ("Roberta", "XLMRoberta"):
+        if family == "XLMRobertaXL":  # pre-LN: the attention's own LayerNorm, one before the feed-forward, one last
+            table.update(
+                {
+                    "bert.layers.layer.attention_norm": ("attention.self_attn_layer_norm",),
+                    "bert.layers.layer.feed_forward_norm": ("LayerNorm",),
+                    "bert.final_norm": (f"{base}encoder.LayerNorm",),
+                }
+            )
+            del table["bert.layers.layer.output_norm"], table["bert.embeddings.norm"]
+        if family in _ROBERTA_FAMILIES:
             table.update({"bert.mlm_head": ("lm_head",), "bert.classifier_dense": ("classifier.dense",)})
             if cfg.head == "sequence_classification":
                 table["bert.classifier"] = ("classifier.out_proj",)
@@ -751,6 +778,38 @@ HF_XLM_ROBERTA = HFTable(
         "ForQuestionAnswering",
     ),
     unsupported_classes={"XLMRobertaForMultipleChoice": _MULTIPLE_CHOICE},
+)
+
+HF_XLM_ROBERTA_XL = HFTable(
+    model_type="xlm-roberta-xl",
+    config_class="XLMRobertaXLConfig",
+    # XLMRobertaXLConfig's fields are RoBERTa's; its defaults are XLM-R XL's (Goyal et al. 2021)
+    defaults={
+        **HF_ROBERTA.defaults,
+        "vocab_size": 250880,
+        "hidden_size": 2560,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 32,
+        "intermediate_size": 10240,
+        "max_position_embeddings": 514,
+        "type_vocab_size": 1,
+        "layer_norm_eps": 1e-05,
+    },
+    aliases={},
+    read=HF_ROBERTA.read,
+    ignored=HF_ROBERTA.ignored,
+    refused=_BERT_REFUSED,
+    base_class="XLMRobertaXLModel",
+    classes=_heads(
+        "XLMRobertaXL",
+        "Model",
+        "ForMaskedLM",
+        "ForCausalLM",
+        "ForSequenceClassification",
+        "ForTokenClassification",
+        "ForQuestionAnswering",
+    ),
+    unsupported_classes={"XLMRobertaXLForMultipleChoice": _MULTIPLE_CHOICE},
 )
 
 _SEQUENCE_SUMMARY = (
@@ -999,6 +1058,11 @@ def _from_xlm_roberta(hf: dict[str, Any], model_class: str = "XLMRobertaModel") 
     return {**_from_roberta(hf, model_class), "family": "xlm-roberta"}
 
 
+@hf_reader(HF_XLM_ROBERTA_XL)
+def _from_xlm_roberta_xl(hf: dict[str, Any], model_class: str = "XLMRobertaXLModel") -> dict[str, Any]:
+    return {**_from_roberta(hf, model_class), "family": "xlm-roberta-xl"}
+
+
 @hf_reader(HF_ELECTRA)
 def _from_electra(hf: dict[str, Any], model_class: str = "ElectraModel") -> dict[str, Any]:
     # embedding_size equal to hidden_size builds no embeddings_project: the configuration model drops it then
@@ -1036,7 +1100,7 @@ ARCHITECTURE = Architecture(
     name="bert",
     title="BERT",
     summary="Bidirectional Transformer encoder with learned positions, segment embeddings and a pooler; "
-    "covers RoBERTa, XLM-RoBERTa, DistilBERT, ALBERT and ELECTRA.",
+    "covers RoBERTa, XLM-RoBERTa (and its pre-LN XL), DistilBERT, ALBERT and ELECTRA.",
     citation="Devlin, Chang, Lee, Toutanova. BERT: Pre-training of Deep Bidirectional Transformers for "
     "Language Understanding. NAACL 2019. arXiv:1810.04805",
     config_model=BertConfig,
@@ -1063,4 +1127,5 @@ def register_hf_readers(register: Callable[..., None]) -> None:
     register("distilbert", _from_distilbert)
     register("albert", _from_albert)
     register("xlm-roberta", _from_xlm_roberta)
+    register("xlm-roberta-xl", _from_xlm_roberta_xl)
     register("electra", _from_electra)
