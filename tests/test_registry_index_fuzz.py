@@ -147,6 +147,8 @@ def _different(old, new) -> bool:
 @example(key=0, field=0, value=(1, 2, 3, 4.0))  # a float in the stamp
 @example(key=0, field=2, value=1)  # an int where a bool belongs
 @example(key=0, field=5, value=((1, "key", b"message"),))  # bytes in a problem
+@example(key=0, field=5, value=())  # the broken file's problems gone: no row and no problem
+@example(key=1, field=5, value=((1, "key", "message"),))  # a problem beside a good file's row
 def test_an_item_field_of_another_type(zoo, key, field, value):
     keys = sorted(zoo.items)
     name = keys[key % len(keys)]

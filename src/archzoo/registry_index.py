@@ -24,7 +24,8 @@ written with `marshal`, which decodes them in a third of the time the same rows 
 builds plain values only and never runs code. The header is read first, with a read of its own length,
 so a foreign file of any size costs one small read; the rest is read only when the header and the size
 match, decoded only when the checksum matches, and trusted only when every value has the type its use
-expects and the row agrees with its file (its id is the file name, its path the file's). A cache file
+expects and the row agrees with its file (its id is the file name, its path the file's; a file has a row
+exactly when it has no problem). A cache file
 that another user owns, or that others may write, is never read: its rows could be forged. Anything
 else is ignored and the index rebuilt.
 
@@ -291,8 +292,8 @@ def _valid_item(key: object, item: object) -> bool:
     for problem in problems + warnings:
         if type(problem) is not tuple or tuple(map(type, problem)) != _PROBLEM_TYPES:
             return False
-    if row is None:
-        return True
+    if row is None or problems:  # a file has a row exactly when it has no problem (`_load`)
+        return row is None and bool(problems)
     if type(row) is not tuple or tuple(map(type, row)) not in _ROW_TYPES:
         return False
     model_id, path, tags, params, published_value, gap = row[0], row[1], row[5], row[6], row[9], row[10]
@@ -435,10 +436,13 @@ def _load(
     digest: bytes | None,
     reports: SharedReports,
 ) -> tuple:
-    """Validate and count one file, as a cache item; ``digest`` is its content's, taken before this reads it.
+    """Validate and count one file, as a cache item; ``digest`` is its content's, taken before this reads it
+    (None: taken here first, in the worker that reads it, rather than one by one before the workers start).
     ``reports`` holds the report of each configuration already counted in this process."""
     from .registry import load_entry  # the entry schema and pydantic: only when a file is read again
 
+    if digest is None:
+        digest = _digest(key)
     found: list[RegistryProblem] = []
     noted: list[RegistryProblem] = []
     entry = load_entry(Path(key), host, found, noted, None, reports=reports)
@@ -457,7 +461,7 @@ def _load(
 
 # ---- reading files again, in parallel ----------------------------------------------------------------
 
-#: (key, stamp, stem, digest) of a file to read again.
+#: (key, stamp, stem, digest) of a file to read again (digest None: not taken yet).
 _Job = tuple[str, "tuple[int, int, int, int] | None", str, "bytes | None"]
 
 # What a worker process needs, set in the parent before the workers are forked (nothing is pickled).
@@ -634,7 +638,7 @@ def load_index(
                 digest = _digest(key)
                 if digest != item[_DIGEST]:
                     item = None
-            if item is None and stamp is not None:  # a new stamp (a copy, a checkout, a touch): same content?
+            if item is None and stamp is not None and cached:  # a new stamp (a copy, a touch): same content?
                 digest = digest or _digest(key)
                 if by_content is None:
                     by_content = {(c[_DIGEST], c[_STEM]): c for c in cached.values() if c[_DIGEST] is not None}
@@ -657,7 +661,7 @@ def load_index(
                     item = (*item[:_SETTLED], True, *item[_SETTLED + 1 :])
                     changed = True
             else:
-                jobs.append((key, stamp, stem, digest or _digest(key)))
+                jobs.append((key, stamp, stem, digest))  # its digest, if not taken yet, by whoever reads it
             found.append((key, item, None))
         # Second pass: the files read again, then every row and problem in the order of the files.
         stream = sys.stderr if progress is True else (progress or None)
