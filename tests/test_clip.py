@@ -576,3 +576,41 @@ def test_a_tower_class_of_a_clip_file_without_its_object_reads_the_whole_file(T,
     with pytest.raises(HFConfigError, match=r"text_config: transformers builds CLIPTextModel from this object alone"):
         load_hf_config(path, host, hf_class="CLIPTextModel")
     assert load_hf_config(path, host).model_class == "CLIPModel"  # CLIPConfig reads null as its defaults
+
+
+# ---- the kit's nested tables, as any plugin declares them ---------------------------------------------------
+
+
+def _tiny(**changes: Any):
+    from archzoo.hf_config import HFTable
+
+    fields: dict[str, Any] = dict(
+        model_type="outer",
+        config_class="OuterConfig",
+        defaults={"inner": None, "width": 8},
+        aliases={},
+        read={"width": "width"},
+        ignored={},
+        refused={},
+        base_class="OuterModel",
+        classes={"OuterModel": {}, "InnerModel": {}},
+    )
+    inner = HFTable("inner", "InnerConfig", {"size": 4}, {}, {"size": "size"}, {}, {}, "InnerModel", {"InnerModel": {}})
+    return HFTable(**{**fields, "nested": {"inner": inner}, **changes})
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(defaults={"width": 8}), r"nested keys that are no field: \['inner'\]"),
+        (dict(ignored={"inner": "x"}), r"\['inner'\] both nested and read, ignored or refused"),
+        (dict(nested_overrides={"inner_dict": "other"}), r"nested override 'inner_dict' must .* replace a nested key"),
+        (dict(nested_overrides={"width": "inner"}), r"nested override 'width' must be no field"),
+        (dict(class_sub_configs={"InnerModel": "other"}), r"class_sub_configs must map a class to a nested key"),
+        (dict(class_sub_configs={"Unknown": "inner"}), r"class_sub_configs must map a class to a nested key"),
+    ],
+)
+def test_a_nested_table_that_contradicts_itself_is_refused(changes, message):
+    assert _tiny().nested and _tiny(nested_overrides={"inner_dict": "inner"}, class_sub_configs={"InnerModel": "inner"})
+    with pytest.raises(ValueError, match=message):
+        _tiny(**changes)
