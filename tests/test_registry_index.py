@@ -341,6 +341,39 @@ def test_files_read_in_parallel_give_what_one_process_gives(tmp_path, host, monk
     assert load_index([folder], host).reused == 13  # what the workers read was cached
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+def test_files_are_read_with_automatic_collection_off_and_their_cycles_collected_every_few(
+    registry, host, monkeypatch, enabled
+):
+    """Automatic passes of the collector walked the whole heap (the schema, pydantic, the plugins) while files
+    were read: they are off, the young generations are collected by hand every `COLLECT_EVERY` files (never
+    when the caller switched collection off), and the caller's setting is back afterwards."""
+    import gc
+
+    seen: list[bool] = []
+    passes: list[int] = []
+    load = registry_index._load
+
+    def recording_load(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return load(*args, **kwargs)
+
+    collect = gc.collect
+    monkeypatch.setattr(registry_index, "_load", recording_load)
+    monkeypatch.setattr(registry_index, "COLLECT_EVERY", 2)
+    monkeypatch.setattr(gc, "collect", lambda generation=2: passes.append(generation) or collect(generation))
+    before = gc.isenabled()
+    gc.enable() if enabled else gc.disable()
+    try:
+        index = load_index([registry], host)
+        after = gc.isenabled()
+    finally:
+        gc.enable() if before else gc.disable()
+    assert seen == [False] * 4 and index.loaded == 4
+    assert passes == ([1, 1] if enabled else [])  # four files, a pass after every two
+    assert after is enabled
+
+
 def test_a_worker_that_dies_or_workers_that_cannot_start_leave_the_rest_to_this_process(tmp_path, host, monkeypatch):
     folder = tmp_path / "zoo"
     folder.mkdir()
