@@ -238,3 +238,31 @@ def test_qk_norms_add_their_parameters_and_no_flops():
     assert normed.params.evaluate() - plain.params.evaluate() == 2 * 64
     assert normed.flops.terms == plain.flops.terms
     assert [c.name for c in normed.children] == ["q_proj", "k_proj", "v_proj", "q_norm", "k_norm", "scores", "out_proj"]
+
+
+def test_blocks_made_without_the_dataclass_init_are_the_dataclass_s_blocks():
+    """The helpers build blocks (and copies with fields changed) without ``Block.__init__``, for speed: each
+    must be the very block ``Block(**fields)`` and ``dataclasses.replace`` make, its fields in their order."""
+    from dataclasses import fields, replace
+
+    from archzoo.blocks import Block, with_modules
+
+    h = sym("h", 8)
+    layer = composite(
+        "layer",
+        "layer",
+        [attention("attention", d, d, heads=h, d_head=sym("d_h", 64), causal=True), layer_norm("norm", d)],
+    )
+    tree = with_modules(
+        composite("model", "model", [embedding("tokens", sym("V", 100), d, role="token"), repeat(layer, sym("L", 2))]),
+        {"model.tokens": ("wte",), "model.layer.layer.attention": ("attn",)},
+    )
+    for _, _, block in tree.walk():
+        rebuilt = Block(**{f.name: getattr(block, f.name) for f in fields(Block)})
+        assert block == rebuilt and list(vars(block)) == list(vars(rebuilt))
+        assert replace(block, name="x") == replace(rebuilt, name="x")
+    assert [b.modules for _, _, b in tree.walk()][:3] == [(), ("wte",), ()]
+    assert tree.children[1].children[0].children[0].modules == ("attn",)
+    # a block with nothing mapped in it or below is kept as it was built
+    plain = rms_norm("norm", d)
+    assert with_modules(composite("m", "model", [plain]), {}).children[0] is plain
