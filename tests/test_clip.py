@@ -549,6 +549,20 @@ def test_bad_sub_configurations_are_refused_naming_the_nested_key(host, tmp_path
         load_hf_config(path, host)
 
 
+@pytest.mark.reference
+def test_a_null_projection_dim_is_counted_where_no_projection_reads_it(T, host, tmp_path):
+    """CLIPTextConfig and CLIPConfig take projection_dim null: CLIPTextModel and CLIPForImageClassification build
+    with it, and the classes with a projection cannot."""
+    path = _write(tmp_path, {"model_type": "clip_text_model", **TEXT_BASE, "projection_dim": None})
+    _check(T, host, path, ["CLIPTextModel"], "null projection")
+    with pytest.raises(HFConfigError, match=r"projection_dim, read as projection_dim"):
+        load_hf_config(path, host, hf_class="CLIPTextModelWithProjection")
+    path = _write(tmp_path, {"model_type": "clip", **CLIP_BASE, "projection_dim": None})
+    _check(T, host, path, ["CLIPForImageClassification"], "null projection")
+    with pytest.raises(HFConfigError, match=r"projection_dim, read as projection_dim"):
+        load_hf_config(path, host)
+
+
 def test_the_nested_model_type_is_not_read(host, tmp_path):
     """transformers builds text_config as a CLIPTextConfig whatever model type the object names."""
     path = _write(tmp_path, {"model_type": "clip", "text_config": {"model_type": "bert", "hidden_size": 64}})

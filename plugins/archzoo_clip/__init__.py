@@ -597,25 +597,33 @@ def _vision_values(hf: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+#: the classes that build a projection, and so read projection_dim (the others build with it null too)
+_PROJECTING = ("CLIPModel", "CLIPTextModelWithProjection", "CLIPVisionModelWithProjection")
+
+
+def _projection(hf: dict[str, Any], model_class: str) -> dict[str, Any]:
+    return {"projection_dim": hf["projection_dim"]} if model_class in _PROJECTING else {}
+
+
 @hf_reader(HF_CLIP)
 def _from_clip(hf: dict[str, Any], model_class: str = "CLIPModel") -> dict[str, Any]:
     # a tower's class is read from its sub-configuration alone (HF_CLIP.class_sub_configs), by the tower's reader
     return {
         **_text_values(hf["text_config"]),
         **_vision_values(hf["vision_config"]),
-        "projection_dim": hf["projection_dim"],
+        **_projection(hf, model_class),
         "num_labels": hf["num_labels"],
     }
 
 
 @hf_reader(HF_CLIP_TEXT)
 def _from_clip_text(hf: dict[str, Any], model_class: str = "CLIPTextModel") -> dict[str, Any]:
-    return {**_text_values(hf), "projection_dim": hf["projection_dim"]}
+    return {**_text_values(hf), **_projection(hf, model_class)}
 
 
 @hf_reader(HF_CLIP_VISION)
 def _from_clip_vision(hf: dict[str, Any], model_class: str = "CLIPVisionModel") -> dict[str, Any]:
-    return {**_vision_values(hf), "projection_dim": hf["projection_dim"]}
+    return {**_vision_values(hf), **_projection(hf, model_class)}
 
 
 def _longest_caption(cfg: ClipConfig) -> int:
