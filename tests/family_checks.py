@@ -58,6 +58,12 @@ def write_json(folder: Path, data: Mapping[str, Any], name: str = "config.json")
     return path
 
 
+def saved_config(folder: Path, config: Any, name: str = "config.json") -> tuple[Path, Any]:
+    """``config`` (a transformers configuration object) written as ``folder/name`` the way its ``to_dict`` writes it
+    (as a saved checkpoint's config.json holds it): the file, and the configuration."""
+    return write_json(folder, config.to_dict(), name), config
+
+
 def table_of(host: PluginHost, model_type: str) -> Any:
     """The `archzoo.hf_config.HFTable` the reader of ``model_type`` declares."""
     return hf_table(host.hf_readers()[model_type].reader)

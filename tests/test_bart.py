@@ -25,7 +25,7 @@ from archzoo.errors import HFConfigError
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.report import Report, make_report
 from archzoo.testing import build_model
-from family_checks import counter, write_json
+from family_checks import counter, saved_config, write_json
 from transformers_models import forward_flops, n_params
 
 pytestmark = pytest.mark.sweep
@@ -217,10 +217,7 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
 
 
 def _config_file(T, tmp_path: Path, model_type: str, kwargs: dict[str, Any]) -> tuple[Path, Any]:
-    config = getattr(T, f"{FAMILY[model_type]}Config")(**kwargs)
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config.to_dict()))
-    return path, config
+    return saved_config(tmp_path, getattr(T, f"{FAMILY[model_type]}Config")(**kwargs))
 
 
 def test_both_types_are_read_by_the_bart_plugin(host, tmp_path):

@@ -25,7 +25,8 @@ from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.registry import load_registry
 from archzoo.report import make_report
 from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model, check_plugin
-from transformers_models import forward_flops, n_params
+from family_checks import saved_config
+from transformers_models import forward_flops, n_params, unused_expert_params
 
 pytestmark = pytest.mark.sweep
 
@@ -40,16 +41,6 @@ V3_PARAMS = 671_026_404_352
 V3_ACTIVE = 37_552_282_624
 
 CLASSES = {"deepseek_v2": "DeepseekV2", "deepseek_v3": "DeepseekV3"}
-
-
-def unused_expert_params(model: Any, top_k: int) -> int:
-    """The parameters of the routed experts one token does not use: in each MoE layer, ``E - k`` of the ``E``
-    slices of the fused expert tensors."""
-    unused = 0
-    for name, p in model.named_parameters():
-        if ".mlp.experts." in name:
-            unused += (p.shape[0] - top_k) * p[0].numel()
-    return unused
 
 
 # ---- the plugin and its defaults ----------------------------------------------------------------------------
@@ -127,10 +118,7 @@ PUBLISHED_SHAPES: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def _config_file(T, tmp_path: Path, model_type: str, kwargs: dict[str, Any]):
-    config = getattr(T, f"{CLASSES[model_type]}Config")(**kwargs)
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config.to_dict()))
-    return path, config
+    return saved_config(tmp_path, getattr(T, f"{CLASSES[model_type]}Config")(**kwargs))
 
 
 @pytest.mark.reference

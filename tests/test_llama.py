@@ -24,7 +24,7 @@ from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.host import get_host
 from archzoo.report import make_report
 from archzoo.testing import build_model
-from family_checks import counter, write_json
+from family_checks import counter, saved_config, write_json
 from transformers_models import forward_flops, host_with, n_params
 
 pytestmark = pytest.mark.sweep
@@ -163,10 +163,7 @@ FAMILIES = {
 
 
 def _config_file(T, tmp_path: Path, model_type: str, kwargs: dict, name: str = "config.json"):
-    config = getattr(T, f"{FAMILY[model_type]}Config")(**kwargs)
-    path = tmp_path / name
-    path.write_text(json.dumps(config.to_dict()))
-    return path, config
+    return saved_config(tmp_path, getattr(T, f"{FAMILY[model_type]}Config")(**kwargs), name)
 
 
 @pytest.mark.reference

@@ -26,8 +26,9 @@ from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.registry import load_registry
 from archzoo.report import make_report
 from archzoo.testing import build_model
+from family_checks import saved_config
 from transformers_models import forward_flops as _forward_flops
-from transformers_models import n_params
+from transformers_models import n_params, unused_expert_params
 
 pytestmark = pytest.mark.sweep
 
@@ -41,17 +42,6 @@ MIXTRAL_8X7B_PARAMS = 46_702_792_704
 MIXTRAL_8X7B_ACTIVE = 12_879_925_248
 
 CLASSES = {"mixtral": "Mixtral", "qwen2_moe": "Qwen2Moe"}
-
-
-def unused_expert_params(model, top_k: int) -> int:
-    """The parameters of the experts one token does not use: in each layer, ``E - k`` of the ``E`` slices of
-    the fused expert tensors (``mlp.experts.gate_up_proj`` and ``mlp.experts.down_proj``, experts first)."""
-    unused = 0
-    for name, p in model.named_parameters():
-        if ".mlp.experts." in name:
-            n_experts = p.shape[0]
-            unused += (n_experts - top_k) * p[0].numel()
-    return unused
 
 
 def forward_flops(model, seq_len: int) -> int:
@@ -121,10 +111,7 @@ PUBLISHED_FILES: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def _config_file(T, tmp_path: Path, model_type: str, kwargs: dict[str, Any]):
-    config = getattr(T, f"{CLASSES[model_type]}Config")(**kwargs)
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config.to_dict()))
-    return path, config
+    return saved_config(tmp_path, getattr(T, f"{CLASSES[model_type]}Config")(**kwargs))
 
 
 @pytest.mark.reference

@@ -28,6 +28,7 @@ from archzoo.testing import build_model
 from family_checks import (
     ACTIVATION_CASES,
     counter,
+    saved_config,
     table_of,
     write_json,
 )
@@ -154,10 +155,7 @@ def test_heads_must_divide_the_width(host):
 
 
 def _config_file(T, tmp_path: Path, kwargs: dict, name: str = "config.json"):
-    config = T.OPTConfig(**kwargs)
-    path = tmp_path / name
-    path.write_text(json.dumps(config.to_dict()))
-    return path, config
+    return saved_config(tmp_path, T.OPTConfig(**kwargs), name)
 
 
 @pytest.mark.reference

@@ -23,7 +23,7 @@ from archzoo.registry import load_registry
 from archzoo.report import make_report
 from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model
 from family_checks import write_json
-from transformers_models import forward_flops, n_params
+from transformers_models import forward_flops, n_params, unused_expert_params
 
 pytestmark = pytest.mark.sweep
 
@@ -45,11 +45,6 @@ SUFFIX = {
 
 def count(**config: Any):
     return archzoo.count("qwen3", **config)
-
-
-def unused_expert_params(model, top_k: int) -> int:
-    """``E - k`` of the ``E`` slices of every layer's fused expert tensors (experts first)."""
-    return sum((p.shape[0] - top_k) * p[0].numel() for name, p in model.named_parameters() if ".mlp.experts." in name)
 
 
 # ---- the defaults and the published files ----------------------------------------------------------------------

@@ -36,6 +36,12 @@ def n_params(model: Any) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+def unused_expert_params(model: Any, top_k: int) -> int:
+    """The parameters of the routed experts one token does not use: in each layer, ``E - k`` of the ``E`` slices
+    of the fused expert tensors (``mlp.experts.gate_up_proj`` and ``mlp.experts.down_proj``, experts first)."""
+    return sum((p.shape[0] - top_k) * p[0].numel() for name, p in model.named_parameters() if ".mlp.experts." in name)
+
+
 def forward_flops(model: Any, seq_len: int, *, random_ids: bool = False) -> int:
     """FlopCounterMode's count for one forward pass of ``seq_len`` tokens (each side of an encoder-decoder).
     ``random_ids`` draws the tokens from a seed (a mixture of experts routes by them); else all are 0."""
