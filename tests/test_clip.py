@@ -149,6 +149,7 @@ def _file_figures(T: Any, path: Path, model_class: str, n: int) -> tuple[int, in
 
 
 @pytest.mark.reference
+@pytest.mark.slow  # a fresh host, the reference built, a file read for each of ten classes: over 10 s on a busy machine
 def test_plugin_passes_check_plugin(host):
     """archzoo.testing's conformance checks: hooks, configuration keys, reference built block by block, HF tables."""
     assert check_plugin("clip") == []
