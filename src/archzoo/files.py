@@ -175,11 +175,16 @@ def read_user_text(path: Path, error: type[ArchzooError] = InputError) -> str:
 
 
 @cache
-def _base_loader() -> type:
+def _safe_loader() -> type:
     """PyYAML's safe loader, libyaml's (``CSafeLoader``) when it is installed."""
     import yaml
 
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+#: The parser `check_yaml_events` walks first, when set (a test sets one that stops before its first event, as
+#: libyaml does on deep nesting); None is `_safe_loader`'s.
+_BASE: type | None = None
 
 
 _RESOLVERS = [
@@ -215,7 +220,7 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
 def yaml12_loader() -> type:
     """The YAML 1.2 loader (`YAML12Loader`), made when YAML is first read: it subclasses PyYAML's loader."""
 
-    class YAML12Loader(_base_loader()):  # type: ignore[misc]
+    class YAML12Loader(_safe_loader()):  # type: ignore[misc]
         """PyYAML's safe loader with YAML 1.2's core schema for plain scalars.
 
         ``1:00`` and ``12:30`` stay text (YAML 1.1 reads them as base-60 integers), ``yes``, ``no``, ``on``
@@ -331,10 +336,11 @@ def check_yaml_events(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int =
     """
     import yaml
 
+    first = _BASE or _safe_loader()
     try:
-        _walk_yaml_events(yaml.parse(text, Loader=_base_loader()), max_depth, max_nodes)
+        _walk_yaml_events(yaml.parse(text, Loader=first), max_depth, max_nodes)
     except yaml.YAMLError:
-        if _base_loader() is yaml.SafeLoader:
+        if first is yaml.SafeLoader:
             return
         try:
             _walk_yaml_events(yaml.parse(text, Loader=yaml.SafeLoader), max_depth, max_nodes)
