@@ -1038,7 +1038,13 @@ def methodology_section(host: PluginHost) -> str:
             continue
         lines += [f"### `{model_type}` ({table.config_class}, plugin `{found.plugin}`)", ""]
         classes = ", ".join(
-            f"`{c}`" + (" (the default: what `AutoModel` builds)" if c == table.base_class else "")
+            f"`{c}`"
+            + (" (the default: what `AutoModel` builds)" if c == table.base_class else "")
+            + (
+                f" (from `{table.class_sub_configs[c]}` alone, as `from_pretrained` loads it)"
+                if c in table.class_sub_configs
+                else ""
+            )
             for c in table.classes
         )
         lines += [f"Classes counted (`--hf-class`): {classes}.", ""]
