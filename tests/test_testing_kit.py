@@ -553,3 +553,65 @@ def test_check_plugin_names_activation_memory_for_an_architecture_it_does_not_re
         "register_activation_memory: architecture 'bert' is not one this plugin registers (kittiny); a plugin "
         "states what its own architectures save"
     ]
+
+
+# ---- the one builder: build_model ---------------------------------------------------------------------------
+
+
+@pytest.mark.reference
+def test_build_model_builds_a_transformers_class_on_the_meta_device_with_eager_attention():
+    """BertModel(BertConfig()) is BERT-base with its pooler: 109,482,240 parameters (transformers 5.23; Devlin et al.
+    2019 print 110M), built on the meta device, in eval mode, with the eager attention FlopCounterMode counts."""
+    transformers = pytest.importorskip("transformers")
+    from archzoo.testing import build_model
+
+    model = build_model("BertModel", transformers.BertConfig())
+    assert type(model) is transformers.BertModel
+    assert sum(p.numel() for p in model.parameters()) == 109_482_240
+    assert {p.device.type for p in model.parameters()} == {"meta"}
+    assert not model.training
+    assert model.config._attn_implementation == "eager"
+
+
+@pytest.mark.reference
+def test_build_model_builds_a_reference_as_archzoo_does(tiny_module):
+    """A `Reference` is built as archzoo.reference builds it: here the tiny torch module, whose parameters are
+    its tensors' numel() (embedding V d, per layer a LayerNorm 2 d and two Linears, a final LayerNorm, the head)."""
+    from archzoo.testing import build_model
+
+    cfg = TinyConfig()
+    model = build_model(ARCHITECTURE.reference(cfg))
+    d, V, d_ff, L = cfg.d_model, cfg.vocab_size, cfg.d_ff, cfg.n_layers
+    assert (
+        sum(p.numel() for p in model.parameters())
+        == V * d + L * (2 * d + d * d_ff + d_ff + d_ff * d + d) + 2 * d + d * V
+    )
+    assert {p.device.type for p in model.parameters()} == {"meta"}
+
+
+@pytest.mark.reference
+def test_build_model_on_the_cpu_draws_the_same_weights_and_keeps_the_callers_random_state():
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from archzoo.testing import build_model
+
+    config = dict(vocab_size=40, n_embd=16, n_layer=1, n_head=2, n_positions=8)
+    state = torch.random.get_rng_state()
+    first = build_model("GPT2Model", transformers.GPT2Config(**config), device="cpu")
+    assert torch.equal(torch.random.get_rng_state(), state)
+    second = build_model(transformers.GPT2Model, transformers.GPT2Config(**config), device="cpu")
+    assert all(torch.equal(a, b) for a, b in zip(first.parameters(), second.parameters(), strict=True))
+    assert {p.device.type for p in first.parameters()} == {"cpu"}
+
+
+def test_build_model_says_what_it_needs():
+    from archzoo.testing import build_model
+
+    with pytest.raises(
+        TypeError, match=r"^build_model\('BertModel'\) needs the configuration object to build it from$"
+    ):
+        build_model("BertModel")
+    with pytest.raises(TypeError, match=r"^a Reference carries its own configuration: pass no config with it$"):
+        build_model(
+            Reference(library="torch", target="torch.nn.Linear", kwargs={"in_features": 2, "out_features": 3}), {}
+        )
