@@ -11,7 +11,7 @@ it appears in no formula.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, PositiveInt
 
@@ -67,18 +67,17 @@ CLASSES = {
 }
 
 
-class BloomConfig(
-    TransformerConfig,
-    defaults=dict(vocab_size=250880, d_model=1024, n_layers=24, n_heads=16),
-    descriptions=dict(
+class BloomConfig(TransformerConfig):
+    """A BLOOM decoder; defaults are BLOOM-560m (bigscience/bloom-560m). BloomAttention refuses heads that do not
+    divide the width."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=250880, d_model=1024, n_layers=24, n_heads=16)
+    DESCRIPTIONS: ClassVar = dict(
         vocab_size="rows of the token embedding (BLOOM's 250,680-token vocabulary, padded to 250,880)",
         d_model="model width (hidden_size); the feed-forward is 4 d_model",
         n_layers="decoder layers (n_layer)",
         n_heads="attention heads (n_head); must divide d_model",
-    ),
-):
-    """A BLOOM decoder; defaults are BLOOM-560m (bigscience/bloom-560m). BloomAttention refuses heads that do not
-    divide the width."""
+    )
 
     max_positions: PositiveInt = Field(
         2048, description="training context length: the default N only (ALiBi positions have no parameters)"

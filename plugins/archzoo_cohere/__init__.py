@@ -14,7 +14,7 @@ token embedding unless ``tie_word_embeddings`` is false; its logits are multipli
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -60,20 +60,19 @@ __version__ = "0.1.0"
 CLASSES = {"lm": "CohereForCausalLM", "none": "CohereModel"}
 
 
-class CohereConfig(
-    TransformerConfig,
-    defaults=dict(vocab_size=256000, d_model=8192, n_layers=40, n_heads=64),
-    descriptions=dict(
+class CohereConfig(TransformerConfig):
+    """A Cohere decoder; defaults are Command R (Cohere 2024, CohereForAI/c4ai-command-r-v01), which are also
+    transformers' CohereConfig defaults."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=256000, d_model=8192, n_layers=40, n_heads=64)
+    DESCRIPTIONS: ClassVar = dict(
         vocab_size="rows of the token embedding (and of the LM head)",
         d_model="model width (hidden_size)",
         n_layers="decoder layers (num_hidden_layers)",
         n_heads="query heads (num_attention_heads)",
-    ),
-):
-    """A Cohere decoder; defaults are Command R (Cohere 2024, CohereForAI/c4ai-command-r-v01), which are also
-    transformers' CohereConfig defaults."""
+    )
 
-    heads_divide_width = False  # a head is d_head wide, or d_model // n_heads rounded down
+    HEADS_DIVIDE_WIDTH: ClassVar = False  # a head is d_head wide, or d_model // n_heads rounded down
     n_kv_heads: PositiveInt | None = Field(
         None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
     )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -64,18 +64,17 @@ CLASSES = {
 }
 
 
-class FalconConfig(
-    TransformerConfig,
-    defaults=dict(vocab_size=65024, d_model=4544, n_layers=32, n_heads=71),
-    descriptions=dict(
+class FalconConfig(TransformerConfig):
+    """A Falcon decoder; defaults are Falcon-7B (Almazrouei et al. 2023), which are also transformers'
+    FalconConfig defaults (FalconAttention refuses heads that do not divide the width)."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=65024, d_model=4544, n_layers=32, n_heads=71)
+    DESCRIPTIONS: ClassVar = dict(
         vocab_size="rows of the token embedding (and of the LM head)",
         d_model="model width (hidden_size)",
         n_layers="decoder layers (num_hidden_layers)",
         n_heads="query heads (num_attention_heads); must divide d_model",
-    ),
-):
-    """A Falcon decoder; defaults are Falcon-7B (Almazrouei et al. 2023), which are also transformers'
-    FalconConfig defaults (FalconAttention refuses heads that do not divide the width)."""
+    )
 
     n_kv_heads: PositiveInt | None = Field(
         None,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -100,18 +100,17 @@ ACTIVATIONS = (
 LEARNED_ACTIVATIONS = ("prelu", "xielu")
 
 
-class NeoXConfig(
-    TransformerConfig,
-    defaults=dict(vocab_size=50432, d_model=6144, n_layers=44, n_heads=64),
-    descriptions=dict(
+class NeoXConfig(TransformerConfig):
+    """A GPT-NeoX decoder; defaults are GPT-NeoX-20B (Black et al. 2022), which are also transformers'
+    GPTNeoXConfig defaults (GPTNeoXConfig refuses heads that do not divide the width)."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=50432, d_model=6144, n_layers=44, n_heads=64)
+    DESCRIPTIONS: ClassVar = dict(
         vocab_size="rows of the token embedding and of the output embedding (50,257 tokens padded)",
         d_model="model width (hidden_size)",
         n_layers="decoder layers (num_hidden_layers)",
         n_heads="attention heads (num_attention_heads); must divide d_model",
-    ),
-):
-    """A GPT-NeoX decoder; defaults are GPT-NeoX-20B (Black et al. 2022), which are also transformers'
-    GPTNeoXConfig defaults (GPTNeoXConfig refuses heads that do not divide the width)."""
+    )
 
     d_ff: PositiveInt = Field(24576, description="hidden width of the feed-forward (intermediate_size)")
     max_positions: PositiveInt = Field(
@@ -399,18 +398,17 @@ GPTJ_CLASSES = {
 }
 
 
-class GPTJConfig(
-    TransformerConfig,
-    defaults=dict(vocab_size=50400, d_model=4096, n_layers=28, n_heads=16),
-    descriptions=dict(
+class GPTJConfig(TransformerConfig):
+    """A GPT-J decoder; defaults are GPT-J-6B (Wang and Komatsuzaki 2021), which are also transformers'
+    GPTJConfig defaults (GPTJAttention refuses heads that do not divide the width)."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=50400, d_model=4096, n_layers=28, n_heads=16)
+    DESCRIPTIONS: ClassVar = dict(
         vocab_size="rows of the token embedding and of the LM head (n_vocab)",
         d_model="model width (n_embd)",
         n_layers="decoder layers (n_layer)",
         n_heads="attention heads (n_head); must divide d_model",
-    ),
-):
-    """A GPT-J decoder; defaults are GPT-J-6B (Wang and Komatsuzaki 2021), which are also transformers'
-    GPTJConfig defaults (GPTJAttention refuses heads that do not divide the width)."""
+    )
 
     d_ff: PositiveInt | None = Field(None, description="hidden width of the feed-forward (n_inner; null = 4 d_model)")
     max_positions: PositiveInt = Field(
@@ -549,19 +547,18 @@ PHI_CLASSES = {
 }
 
 
-class PhiConfig(
-    TransformerConfig,
-    defaults=dict(vocab_size=51200, d_model=2560, n_layers=32, n_heads=32),
-    descriptions=dict(
+class PhiConfig(TransformerConfig):
+    """A Phi decoder (Phi-1, Phi-1.5, Phi-2); defaults are Phi-2 (Microsoft 2023, microsoft/phi-2)."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=51200, d_model=2560, n_layers=32, n_heads=32)
+    DESCRIPTIONS: ClassVar = dict(
         vocab_size="rows of the token embedding and of the LM head",
         d_model="model width (hidden_size)",
         n_layers="decoder layers (num_hidden_layers)",
         n_heads="query heads (num_attention_heads); a head is d_model // n_heads wide, rounded down",
-    ),
-):
-    """A Phi decoder (Phi-1, Phi-1.5, Phi-2); defaults are Phi-2 (Microsoft 2023, microsoft/phi-2)."""
+    )
 
-    heads_divide_width = False  # PhiAttention rounds a head's width down
+    HEADS_DIVIDE_WIDTH: ClassVar = False  # PhiAttention rounds a head's width down
     n_kv_heads: PositiveInt | None = Field(
         None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
     )

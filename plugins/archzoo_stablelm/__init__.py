@@ -15,7 +15,7 @@ otherwise.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -61,18 +61,17 @@ CLASSES = {
 }
 
 
-class StableLmConfig(
-    TransformerConfig,
-    defaults=dict(vocab_size=50304, d_model=2560, n_layers=32, n_heads=32),
-    descriptions=dict(
+class StableLmConfig(TransformerConfig):
+    """A StableLM decoder; defaults are StableLM-3B-4E1T (Stability AI 2023), which are also transformers'
+    StableLmConfig defaults (StableLmAttention refuses heads that do not divide the width)."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=50304, d_model=2560, n_layers=32, n_heads=32)
+    DESCRIPTIONS: ClassVar = dict(
         vocab_size="rows of the token embedding and of the LM head",
         d_model="model width (hidden_size)",
         n_layers="decoder layers (num_hidden_layers)",
         n_heads="query heads (num_attention_heads); must divide d_model",
-    ),
-):
-    """A StableLM decoder; defaults are StableLM-3B-4E1T (Stability AI 2023), which are also transformers'
-    StableLmConfig defaults (StableLmAttention refuses heads that do not divide the width)."""
+    )
 
     n_kv_heads: PositiveInt | None = Field(
         None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"

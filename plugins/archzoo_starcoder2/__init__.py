@@ -16,7 +16,7 @@ tokens, which archzoo's per-token figure does not model.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -68,20 +68,19 @@ CLASSES = {
 }
 
 
-class Starcoder2Config(
-    TransformerConfig,
-    defaults=dict(vocab_size=49152, d_model=3072, n_layers=30, n_heads=24),
-    descriptions=dict(
+class Starcoder2Config(TransformerConfig):
+    """A StarCoder2 decoder; defaults are StarCoder2-3B (Lozhkov et al. 2024), which are also transformers'
+    Starcoder2Config defaults."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=49152, d_model=3072, n_layers=30, n_heads=24)
+    DESCRIPTIONS: ClassVar = dict(
         vocab_size="rows of the token embedding (and of the LM head)",
         d_model="model width (hidden_size)",
         n_layers="decoder layers (num_hidden_layers)",
         n_heads="query heads (num_attention_heads)",
-    ),
-):
-    """A StarCoder2 decoder; defaults are StarCoder2-3B (Lozhkov et al. 2024), which are also transformers'
-    Starcoder2Config defaults."""
+    )
 
-    heads_divide_width = False  # a head is d_head wide, or d_model // n_heads rounded down
+    HEADS_DIVIDE_WIDTH: ClassVar = False  # a head is d_head wide, or d_model // n_heads rounded down
     n_kv_heads: PositiveInt = Field(
         2, description="key/value heads (num_key_value_heads; grouped-query attention); must divide n_heads"
     )

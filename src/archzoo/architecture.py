@@ -162,20 +162,21 @@ class TransformerConfig(ArchConfig):
     """Base of a Transformer family's configuration: the four keys every family names alike, with their types and
     their checks, so that a family declares only what is its own.
 
-    A family gives its reference model's values with the class keyword ``defaults``, and its own wording of a
-    shared key with ``descriptions`` (the transformers key it reads, what the family's vocabulary holds)::
+    A family gives its reference model's values in ``DEFAULTS``, and its own wording of a shared key in
+    ``DESCRIPTIONS`` (the transformers key it reads, what the family's vocabulary holds)::
 
-        class NeoXConfig(TransformerConfig, defaults=dict(vocab_size=50432, d_model=6144, n_layers=44, n_heads=64),
-                         descriptions=dict(d_model="model width (hidden_size)")):
+        class NeoXConfig(TransformerConfig):
+            DEFAULTS = dict(vocab_size=50432, d_model=6144, n_layers=44, n_heads=64)
+            DESCRIPTIONS = dict(d_model="model width (hidden_size)")
 
-    Both re-declare the inherited field in the family's class, as a field written there would be (pydantic keeps
+    Each re-declares the inherited field in the family's class, as a field written there would be (pydantic keeps
     it at its base's position, with its type and constraints), so the four keys come first, in this order, and
     every family validates them the same way. They name any inherited key, so a family's variant changes its
-    parent's values alike (``class Olmo2Config(LlamaConfig, defaults=dict(d_model=4096, qk_norm="whole"))``); a
-    field the class body declares itself is its own (and may not be named in the keywords too). A key given no
-    default stays required.
+    parent's values alike (``class Olmo2Config(LlamaConfig)`` with ``DEFAULTS = dict(d_model=4096,
+    qk_norm="whole")``); a field the class body declares itself is its own (and may not be named in them too). A
+    key given no default stays required.
 
-    ``heads_divide_width``: the family's attention refuses heads that do not divide ``d_model`` (`check_heads`),
+    ``HEADS_DIVIDE_WIDTH``: the family's attention refuses heads that do not divide ``d_model`` (`check_heads`),
     checked before the family's own checks; a family whose heads have a width of their own (``d_head``) or whose
     transformers class rounds it down sets it false and checks what its class refuses.
     """
@@ -185,18 +186,17 @@ class TransformerConfig(ArchConfig):
     n_layers: PositiveInt = Field(description="layers")
     n_heads: PositiveInt = Field(description="attention heads")
 
-    heads_divide_width: ClassVar[bool] = True
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
+    DESCRIPTIONS: ClassVar[dict[str, str]] = {}
+    HEADS_DIVIDE_WIDTH: ClassVar[bool] = True
 
-    def __init_subclass__(
-        cls,
-        defaults: dict[str, Any] | None = None,
-        descriptions: dict[str, str] | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        defaults, descriptions = defaults or {}, descriptions or {}
+        # the class's own values only: a subclass of a family inherits the fields they made, not the tables
+        defaults: dict[str, Any] = cls.__dict__.get("DEFAULTS", {})
+        descriptions: dict[str, str] = cls.__dict__.get("DESCRIPTIONS", {})
         # pydantic reads a class's fields after this hook: a re-declaration written into the class here is read as
-        # one written in its body (keeping the base field's position, type and constraints)
+        # one written in its body
         own = inspect.get_annotations(cls)
         for key in {**defaults, **descriptions}:
             # the nearest base's field: a family's subclass (OLMo 2 of LLaMA) changes its parent's values too
@@ -213,7 +213,9 @@ class TransformerConfig(ArchConfig):
                     f"{cls.__name__}: {key!r} is no key of its bases; declare it as a field of the class instead"
                 )
             if key in own:
-                raise TypeError(f"{cls.__name__}: {key!r} is declared in the class body and given as a keyword too")
+                raise TypeError(
+                    f"{cls.__name__}: {key!r} is declared in the class body and in DEFAULTS or DESCRIPTIONS"
+                )
             changes: dict[str, Any] = {}
             if key in defaults:
                 changes["default"] = defaults[key]
@@ -224,7 +226,7 @@ class TransformerConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check_heads(self) -> Self:
-        if self.heads_divide_width:
+        if self.HEADS_DIVIDE_WIDTH:
             check_heads(self.d_model, self.n_heads)
         return self
 
