@@ -16,14 +16,13 @@ four ``V x d`` matrices, all counted, as ``sum(p.numel() for p in model.paramete
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation
+from archzoo import ArchConfig, Architecture, Reference
+from archzoo.architecture import check_activation, context_length
 from archzoo.blocks import (
     Block,
     attention,
@@ -38,6 +37,7 @@ from archzoo.blocks import (
     seq2seq_encoder,
     with_modules,
 )
+from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -72,7 +72,6 @@ CLASS_SUFFIX = {
 
 #: The symbol the classification head adds (shared in meaning with the bert and gpt plugins' K).
 ZERO = const(0)
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
 
 def stored_not_run(block: Block, why: str) -> Block:
@@ -369,12 +368,11 @@ ARCHITECTURE = Architecture(
     "Pre-training for Neural Machine Translation. TACL 2020. arXiv:2001.08210",
     config_model=BartConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     seq_len_note=lambda cfg: (
         f"{cfg.max_positions} source and {cfg.max_positions} target tokens "
         "(the learned positions of each side) unless --seq-len says otherwise"
     ),
-    max_seq_len=lambda cfg: cfg.max_positions,
+    max_seq_len=context_length,
     reference=reference,
 )
 
@@ -535,13 +533,5 @@ def _from_mbart(hf: dict[str, Any], model_class: str = "MBartModel") -> dict[str
 #: Hugging Face model type -> its reader
 HF_READERS = {"bart": _from_bart, "mbart": _from_mbart}
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    for model_type, reader in HF_READERS.items():
-        register(model_type, reader)
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({model_type: (reader, None) for model_type, reader in HF_READERS.items()})

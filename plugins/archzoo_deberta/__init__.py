@@ -19,14 +19,13 @@ tied to the token table with a bias of its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, field_validator, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_heads
+from archzoo import Architecture, Reference
+from archzoo.architecture import TransformerConfig, check_activation
 from archzoo.blocks import (
     ZERO,
     Block,
@@ -39,6 +38,7 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
+from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import N, Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -62,8 +62,6 @@ CLASSES = {
     "question_answering": "DebertaV2ForQuestionAnswering",
 }
 
-#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 #: The relative distances each side of a token: the position table has 2k rows.
 SPAN = declare_symbol(
     "k", latex="k", meaning="relative-position span (position_buckets, else max_relative_positions)", order=26
@@ -74,13 +72,17 @@ EMBEDDING = declare_symbol("E", latex="E", meaning="token embedding width (embed
 TYPES = declare_symbol("T", latex="T", meaning="token types (type_vocab_size)", order=13)
 
 
-class DebertaConfig(ArchConfig):
+class DebertaConfig(TransformerConfig):
     """A DeBERTa-v2/v3 encoder; defaults are DeBERTa-v3-base (He et al. 2023, microsoft/deberta-v3-base)."""
 
-    vocab_size: PositiveInt = Field(128100, description="rows of the token embedding")
-    d_model: PositiveInt = Field(768, description="model width (hidden_size)")
-    n_layers: PositiveInt = Field(12, description="encoder layers (num_hidden_layers)")
-    n_heads: PositiveInt = Field(12, description="attention heads (num_attention_heads); must divide d_model")
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=128100, d_model=768, n_layers=12, n_heads=12)
+    DESCRIPTIONS: ClassVar = dict(
+        vocab_size="rows of the token embedding",
+        d_model="model width (hidden_size)",
+        n_layers="encoder layers (num_hidden_layers)",
+        n_heads="attention heads (num_attention_heads); must divide d_model",
+    )
+
     d_ff: PositiveInt = Field(3072, description="hidden width of the feed-forward (intermediate_size)")
     activation: str = Field("gelu", description="activation of the feed-forward and the masked-LM head (hidden_act)")
     max_positions: PositiveInt = Field(512, description="context length (max_position_embeddings)")
@@ -133,7 +135,6 @@ class DebertaConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        check_heads(self.d_model, self.n_heads)  # DisentangledSelfAttention refuses heads that do not divide d
         check_activation(self.activation)
         check_activation(self.pooler_activation, key="pooler_activation")
         if self.pooler_hidden_size not in (None, self.d_model):
@@ -527,16 +528,8 @@ ARCHITECTURE = Architecture(
     "Sharing. ICLR 2023. arXiv:2111.09543",
     config_model=DebertaConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("deberta-v2", _from_deberta_v2, architecture="deberta")
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"deberta-v2": (_from_deberta_v2, "deberta")})

@@ -36,14 +36,13 @@ projections, is not what transformers runs).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation
+from archzoo import Architecture, Reference
+from archzoo.architecture import TransformerConfig, check_activation
 from archzoo.blocks import (
     Block,
     check_run_layers,
@@ -57,6 +56,7 @@ from archzoo.blocks import (
     rms_norm,
     with_modules,
 )
+from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import N, Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -83,7 +83,6 @@ FAMILY_HEADS = {
 #: transformers' class prefix of each model type
 FAMILIES = {"deepseek_v2": "DeepseekV2", "deepseek_v3": "DeepseekV3"}
 
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 L_DENSE = declare_symbol("L_f", latex="L_{f}", meaning="leading dense layers (first_k_dense_replace)", order=2)
 E = declare_symbol("E", latex="E", meaning="experts in each layer (n_experts)", order=4)
 K = declare_symbol("k", latex="k", meaning="experts each token runs (top_k)", order=5)
@@ -96,14 +95,19 @@ D_V = declare_symbol("d_v", latex="d_{v}", meaning="value channels of a head (v_
 D_EXPERT = declare_symbol("d_e", latex="d_{e}", meaning="width of one expert (d_ff_expert)", order=24)
 
 
-class DeepSeekConfig(ArchConfig):
+class DeepSeekConfig(TransformerConfig):
     """A DeepSeek-V2/V3 decoder; defaults are DeepSeek-V3 (DeepSeek-AI 2024, arXiv:2412.19437, Section 4.2;
     its config.json: 61 layers, width 7,168, 128 heads, 3 dense layers, 256 routed experts of 2,048, top 8)."""
 
-    vocab_size: PositiveInt = Field(129280, description="vocabulary size")
-    d_model: PositiveInt = Field(7168, description="model width")
-    n_layers: PositiveInt = Field(61, description="decoder layers (dense first, then mixture of experts)")
-    n_heads: PositiveInt = Field(128, description="attention heads")
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=129280, d_model=7168, n_layers=61, n_heads=128)
+    DESCRIPTIONS: ClassVar = dict(
+        vocab_size="vocabulary size",
+        d_model="model width",
+        n_layers="decoder layers (dense first, then mixture of experts)",
+        n_heads="attention heads",
+    )
+
+    HEADS_DIVIDE_WIDTH: ClassVar = False  # a head's query, key and value widths are keys of their own
     q_lora_rank: PositiveInt | None = Field(
         1536, description="rank of the low-rank query projection (null = one plain query projection, V2-Lite)"
     )
@@ -782,7 +786,6 @@ ARCHITECTURE = Architecture(
     "2024. arXiv:2405.04434; DeepSeek-AI. DeepSeek-V3 Technical Report. 2024. arXiv:2412.19437",
     config_model=DeepSeekConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 
@@ -790,12 +793,5 @@ ARCHITECTURE = Architecture(
 HF_READERS = {"deepseek_v2": _from_deepseek_v2, "deepseek_v3": _from_deepseek_v3}
 
 
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    for model_type, reader in HF_READERS.items():
-        register(model_type, reader, architecture="deepseek")
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({model_type: (reader, "deepseek") for model_type, reader in HF_READERS.items()})

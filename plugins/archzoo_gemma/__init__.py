@@ -34,14 +34,13 @@ type archzoo does not read (the message lists ``gemma3_text``); its ``text_confi
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation
+from archzoo import Architecture, Reference
+from archzoo.architecture import TransformerConfig, check_activation, check_kv_heads
 from archzoo.blocks import (
     Block,
     attention,
@@ -56,6 +55,7 @@ from archzoo.blocks import (
     rms_norm,
     with_modules,
 )
+from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import Poly, const, sym
 from archzoo.hf_config import (
     DROPOUT,
@@ -76,19 +76,23 @@ SLIDING = "sliding_attention"
 FULL = "full_attention"
 LayerType = Literal["sliding_attention", "full_attention"]
 
-#: the symbols the plugin adds: the head count of the labels, and the layers of each run
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
+#: the symbols the plugin adds: the layers of each run (the labels' K is archzoo.decoder_parts.LABELS)
 L_SLIDING = declare_symbol("L_s", latex="L_{s}", meaning="sliding-window layers", order=2)
 L_GLOBAL = declare_symbol("L_g", latex="L_{g}", meaning="global attention layers", order=3)
 
 
-class GemmaConfig(ArchConfig):
+class GemmaConfig(TransformerConfig):
     """A Gemma 2 decoder; defaults are Gemma 2 2B (Gemma Team 2024, Table 1; transformers' Gemma2Config)."""
 
-    vocab_size: PositiveInt = Field(256000, description="vocabulary size")
-    d_model: PositiveInt = Field(2304, description="model width")
-    n_layers: PositiveInt = Field(26, description="decoder layers")
-    n_heads: PositiveInt = Field(8, description="query heads (must divide d_model, as transformers requires)")
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=256000, d_model=2304, n_layers=26, n_heads=8)
+    DESCRIPTIONS: ClassVar = dict(
+        vocab_size="vocabulary size",
+        d_model="model width",
+        n_layers="decoder layers",
+        n_heads="query heads (must divide d_model, as transformers requires)",
+    )
+
+    HEADS_DIVIDE_WIDTH: ClassVar = False  # checked below, in Gemma's words: its heads have a width of their own
     n_kv_heads: PositiveInt = Field(4, description="key/value heads (grouped-query attention); must divide n_heads")
     d_head: PositiveInt = Field(256, description="width of one head (head_dim; n_heads x d_head need not be d_model)")
     d_ff: PositiveInt = Field(9216, description="hidden width of the GeGLU feed-forward (gate and up projections)")
@@ -125,11 +129,7 @@ class GemmaConfig(ArchConfig):
                 f"n_heads: {self.n_heads} heads do not divide d_model {self.d_model}, which transformers' Gemma "
                 "configurations refuse even with head_dim given; choose a divisor of d_model"
             )
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(
-                f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {self.n_kv_heads}; "
-                "choose a divisor of n_heads (1 for multi-query attention)"
-            )
+        check_kv_heads(self.n_heads, self.n_kv_heads)
         if self.d_head % 2:
             raise ValueError(
                 f"d_head: rotary positions turn pairs of channels, so a head's width must be even, got {self.d_head}"
@@ -153,13 +153,10 @@ class GemmaConfig(ArchConfig):
 class Gemma3Config(GemmaConfig):
     """A Gemma 3 text decoder; defaults are Gemma 3 1B (Gemma Team 2025; its config.json, google/gemma-3-1b-pt)."""
 
-    vocab_size: PositiveInt = Field(262144, description="vocabulary size")
-    d_model: PositiveInt = Field(1152, description="model width")
-    n_layers: PositiveInt = Field(26, description="decoder layers")
-    n_heads: PositiveInt = Field(4, description="query heads (must divide d_model, as transformers requires)")
-    n_kv_heads: PositiveInt = Field(1, description="key/value heads (grouped-query attention); must divide n_heads")
-    d_ff: PositiveInt = Field(6912, description="hidden width of the GeGLU feed-forward (gate and up projections)")
-    max_positions: PositiveInt = Field(32768, description="context length (rotary positions: no parameters)")
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(
+        vocab_size=262144, d_model=1152, n_heads=4, n_kv_heads=1, d_ff=6912, max_positions=32768
+    )
+
     qk_norm: bool = Field(True, description="an RMSNorm of width d_head on the queries and on the keys")
     sliding_window: PositiveInt = Field(512, description="tokens a sliding-window layer attends to")
     sliding_window_pattern: PositiveInt = Field(
@@ -607,13 +604,7 @@ GEMMA3_ARCHITECTURE = Architecture(
 )
 
 
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-    register(GEMMA3_ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("gemma2", _from_gemma2, architecture="gemma2")
-    register("gemma3_text", _from_gemma3_text, architecture="gemma3")
+register_architectures = architectures_hook(ARCHITECTURE, GEMMA3_ARCHITECTURE)
+register_hf_readers = hf_readers_hook(
+    {"gemma2": (_from_gemma2, "gemma2"), "gemma3_text": (_from_gemma3_text, "gemma3")}
+)

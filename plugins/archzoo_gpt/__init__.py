@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_heads
+from archzoo import ArchConfig, Architecture, Reference
+from archzoo.architecture import check_activation, check_heads, context_length
 from archzoo.blocks import (
     Block,
     attention,
@@ -21,21 +20,22 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
+from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook, table_values
 from archzoo.formula import const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
-from archzoo.symbols import declare_symbol, symbol
+from archzoo.symbols import symbol
 
 # the hook by which this plugin states what its layers save for backward
 from .activation import register_activation_memory as register_activation_memory
 
 __version__ = "0.1.0"
 
-#: The one symbol only this plugin's formulas use (the shared ones are archzoo.symbols.symbol's).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
-
 
 class GptConfig(ArchConfig):
-    """A decoder-only Transformer; defaults are GPT-2 small (Radford et al. 2019)."""
+    """A decoder-only Transformer; defaults are GPT-2 small (Radford et al. 2019).
+
+    Not on `archzoo.architecture.TransformerConfig`: GPT's keys read context first, as GPT-2's n_positions does,
+    and moving it would reorder every GPT entry's configuration in reports and JSON."""
 
     vocab_size: PositiveInt = Field(50257, description="BPE vocabulary size")
     max_positions: PositiveInt = Field(1024, description="context length (learned positions)")
@@ -343,17 +343,7 @@ HF_OPENAI_GPT = HFTable(
 
 @hf_reader(HF_GPT2)
 def _from_gpt2(hf: dict[str, Any], model_class: str = "GPT2Model") -> dict[str, Any]:
-    return dict(
-        vocab_size=hf["vocab_size"],
-        max_positions=hf["n_positions"],
-        d_model=hf["n_embd"],
-        n_layers=hf["n_layer"],
-        n_heads=hf["n_head"],
-        d_ff=hf["n_inner"],
-        activation=hf["activation_function"],
-        tie_embeddings=hf["tie_word_embeddings"],
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, HF_GPT2)
 
 
 @hf_reader(HF_OPENAI_GPT)
@@ -363,17 +353,7 @@ def _from_openai_gpt(hf: dict[str, Any], model_class: str = "OpenAIGPTModel") ->
             f"afn: transformers' OpenAI GPT builds only {', '.join(OPENAI_GPT_ACTIVATIONS[:-1])} or "
             f"{OPENAI_GPT_ACTIVATIONS[-1]}, got {hf['afn']!r}; choose one of them"
         )
-    return dict(
-        vocab_size=hf["vocab_size"],
-        max_positions=hf["n_positions"],
-        d_model=hf["n_embd"],
-        n_layers=hf["n_layer"],
-        n_heads=hf["n_head"],
-        activation=hf["afn"],
-        final_norm=False,
-        tie_embeddings=hf["tie_word_embeddings"],
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, HF_OPENAI_GPT, final_norm=False)
 
 
 ARCHITECTURE = Architecture(
@@ -385,18 +365,9 @@ ARCHITECTURE = Architecture(
     "Learners. OpenAI 2019; Brown et al. Language Models are Few-Shot Learners. NeurIPS 2020, arXiv:2005.14165",
     config_model=GptConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
-    max_seq_len=lambda cfg: cfg.max_positions,
+    max_seq_len=context_length,
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("gpt2", _from_gpt2)
-    register("openai-gpt", _from_openai_gpt)
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"gpt2": (_from_gpt2, None), "openai-gpt": (_from_openai_gpt, None)})

@@ -47,7 +47,13 @@ from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_
 from pydantic.fields import FieldInfo
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_heads, check_rotary_head_width
+from archzoo.architecture import (
+    TransformerConfig,
+    check_activation,
+    check_heads,
+    check_kv_heads,
+    check_rotary_head_width,
+)
 from archzoo.blocks import (
     Block,
     attention,
@@ -64,7 +70,8 @@ from archzoo.blocks import (
     rms_norm,
     with_modules,
 )
-from archzoo.formula import Poly, const, sym
+from archzoo.decoder_parts import LABELS, kv_heads
+from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -86,22 +93,21 @@ __version__ = "0.1.0"
 #: The heads of transformers' classes of these types (*Model, *ForCausalLM, *ForSequenceClassification, ...).
 HEADS = ("lm", "none", "sequence_classification", "token_classification", "question_answering")
 
-#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
-
-class DecoderConfig(ArchConfig):
+class DecoderConfig(TransformerConfig):
     """The keys every LLaMA-style decoder shares (attention, norms, embeddings, head); defaults are
-    TinyLlama-1.1B (Zhang et al. 2024). `LlamaConfig` adds a dense feed-forward, `MoEConfig` experts."""
+    TinyLlama-1.1B (Zhang et al. 2024). `LlamaConfig` adds a dense feed-forward, `MoEConfig` experts; the other
+    families change their values in ``DEFAULTS`` (`archzoo.architecture.TransformerConfig`)."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=32000, d_model=2048, n_layers=22, n_heads=32)
+    DESCRIPTIONS: ClassVar = dict(
+        vocab_size="vocabulary size", d_model="model width", n_layers="decoder layers", n_heads="query heads"
+    )
 
     #: the name of the architecture this configuration builds, the root of its block tree, and the root's description
     ROOT: ClassVar[str] = "llama"
     TITLE: ClassVar[str] = "LLaMA-style decoder"
-
-    vocab_size: PositiveInt = Field(32000, description="vocabulary size")
-    d_model: PositiveInt = Field(2048, description="model width")
-    n_layers: PositiveInt = Field(22, description="decoder layers")
-    n_heads: PositiveInt = Field(32, description="query heads")
+    HEADS_DIVIDE_WIDTH: ClassVar = False  # unless d_head is given: checked below, with the hint to give it
     n_kv_heads: PositiveInt | None = Field(
         4, description="key/value heads (grouped- or multi-query attention; null = n_heads); must divide n_heads"
     )
@@ -145,12 +151,7 @@ class DecoderConfig(ArchConfig):
     def _check(self) -> Self:
         if self.d_head is None:
             check_heads(self.d_model, self.n_heads, ", or give d_head explicitly (Gemma 7B: n_heads 16, d_head 256)")
-        kv = self.n_heads if self.n_kv_heads is None else self.n_kv_heads
-        if self.n_heads % kv:
-            raise ValueError(
-                f"n_kv_heads: n_heads {self.n_heads} is not divisible by n_kv_heads {kv}; "
-                "choose a divisor of n_heads (1 for multi-query attention)"
-            )
+        check_kv_heads(self.n_heads, self.n_kv_heads)
         check_rotary_head_width(self.d_model, self.n_heads, self.d_head)
         check_activation(self.activation)
         return self
@@ -167,8 +168,9 @@ class LlamaConfig(DecoderConfig):
     )
 
 
-def _default(name: str, value: Any, base: type[ArchConfig] = DecoderConfig) -> Any:
-    """``base``'s field ``name`` (its description and constraints) with another default."""
+def _default(name: str, value: Any, base: type[ArchConfig]) -> Any:
+    """``base``'s field ``name`` (its description and constraints) with another default, for a class that is not a
+    subclass of ``base`` (an inherited field takes its value from the class's ``DEFAULTS``)."""
     return FieldInfo.merge_field_infos(base.model_fields[name], default=value)
 
 
@@ -177,52 +179,52 @@ class Olmo2Config(LlamaConfig):
     defaults are OLMo 2 7B (allenai/OLMo-2-1124-7B config.json; OLMo et al. 2024, 2 OLMo 2 Furious,
     arXiv:2501.00656, Table 1)."""
 
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(
+        vocab_size=100352,
+        d_model=4096,
+        n_layers=32,
+        n_heads=32,
+        n_kv_heads=None,
+        max_positions=4096,
+        qk_norm="whole",
+        norm_after=True,
+        d_ff=11008,
+        family="olmo2",
+    )
+
     ROOT: ClassVar[str] = "olmo2"
     TITLE: ClassVar[str] = "OLMo 2 decoder"
-    vocab_size: PositiveInt = _default("vocab_size", 100352)
-    d_model: PositiveInt = _default("d_model", 4096)
-    n_layers: PositiveInt = _default("n_layers", 32)
-    n_heads: PositiveInt = _default("n_heads", 32)
-    n_kv_heads: PositiveInt | None = _default("n_kv_heads", None)
-    max_positions: PositiveInt = _default("max_positions", 4096)
-    qk_norm: Literal["none", "per_head", "whole"] = _default("qk_norm", "whole")
-    norm_after: bool = _default("norm_after", True)
-    d_ff: PositiveInt = _default("d_ff", 11008, LlamaConfig)
-    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3", "qwen3", "olmo2", "granite"] = _default(
-        "family", "olmo2", LlamaConfig
-    )
 
 
 class GraniteConfig(LlamaConfig):
     """An IBM Granite 3.0 decoder: Llama's layers with multipliers on the embeddings, residuals, attention scores
     and logits, which change no count; defaults are Granite 3.0 8B (ibm-granite/granite-3.0-8b-base config.json)."""
 
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(
+        vocab_size=49155,
+        d_model=4096,
+        n_layers=40,
+        n_heads=32,
+        n_kv_heads=8,
+        max_positions=4096,
+        tie_embeddings=True,
+        d_ff=12800,
+        family="granite",
+    )
+
     ROOT: ClassVar[str] = "granite"
     TITLE: ClassVar[str] = "Granite decoder"
-    vocab_size: PositiveInt = _default("vocab_size", 49155)
-    d_model: PositiveInt = _default("d_model", 4096)
-    n_layers: PositiveInt = _default("n_layers", 40)
-    n_heads: PositiveInt = _default("n_heads", 32)
-    n_kv_heads: PositiveInt | None = _default("n_kv_heads", 8)
-    max_positions: PositiveInt = _default("max_positions", 4096)
-    tie_embeddings: bool = _default("tie_embeddings", True)
-    d_ff: PositiveInt = _default("d_ff", 12800, LlamaConfig)
-    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3", "qwen3", "olmo2", "granite"] = _default(
-        "family", "granite", LlamaConfig
-    )
 
 
 class MoEConfig(DecoderConfig):
     """A LLaMA-style decoder whose feed-forward is a mixture of experts; defaults are Mixtral 8x7B
     (Jiang et al. 2024, Table 1)."""
 
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(d_model=4096, n_layers=32, n_kv_heads=8, max_positions=32768)
+
     ROOT: ClassVar[str] = "moe"
     TITLE: ClassVar[str] = "LLaMA-style mixture-of-experts decoder"
 
-    d_model: PositiveInt = _default("d_model", 4096)
-    n_layers: PositiveInt = _default("n_layers", 32)
-    n_kv_heads: PositiveInt | None = _default("n_kv_heads", 8)
-    max_positions: PositiveInt = _default("max_positions", 32768)
     n_experts: PositiveInt = Field(8, description="experts in each layer's mixture (all stored)")
     top_k: PositiveInt = Field(2, description="experts each token runs through in each layer (at most n_experts)")
     d_ff_expert: PositiveInt = Field(
@@ -303,20 +305,23 @@ class Qwen3MoEConfig(MoEConfig):
     over each head, an explicit head width, no shared expert; defaults are Qwen3-30B-A3B (Qwen/Qwen3-30B-A3B
     config.json; Qwen3 Technical Report, arXiv:2505.09388, Table 2)."""
 
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(
+        vocab_size=151936,
+        d_model=2048,
+        n_layers=48,
+        n_heads=32,
+        n_kv_heads=4,
+        d_head=128,
+        max_positions=40960,
+        qk_norm="per_head",
+        n_experts=128,
+        top_k=8,
+        d_ff_expert=768,
+        family="qwen3_moe",
+    )
+
     ROOT: ClassVar[str] = "qwen3"
     TITLE: ClassVar[str] = "Qwen3 mixture-of-experts decoder"
-    vocab_size: PositiveInt = _default("vocab_size", 151936)
-    d_model: PositiveInt = _default("d_model", 2048)
-    n_layers: PositiveInt = _default("n_layers", 48)
-    n_heads: PositiveInt = _default("n_heads", 32)
-    n_kv_heads: PositiveInt | None = _default("n_kv_heads", 4)
-    d_head: PositiveInt | None = _default("d_head", 128)
-    max_positions: PositiveInt = _default("max_positions", 40960)
-    qk_norm: Literal["none", "per_head", "whole"] = _default("qk_norm", "per_head")
-    n_experts: PositiveInt = _default("n_experts", 128, MoEConfig)
-    top_k: PositiveInt = _default("top_k", 8, MoEConfig)
-    d_ff_expert: PositiveInt = _default("d_ff_expert", 768, MoEConfig)
-    family: Literal["mixtral", "qwen2_moe", "qwen3_moe"] = _default("family", "qwen3_moe", MoEConfig)
 
 
 class Qwen3Config(LlamaConfig):
@@ -325,23 +330,24 @@ class Qwen3Config(LlamaConfig):
     Defaults are Qwen3-8B (Qwen/Qwen3-8B config.json; Yang et al. 2025, Qwen3 Technical Report, arXiv:2505.09388,
     Table 1)."""
 
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(
+        vocab_size=151936,
+        d_model=4096,
+        n_layers=36,
+        n_heads=32,
+        n_kv_heads=8,
+        d_head=128,
+        max_positions=40960,
+        qk_norm="per_head",
+        family="qwen3",
+    )
+
     ROOT: ClassVar[str] = "qwen3"
     TITLE: ClassVar[str] = "Qwen3 decoder"
-    vocab_size: PositiveInt = _default("vocab_size", 151936)
-    d_model: PositiveInt = _default("d_model", 4096)
-    n_layers: PositiveInt = _default("n_layers", 36)
-    n_heads: PositiveInt = _default("n_heads", 32)
-    n_kv_heads: PositiveInt | None = _default("n_kv_heads", 8)
-    d_head: PositiveInt | None = _default("d_head", 128)
-    max_positions: PositiveInt = _default("max_positions", 40960)
-    qk_norm: Literal["none", "per_head", "whole"] = _default("qk_norm", "per_head")
     d_ff: PositiveInt = Field(
         12288,
         description="hidden width of the gated feed-forward of every layer without experts (all of them when "
         "n_experts is 0; Qwen3-MoE: intermediate_size)",
-    )
-    family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3", "qwen3", "olmo2", "granite"] = _default(
-        "family", "qwen3", LlamaConfig
     )
     n_experts: NonNegativeInt = Field(
         0,
@@ -408,11 +414,7 @@ def _layer(cfg: DecoderConfig, name: str, mlp: Block, mlp_text: str) -> Block:
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_head or cfg.d_model // cfg.n_heads)
     inner = d if cfg.d_head is None else h * d_h
-    if cfg.n_kv_heads is None or cfg.n_kv_heads == cfg.n_heads:
-        kv_inner, h_kv = inner, h
-    else:
-        h_kv = sym("h_kv", cfg.n_kv_heads, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
-        kv_inner = h_kv * d_h
+    h_kv, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, inner)
     norm_name = "RMSNorm" if cfg.norm == "rms_norm" else "LayerNorm without parameters"
     q_norm = k_norm = None
     if cfg.qk_norm == "per_head":  # one RMSNorm(d_head) applied to every head of the queries, one to the keys
@@ -1611,7 +1613,6 @@ ARCHITECTURE = Architecture(
     "Touvron et al. Llama 2: Open Foundation and Fine-Tuned Chat Models. 2023. arXiv:2307.09288",
     config_model=LlamaConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 
@@ -1627,7 +1628,6 @@ MOE_ARCHITECTURE = Architecture(
     "arXiv:1701.06538; Yang et al. Qwen2 Technical Report. 2024. arXiv:2407.10671",
     config_model=MoEConfig,
     build=build_moe,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=moe_reference,
 )
 
@@ -1654,7 +1654,6 @@ QWEN3_ARCHITECTURE = Architecture(
     citation="Yang et al. Qwen3 Technical Report. 2025. arXiv:2505.09388",
     config_model=Qwen3Config,
     build=build_qwen3,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=qwen3_reference,
 )
 
@@ -1667,7 +1666,6 @@ OLMO2_ARCHITECTURE = Architecture(
     citation="OLMo et al. 2 OLMo 2 Furious. 2024. arXiv:2501.00656",
     config_model=Olmo2Config,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 
@@ -1680,7 +1678,6 @@ GRANITE_ARCHITECTURE = Architecture(
     citation="IBM Granite Team. Granite 3.0 Language Models. 2024. github.com/ibm-granite/granite-3.0-language-models",
     config_model=GraniteConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 

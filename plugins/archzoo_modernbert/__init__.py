@@ -19,13 +19,12 @@ classifier on one pooled vector (the first token's, or the mean: element-wise, n
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_heads
+from archzoo import Architecture, Reference
+from archzoo.architecture import TransformerConfig, check_activation
 from archzoo.blocks import (
     Block,
     attention,
@@ -38,6 +37,7 @@ from archzoo.blocks import (
     linear,
     with_modules,
 )
+from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -49,7 +49,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.symbols import declare_symbol, symbol
+from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
 
@@ -62,18 +62,19 @@ CLASSES = {
     "question_answering": "ModernBertForQuestionAnswering",
 }
 
-#: The one symbol the heads add (shared in meaning with the bert and gpt plugins' K).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
-
-class ModernBertConfig(ArchConfig):
+class ModernBertConfig(TransformerConfig):
     """A ModernBERT encoder; defaults are ModernBERT-base (Warner et al. 2024), which are also transformers'
     ModernBertConfig defaults."""
 
-    vocab_size: PositiveInt = Field(50368, description="rows of the token embedding (and of the masked-LM decoder)")
-    d_model: PositiveInt = Field(768, description="model width (hidden_size)")
-    n_layers: PositiveInt = Field(22, description="encoder layers (num_hidden_layers)")
-    n_heads: PositiveInt = Field(12, description="attention heads (num_attention_heads); must divide d_model")
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=50368, d_model=768, n_layers=22, n_heads=12)
+    DESCRIPTIONS: ClassVar = dict(
+        vocab_size="rows of the token embedding (and of the masked-LM decoder)",
+        d_model="model width (hidden_size)",
+        n_layers="encoder layers (num_hidden_layers)",
+        n_heads="attention heads (num_attention_heads); must divide d_model",
+    )
+
     d_ff: PositiveInt = Field(
         1152, description="hidden width of the gated feed-forward (intermediate_size; Wi makes twice it)"
     )
@@ -102,7 +103,6 @@ class ModernBertConfig(ArchConfig):
     @model_validator(mode="after")
     def _check(self) -> Self:
         check_run_layers(self.n_layers)  # the stack's runs list every layer's position
-        check_heads(self.d_model, self.n_heads)  # ModernBertAttention refuses heads that do not divide the width
         check_activation(self.activation)
         check_activation(self.classifier_activation, key="classifier_activation")
         if (self.d_model // self.n_heads) % 2:
@@ -414,16 +414,8 @@ ARCHITECTURE = Architecture(
     "Efficient, and Long Context Finetuning and Inference. 2024. arXiv:2412.13663",
     config_model=ModernBertConfig,
     build=build,
-    seq_len=lambda cfg: cfg.max_positions,
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("modernbert", _from_modernbert, architecture="modernbert")
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"modernbert": (_from_modernbert, "modernbert")})

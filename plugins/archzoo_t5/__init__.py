@@ -22,13 +22,12 @@ FLOPs: the relative position bias is an embedding lookup added to the scores, so
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo import ArchConfig, Architecture, Reference
 from archzoo.architecture import check_activation
 from archzoo.blocks import (
     Block,
@@ -44,6 +43,7 @@ from archzoo.blocks import (
     seq2seq_encoder,
     with_modules,
 )
+from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import Poly, const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
 from archzoo.symbols import declare_symbol, symbol
@@ -51,7 +51,6 @@ from archzoo.symbols import declare_symbol, symbol
 __version__ = "0.1.0"
 
 #: relative position buckets: the rows of each stack's relative position bias
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 BUCKETS = declare_symbol("B", latex="B", meaning="relative position buckets (relative_attention_num_buckets)", order=12)
 
 
@@ -533,15 +532,8 @@ ARCHITECTURE = Architecture(
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("t5", _from_t5)
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"t5": (_from_t5, None)})
 
 
 def _reference_class(name: str) -> type:

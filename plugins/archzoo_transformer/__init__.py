@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo import ArchConfig, Architecture, Reference
 from archzoo.architecture import check_heads
 from archzoo.blocks import (
     Block,
@@ -28,6 +28,7 @@ from archzoo.blocks import (
     seq2seq_encoder,
     with_modules,
 )
+from archzoo.decoder_parts import architectures_hook
 from archzoo.formula import total
 from archzoo.symbols import symbol
 
@@ -206,10 +207,7 @@ ARCHITECTURE = Architecture(
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
+register_architectures = architectures_hook(ARCHITECTURE)
 
 
 def _seq2seq_transformer_class() -> type:

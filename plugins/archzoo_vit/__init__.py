@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo import ArchConfig, Architecture, Reference
 from archzoo.architecture import check_activation, check_heads
 from archzoo.blocks import (
     Block,
@@ -22,6 +21,7 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
+from archzoo.decoder_parts import architectures_hook, hf_readers_hook
 from archzoo.formula import const
 from archzoo.hf_config import ACTIVATION_ONLY, DROPOUT, INITIALISATION, NORM_EPSILON, HFTable, hf_reader
 from archzoo.symbols import declare_symbol, symbol
@@ -420,13 +420,5 @@ ARCHITECTURE = Architecture(
     reference=reference,
 )
 
-
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("vit", _from_vit)
-    register("deit", _from_deit)
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"vit": (_from_vit, None), "deit": (_from_deit, None)})
