@@ -65,3 +65,15 @@ def test_reading_json_imports_no_yaml(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["{'n_layers':", "2}", "False"], done.stderr
+
+
+def test_a_control_character_typed_into_a_set_value_is_called_the_value(capsys):
+    """The reader words the problem for what it reads (``subject``): the CLI passes "the value" rather than
+    rewriting the reader's "the file" in its message."""
+    assert main(["count", "gpt", "--set", "n_layers=a\x01b"]) == 1
+    assert capsys.readouterr().err == (
+        "archzoo: error: --set n_layers: the value holds the control character U+0001, which is not printable; "
+        "remove it (write plain text)\n"
+    )
+    with pytest.raises(InputError, match=r"^x\.yaml:1: the file holds the control character U\+0001"):
+        load_yaml("a: b\x01", "x.yaml")

@@ -136,12 +136,11 @@ def _parse_set(pairs: tuple[str, ...]) -> dict[str, Any]:
             values[key] = raw
             continue
         try:
-            values[key] = load_yaml(f"{json.dumps(key)}: {raw}", "--set", InputError)[key]
+            values[key] = load_yaml(f"{json.dumps(key)}: {raw}", "--set", InputError, subject="the value")[key]
         except YAMLSyntaxError:
             values[key] = raw  # not a YAML value: the text as typed (validation says what was expected)
         except InputError as exc:
-            message = exc.message.replace("the file holds", "the value holds")
-            raise ConfigError(f"--set {exc.key or key_path((key,))}: {message}") from None
+            raise ConfigError(f"--set {exc.key or key_path((key,))}: {exc.message}") from None
     return values
 
 

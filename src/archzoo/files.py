@@ -250,7 +250,7 @@ def show_tag(tag: str) -> str:
 _YAML_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
-def yaml_character_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str] | None:
+def yaml_character_problem(exc: yaml.YAMLError, text: str, subject: str = "the file") -> tuple[int, str] | None:
     """``(line, what is wrong)`` for a character YAML refuses: a control character written into the file,
     a lone surrogate or an unknown backslash escape in a double-quoted value. None for other errors.
 
@@ -263,7 +263,7 @@ def yaml_character_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str] | 
         line = text.count("\n", 0, exc.position) + 1
         code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
         return line, (
-            f"the file holds the control character U+{code:04X}, which is not printable; remove it (write plain text)"
+            f"{subject} holds the control character U+{code:04X}, which is not printable; remove it (write plain text)"
         )
     problem = str(getattr(exc, "problem", "") or "")
     mark = getattr(exc, "problem_mark", None)
@@ -546,10 +546,10 @@ def _loader() -> type:
 YAMLProblem = tuple[int, str, str]
 
 
-def _terse_syntax_problem(exc: yaml.YAMLError, text: str) -> tuple[int, str]:
+def _terse_syntax_problem(exc: yaml.YAMLError, text: str, subject: str = "the file") -> tuple[int, str]:
     """A YAML syntax error as ``(line, message)``, as the parser words it (a value typed on the command line,
     a --config file)."""
-    character = yaml_character_problem(exc, text)
+    character = yaml_character_problem(exc, text, subject)
     if character:
         return character
     mark = getattr(exc, "problem_mark", None)
@@ -711,10 +711,11 @@ def read_yaml(
         return None, [(exc.line or 1, "", exc.message)]
 
 
-def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) -> Any:
+def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError, *, subject: str = "the file") -> Any:
     """A small YAML 1.2 document as Python data (`read_yaml`), or ``error`` for its first problem, as
     ``source:line: key: message``; with ``error`` `InputError`, text the YAML parser cannot read at all is
-    its subclass `YAMLSyntaxError` (``--set`` then takes such a value as the text typed).
+    its subclass `YAMLSyntaxError` (``--set`` then takes such a value as the text typed). ``subject`` is
+    what a message calls the text (``the value`` of a ``--set``).
 
     Plain YAML only (no tags beyond the core schema's), one document, no duplicate keys, within the
     depth, size and digit limits above.
@@ -723,7 +724,7 @@ def load_yaml(text: str, source: str, error: type[ArchzooError] = InputError) ->
 
     def syntax(exc: yaml.YAMLError, text: str) -> tuple[int, str]:
         unparsed.append(yaml_character_problem(exc, text) is None)  # a refused character is no syntax error
-        return _terse_syntax_problem(exc, text)
+        return _terse_syntax_problem(exc, text, subject)
 
     data, problems = read_yaml(text, holder="configuration files", syntax=syntax)
     if not problems:
