@@ -1,0 +1,222 @@
+"""The configuration base (`archzoo.architecture.TransformerConfig`) and the parts Transformer plugins share
+(`archzoo.decoder_parts`): what a family states through them is what it would have written out itself."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import Field, PositiveInt, ValidationError
+
+from archzoo.architecture import Architecture, TransformerConfig, check_head_count, check_kv_heads, context_length
+from archzoo.blocks import Block
+from archzoo.decoder_parts import (
+    architectures_hook,
+    attention_modules,
+    decoder_heads,
+    decoder_modules,
+    describe_heads,
+    head_classes,
+    hf_readers_hook,
+    kv_heads,
+    table_values,
+)
+from archzoo.formula import sym
+from archzoo.hf_vocabulary import HFTable
+
+
+class _Tiny(TransformerConfig):
+    DEFAULTS: ClassVar[dict[str, Any]] = {"vocab_size": 100, "d_model": 64, "n_layers": 2, "n_heads": 4}
+    DESCRIPTIONS: ClassVar[dict[str, str]] = {"d_model": "model width (hidden_size)"}
+
+    d_ff: PositiveInt = Field(256, description="feed-forward width")
+    max_positions: PositiveInt = Field(32, description="context length")
+
+
+class _TinyVariant(_Tiny):
+    DEFAULTS: ClassVar[dict[str, Any]] = {"d_model": 96, "d_ff": 384}
+
+
+def test_defaults_and_descriptions_re_declare_the_base_keys_first_in_the_base_order():
+    fields = _Tiny.model_fields
+    assert list(fields) == ["vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_positions"]
+    assert [fields[k].default for k in ("vocab_size", "d_model", "n_layers", "n_heads")] == [100, 64, 2, 4]
+    assert fields["d_model"].description == "model width (hidden_size)"
+    assert fields["n_heads"].description == "attention heads"  # the base's wording where the family gives none
+    assert _Tiny().model_dump() == {
+        "vocab_size": 100,
+        "d_model": 64,
+        "n_layers": 2,
+        "n_heads": 4,
+        "d_ff": 256,
+        "max_positions": 32,
+    }
+
+
+def test_a_variant_changes_its_parents_values_including_the_parents_own_keys():
+    variant = _TinyVariant()
+    assert (variant.d_model, variant.d_ff, variant.vocab_size) == (96, 384, 100)
+    assert list(_TinyVariant.model_fields) == list(_Tiny.model_fields)
+    assert _TinyVariant.model_fields["d_model"].description == "model width (hidden_size)"
+
+
+def test_the_base_keys_keep_their_constraints_and_strictness():
+    with pytest.raises(ValidationError, match="greater than 0"):
+        _Tiny(n_layers=0)
+    with pytest.raises(ValidationError, match="valid integer"):
+        _Tiny(d_model="64")
+
+
+def test_the_heads_check_runs_unless_the_family_turns_it_off():
+    with pytest.raises(ValidationError, match=r"n_heads: d_model 64 is not divisible by n_heads 3; choose a divisor"):
+        _Tiny(n_heads=3)
+
+    class Rounding(_Tiny):
+        HEADS_DIVIDE_WIDTH: ClassVar[bool] = False
+
+    assert Rounding(n_heads=3).n_heads == 3
+
+
+def test_a_key_the_bases_lack_or_a_key_given_twice_is_refused_when_the_class_is_made():
+    with pytest.raises(TypeError, match="'d_kv' is no key of its bases"):
+
+        class Unknown(TransformerConfig):
+            DEFAULTS: ClassVar[dict[str, Any]] = {"d_kv": 64}
+
+    with pytest.raises(TypeError, match="'d_model' is declared in the class body and in DEFAULTS"):
+
+        class Twice(TransformerConfig):
+            DEFAULTS: ClassVar[dict[str, Any]] = {"d_model": 64}
+            d_model: PositiveInt = Field(64, description="model width")
+
+
+def test_a_base_key_without_a_default_stays_required():
+    class Partial(TransformerConfig):
+        DEFAULTS: ClassVar[dict[str, Any]] = {"vocab_size": 10, "d_model": 8, "n_layers": 1}
+
+    with pytest.raises(ValidationError, match="n_heads"):
+        Partial()
+
+
+def test_every_built_in_transformer_family_puts_the_four_keys_first(host):
+    on_base = {
+        name: arch for name, arch in host.architectures.items() if issubclass(arch.config_model, TransformerConfig)
+    }
+    assert len(on_base) >= 10, sorted(on_base)
+    for name, arch in on_base.items():
+        assert list(arch.config_model.model_fields)[:4] == ["vocab_size", "d_model", "n_layers", "n_heads"], name
+
+
+def test_the_shared_head_checks_name_their_key():
+    with pytest.raises(ValueError, match=r"^n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3; choose a divisor"):
+        check_kv_heads(8, 3)
+    check_kv_heads(8, None)  # as many key/value heads as query heads
+    with pytest.raises(
+        ValueError, match=r"^n_heads: d_model 4 leaves each of 8 heads 0 wide; choose at most 4 heads, or"
+    ):
+        check_head_count(4, 8, "or give d_head")
+
+
+def test_the_default_sequence_length_is_the_context():
+    arch = Architecture(
+        name="tiny", title="Tiny", summary="s", citation="c", config_model=_Tiny, build=lambda cfg: Block("x", "x", "")
+    )
+    assert arch.seq_len(_Tiny()) == 32 == context_length(_Tiny(max_positions=32))
+
+
+def test_the_decoder_heads_hold_what_torch_s_linears_hold():
+    torch = pytest.importorskip("torch")
+    d, V = sym("d", 64), sym("V", 100)
+    cases = {
+        "sequence_classification": torch.nn.Linear(64, 5, bias=False),
+        "token_classification": torch.nn.Linear(64, 5),
+        "question_answering": torch.nn.Linear(64, 2),
+    }
+    for head, module in cases.items():
+        (block,) = decoder_heads(head, d, V, tied=False, num_labels=5)
+        assert block.params.evaluate() == sum(p.numel() for p in module.parameters()), head
+    (untied,) = decoder_heads("lm", d, V, tied=False)
+    assert untied.params.evaluate() == torch.nn.Linear(64, 100, bias=False).weight.numel()
+    (tied,) = decoder_heads("lm", d, V, tied=True)
+    assert tied.params.evaluate() == 0 and tied.tied_to == "token"
+    assert decoder_heads("none", d, V, tied=False) == []
+    (classifier,) = decoder_heads("token_classification", d, V, tied=False, token_classifier="classifier")
+    assert classifier.name == "classifier"
+
+
+def test_grouped_key_value_heads_get_their_own_symbol_and_width():
+    h, d_h, inner = sym("h", 8), sym("d_h", 16), sym("d", 128)
+    assert kv_heads(8, None, h, d_h, inner) == (h, inner)
+    assert kv_heads(8, 8, h, d_h, inner) == (h, inner)
+    h_kv, width = kv_heads(8, 2, h, d_h, inner)
+    assert (h_kv.evaluate(), width.evaluate()) == (2, 2 * 16)
+
+
+def test_module_rows_name_the_base_model_prefix_only_in_head_classes():
+    layer = {"norm": "input_layernorm", **attention_modules(out="dense", norms=("q_layernorm", "k_layernorm"))}
+    rows = decoder_modules("phi", "lm", layer, final_norm="final_layernorm")
+    assert rows["phi.token"] == ("model.embed_tokens",)
+    assert rows["phi.layers.layer.attention.out_proj"] == ("self_attn.dense",)
+    assert rows["phi.layers.layer.attention.k_norm"] == ("self_attn.k_layernorm",)
+    assert rows["phi.final_norm"] == ("model.final_layernorm",)
+    assert rows["phi.lm_head"] == ("lm_head",)
+    assert decoder_modules("phi", "none", layer)["phi.layers"] == ("layers",)
+
+
+def test_a_table_reads_every_key_it_maps_and_the_plugin_computes_the_rest():
+    table = HFTable(
+        model_type="tiny",
+        config_class="TinyConfig",
+        defaults={"vocab_size": 10, "hidden_size": 8, "pad_token_id": None, "rope_parameters": None},
+        aliases={},
+        read={
+            "vocab_size": "vocab_size",
+            "hidden_size": "d_model",
+            "head_dim": "d_head",  # not a field of the class: read when a file sets it
+            "pad_token_id": "(checked: inside the vocabulary)",
+            "rope_parameters": "rotary_fraction",
+            "num_labels": "num_labels",
+        },
+        ignored={},
+        refused={},
+        base_class="TinyModel",
+        classes={"TinyModel": {"head": "none"}},
+    )
+    hf = {"vocab_size": 10, "hidden_size": 8, "pad_token_id": None, "rope_parameters": None, "num_labels": 3}
+    assert table_values(hf, table, rotary_fraction=0.5) == {
+        "vocab_size": 10,
+        "d_model": 8,
+        "d_head": None,
+        "num_labels": 3,
+        "rotary_fraction": 0.5,
+    }
+    assert table_values({**hf, "head_dim": 4}, table, rotary_fraction=0.5)["d_head"] == 4
+
+
+def test_heads_are_described_and_tabled_from_the_class_map():
+    classes = {"lm": "XForCausalLM", "none": "XModel", "sequence_classification": "XForSequenceClassification"}
+    assert describe_heads(classes, prefix="X") == (
+        "lm (XForCausalLM), none (XModel) or sequence_classification (a bias-free score layer on every token, the "
+        "last non-padding one's kept): XFor..."
+    )
+    assert describe_heads({"lm": "YForCausalLM", "none": "YModel"}) == "lm (YForCausalLM) or none (YModel)"
+    assert list(head_classes(classes)) == ["XModel", "XForCausalLM", "XForSequenceClassification"]
+    assert head_classes(classes)["XForCausalLM"] == {"head": "lm"}
+
+
+def test_the_hooks_are_archzoo_hook_implementations_that_register_what_they_hold():
+    arch = object()
+    registered: list[Any] = []
+    hook = architectures_hook(arch, arch)  # type: ignore[arg-type]
+    assert hasattr(hook, "archzoo_impl") and hook.__name__ == "register_architectures"
+    hook(registered.append)
+    assert registered == [arch, arch]
+
+    def reader(hf: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    calls: list[tuple[Any, ...]] = []
+    readers = hf_readers_hook({"tiny": (reader, "tiny"), "other": (reader, None)})
+    assert hasattr(readers, "archzoo_impl") and readers.__name__ == "register_hf_readers"
+    readers(lambda *args, **kwargs: calls.append((*args, kwargs["architecture"])))
+    assert calls == [("tiny", reader, "tiny"), ("other", reader, None)]
