@@ -97,14 +97,23 @@ class Poly:
                 terms = {m: c for m, c in terms.items() if c != 0}
             return _poly(terms, self.symbols if type(self.symbols) is dict else dict(self.symbols))
         other = other if type(other) is Poly else self._lift(other)
+        right = other.terms.items()
         for m1, c1 in self.terms.items():
-            for m2, c2 in other.terms.items():
-                # the product's monomial, its factors sorted by name; a number (the empty monomial) times a
-                # monomial already in that order is that monomial, the commonest case
+            for m2, c2 in right:
+                # the product's monomial, its factors sorted by name: a number (the empty monomial) times a
+                # monomial already in that order is that monomial, and two single factors are put in order
                 if not m2 and (len(m1) < 2 or m1 in _SORTED):
                     mono = m1
                 elif not m1 and (len(m2) < 2 or m2 in _SORTED):
                     mono = m2
+                elif len(m1) == 1 and len(m2) == 1:
+                    first, second = m1[0], m2[0]
+                    if first[0] < second[0]:
+                        mono = (first, second)
+                    elif second[0] < first[0]:
+                        mono = (second, first)
+                    else:
+                        mono = ((first[0], first[1] + second[1]),)
                 else:
                     powers = dict(m1)
                     for name, power in m2:
