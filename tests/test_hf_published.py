@@ -151,7 +151,12 @@ def _inputs(torch: Any, model: Any, config: Any, n: int, device: str) -> tuple[i
         offered["pixel_values"] = _image(torch, vision, device)
     if hasattr(config, "num_mel_bins"):
         frames = 2 * config.max_source_positions
-        offered["input_features"] = torch.zeros(1, config.num_mel_bins, frames, device=device)
+        dtype = next(model.parameters()).dtype  # a file's "dtype": "float16" builds a float16 convolution
+        offered["input_features"] = torch.zeros(1, config.num_mel_bins, frames, dtype=dtype, device=device)
+    if getattr(config, "is_encoder_decoder", False):
+        # a file's "use_cache": false sends Whisper's decoder down a path that reads a tensor's value (.item()),
+        # which the meta device has not; the cache changes no FLOP of the forward pass
+        offered["use_cache"] = True
     taken = inspect.signature(model.forward).parameters
     inputs = {key: value for key, value in offered.items() if key in taken}
     if "input_features" in inputs:
