@@ -482,6 +482,7 @@ SWEPT_IN_OWN_MODULE = {
     "deberta-v2": "test_deberta",
     "cohere": "test_cohere",
     "stablelm": "test_stablelm",
+    "whisper": "test_whisper",
 }
 #: model types with no key-by-key sweep yet: their tables are checked field for field against the transformers
 #: configuration class, and their counts against published files and random configurations, in these modules
