@@ -427,18 +427,26 @@ def summary_rows(report: Report, units: str = "flops") -> list[tuple[str, str, s
     if fl["prefill"] is None:
         rows.append(("prefill / decode", "none", fl["generation_note"]))
     else:
+        # an encoder-decoder's first call runs the encoder over the source and the decoder over its start token
+        seq2seq = bool(report.cross_kv_cache_elements_per_source_token)
+        prefill = (
+            "the source encoded, the decoder's start token" if seq2seq else "N prompt tokens, logits of the last only"
+        )
+        decode = (
+            "one decoder token, N-1 cached, the source's keys and values cached" if seq2seq else "one token, N-1 cached"
+        )
         rows.append(
             (
                 f"prefill {unit} (N={n:,})",
                 f"{fl['prefill']:,}",
-                f"{human_count(fl['prefill'])}: N prompt tokens, logits of the last only  = {fl['prefill_formula']['text']}",
+                f"{human_count(fl['prefill'])}: {prefill}  = {fl['prefill_formula']['text']}",
             )
         )
         rows.append(
             (
                 f"decode {unit} (position N={n:,})",
                 f"{fl['decode']:,}",
-                f"{human_count(fl['decode'])}: one token, N-1 cached  = {fl['decode_formula']['text']}",
+                f"{human_count(fl['decode'])}: {decode}  = {fl['decode_formula']['text']}",
             )
         )
     kv = report.kv_cache_elements_per_token
