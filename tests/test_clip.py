@@ -629,3 +629,16 @@ def test_a_nested_table_that_contradicts_itself_is_refused(changes, message):
     assert _tiny().nested and _tiny(nested_overrides={"inner_dict": "inner"}, class_sub_configs={"InnerModel": "inner"})
     with pytest.raises(ValueError, match=message):
         _tiny(**changes)
+
+
+def test_the_cli_refuses_a_bad_clip_file_in_one_line(tmp_path, capsys):
+    """A sub-configuration that is no object: one line naming the file and the key, exit 1, no traceback."""
+    from archzoo.cli import main
+
+    path = _write(tmp_path, {"model_type": "clip", "text_config": [512]})
+    code = main(["count", "--hf-config", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err
+    assert lines[0].startswith("archzoo: error: ") and f"{path}: text_config: expected an object" in lines[0]
