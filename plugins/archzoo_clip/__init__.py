@@ -2,7 +2,8 @@
 
 CLIP (Radford et al. 2021) embeds an image and a caption into one space. Its **text tower** adds a learned
 position (``max_position_embeddings``, 77 in every released model) to each token embedding, runs pre-LN layers
-(LayerNorm, self-attention under a causal mask, add; LayerNorm, a ``quick_gelu`` MLP, add) and a final LayerNorm,
+(LayerNorm, self-attention under a causal mask, add; LayerNorm, an MLP, add: ``quick_gelu`` in OpenAI's models,
+GELU in LAION's) and a final LayerNorm,
 and pools the hidden state of the end-of-text token. Its **vision tower** cuts the image into
 ``⌊image_size / patch_size⌋²`` patches with a bias-free convolution, puts a learned class embedding before them, adds
 learned positions (one per patch and one for the class token), normalises (``pre_layrnorm``), runs the same pre-LN
@@ -21,7 +22,8 @@ depend on N at all.
 Every parameter and forward FLOP equals what transformers builds and ``FlopCounterMode`` counts (eager attention),
 for every class. The causal mask of the text tower changes no product: eager attention computes the full
 ``N x N`` scores. CLIP does not generate: its text tower keeps no key/value cache, so there is no prefill and no
-decode step. A training step's loss is taken from the class's main output (``logits_per_image`` for CLIPModel, the
+decode step. OpenCLIP's published model profile (parameters, and image and text GFLOPs at 77 tokens) equals these
+figures to its two decimals for every model it lists here. A training step's loss is taken from the class's main output (``logits_per_image`` for CLIPModel, the
 logits of the classifier, else the last hidden state, where the projections of the ``...WithProjection`` classes
 and the pooled vectors are off the loss path).
 """
