@@ -13,7 +13,6 @@ token embedding unless ``tie_word_embeddings`` is false; its logits are multipli
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
@@ -26,18 +25,19 @@ from archzoo.architecture import (
     check_kv_heads,
     check_rotary_head_width,
 )
-from archzoo.blocks import Block, attention, composite, feed_forward, layer_norm, with_modules
+from archzoo.blocks import Block, composite, feed_forward, layer_norm, with_modules
 from archzoo.decoder_parts import (
     architectures_hook,
     attention_modules,
+    causal_attention,
     decoder_heads,
     decoder_modules,
     decoder_stack,
     head_classes,
     head_field,
     hf_readers_hook,
-    kv_heads,
     table_values,
+    with_norms,
 )
 from archzoo.hf_config import (
     DROPOUT,
@@ -110,33 +110,26 @@ def build(cfg: CohereConfig) -> Block:
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.head_width)
     inner = d if cfg.d_head is None and cfg.d_model % cfg.n_heads == 0 else h * d_h
-    h_kv, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, inner)
-    attn = attention(
-        "attention",
+    attn = causal_attention(
         d,
         inner,
-        kv_inner=kv_inner,
+        h,
+        d_h,
+        cfg.n_heads,
+        cfg.n_kv_heads,
         bias=cfg.attention_bias,
-        causal=True,
-        heads=h,
-        kv_heads=h_kv,
-        d_head=d_h,
-        description="causal "
-        + ("grouped-query " if kv_inner is not inner else "")
-        + "self-attention with rotary positions"
-        + (", a LayerNorm per head on queries and keys" if cfg.qk_norm else ""),
+        details=", a LayerNorm per head on queries and keys" if cfg.qk_norm else "",
     )
     if cfg.qk_norm:
-        norms = [
-            layer_norm("q_norm", h * d_h, bias=False, description="LayerNorm weights per query head (h × d_h)"),
-            layer_norm("k_norm", h_kv * d_h, bias=False, description="LayerNorm weights per key head (h_kv × d_h)"),
-        ]
-        attn = replace(
-            composite("attention", attn.kind, [*attn.children, *norms], attn.description),
-            kv_cache=attn.kv_cache,
-            heads=h,
-            kv_heads=h_kv,
-            d_head=d_h,
+        assert attn.kv_heads is not None
+        attn = with_norms(
+            attn,
+            [
+                layer_norm("q_norm", h * d_h, bias=False, description="LayerNorm weights per query head (h × d_h)"),
+                layer_norm(
+                    "k_norm", attn.kv_heads * d_h, bias=False, description="LayerNorm weights per key head (h_kv × d_h)"
+                ),
+            ],
         )
     mlp = feed_forward("mlp", d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, gated=True, bias=False)
     layer = composite(

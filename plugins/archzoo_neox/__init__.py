@@ -42,6 +42,7 @@ from archzoo.decoder_parts import (
     kv_heads,
     num_labels_field,
     table_values,
+    with_norms,
 )
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
@@ -625,10 +626,7 @@ def build_phi(cfg: PhiConfig) -> Block:
             layer_norm("q_norm", d_h, description=f"LayerNorm({d_h}) on each query head"),
             layer_norm("k_norm", d_h, description=f"LayerNorm({d_h}) on each key head"),
         ]
-        # a composite sums its children when built, so the attention is built again with the two norms in it
-        attn = replace(
-            composite("attention", attn.kind, [*attn.children, *norms], attn.description), kv_cache=attn.kv_cache
-        )
+        attn = with_norms(attn, norms)
     layer = _parallel_layer(d, attn, _mlp(d, symbol("d_ff", cfg.d_ff), cfg.activation))
     children = [
         *decoder_stack(layer, d, V, L, token="embed_tokens"),

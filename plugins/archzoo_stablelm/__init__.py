@@ -14,26 +14,26 @@ otherwise.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_activation, check_kv_heads
-from archzoo.blocks import Block, attention, composite, feed_forward, layer_norm, with_modules
+from archzoo.blocks import Block, composite, feed_forward, layer_norm, with_modules
 from archzoo.decoder_parts import (
     architectures_hook,
     attention_modules,
+    causal_attention,
     decoder_heads,
     decoder_modules,
     decoder_stack,
     head_classes,
     head_field,
     hf_readers_hook,
-    kv_heads,
     num_labels_field,
     table_values,
+    with_norms,
 )
 from archzoo.hf_config import (
     DROPOUT,
@@ -120,34 +120,28 @@ def build(cfg: StableLmConfig) -> Block:
     L = symbol("L", cfg.n_layers)
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_model // cfg.n_heads)
-    h_kv, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, d)
-    attn = attention(
-        "attention",
+    attn = causal_attention(
         d,
         d,
-        kv_inner=kv_inner,
+        h,
+        d_h,
+        cfg.n_heads,
+        cfg.n_kv_heads,
         bias=cfg.qkv_bias,
         out_bias=False,
-        causal=True,
-        heads=h,
-        kv_heads=h_kv,
-        d_head=d_h,
-        description="causal "
-        + ("grouped-query " if kv_inner is not d else "")
-        + "self-attention with partial rotary positions"
-        + (", a LayerNorm per query and key head" if cfg.qk_norm else ""),
+        positions="partial rotary positions",
+        details=", a LayerNorm per query and key head" if cfg.qk_norm else "",
     )
     if cfg.qk_norm:
-        norms = [
-            layer_norm("q_norm", h * d_h, bias=False, description="a LayerNorm(d_h) per query head, no bias"),
-            layer_norm("k_norm", h_kv * d_h, bias=False, description="a LayerNorm(d_h) per key head, no bias"),
-        ]
-        attn = replace(
-            composite("attention", attn.kind, [*attn.children, *norms], attn.description),
-            kv_cache=attn.kv_cache,
-            heads=h,
-            kv_heads=h_kv,
-            d_head=d_h,
+        assert attn.kv_heads is not None
+        attn = with_norms(
+            attn,
+            [
+                layer_norm("q_norm", h * d_h, bias=False, description="a LayerNorm(d_h) per query head, no bias"),
+                layer_norm(
+                    "k_norm", attn.kv_heads * d_h, bias=False, description="a LayerNorm(d_h) per key head, no bias"
+                ),
+            ],
         )
     mlp = feed_forward("mlp", d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, gated=True, bias=False)
     if cfg.parallel_residual:

@@ -15,7 +15,6 @@ tokens, which archzoo's per-token figure does not model.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
@@ -28,17 +27,17 @@ from archzoo.architecture import (
     check_kv_heads,
     check_rotary_head_width,
 )
-from archzoo.blocks import Block, attention, composite, layer_norm, linear, with_modules
+from archzoo.blocks import Block, composite, feed_forward, layer_norm, with_modules
 from archzoo.decoder_parts import (
     architectures_hook,
     attention_modules,
+    causal_attention,
     decoder_heads,
     decoder_modules,
     decoder_stack,
     head_classes,
     head_field,
     hf_readers_hook,
-    kv_heads,
     num_labels_field,
     table_values,
 )
@@ -120,30 +119,17 @@ def build(cfg: Starcoder2Config) -> Block:
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.head_width)
     inner = d if cfg.d_head is None and cfg.d_model % cfg.n_heads == 0 else h * d_h
-    h_kv, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, inner)
-    attn = attention(
-        "attention",
+    attn = causal_attention(
         d,
         inner,
-        kv_inner=kv_inner,
+        h,
+        d_h,
+        cfg.n_heads,
+        cfg.n_kv_heads,
         bias=cfg.bias,
-        causal=True,
-        heads=h,
-        kv_heads=h_kv,
-        d_head=d_h,
-        description="causal "
-        + ("grouped-query " if cfg.n_kv_heads != cfg.n_heads else "")
-        + "self-attention with rotary positions"
-        + (", biases on every projection" if cfg.bias else ", no biases"),
+        details=", biases on every projection" if cfg.bias else ", no biases",
     )
-    d_ff = symbol("d_ff", cfg.d_ff)
-    mlp = composite(
-        "mlp",
-        "feed_forward",
-        [linear("fc_in", d, d_ff, bias=cfg.bias), linear("fc_out", d_ff, d, bias=cfg.bias)],
-        f"feed-forward, {cfg.activation}",
-    )
-    mlp = replace(mlp, activation=cfg.activation, gated=False)
+    mlp = feed_forward("mlp", d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, bias=cfg.bias)
     layer = composite(
         "layer",
         "decoder_layer",

@@ -9,12 +9,13 @@ Falcon, BLOOM, OPT, LLaMA ...): a family passes the names its transformers class
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from pydantic import Field
 
 from .architecture import Architecture
-from .blocks import Block, embedding, layer_norm, linear, lm_head, repeat
+from .blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat
 from .formula import Poly, const, sym
 from .hf_vocabulary import HFTable
 from .hookspecs import hookimpl
@@ -25,6 +26,7 @@ __all__ = [
     "LABELS_WORDS",
     "architectures_hook",
     "attention_modules",
+    "causal_attention",
     "decoder_heads",
     "decoder_modules",
     "decoder_stack",
@@ -35,6 +37,7 @@ __all__ = [
     "kv_heads",
     "num_labels_field",
     "table_values",
+    "with_norms",
 ]
 
 #: The one symbol the classification heads add: K, the labels (num_labels).
@@ -90,6 +93,46 @@ def kv_heads(n_heads: int, n_kv_heads: int | None, h: Poly, d_h: Poly, inner: Po
         return h, inner
     h_kv = sym("h_kv", kv, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
     return h_kv, h_kv * d_h
+
+
+def causal_attention(
+    d: Poly,
+    inner: Poly,
+    h: Poly,
+    d_h: Poly,
+    n_heads: int,
+    n_kv_heads: int | None,
+    *,
+    bias: bool,
+    out_bias: bool | None = None,
+    positions: str = "rotary positions",
+    details: str = "",
+) -> Block:
+    """A decoder's causal self-attention of ``h`` query heads of ``d_h`` (``inner`` wide) and `kv_heads` key/value
+    heads, separate query, key, value and output projections (biases: ``bias``, the output's ``out_bias``),
+    described as ``causal [grouped-query ]self-attention with {positions}{details}``."""
+    h_kv, kv_inner = kv_heads(n_heads, n_kv_heads, h, d_h, inner)
+    grouped = "grouped-query " if kv_inner is not inner else ""
+    return attention(
+        "attention",
+        d,
+        inner,
+        kv_inner=kv_inner,
+        bias=bias,
+        out_bias=out_bias,
+        causal=True,
+        heads=h,
+        kv_heads=h_kv,
+        d_head=d_h,
+        description=f"causal {grouped}self-attention with {positions}{details}",
+    )
+
+
+def with_norms(attn: Block, norms: list[Block]) -> Block:
+    """``attn`` with ``norms`` (a query and a key norm, per head or whole) among its children, after the
+    projections; its KV cache and head layout are kept (a composite sums its children, so it is built again)."""
+    rebuilt = composite(attn.name, attn.kind, [*attn.children, *norms], attn.description)
+    return replace(rebuilt, kv_cache=attn.kv_cache, heads=attn.heads, kv_heads=attn.kv_heads, d_head=attn.d_head)
 
 
 def decoder_stack(
