@@ -9,10 +9,11 @@ import pytest
 from pydantic import Field, PositiveInt, ValidationError
 
 from archzoo.architecture import Architecture, TransformerConfig, check_head_count, check_kv_heads, context_length
-from archzoo.blocks import Block
+from archzoo.blocks import Block, layer_norm
 from archzoo.decoder_parts import (
     architectures_hook,
     attention_modules,
+    causal_attention,
     decoder_heads,
     decoder_modules,
     describe_heads,
@@ -20,6 +21,7 @@ from archzoo.decoder_parts import (
     hf_readers_hook,
     kv_heads,
     table_values,
+    with_norms,
 )
 from archzoo.formula import sym
 from archzoo.hf_vocabulary import HFTable
@@ -220,3 +222,26 @@ def test_the_hooks_are_archzoo_hook_implementations_that_register_what_they_hold
     assert hasattr(readers, "archzoo_impl") and readers.__name__ == "register_hf_readers"
     readers(lambda *args, **kwargs: calls.append((*args, kwargs["architecture"])))
     assert calls == [("tiny", reader, "tiny"), ("other", reader, None)]
+
+
+def test_a_causal_attention_holds_its_torch_projections_and_keeps_its_cache_when_norms_join():
+    torch = pytest.importorskip("torch")
+    d, h, d_h = sym("d", 64), sym("h", 8), sym("d_h", 8)
+    grouped = causal_attention(d, d, h, d_h, 8, 2, bias=True, out_bias=False, details=", QK-norm")
+    projections = [torch.nn.Linear(64, 64), torch.nn.Linear(64, 16), torch.nn.Linear(64, 16)]
+    projections.append(torch.nn.Linear(64, 64, bias=False))
+    assert grouped.params.evaluate() == sum(p.numel() for m in projections for p in m.parameters())
+    assert grouped.description == "causal grouped-query self-attention with rotary positions, QK-norm"
+    assert causal_attention(d, d, h, d_h, 8, None, bias=False).description == (
+        "causal self-attention with rotary positions"
+    )
+    norms = [layer_norm("q_norm", d_h, bias=False), layer_norm("k_norm", d_h, bias=False)]
+    normed = with_norms(grouped, norms)
+    assert normed.params.evaluate() == grouped.params.evaluate() + 2 * torch.nn.LayerNorm(8, bias=False).weight.numel()
+    assert (normed.kv_cache, normed.heads, normed.kv_heads, normed.d_head) == (
+        grouped.kv_cache,
+        grouped.heads,
+        grouped.kv_heads,
+        grouped.d_head,
+    )
+    assert [c.name for c in normed.children][-2:] == ["q_norm", "k_norm"]
