@@ -143,6 +143,8 @@ def _inputs(torch: Any, model: Any, config: Any, n: int, device: str) -> tuple[i
     text = getattr(config, "text_config", None)
     if text is not None:  # an image-and-text model: N caption tokens, within its learned positions
         n = min(n, text.max_position_embeddings)
+    elif config.model_type == "clip_text_model":  # a text tower's own file: the same limit
+        n = min(n, config.max_position_embeddings)
     ids = torch.zeros(1, n, dtype=torch.long, device=device)
     offered: dict[str, Any] = {"input_ids": ids}
     if getattr(config, "is_encoder_decoder", False):

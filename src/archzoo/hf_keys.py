@@ -49,7 +49,10 @@ _GENERATION = (
     "GenerationConfig's parameters, which __post_init__ has already taken out of the file's keys (archzoo "
     "ignores them as generation settings)"
 )
-_SUB_CONFIGS = "the names of the class's sub-configurations (sub_configs), which these types do not have (checked)"
+_SUB_CONFIGS = (
+    "the names of the class's sub-configurations (sub_configs), each read by a nested table of its own where a type "
+    "has them (CLIP's text_config and vision_config; checked)"
+)
 COMPUTED_NAMES: dict[str, tuple[tuple[str, ...], str]] = {
     "__post_init__: getattr(self, key)": ((), _SUB_CONFIGS),
     "_attn_implementation: getattr(self, subconfig_key, None)": ((), _SUB_CONFIGS),

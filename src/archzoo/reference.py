@@ -141,7 +141,8 @@ def reference_flops(ref: Reference, seq_len: int) -> int:
 
 def training_loss(output: Any) -> torch.Tensor:
     """The scalar loss of a training step: the sum of the model's main output. That is ``logits`` where the
-    class returns them; else a masked-image-modelling class's ``reconstruction``; else every ``*_logits``
+    class returns them; else a masked-image-modelling class's ``reconstruction``; else a contrastive
+    pair's ``logits_per_image`` (CLIP's similarities, which its loss reads); else every ``*_logits``
     tensor it returns (``prediction_logits`` and ``seq_relationship_logits`` of a pre-training head,
     ``start_logits`` and ``end_logits`` of question answering: what the class's own loss reads); else the last
     hidden state; a plain tensor is its own."""
@@ -153,6 +154,8 @@ def training_loss(output: Any) -> torch.Tensor:
         return output.logits.sum()  # type: ignore[no-any-return]
     if getattr(output, "reconstruction", None) is not None:  # masked image modelling: the pixels it restores
         return output.reconstruction.sum()  # type: ignore[no-any-return]
+    if getattr(output, "logits_per_image", None) is not None:  # a contrastive pair (CLIP): what its loss reads
+        return output.logits_per_image.sum()  # type: ignore[no-any-return]
     # tensors only: a mixture of experts' router_logits is a tuple, one tensor per layer, which no head's loss reads
     named: list[Any] = [
         value for key, value in output.items() if key.endswith("_logits") and isinstance(value, torch.Tensor)
