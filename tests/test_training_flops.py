@@ -179,7 +179,10 @@ def test_hoffmann_is_omitted_with_the_reason_where_it_does_not_apply():
     hoffmann = {a.name: a for a in vit.approximations()}["Hoffmann et al. 2022, Appendix F"]
     assert hoffmann.flops is None and hoffmann.error is None and "vocabulary" in hoffmann.omitted
     bart = {a.name: a for a in archzoo.count("bart", 64).approximations()}["Hoffmann et al. 2022, Appendix F"]
-    assert bart.flops is None and "encoder and a decoder" in bart.omitted
+    assert bart.flops is None and "this model has L_e and L_d" in bart.omitted
+    # CLIP's text tower alone would fit the formula's shape: its image tower's L_v layers must not be left out silently
+    clip = {a.name: a for a in archzoo.count("clip").approximations()}["Hoffmann et al. 2022, Appendix F"]
+    assert clip.flops is None and "this model has L and L_v" in clip.omitted
     moe = {a.name: a for a in archzoo.count("moe", 64).approximations()}["Hoffmann et al. 2022, Appendix F"]
     assert moe.flops is None and "experts" in moe.omitted
 

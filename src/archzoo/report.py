@@ -283,13 +283,13 @@ class Report:
         d_ff = values.get("d_ff") or self._first_width("feed_forward", "fc_out")
         formula = "3·(2·N·V·d + L·(2·3·N·d·(d_h·h) + 2·N²·(d_h·h) + 3·h·N² + 2·N²·(d_h·h) + 2·N·(d_h·h)·d + 2·N·2·d·d_ff) + 2·N·d·V)"
         missing = ""
-        if "L" not in values:
-            runs = any(visit.block.kind == "layer_runs" for visit in self.root.visits())
-            missing = (
-                "it describes one stack of L alike layers (this model's stack is runs of different layers)"
-                if runs
-                else "it describes one stack of L layers (this model has an encoder and a decoder)"
-            )
+        stacks = [name for name in values if name == "L" or name.startswith("L_")]  # L, or L_e and L_d, or L and L_v
+        if any(visit.block.kind == "layer_runs" for visit in self.root.visits()):
+            missing = "it describes one stack of L alike layers (this model's stack is runs of different layers)"
+        elif len(stacks) > 1:
+            missing = "it describes one stack of layers (this model has " + " and ".join(stacks) + ")"
+        elif not stacks:
+            missing = "it needs the number of layers L, which this architecture does not give"
         elif "V" not in values:
             missing = "it needs a vocabulary (embeddings and final logits): this model has none"
         elif self.active_params != self.params:
@@ -298,7 +298,7 @@ class Report:
             missing = "it needs heads, the attention width and d_ff, which this architecture does not give"
         flops = None
         if not missing:
-            L, V, d = values["L"], values["V"], values["d"]
+            L, V, d = values[stacks[0]], values["V"], values["d"]
             assert heads and width and d_ff  # for the type checker: checked just above
             layer = (
                 2 * 3 * n * d * width
