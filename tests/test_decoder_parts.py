@@ -245,3 +245,28 @@ def test_a_causal_attention_holds_its_torch_projections_and_keeps_its_cache_when
         grouped.d_head,
     )
     assert [c.name for c in normed.children][-2:] == ["q_norm", "k_norm"]
+
+
+def test_an_architecture_without_a_context_must_say_what_its_sequence_length_is():
+    class Positionless(TransformerConfig):
+        DEFAULTS: ClassVar[dict[str, Any]] = {"vocab_size": 10, "d_model": 8, "n_layers": 1, "n_heads": 2}
+
+    with pytest.raises(ValidationError, match="seq_len: Positionless has no max_positions"):
+        Architecture(
+            name="tiny",
+            title="Tiny",
+            summary="s",
+            citation="c",
+            config_model=Positionless,
+            build=lambda cfg: Block("x", "x", ""),
+        )
+    given = Architecture(
+        name="tiny",
+        title="Tiny",
+        summary="s",
+        citation="c",
+        config_model=Positionless,
+        build=lambda cfg: Block("x", "x", ""),
+        seq_len=lambda cfg: 16,
+    )
+    assert given.seq_len(Positionless()) == 16

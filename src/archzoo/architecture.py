@@ -344,6 +344,16 @@ class Architecture(BaseModel):
             raise ValueError("config_model must be a subclass of archzoo.ArchConfig")
         return value
 
+    @model_validator(mode="after")
+    def _context_for_the_default_seq_len(self) -> Self:
+        # the default N reads max_positions: a configuration without one must say what N is, when registered
+        if self.seq_len is context_length and "max_positions" not in self.config_model.model_fields:
+            raise ValueError(
+                f"seq_len: {self.config_model.__name__} has no max_positions, the context the default sequence "
+                "length reads; give the architecture its own seq_len(config)"
+            )
+        return self
+
     def config_fields(self) -> list[tuple[str, str, Any, str]]:
         """``(name, type, default, description)`` for every configuration key; a required key's default is None."""
         rows = []
