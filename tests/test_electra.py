@@ -9,19 +9,22 @@ tests/test_hf_sweep.py's (BASES and SWEEPS).
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 
 import pytest
 
-from archzoo.architecture import parse_config
 from archzoo.errors import ConfigError, HFConfigError
 from archzoo.hf_config import load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as hf_model
-from transformers_models import config_json_figures, forward_flops, host_with, n_params
+from archzoo.testing import build_model, check_plugin
+from family_checks import (
+    assert_config_json_matches,
+    assert_head_class_matches,
+    assert_random_config_matches,
+    counter,
+    write_json,
+)
+from transformers_models import forward_flops, n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -40,20 +43,7 @@ CLASSES = {
 SMALL = dict(family="electra", d_model=256, n_heads=4, d_ff=1024, embedding_size=128)
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("bert")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("bert")
-    return make_report(arch, parse_config(arch, config), n)
-
-
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
+count = counter("bert")
 
 
 @pytest.mark.reference
@@ -67,13 +57,13 @@ def test_plugin_passes_check_plugin(host):
 def test_defaults_are_electra_config_s(T, host, tmp_path, head):
     """ElectraConfig() (ELECTRA-Small) as a config.json naming only the model type, and as archzoo's keys."""
     model_class = CLASSES[head]
-    path = _write(tmp_path, {"model_type": "electra"})
+    path = write_json(tmp_path, {"model_type": "electra"})
     reading = load_hf_config(path, host, hf_class=model_class)
-    model = hf_model(T, model_class, T.ElectraConfig())
+    model = build_model(model_class, T.ElectraConfig())
     for n in (1, 64):
         report = make_report(reading.architecture, reading.config, n)
         assert (report.params, report.flops) == (n_params(model), forward_flops(model, n)), n
-    assert count(host, 64, **SMALL, head=head).flops == forward_flops(model, 64)
+    assert count(64, **SMALL, head=head).flops == forward_flops(model, 64)
 
 
 #: google-research/electra README.md release table (Clark et al. 2020, arXiv:2003.10555), 'Params' column:
@@ -91,13 +81,13 @@ PUBLISHED = {
 @pytest.mark.parametrize("model_id", PUBLISHED)
 def test_published_discriminators(T, host, model_id):
     shape, printed, within = PUBLISHED[model_id]
-    report = count(host, **shape, head="discriminator")
+    report = count(**shape, head="discriminator")
     ref = host.architecture("bert").reference(report.config)
     assert ref.target == "transformers.ElectraForPreTraining"
-    model = hf_model(T, "ElectraForPreTraining", T.ElectraConfig(**ref.kwargs))
+    model = build_model("ElectraForPreTraining", T.ElectraConfig(**ref.kwargs))
     assert report.params == n_params(model)
     assert abs(report.params - printed) < within
-    assert count(host, 16, **shape, head="discriminator").flops == forward_flops(model, 16)
+    assert count(16, **shape, head="discriminator").flops == forward_flops(model, 16)
 
 
 @pytest.mark.reference
@@ -108,21 +98,17 @@ def test_every_head_class(T, host, head, embedding_size):
     config = dict(family="electra", vocab_size=301, d_model=64, n_layers=3, n_heads=4, d_ff=96, max_positions=40)
     config |= dict(head=head, embedding_size=embedding_size, causal=head == "causal_lm")
     config["num_labels"] = 2 if head == "question_answering" else 3
-    report = count(host, **config)
-    ref = host.architecture("bert").reference(report.config)
-    assert ref.target == f"transformers.{CLASSES[head]}"
-    model = hf_model(T, CLASSES[head], T.ElectraConfig(**ref.kwargs))
+    assert_head_class_matches(T, host, "bert", CLASSES[head], config, (3, 32))
+    ref = host.architecture("bert").reference(count(**config).config)
+    model = build_model(CLASSES[head], T.ElectraConfig(**ref.kwargs))
     assert hasattr(model, "electra") or head == "none"
     electra = model if head == "none" else model.electra
     assert hasattr(electra, "embeddings_project") == (embedding_size == 32)
-    assert report.params == n_params(model)
-    for n in (3, 32):
-        assert count(host, n, **config).flops == forward_flops(model, n), n
 
 
 def test_the_projection_is_a_block_only_when_embeddings_are_narrower(host):
     def blocks(**config):
-        report = count(host, family="electra", d_model=64, n_heads=4, d_ff=96, **config)
+        report = count(family="electra", d_model=64, n_heads=4, d_ff=96, **config)
         return {path for path, _, _ in report.root.walk()}
 
     assert "bert.embedding_projection" in blocks(embedding_size=32)
@@ -158,9 +144,7 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("bert")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "bert", config)
 
 
 @pytest.mark.reference
@@ -168,10 +152,10 @@ def test_the_generator_is_tied_and_its_bias_is_its_own(T, host):
     """ElectraForMaskedLM ties generator_lm_head's weight to the word embeddings and keeps its bias; untied, the head
     has a weight of its own and no further bias (RoBERTa's and BERT's heads keep a separate one)."""
     config = dict(SMALL, vocab_size=97, n_layers=1, head="mlm")
-    tied, untied = count(host, **config), count(host, **config, tie_embeddings=False)
+    tied, untied = count(**config), count(**config, tie_embeddings=False)
     assert untied.params - tied.params == 97 * 128
     ref = host.architecture("bert").reference(untied.config)
-    assert n_params(hf_model(T, "ElectraForMaskedLM", T.ElectraConfig(**ref.kwargs))) == untied.params
+    assert n_params(build_model("ElectraForMaskedLM", T.ElectraConfig(**ref.kwargs))) == untied.params
 
 
 @pytest.mark.reference
@@ -183,9 +167,9 @@ def test_generation_reads_the_generator_head_on_the_last_position_only(T, host):
 
     config = dict(SMALL, vocab_size=97, n_layers=2, d_model=32, n_heads=2, d_ff=40, embedding_size=16)
     config |= dict(head="causal_lm", causal=True, max_positions=40)
-    report = count(host, 12, **config)
+    report = count(12, **config)
     ref = host.architecture("bert").reference(report.config)
-    model = hf_model(T, "ElectraForCausalLM", T.ElectraConfig(**ref.kwargs))
+    model = build_model("ElectraForCausalLM", T.ElectraConfig(**ref.kwargs))
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         model(input_ids=torch.zeros(1, 12, dtype=torch.long, device="meta"), logits_to_keep=1)
     assert report.prefill_flops == counter.get_total_flops()
@@ -206,7 +190,7 @@ def test_generation_reads_the_generator_head_on_the_last_position_only(T, host):
 )
 def test_what_no_electra_class_builds_is_refused(host, config, message):
     with pytest.raises(ConfigError, match=message):
-        count(host, **config)
+        count(**config)
 
 
 @pytest.mark.reference
@@ -214,10 +198,10 @@ def test_heads_that_do_not_divide_the_width_fail_in_transformers_too(T, host, tm
     """ElectraConfig always has embedding_size, which switches off the attention's divisibility check: the class
     builds, with 4 heads of 62 channels in a 250-wide layer, and its forward pass then fails; archzoo refuses."""
     torch = pytest.importorskip("torch")
-    model = hf_model(T, "ElectraModel", T.ElectraConfig(hidden_size=250, num_hidden_layers=1), device="cpu")
+    model = build_model("ElectraModel", T.ElectraConfig(hidden_size=250, num_hidden_layers=1), device="cpu")
     with torch.no_grad(), pytest.raises(RuntimeError):
         model(input_ids=torch.zeros(1, 4, dtype=torch.long))
-    path = _write(tmp_path, {"model_type": "electra", "hidden_size": 250, "num_hidden_layers": 1})
+    path = write_json(tmp_path, {"model_type": "electra", "hidden_size": 250, "num_hidden_layers": 1})
     with pytest.raises(HFConfigError, match=r"not divisible"):
         load_hf_config(path, host)
 
@@ -226,7 +210,7 @@ def test_heads_that_do_not_divide_the_width_fail_in_transformers_too(T, host, tm
 
 
 def test_multiple_choice_is_refused_saying_why(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "electra"})
+    path = write_json(tmp_path, {"model_type": "electra"})
     with pytest.raises(HFConfigError, match=r"one sequence per answer choice"):
         load_hf_config(path, host, hf_class="ElectraForMultipleChoice")
 
@@ -234,19 +218,23 @@ def test_multiple_choice_is_refused_saying_why(host, tmp_path):
 @pytest.mark.reference
 def test_the_sequence_summary_keys_change_no_counted_class(T, host, tmp_path):
     """summary_* feed ElectraForMultipleChoice's sequence summary only, the class archzoo refuses: set otherwise
-    (the keys ElectraConfig lacks too), every other class counts as before, in transformers and in archzoo."""
+    (the keys ElectraConfig lacks too), every other class counts as before, in transformers and in archzoo (each
+    file's figures are transformers', and archzoo's are the same for both: so transformers' are too)."""
     summary = dict(summary_type="mean", summary_use_proj=False, summary_activation="tanh", summary_last_dropout=0.3)
     summary |= dict(summary_proj_to_labels=True, summary_first_dropout=0.2)
     small = dict(vocab_size=97, embedding_size=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=2)
     small |= dict(intermediate_size=40, max_position_embeddings=24)
-    plain = _write(tmp_path, {"model_type": "electra", **small}, "plain.json")
-    changed = _write(tmp_path, {"model_type": "electra", **small, **summary}, "changed.json")
+    plain = write_json(tmp_path, {"model_type": "electra", **small}, "plain.json")
+    changed = write_json(tmp_path, {"model_type": "electra", **small, **summary}, "changed.json")
+    assert_config_json_matches(T, host, plain, CLASSES.values())
+    assert_config_json_matches(T, host, changed, CLASSES.values())
     for model_class in CLASSES.values():
-        figures = config_json_figures(T, changed, model_class, 9)
-        assert figures == config_json_figures(T, plain, model_class, 9), model_class
-        reading = load_hf_config(changed, host, hf_class=model_class)
-        report = make_report(reading.architecture, reading.config, 9)
-        assert (report.params, report.flops) == figures, model_class
+        figures = []
+        for path in (plain, changed):
+            reading = load_hf_config(path, host, hf_class=model_class)
+            report = make_report(reading.architecture, reading.config, 9)
+            figures.append((report.params, report.flops))
+        assert figures[0] == figures[1], model_class
 
 
 @pytest.mark.reference
@@ -272,8 +260,4 @@ def test_a_released_file_as_every_class(T, host, tmp_path, model_class):
         "type_vocab_size": 2,
         "vocab_size": 300,
     }
-    path = _write(tmp_path, data)
-    reading = load_hf_config(path, host, hf_class=model_class)
-    report = make_report(reading.architecture, reading.config, 32)
-    assert (report.params, report.flops) == config_json_figures(T, path, model_class, 32)
-    assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    assert_config_json_matches(T, host, write_json(tmp_path, data), [model_class], 32)
