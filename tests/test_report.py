@@ -149,3 +149,13 @@ def test_the_hoffmann_rule_omitted_for_a_stack_of_runs_says_so():
     (hoffmann,) = [a for a in report.approximations() if a.name.startswith("Hoffmann")]
     assert hoffmann.flops is None
     assert "runs of different layers" in hoffmann.omitted and "encoder" not in hoffmann.omitted
+
+
+def test_a_too_long_n_names_the_key_that_holds_the_positions():
+    """Whisper's decoder positions are max_target_positions (448 in WhisperConfig's defaults): the refusal names
+    that key, not a max_positions Whisper has not."""
+    import archzoo
+    from archzoo.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"seq_len 449: longer than the 448 positions .*; raise max_target_positions"):
+        archzoo.count("whisper", 449)

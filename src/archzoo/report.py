@@ -143,9 +143,12 @@ def check_seq_len(arch: Architecture, config: ArchConfig, seq_len: Any, *, name:
     if arch.max_seq_len is not None:
         longest = call_plugin(arch.plugin, "max_seq_len", arch.max_seq_len, config)
         if seq_len > longest:
+            # the key that holds the positions, where one does (max_positions; Whisper's max_target_positions)
+            keys = [key for key, value in config if "positions" in key and value == longest and value is not True]
+            more = f"raise {keys[0]}" if len(keys) == 1 else "give the configuration more positions"
             raise ConfigError(
                 f"{name} {seq_len}: longer than the {longest:,} positions this configuration has; "
-                f"raise max_positions or give a shorter {name}"
+                f"{more} or give a shorter {name}"
             )
     return seq_len
 
