@@ -10,19 +10,22 @@ and ``xlm-roberta-xl`` are tests/test_hf_sweep.py's (BASES and SWEEPS).
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 
 import pytest
 
-from archzoo.architecture import parse_config
 from archzoo.errors import ConfigError, HFConfigError
 from archzoo.hf_config import load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference
-from transformers_models import build_model as hf_model
-from transformers_models import config_json_figures, forward_flops, host_with, n_params
+from archzoo.testing import build_model
+from family_checks import (
+    assert_config_json_matches,
+    assert_head_class_matches,
+    assert_random_config_matches,
+    counter,
+    write_json,
+)
+from transformers_models import forward_flops, n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -39,20 +42,7 @@ CLASSES = {
 XLMR = dict(family="xlm-roberta", position_offset=2, type_vocab_size=1)
 
 
-@pytest.fixture(scope="module")
-def host():
-    return host_with("bert")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("bert")
-    return make_report(arch, parse_config(arch, config), n)
-
-
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
+count = counter("bert")
 
 
 @pytest.mark.reference
@@ -62,8 +52,8 @@ def test_the_modeling_module_builds_roberta_s_modules(T, head):
     the plugin counts them with RoBERTa's blocks (modeling_xlm_roberta.py is generated from RoBERTa's)."""
     kwargs = dict(vocab_size=91, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=40)
     kwargs |= dict(max_position_embeddings=24, is_decoder=head == "causal_lm")
-    xlmr = hf_model(T, CLASSES[head], T.XLMRobertaConfig(**kwargs))
-    roberta = hf_model(T, CLASSES[head].replace("XLMRoberta", "Roberta"), T.RobertaConfig(**kwargs))
+    xlmr = build_model(CLASSES[head], T.XLMRobertaConfig(**kwargs))
+    roberta = build_model(CLASSES[head].replace("XLMRoberta", "Roberta"), T.RobertaConfig(**kwargs))
     shapes = {name: tuple(p.shape) for name, p in xlmr.named_parameters(remove_duplicate=False)}
     assert shapes == {name: tuple(p.shape) for name, p in roberta.named_parameters(remove_duplicate=False)}
     assert forward_flops(xlmr, 9) == forward_flops(roberta, 9)
@@ -72,10 +62,10 @@ def test_the_modeling_module_builds_roberta_s_modules(T, head):
 @pytest.mark.reference
 def test_a_file_of_the_defaults_is_xlm_roberta_model(T, host, tmp_path):
     """A config.json naming only the model type reads as XLMRobertaConfig()'s model, counted exactly."""
-    path = _write(tmp_path, {"model_type": "xlm-roberta"})
+    path = write_json(tmp_path, {"model_type": "xlm-roberta"})
     reading = load_hf_config(path, host)
     assert reading.model_class == "XLMRobertaModel"
-    model = hf_model(T, "XLMRobertaModel", T.XLMRobertaConfig())
+    model = build_model("XLMRobertaModel", T.XLMRobertaConfig())
     report = make_report(reading.architecture, reading.config, 64)
     assert (report.params, report.flops) == (n_params(model), forward_flops(model, 64))
     default_n = make_report(reading.architecture, reading.config).seq_len
@@ -99,17 +89,13 @@ PUBLISHED = {
 @pytest.mark.parametrize("model_id", PUBLISHED)
 def test_published_shapes(T, host, model_id):
     shape, printed = PUBLISHED[model_id]
-    report = count(host, **shape)
+    report = count(**shape)
     ref = host.architecture("bert").reference(report.config)
     assert ref.target == "transformers.XLMRobertaModel"
-    model = hf_model(
-        T,
-        "XLMRobertaModel",
-        T.XLMRobertaConfig(**ref.kwargs),
-    )
+    model = build_model("XLMRobertaModel", T.XLMRobertaConfig(**ref.kwargs))
     assert report.params == n_params(model)
     assert report.params // 10_000_000 * 10_000_000 == printed
-    assert count(host, 16, **shape).flops == forward_flops(model, 16)
+    assert count(16, **shape).flops == forward_flops(model, 16)
 
 
 @pytest.mark.reference
@@ -117,13 +103,7 @@ def test_published_shapes(T, host, model_id):
 def test_every_head_class(T, host, head):
     config = dict(XLMR, vocab_size=301, d_model=64, n_layers=3, n_heads=4, d_ff=96, max_positions=40, head=head)
     config |= dict(num_labels=2 if head == "question_answering" else 3, causal=head == "causal_lm")
-    report = count(host, **config)
-    ref = host.architecture("bert").reference(report.config)
-    assert ref.target == f"transformers.{CLASSES[head]}"
-    model = hf_model(T, CLASSES[head], T.XLMRobertaConfig(**ref.kwargs))
-    assert report.params == n_params(model)
-    for n in (3, 32):
-        assert count(host, n, **config).flops == forward_flops(model, n), n
+    assert_head_class_matches(T, host, "bert", CLASSES[head], config, (3, 32))
 
 
 def _random_config(rng: random.Random) -> dict:
@@ -154,25 +134,23 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(10)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("bert")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "bert", config)
 
 
 @pytest.mark.reference
 def test_the_longest_input_is_the_positions_after_the_padding_index(T, host):
     """A 40-row position table with padding index 1 takes 38 tokens: archzoo's limit, and transformers' too."""
     torch = pytest.importorskip("torch")
-    report = count(host, **XLMR, vocab_size=50, d_model=16, n_layers=1, n_heads=2, d_ff=8, max_positions=40)
+    report = count(**XLMR, vocab_size=50, d_model=16, n_layers=1, n_heads=2, d_ff=8, max_positions=40)
     assert report.seq_len == 38
     ref = host.architecture("bert").reference(report.config)
-    model = hf_model(T, "XLMRobertaModel", T.XLMRobertaConfig(**ref.kwargs), device="cpu")
+    model = build_model("XLMRobertaModel", T.XLMRobertaConfig(**ref.kwargs), device="cpu")
     with torch.no_grad():
         model(input_ids=torch.full((1, 38), 5))
         with pytest.raises((IndexError, RuntimeError)):  # the position (and token type) lookup past the table
             model(input_ids=torch.full((1, 39), 5))
     with pytest.raises(ConfigError):
-        count(host, 39, **XLMR, vocab_size=50, d_model=16, n_layers=1, n_heads=2, d_ff=8, max_positions=40)
+        count(39, **XLMR, vocab_size=50, d_model=16, n_layers=1, n_heads=2, d_ff=8, max_positions=40)
 
 
 @pytest.mark.parametrize(
@@ -188,14 +166,14 @@ def test_the_longest_input_is_the_positions_after_the_padding_index(T, host):
 )
 def test_what_no_xlm_roberta_class_builds_is_refused(host, config, message):
     with pytest.raises(ConfigError, match=message):
-        count(host, **config)
+        count(**config)
 
 
 # ---- Hugging Face config.json ------------------------------------------------------------------------------
 
 
 def test_multiple_choice_is_refused_saying_why(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "xlm-roberta", "pad_token_id": 1})
+    path = write_json(tmp_path, {"model_type": "xlm-roberta", "pad_token_id": 1})
     with pytest.raises(HFConfigError, match=r"one sequence per answer choice"):
         load_hf_config(path, host, hf_class="XLMRobertaForMultipleChoice")
 
@@ -226,11 +204,7 @@ def test_a_released_file_as_every_class(T, host, tmp_path, model_class):
         "type_vocab_size": 1,
         "vocab_size": 250,
     }
-    path = _write(tmp_path, data)
-    reading = load_hf_config(path, host, hf_class=model_class)
-    report = make_report(reading.architecture, reading.config, 32)
-    assert (report.params, report.flops) == config_json_figures(T, path, model_class, 32)
-    assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    assert_config_json_matches(T, host, write_json(tmp_path, data), [model_class], 32)
 
 
 # ---- XLM-RoBERTa XL and XXL: pre-LN layers ------------------------------------------------------------------
@@ -243,7 +217,7 @@ def test_xl_layers_are_pre_ln(host):
     """A LayerNorm before attention and before the feed-forward, one after the stack, none on the embeddings; as
     many LayerNorms as XLM-RoBERTa's, so the same parameters in another place."""
     config = dict(vocab_size=50, d_model=16, n_layers=2, n_heads=2, d_ff=8, max_positions=20)
-    xl, base = count(host, **XL, **config), count(host, **XLMR, **config)
+    xl, base = count(**XL, **config), count(**XLMR, **config)
     paths = [path for path, _, _ in xl.root.walk()]
     assert "bert.embeddings.norm" not in paths and "bert.final_norm" in paths
     layer = [
@@ -256,9 +230,9 @@ def test_xl_layers_are_pre_ln(host):
 @pytest.mark.reference
 def test_a_file_of_the_xl_defaults_is_xlm_roberta_xl_model(T, host, tmp_path):
     """XLMRobertaXLConfig()'s defaults are XLM-R XL's: a file naming only the model type, counted exactly."""
-    reading = load_hf_config(_write(tmp_path, {"model_type": "xlm-roberta-xl"}), host)
+    reading = load_hf_config(write_json(tmp_path, {"model_type": "xlm-roberta-xl"}), host)
     assert reading.model_class == "XLMRobertaXLModel"
-    model = hf_model(T, "XLMRobertaXLModel", T.XLMRobertaXLConfig())
+    model = build_model("XLMRobertaXLModel", T.XLMRobertaXLConfig())
     report = make_report(reading.architecture, reading.config, 16)
     assert (report.params, report.flops) == (n_params(model), forward_flops(model, 16))
 
@@ -278,13 +252,13 @@ XL_PUBLISHED = {
 def test_xl_published_shapes(T, host, model_id):
     shape, printed = XL_PUBLISHED[model_id]
     shape = dict(shape, d_ff=4 * shape["d_model"])
-    report = count(host, **shape)
+    report = count(**shape)
     ref = host.architecture("bert").reference(report.config)
     assert ref.target == "transformers.XLMRobertaXLModel"
-    model = hf_model(T, "XLMRobertaXLModel", T.XLMRobertaXLConfig(**ref.kwargs))
+    model = build_model("XLMRobertaXLModel", T.XLMRobertaXLConfig(**ref.kwargs))
     assert report.params == n_params(model)
     assert round(report.params / 1e8) * 1e8 == printed
-    assert count(host, 8, **shape).flops == forward_flops(model, 8)
+    assert count(8, **shape).flops == forward_flops(model, 8)
 
 
 @pytest.mark.reference
@@ -292,13 +266,7 @@ def test_xl_published_shapes(T, host, model_id):
 def test_xl_every_head_class(T, host, head):
     config = dict(XL, vocab_size=301, d_model=64, n_layers=3, n_heads=4, d_ff=96, max_positions=40, head=head)
     config |= dict(num_labels=2 if head == "question_answering" else 3, causal=head == "causal_lm")
-    report = count(host, **config)
-    ref = host.architecture("bert").reference(report.config)
-    assert ref.target == f"transformers.{XL_CLASSES[head]}"
-    model = hf_model(T, XL_CLASSES[head], T.XLMRobertaXLConfig(**ref.kwargs))
-    assert report.params == n_params(model)
-    for n in (3, 32):
-        assert count(host, n, **config).flops == forward_flops(model, n), n
+    assert_head_class_matches(T, host, "bert", XL_CLASSES[head], config, (3, 32))
 
 
 XL_CONFIGS = [dict(_random_config(random.Random(100 + seed)), family="xlm-roberta-xl") for seed in range(6)]
@@ -307,12 +275,10 @@ XL_CONFIGS = [dict(_random_config(random.Random(100 + seed)), family="xlm-robert
 @pytest.mark.reference
 @pytest.mark.parametrize("config", XL_CONFIGS, ids=[f"seed{100 + i}" for i in range(len(XL_CONFIGS))])
 def test_xl_random_configs_equal_transformers(host, config):
-    arch = host.architecture("bert")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "bert", config)
 
 
 def test_xl_multiple_choice_is_refused_saying_why(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "xlm-roberta-xl", "hidden_size": 64, "num_attention_heads": 4})
+    path = write_json(tmp_path, {"model_type": "xlm-roberta-xl", "hidden_size": 64, "num_attention_heads": 4})
     with pytest.raises(HFConfigError, match=r"one sequence per answer choice"):
         load_hf_config(path, host, hf_class="XLMRobertaXLForMultipleChoice")
