@@ -20,7 +20,6 @@ rotary positions and optional LayerNorms on each query and key head). Both have 
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any, ClassVar, Literal, Self
 
@@ -41,6 +40,7 @@ from archzoo.decoder_parts import (
     hf_readers_hook,
     kv_heads,
     num_labels_field,
+    rotary_fraction,
     table_values,
     with_norms,
 )
@@ -50,7 +50,6 @@ from archzoo.hf_config import (
     INITIALISATION,
     NORM_EPSILON,
     NOT_READ,
-    ROPE_TYPES,
     TOKEN_ID,
     USE_CACHE,
     HFTable,
@@ -337,31 +336,9 @@ HF_GPT_NEOX = HFTable(
 )
 
 
-def _rotary_fraction(rope: Any, default: float, config_class: str) -> Any:
-    """The fraction of each head the rotary positions turn, as the configuration class resolves it:
-    rope_parameters' partial_rotary_factor (which loading fills from the file's other rotary keys), else the
-    class's ``default``. A rotary type transformers does not build is refused (the other rotary settings change
-    no count)."""
-    if rope is None:
-        return default
-    if not isinstance(rope, dict):
-        raise ValueError(
-            f'rope_parameters: expected an object such as {{"rope_type": "default"}} or null, '
-            f"got {json.dumps(rope)[:60]}"
-        )
-    kind = rope.get("rope_type", rope.get("type", "default"))
-    if kind not in ROPE_TYPES:
-        raise ValueError(
-            f"rope_parameters: rope_type {json.dumps(kind)[:60]} is not one transformers' {config_class} "
-            f"accepts; expected one of {', '.join(ROPE_TYPES)}"
-        )
-    fraction = rope.get("partial_rotary_factor")
-    return default if fraction is None else fraction
-
-
 @hf_reader(HF_GPT_NEOX)
 def _from_gpt_neox(hf: dict[str, Any], model_class: str = "GPTNeoXModel") -> dict[str, Any]:
-    return table_values(hf, HF_GPT_NEOX, rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.25, "GPTNeoXConfig"))
+    return table_values(hf, HF_GPT_NEOX, rotary_fraction=rotary_fraction(hf["rope_parameters"], 0.25, "GPTNeoXConfig"))
 
 
 # ---- GPT-J and Phi: one LayerNorm feeding attention and feed-forward in parallel -------------------------
@@ -823,7 +800,7 @@ HF_PHI = HFTable(
 def _from_phi(hf: dict[str, Any], model_class: str = "PhiModel") -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     # 0.5: PhiConfig's own default when neither rope_parameters nor the file's partial_rotary_factor sets it
-    return table_values(hf, HF_PHI, rotary_fraction=_rotary_fraction(hf["rope_parameters"], 0.5, "PhiConfig"))
+    return table_values(hf, HF_PHI, rotary_fraction=rotary_fraction(hf["rope_parameters"], 0.5, "PhiConfig"))
 
 
 ARCHITECTURE = Architecture(

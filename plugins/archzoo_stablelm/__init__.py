@@ -32,6 +32,7 @@ from archzoo.decoder_parts import (
     head_field,
     hf_readers_hook,
     num_labels_field,
+    rotary_fraction,
     table_values,
     with_norms,
 )
@@ -44,7 +45,6 @@ from archzoo.hf_config import (
     HFTable,
     check_padding_index,
     hf_reader,
-    rope_type,
 )
 from archzoo.symbols import symbol
 
@@ -270,20 +270,11 @@ HF_STABLELM = HFTable(
 )
 
 
-def _rotary_fraction(rope: Any) -> Any:
-    """The fraction of each head the rotary positions turn, as StableLmConfig resolves it (0.25 unless
-    rope_parameters or the file's partial_rotary_factor says otherwise); a type transformers does not build is
-    refused."""
-    if rope_type(rope, "StableLmConfig") is None:
-        return 0.25
-    fraction = rope.get("partial_rotary_factor")
-    return 0.25 if fraction is None else fraction
-
-
 @hf_reader(HF_STABLELM)
 def _from_stablelm(hf: dict[str, Any], model_class: str = "StableLmModel") -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
-    return table_values(hf, HF_STABLELM, rotary_fraction=_rotary_fraction(hf["rope_parameters"]))
+    # 0.25: StableLmConfig's own default when neither rope_parameters nor the file's partial_rotary_factor sets it
+    return table_values(hf, HF_STABLELM, rotary_fraction=rotary_fraction(hf["rope_parameters"], 0.25, "StableLmConfig"))
 
 
 ARCHITECTURE = Architecture(

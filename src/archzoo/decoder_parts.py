@@ -17,7 +17,7 @@ from pydantic import Field
 from .architecture import Architecture
 from .blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat
 from .formula import Poly, const, sym
-from .hf_vocabulary import HFTable
+from .hf_vocabulary import HFTable, rope_type
 from .hookspecs import hookimpl
 from .symbols import declare_symbol
 
@@ -36,6 +36,7 @@ __all__ = [
     "hf_readers_hook",
     "kv_heads",
     "num_labels_field",
+    "rotary_fraction",
     "table_values",
     "with_norms",
 ]
@@ -230,6 +231,17 @@ def table_values(hf: Mapping[str, Any], table: HFTable, **own: Any) -> dict[str,
             continue
         values[target] = hf[native] if native in table.defaults or native == "num_labels" else hf.get(native)
     return {**values, **own}
+
+
+def rotary_fraction(rope: Any, default: float, config_class: str) -> Any:
+    """The fraction of each head the rotary positions turn, as ``config_class`` resolves it: rope_parameters'
+    partial_rotary_factor (which loading fills from the file's other rotary keys), else the class's ``default``. A
+    rotary type transformers does not build is refused (`archzoo.hf_config.rope_type`); the other rotary settings
+    change no count."""
+    if rope_type(rope, config_class) is None:
+        return default
+    fraction = rope.get("partial_rotary_factor")
+    return default if fraction is None else fraction
 
 
 def architectures_hook(*architectures: Architecture) -> Callable[[Callable[[Architecture], None]], None]:
