@@ -20,6 +20,7 @@ from archzoo.decoder_parts import (
     head_classes,
     hf_readers_hook,
     kv_heads,
+    rotary_fraction,
     table_values,
     with_norms,
 )
@@ -270,3 +271,15 @@ def test_an_architecture_without_a_context_must_say_what_its_sequence_length_is(
         seq_len=lambda cfg: 16,
     )
     assert given.seq_len(Positionless()) == 16
+
+
+def test_the_rotary_fraction_is_the_files_or_the_classs_and_an_unknown_type_is_refused():
+    assert rotary_fraction(None, 0.25, "StableLmConfig") == 0.25
+    assert rotary_fraction({"rope_type": "default"}, 0.5, "PhiConfig") == 0.5
+    assert (
+        rotary_fraction({"rope_type": "linear", "factor": 2.0, "partial_rotary_factor": 0.4}, 0.5, "PhiConfig") == 0.4
+    )
+    with pytest.raises(ValueError, match=r'^rope_parameters: rope_type "bogus" is not one transformers\' PhiConfig'):
+        rotary_fraction({"rope_type": "bogus"}, 0.5, "PhiConfig")
+    with pytest.raises(ValueError, match=r"^rope_parameters: expected an object"):
+        rotary_fraction("default", 0.5, "PhiConfig")
