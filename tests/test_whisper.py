@@ -10,9 +10,6 @@ by this module (`_inputs`) from the configuration, not by the plugin.
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import json
 import random
 import re
 import warnings
@@ -23,11 +20,17 @@ import pytest
 
 from archzoo.architecture import parse_config
 from archzoo.errors import ArchzooError, ConfigError, HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.hf_config import load_hf_config
 from archzoo.report import NOT_GENERATIVE, make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import build_model as hf_model
-from transformers_models import host_with, n_params
+from archzoo.testing import assert_matches_reference, build_model, check_plugin
+from family_checks import (
+    assert_random_config_matches,
+    assert_table_is_the_configuration_class,
+    counter,
+    table_of,
+    write_json,
+)
+from transformers_models import n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -40,15 +43,7 @@ CLASSES = {
 }
 DATA = Path(__file__).resolve().parent / "data" / "hf_published"
 
-
-@pytest.fixture(scope="module")
-def host():
-    return host_with("whisper")
-
-
-def count(host, n: int | None = None, **config: Any):
-    arch = host.architecture("whisper")
-    return make_report(arch, parse_config(arch, config), n)
+count = counter("whisper")
 
 
 def _inputs(model: Any, config: Any, n: int, dtype: Any = None) -> dict[str, Any]:
@@ -76,7 +71,7 @@ def _flops(model: Any, config: Any, n: int, **extra: Any) -> int:
 
 
 def _figures(T, model_class: str, config: Any, n: int) -> tuple[int, int]:
-    model = hf_model(T, model_class, config)
+    model = build_model(model_class, config)
     return n_params(model), _flops(model, config, n)
 
 
@@ -95,9 +90,9 @@ def test_defaults_are_transformers_defaults(T, host, head):
     """The configuration's defaults are WhisperConfig's (whisper-tiny), for every class."""
     config = T.WhisperConfig()
     params, flops_1 = _figures(T, CLASSES[head], config, 1)
-    assert count(host, 1, head=head).params == params
-    assert count(host, 1, head=head).flops == flops_1
-    assert count(host, 7, head=head).flops == _figures(T, CLASSES[head], config, 7)[1]
+    assert count(1, head=head).params == params
+    assert count(1, head=head).flops == flops_1
+    assert count(7, head=head).flops == _figures(T, CLASSES[head], config, 7)[1]
 
 
 #: Radford et al. 2022, "Robust Speech Recognition via Large-Scale Weak Supervision", Table 1 (layers, width,
@@ -152,8 +147,8 @@ def _hf_kwargs(shape: dict[str, Any]) -> dict[str, Any]:
 def test_published_shapes(T, host, model_id):
     shape, printed = PUBLISHED[model_id]
     kwargs = _hf_kwargs(shape)
-    report = count(host, 16, d_ff_encoder=kwargs["encoder_ffn_dim"], d_ff_decoder=kwargs["decoder_ffn_dim"], **shape)
-    model = hf_model(T, "WhisperForConditionalGeneration", T.WhisperConfig(**kwargs))
+    report = count(16, d_ff_encoder=kwargs["encoder_ffn_dim"], d_ff_decoder=kwargs["decoder_ffn_dim"], **shape)
+    model = build_model("WhisperForConditionalGeneration", T.WhisperConfig(**kwargs))
     assert report.params == n_params(model)
     assert 0 < printed - report.params < 0.035 * printed  # nominal figures, within 3.5% above the exact count
     if model_id in ("tiny", "large-v3-turbo"):  # FLOPs of the smallest and of the one whose sides differ
@@ -164,18 +159,18 @@ def test_large_v3_exact_count_is_pinned(host):
     """Whisper large-v3 (the closing note's figure): 1,543,490,560 parameters, measured with transformers 5.23's
     WhisperForConditionalGeneration on the meta device and rebuilt from transformers by test_published_shapes."""
     shape, _ = PUBLISHED["large-v3"]
-    assert count(host, d_ff_encoder=5120, d_ff_decoder=5120, **shape).params == 1_543_490_560
+    assert count(d_ff_encoder=5120, d_ff_decoder=5120, **shape).params == 1_543_490_560
 
 
 @pytest.mark.reference
 def test_the_encoder_position_table_is_a_parameter(T, host):
     """transformers never trains the encoder's sinusoidal table (requires_grad_(False)), but it is an nn.Embedding
     weight, so parameters() holds it; openai/whisper's own model keeps it as a buffer instead."""
-    model = hf_model(T, "WhisperModel", T.WhisperConfig())
+    model = build_model("WhisperModel", T.WhisperConfig())
     names = dict(model.named_parameters())
     assert "encoder.embed_positions.weight" in names
     assert not names["encoder.embed_positions.weight"].requires_grad
-    position = next(b for p, _, b in count(host).root.walk() if p == "whisper.encoder.position")
+    position = next(b for p, _, b in count().root.walk() if p == "whisper.encoder.position")
     assert position.params.evaluate() == names["encoder.embed_positions.weight"].numel() == 1500 * 384
 
 
@@ -189,11 +184,9 @@ _SMALL |= dict(classifier_proj_size=6, num_labels=3)
 @pytest.mark.reference
 @pytest.mark.parametrize("head", CLASSES)
 def test_every_head_class(host, head):
-    arch = host.architecture("whisper")
     config = dict(_SMALL, head=head)
-    assert arch.reference(parse_config(arch, config)).target == f"transformers.{CLASSES[head]}"
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 5, 12))
+    assert host.architecture("whisper").reference(count(**config).config).target == f"transformers.{CLASSES[head]}"
+    assert_random_config_matches(host, "whisper", config, (1, 5, 12))
 
 
 def _random_config(rng: random.Random) -> dict[str, Any]:
@@ -226,9 +219,7 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("whisper")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 8))
+    assert_random_config_matches(host, "whisper", config, (1, 8))
 
 
 @pytest.mark.reference
@@ -238,15 +229,15 @@ def test_the_encoder_always_reads_30_seconds_whatever_n(T, host):
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    reports = [count(host, n, **_SMALL) for n in (1, 5, 12)]
+    reports = [count(n, **_SMALL) for n in (1, 5, 12)]
     config = T.WhisperConfig(**reports[0].architecture.reference(reports[0].config).kwargs)
-    model = hf_model(T, "WhisperModel", config)
+    model = build_model("WhisperModel", config)
     with torch.no_grad(), FlopCounterMode(display=False) as counter:
         model.encoder(_inputs(model, config, 1)["input_features"])
     for report in reports:
         encoder = next(v for v in report.root.visits() if v.path == "whisper.encoder")
         assert encoder.flops.evaluate(N=report.seq_len) == counter.get_total_flops()
-    classifier = [count(host, n, **dict(_SMALL, head="audio_classification")).flops for n in (1, 12)]
+    classifier = [count(n, **dict(_SMALL, head="audio_classification")).flops for n in (1, 12)]
     assert classifier[0] == classifier[1]
 
 
@@ -292,7 +283,7 @@ def test_prefill_and_decode_equal_flop_counter_mode(host, head, changes):
 
 
 def test_the_audio_classifier_does_not_generate(host):
-    report = count(host, 6, **dict(_SMALL, head="audio_classification"))
+    report = count(6, **dict(_SMALL, head="audio_classification"))
     assert (report.generative, report.prefill_flops, report.decode_flops) == (False, None, None)
     assert report.generation_note == NOT_GENERATIVE
 
@@ -316,33 +307,27 @@ def test_prefill_plus_decode_steps_is_what_generating_costs(T, host):
     from torch.utils.flop_counter import FlopCounterMode
 
     new = 4
-    arch = host.architecture("whisper")
-    cfg = parse_config(arch, _SMALL)
-    report = make_report(arch, cfg, 1)
-    ref = arch.reference(cfg)
-    torch.manual_seed(0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        config = T.WhisperConfig(**ref.kwargs)
-        config._attn_implementation = "eager"
-        model = T.WhisperForConditionalGeneration(config).eval()
-        frames = torch.zeros(1, config.num_mel_bins, 2 * config.max_source_positions)
-        start = torch.zeros(1, 1, dtype=torch.long)
-        with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            T.GenerationMixin.generate(
-                model,
-                input_features=frames,
-                decoder_input_ids=start,
-                max_new_tokens=new,
-                min_new_tokens=new,
-                do_sample=False,
-                num_beams=1,
-                pad_token_id=0,
-                eos_token_id=None,
-                suppress_tokens=None,
-                begin_suppress_tokens=None,
-                forced_decoder_ids=None,
-            )
+    report = count(1, **_SMALL)
+    config = T.WhisperConfig(**host.architecture("whisper").reference(report.config).kwargs)
+    model = build_model("WhisperForConditionalGeneration", config, device="cpu")
+    frames = torch.zeros(1, config.num_mel_bins, 2 * config.max_source_positions)
+    start = torch.zeros(1, 1, dtype=torch.long)
+    with warnings.catch_warnings(), torch.no_grad(), FlopCounterMode(display=False) as counter:
+        warnings.simplefilter("ignore")  # generation's notes on the settings given: not findings
+        T.GenerationMixin.generate(
+            model,
+            input_features=frames,
+            decoder_input_ids=start,
+            max_new_tokens=new,
+            min_new_tokens=new,
+            do_sample=False,
+            num_beams=1,
+            pad_token_id=0,
+            eos_token_id=None,
+            suppress_tokens=None,
+            begin_suppress_tokens=None,
+            forced_decoder_ids=None,
+        )
     steps = sum(report.decode_at(n) for n in range(2, new + 1))
     assert counter.get_total_flops() == report.prefill_flops + steps
 
@@ -353,9 +338,9 @@ def test_kv_caches_equal_what_transformers_caches(T, host):
     and those are always max_source_positions: the elements EncoderDecoderCache holds after one CPU forward pass."""
     import torch
 
-    report = count(host, **_SMALL)
+    report = count(**_SMALL)
     config = T.WhisperConfig(**report.architecture.reference(report.config).kwargs)
-    model = hf_model(T, "WhisperForConditionalGeneration", config, device="cpu")
+    model = build_model("WhisperForConditionalGeneration", config, device="cpu")
     target = 5
     with torch.no_grad():
         cache = model(
@@ -375,34 +360,13 @@ def test_kv_caches_equal_what_transformers_caches(T, host):
 # ---- Hugging Face config.json: every key accounted for -----------------------------------------------------
 
 
-def _table(host):
-    return hf_table(host.hf_readers()["whisper"].reader)
-
-
-def _write(tmp_path: Path, data: dict[str, Any], name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
-
-
 @pytest.mark.reference
 def test_table_equals_the_transformers_configuration_class(T, host):
-    """Fields and defaults, aliases (attribute_map), AutoModel's class, and every model class of the type."""
-    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
-
-    table = _table(host)
-    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
-    assert dict(table.defaults) == {
-        f.name: f.default for f in dataclasses.fields(T.WhisperConfig) if f.name not in common
-    }
+    """Fields and defaults, aliases (attribute_map), AutoModel's class, every model class of the type counted (none
+    refused), and every key of a file transformers itself writes known."""
+    modeling = "transformers.models.whisper.modeling_whisper"
+    table = assert_table_is_the_configuration_class(T, host, "whisper", "WhisperConfig", modeling)
     assert dict(table.aliases) == T.WhisperConfig.attribute_map
-    assert table.base_class == MODEL_MAPPING_NAMES["whisper"]
-    module = importlib.import_module("transformers.models.whisper.modeling_whisper")
-    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
-    assert set(table.classes) | set(table.unsupported_classes) == classes
-    full = T.WhisperConfig().to_dict()  # a file transformers itself writes: no key is unknown
-    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
-    assert set(full) <= known
 
 
 BASE = dict(vocab_size=97, num_mel_bins=8, d_model=16, encoder_layers=2, decoder_layers=3, encoder_attention_heads=2)
@@ -431,7 +395,7 @@ SWEEP = dict(
 
 
 def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(_table(host).read)
+    assert set(SWEEP) == set(table_of(host, "whisper").read)
 
 
 def _file_figures(T, path: Path, model_class: str, n: int) -> tuple[int, int]:
@@ -442,7 +406,7 @@ def _file_figures(T, path: Path, model_class: str, n: int) -> tuple[int, int]:
 @pytest.mark.reference
 @pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
 def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = _write(tmp_path, {"model_type": "whisper", **BASE, **change})
+    path = write_json(tmp_path, {"model_type": "whisper", **BASE, **change})
     for model_class in CLASSES.values():
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 5)
@@ -454,6 +418,9 @@ def test_each_key_against_transformers(T, host, tmp_path, change):
 def test_ignored_keys_change_no_figure(T, host, tmp_path):
     """Every key the whisper table ignores, changed from its default at once: transformers' figures still equal
     archzoo's, for every class."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
     changed = dict(
         encoder_layerdrop=0.3,
         decoder_layerdrop=0.4,
@@ -478,16 +445,13 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         mask_feature_min_masks=1,
         forced_decoder_ids=[[1, 8], [2, 9]],
     )
-    assert set(changed) == set(_table(host).ignored)
-    path = _write(tmp_path, {"model_type": "whisper", **BASE, **changed})
+    assert set(changed) == set(table_of(host, "whisper").ignored)
+    path = write_json(tmp_path, {"model_type": "whisper", **BASE, **changed})
     for model_class in CLASSES.values():
         reading = load_hf_config(path, host, hf_class=model_class)
         report = make_report(reading.architecture, reading.config, 5)
         config = T.AutoConfig.from_pretrained(str(path))
-        model = hf_model(T, model_class, config, device="cpu")  # real weights: use_cache false runs on the CPU
-        import torch
-        from torch.utils.flop_counter import FlopCounterMode
-
+        model = build_model(model_class, config, device="cpu")  # real weights: use_cache false runs on the CPU
         inputs = {k: torch.zeros(v.shape, dtype=v.dtype) for k, v in _inputs(model, config, 5).items()}
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
             model(**inputs)
@@ -531,7 +495,7 @@ def test_the_refusals_are_transformers_own(T, kwargs, model_class):
     """transformers fails to build each (with weights: on the meta device it skips initialising the sinusoids)."""
     small = dict(encoder_layers=1, decoder_layers=1, max_source_positions=4, num_mel_bins=2, max_target_positions=4)
     with pytest.raises((ValueError, ZeroDivisionError, AssertionError, IndexError)):
-        hf_model(T, model_class, T.WhisperConfig(**small | kwargs), device="cpu")
+        build_model(model_class, T.WhisperConfig(**small | kwargs), device="cpu")
 
 
 @pytest.mark.reference
@@ -542,7 +506,7 @@ def test_the_decoder_alone_takes_an_odd_width(T, host):
 
 
 def test_a_padding_index_outside_the_vocabulary_is_refused_where_there_is_a_decoder(host, tmp_path):
-    path = _write(tmp_path, {"model_type": "whisper", "vocab_size": 40})
+    path = write_json(tmp_path, {"model_type": "whisper", "vocab_size": 40})
     for model_class in ("WhisperModel", "WhisperForConditionalGeneration", "WhisperForCausalLM"):
         with pytest.raises(HFConfigError) as info:
             load_hf_config(path, host, hf_class=model_class)
@@ -556,7 +520,7 @@ def test_a_padding_index_outside_the_vocabulary_is_refused_where_there_is_a_deco
 def test_the_audio_classifier_has_no_token_embedding_to_refuse_it(T, host, tmp_path):
     """WhisperForAudioClassification is the encoder alone: transformers builds it whatever the padding index."""
     data = {"model_type": "whisper", **BASE, "vocab_size": 40, "pad_token_id": 50256}
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     reading = load_hf_config(path, host, hf_class="WhisperForAudioClassification")
     report = make_report(reading.architecture, reading.config, 5)
     assert (report.params, report.flops) == _file_figures(T, path, "WhisperForAudioClassification", 5)
