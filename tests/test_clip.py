@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from archzoo.architecture import parse_config
 from archzoo.errors import ConfigError, HFConfigError
-from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
+from archzoo.hf_config import COMMON_KEYS, load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, check_plugin
-from transformers_models import host_with, n_params
+from archzoo.testing import build_model, check_plugin
+from family_checks import assert_random_config_matches, counter, table_of, write_json
+from transformers_models import n_params
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -51,33 +51,10 @@ CONFIG_CLASSES = {
 }
 TEXT_HEADS = ("model", "text", "text_projection")
 
-
-@pytest.fixture(scope="module")
-def host():
-    return host_with("clip")
-
-
-def count(host, n: int | None = None, **config):
-    arch = host.architecture("clip")
-    return make_report(arch, parse_config(arch, config), n)
-
-
-def _write(tmp_path: Path, data: dict, name: str = "config.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return path
+count = counter("clip")
 
 
 # ---- transformers' side, written out ------------------------------------------------------------------------
-
-
-def _build(T: Any, model_class: str, config: Any) -> Any:
-    import torch
-
-    config._attn_implementation = "eager"  # FlopCounterMode counts the attention products
-    with torch.device("meta"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return getattr(T, model_class)(config).eval()
 
 
 def _inputs(model: Any, n: int) -> dict[str, Any]:
@@ -124,12 +101,10 @@ def _training_flops(model: Any, n: int) -> int:
 
 def _reference_model(T: Any, host: Any, config: dict) -> tuple[Any, Any]:
     """archzoo's report and transformers' class built from the reference the plugin names for ``config``."""
-    report = count(host, **config)
+    report = count(**config)
     ref = host.architecture("clip").reference(report.config)
-    model = _build(
-        T, ref.target.removeprefix("transformers."), getattr(T, ref.config_class.rpartition(".")[2])(**ref.kwargs)
-    )
-    return report, model
+    config_class = getattr(T, ref.config_class.rpartition(".")[2])
+    return report, build_model(ref.target.removeprefix("transformers."), config_class(**ref.kwargs))
 
 
 def _file_figures(T: Any, path: Path, model_class: str, n: int) -> tuple[int, int]:
@@ -141,7 +116,7 @@ def _file_figures(T: Any, path: Path, model_class: str, n: int) -> tuple[int, in
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         config = (getattr(T, config_class) if config_class else T.AutoConfig).from_pretrained(str(path))
-    model = _build(T, model_class, config)
+    model = build_model(model_class, config)
     return n_params(model), _flops(model, n)
 
 
@@ -161,10 +136,10 @@ def test_defaults_are_transformers_defaults(T, host, head):
     """The configuration's defaults are transformers' (CLIP ViT-B/32), for every class: parameters, and FLOPs at a
     short caption and at the full 77 tokens."""
     config = getattr(T, CONFIG_CLASSES[head])()
-    model = _build(T, CLASSES[head], config)
-    assert count(host, head=head).params == n_params(model)
+    model = build_model(CLASSES[head], config)
+    assert count(head=head).params == n_params(model)
     for n in (1, 77):
-        assert count(host, n, head=head).flops == _flops(model, n), n
+        assert count(n, head=head).flops == _flops(model, n), n
 
 
 #: OpenCLIP's model profile table (github.com/mlfoundations/open_clip, docs/model_profile.csv at commit
@@ -191,8 +166,8 @@ def test_published_shapes(T, host, name):
     assert report.flops == _flops(model, 77)
     # OpenCLIP's image and text FLOPs include each tower's projection (ViT-L/14's image: 162.025 billion in the
     # vision tower, 0.0016 in its projection); together with the one score product they make CLIPModel's
-    image = count(host, head="vision_projection", **shape).flops
-    text = count(host, 77, head="text_projection", **shape).flops
+    image = count(head="vision_projection", **shape).flops
+    text = count(77, head="text_projection", **shape).flops
     assert (f"{image / 1e9:.2f}", f"{text / 1e9:.2f}") == (image_gflops, text_gflops)
     assert report.flops == image + text + 2 * report.config.projection_dim
 
@@ -212,7 +187,7 @@ def test_every_head_class(T, host, head):
     assert type(model).__name__ == CLASSES[head]
     assert report.params == n_params(model)
     for n in (3, 11, 20):
-        assert count(host, n, **config).flops == _flops(model, n), n
+        assert count(n, **config).flops == _flops(model, n), n
 
 
 @pytest.mark.reference
@@ -230,22 +205,22 @@ def test_training_flops_equal_flop_counter_mode(T, host, head):
     the path of their last hidden state, the patch convolution computes no pixel gradient."""
     config = dict(SMALL, head=head)
     _, model = _reference_model(T, host, config)
-    assert count(host, 7, **config).training_flops == _training_flops(model, 7)
+    assert count(7, **config).training_flops == _training_flops(model, 7)
 
 
 def test_flops_depend_on_the_caption_through_the_text_tower_only(host):
     """N is the caption's tokens: the vision-only classes cost the same at every N, and CLIPModel's FLOPs grow with
     N exactly as its text tower's do."""
     for head in ("vision", "vision_projection", "image_classification"):
-        assert count(host, 1, head=head).flops == count(host, 77, head=head).flops, head
-    model = count(host, 77).flops - count(host, 5).flops
-    assert model == count(host, 77, head="text").flops - count(host, 5, head="text").flops > 0
+        assert count(1, head=head).flops == count(77, head=head).flops, head
+    model = count(77).flops - count(5).flops
+    assert model == count(77, head="text").flops - count(5, head="text").flops > 0
 
 
 def test_clip_does_not_generate(host):
     """No key/value cache, no prefill, no decode, and the report says why."""
     for head in CLASSES:
-        report = count(host, head=head)
+        report = count(head=head)
         assert report.prefill_flops is None and report.decode_flops is None
         assert report.kv_cache_elements_per_token == 0
         assert "no prefill and no decode" in report.generation_note
@@ -282,9 +257,7 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
 def test_random_configs_equal_transformers(host, config):
-    arch = host.architecture("clip")
-    assert_blocks_match_modules(arch, config)
-    assert_matches_reference(arch, config, seq_lens=(1, 7, 16))
+    assert_random_config_matches(host, "clip", config)
 
 
 @pytest.mark.parametrize(
@@ -300,33 +273,29 @@ def test_random_configs_equal_transformers(host, config):
 )
 def test_what_transformers_cannot_run_is_refused(host, config, message):
     with pytest.raises(ConfigError, match=message):
-        count(host, **config)
+        count(**config)
 
 
 def test_a_text_class_keeps_a_patch_larger_than_the_image(host):
     """CLIPTextModel never builds the vision tower, so its vision keys cannot make it fail."""
-    assert count(host, head="text", patch_size=300).params == count(host, head="text").params
+    assert count(head="text", patch_size=300).params == count(head="text").params
 
 
 @pytest.mark.reference
 def test_a_caption_longer_than_the_positions_is_refused_as_transformers_refuses_it(T, host):
-    model = _build(T, "CLIPModel", T.CLIPConfig())
+    model = build_model("CLIPModel", T.CLIPConfig())
     with pytest.raises(ValueError, match="Sequence length must be less than max_position_embeddings"):
         _flops(model, 78)
     with pytest.raises(ConfigError, match=r"seq_len 78: longer than the 77 positions .* raise max_positions"):
-        count(host, 78)
+        count(78)
     from archzoo_clip import reference_inputs
 
     with pytest.raises(ValueError, match=r"N = 78: CLIP's text tower has 77 learned positions"):
         reference_inputs(model, 78, "meta")
-    assert count(host, 10_000, head="vision").flops == count(host, head="vision").flops  # no caption to limit
+    assert count(10_000, head="vision").flops == count(head="vision").flops  # no caption to limit
 
 
 # ---- Hugging Face config.json: every key accounted for ------------------------------------------------------
-
-
-def _table(host, model_type: str = "clip"):
-    return hf_table(host.hf_readers()[model_type].reader)
 
 
 @pytest.mark.reference
@@ -338,7 +307,7 @@ def test_tables_equal_the_transformers_configuration_classes(T, host, model_type
     """Fields and defaults, AutoModel's class, every key a loaded configuration holds accounted for."""
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
-    table = _table(host, model_type)
+    table = table_of(host, model_type)
     common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
     fields = {f.name: f.default for f in dataclasses.fields(getattr(T, config_class)) if f.name not in common}
     assert dict(table.defaults) == fields
@@ -352,8 +321,8 @@ def test_tables_equal_the_transformers_configuration_classes(T, host, model_type
 def test_every_class_of_modeling_clip_is_counted(host):
     module = importlib.import_module("transformers.models.clip.modeling_clip")
     classes = {n for n in module.__all__ if "PreTrained" not in n}
-    assert set(_table(host).classes) == classes
-    assert set(_table(host, "clip_text_model").classes) | set(_table(host, "clip_vision_model").classes) == {
+    assert set(table_of(host, "clip").classes) == classes
+    assert set(table_of(host, "clip_text_model").classes) | set(table_of(host, "clip_vision_model").classes) == {
         c for c in classes if c.startswith(("CLIPTextModel", "CLIPVisionModel"))
     }
 
@@ -399,11 +368,11 @@ SWEEPS = {"clip": SWEEP, "clip_text_model": TEXT_SWEEP, "clip_vision_model": VIS
 
 
 def test_the_sweep_covers_every_key(host):
-    table = _table(host)
+    table = table_of(host, "clip")
     nested = {f"{key}.{name}" for key, sub in table.nested.items() for name in sub.read}
     assert set(SWEEP) == set(table.read) | nested
-    assert set(TEXT_SWEEP) == set(_table(host, "clip_text_model").read)
-    assert set(VISION_SWEEP) == set(_table(host, "clip_vision_model").read)
+    assert set(TEXT_SWEEP) == set(table_of(host, "clip_text_model").read)
+    assert set(VISION_SWEEP) == set(table_of(host, "clip_vision_model").read)
 
 
 def _changed(base: dict, key: str, value: Any) -> dict:
@@ -433,7 +402,7 @@ def test_each_key_of_a_clip_file_against_transformers(T, host, tmp_path, change)
     data = {"model_type": "clip", **CLIP_BASE}
     for key, value in change.items():
         data = _changed(data, key, value)
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     classes = ["CLIPModel", "CLIPForImageClassification"]
     if any(key.startswith("text_config.") for key in change):
         classes = ["CLIPModel", "CLIPTextModelWithProjection"]
@@ -449,8 +418,8 @@ def test_each_key_of_a_clip_file_against_transformers(T, host, tmp_path, change)
 )
 def test_each_key_of_a_tower_file_against_transformers(T, host, tmp_path, model_type, key):
     base, sweep = (TEXT_BASE, TEXT_SWEEP) if model_type == "clip_text_model" else (VISION_BASE, VISION_SWEEP)
-    path = _write(tmp_path, {"model_type": model_type, **base, key: sweep[key]})
-    _check(T, host, path, list(_table(host, model_type).classes), key)
+    path = write_json(tmp_path, {"model_type": model_type, **base, key: sweep[key]})
+    _check(T, host, path, list(table_of(host, model_type).classes), key)
 
 
 #: every key the three tables ignore, each changed from its default (eos_token_id 2: transformers then pools at the
@@ -478,13 +447,13 @@ IGNORED = {
 def test_ignored_keys_change_no_figure(T, host, tmp_path):
     """Every key archzoo ignores, changed at once (the released files' dropout too): transformers' figures still
     equal archzoo's, for every class."""
-    table = _table(host)
+    table = table_of(host, "clip")
     ignored = set(table.ignored) | {f"{k}.{n}" for k, sub in table.nested.items() for n in sub.ignored}
     assert set(IGNORED) == ignored
     data = {"model_type": "clip", **CLIP_BASE}
     for key, value in IGNORED.items():
         data = _changed(data, key, value)
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     _check(T, host, path, list(CLASSES.values()), "ignored keys")
     reading = load_hf_config(path, host)
     dispositions = {k.key: k.disposition for k in reading.keys}
@@ -495,7 +464,7 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
 def test_a_file_without_sub_configurations_reads_their_defaults(T, host, tmp_path):
     """text_config and vision_config absent, or null: CLIPConfig builds both from their classes' defaults."""
     for data in ({"model_type": "clip"}, {"model_type": "clip", "text_config": None, "vision_config": None}):
-        path = _write(tmp_path, data)
+        path = write_json(tmp_path, data)
         _check(T, host, path, ["CLIPModel"], data)
         reading = load_hf_config(path, host)
         assert {k.key: k.disposition for k in reading.keys}["text_config.hidden_size"] == "defaulted"
@@ -512,7 +481,7 @@ def test_legacy_config_dicts_replace_the_sub_configurations_as_transformers_does
         "text_config_dict": {"num_hidden_layers": 1, "hidden_size": 64, "num_attention_heads": 2, "vocab_size": 50},
         "vision_config_dict": {"num_hidden_layers": 1, "image_size": 40, "patch_size": 20, "hidden_size": 24},
     }
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     _check(T, host, path, ["CLIPModel", "CLIPTextModelWithProjection", "CLIPVisionModel"], "overrides")
     reading = load_hf_config(path, host)
     keys: dict[str, list[str]] = {}
@@ -545,7 +514,7 @@ def test_legacy_config_dicts_replace_the_sub_configurations_as_transformers_does
     ],
 )
 def test_bad_sub_configurations_are_refused_naming_the_nested_key(host, tmp_path, data, message):
-    path = _write(tmp_path, {"model_type": "clip", **data})
+    path = write_json(tmp_path, {"model_type": "clip", **data})
     with pytest.raises(HFConfigError, match=message):
         load_hf_config(path, host)
 
@@ -554,11 +523,11 @@ def test_bad_sub_configurations_are_refused_naming_the_nested_key(host, tmp_path
 def test_a_null_projection_dim_is_counted_where_no_projection_reads_it(T, host, tmp_path):
     """CLIPTextConfig and CLIPConfig take projection_dim null: CLIPTextModel and CLIPForImageClassification build
     with it, and the classes with a projection cannot."""
-    path = _write(tmp_path, {"model_type": "clip_text_model", **TEXT_BASE, "projection_dim": None})
+    path = write_json(tmp_path, {"model_type": "clip_text_model", **TEXT_BASE, "projection_dim": None})
     _check(T, host, path, ["CLIPTextModel"], "null projection")
     with pytest.raises(HFConfigError, match=r"projection_dim, read as projection_dim"):
         load_hf_config(path, host, hf_class="CLIPTextModelWithProjection")
-    path = _write(tmp_path, {"model_type": "clip", **CLIP_BASE, "projection_dim": None})
+    path = write_json(tmp_path, {"model_type": "clip", **CLIP_BASE, "projection_dim": None})
     _check(T, host, path, ["CLIPForImageClassification"], "null projection")
     with pytest.raises(HFConfigError, match=r"projection_dim, read as projection_dim"):
         load_hf_config(path, host)
@@ -566,7 +535,7 @@ def test_a_null_projection_dim_is_counted_where_no_projection_reads_it(T, host, 
 
 def test_the_nested_model_type_is_not_read(host, tmp_path):
     """transformers builds text_config as a CLIPTextConfig whatever model type the object names."""
-    path = _write(tmp_path, {"model_type": "clip", "text_config": {"model_type": "bert", "hidden_size": 64}})
+    path = write_json(tmp_path, {"model_type": "clip", "text_config": {"model_type": "bert", "hidden_size": 64}})
     reading = load_hf_config(path, host)
     assert {k.key: k.disposition for k in reading.keys}["text_config.model_type"] == "ignored"
     assert reading.config.d_model == 64
@@ -575,7 +544,7 @@ def test_the_nested_model_type_is_not_read(host, tmp_path):
 def test_a_tower_class_of_a_clip_file_projects_to_its_own_projection_dim(host, tmp_path):
     """from_pretrained builds CLIPTextModelWithProjection from text_config, whose projection_dim it reads."""
     data = _changed({"model_type": "clip", **CLIP_BASE}, "text_config.projection_dim", 20)
-    path = _write(tmp_path, data)
+    path = write_json(tmp_path, data)
     assert load_hf_config(path, host, hf_class="CLIPTextModelWithProjection").config.projection_dim == 20
     assert load_hf_config(path, host, hf_class="CLIPModel").config.projection_dim == 16
 
@@ -584,10 +553,10 @@ def test_a_tower_class_of_a_clip_file_projects_to_its_own_projection_dim(host, t
 def test_a_tower_class_of_a_clip_file_without_its_object_reads_the_whole_file(T, host, tmp_path):
     """No text_config: CLIPTextConfig.from_pretrained builds the text configuration from the whole file (its
     projection_dim too); a null text_config it cannot load, and archzoo refuses it."""
-    path = _write(tmp_path, {"model_type": "clip", "projection_dim": 20, "vision_config": VISION_BASE})
+    path = write_json(tmp_path, {"model_type": "clip", "projection_dim": 20, "vision_config": VISION_BASE})
     _check(T, host, path, ["CLIPTextModelWithProjection", "CLIPVisionModel"], "no text_config")
     assert load_hf_config(path, host, hf_class="CLIPTextModelWithProjection").config.projection_dim == 20
-    path = _write(tmp_path, {"model_type": "clip", "text_config": None})
+    path = write_json(tmp_path, {"model_type": "clip", "text_config": None})
     with pytest.raises(HFConfigError, match=r"text_config: transformers builds CLIPTextModel from this object alone"):
         load_hf_config(path, host, hf_class="CLIPTextModel")
     assert load_hf_config(path, host).model_class == "CLIPModel"  # CLIPConfig reads null as its defaults
@@ -635,7 +604,7 @@ def test_the_cli_refuses_a_bad_clip_file_in_one_line(tmp_path, capsys):
     """A sub-configuration that is no object: one line naming the file and the key, exit 1, no traceback."""
     from archzoo.cli import main
 
-    path = _write(tmp_path, {"model_type": "clip", "text_config": [512]})
+    path = write_json(tmp_path, {"model_type": "clip", "text_config": [512]})
     code = main(["count", "--hf-config", str(path)])
     out, err = capsys.readouterr()
     assert code == 1 and out == ""
