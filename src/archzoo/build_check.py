@@ -32,40 +32,41 @@ _STATIC_FORMULAS = (
 )  # numbers of the configuration
 _FLOP_FORMULAS = ("flops", "attention_flops")  # may also depend on the sequence length N
 _TEXT_FIELDS = ("name", "kind", "description", "tied_to")
-
-
-def _is_int(value: object) -> bool:
-    return type(value) is int  # not bool, not an int subclass with its own arithmetic
+_NONE_OPEN: frozenset[str] = frozenset()
+_N_OPEN = frozenset({"N"})
 
 
 def _formula_problem(poly: object, *, free: frozenset[str]) -> str | None:
     """Why ``poly`` is not a formula archzoo can evaluate with only the symbols in ``free`` left open."""
     if not isinstance(poly, Poly):
         return f"is {type_name(poly)}, expected an archzoo.Poly formula"
-    if type(poly.terms) is not dict or type(poly.symbols) is not dict:
+    terms, symbols = poly.terms, poly.symbols
+    if type(terms) is not dict or type(symbols) is not dict:
         return "is a Poly whose terms or symbols are not dicts; build formulas with archzoo.formula"
-    for mono, coefficient in poly.terms.items():
-        if not _is_int(coefficient):
+    for mono, coefficient in terms.items():
+        if type(coefficient) is not int:
             return f"has a coefficient of type {type_name(coefficient)}, expected int"
-        if type(mono) is not tuple or not all(
-            type(factor) is tuple
-            and len(factor) == 2
-            and type(factor[0]) is str
-            and _is_int(factor[1])
-            and factor[1] >= 1
-            for factor in mono
-        ):
+        if type(mono) is not tuple:
             return "has a malformed term; build formulas with archzoo.formula"
+        for factor in mono:
+            if type(factor) is not tuple or len(factor) != 2 or type(factor[0]) is not str:
+                return "has a malformed term; build formulas with archzoo.formula"
+            power = factor[1]
+            if type(power) is not int or power < 1:
+                return "has a malformed term; build formulas with archzoo.formula"
         for name, _ in mono:
-            symbol = poly.symbols.get(name)
+            symbol = symbols.get(name)
             if not isinstance(symbol, Symbol):
                 return f"uses symbol {name!r} without defining it"
-            if symbol.value is None:
+            value = symbol.value
+            if type(value) is int:
+                continue
+            if value is None:
                 if name not in free:
                     open_ = "only N may be left open" if free else "it must depend on the configuration only"
                     return f"uses {name!r}, which has no value; {open_}"
-            elif not _is_int(symbol.value):
-                return f"gives symbol {name!r} the value {symbol.value!r} ({type_name(symbol.value)}), expected an int"
+            else:
+                return f"gives symbol {name!r} the value {value!r} ({type_name(value)}), expected an int"
     return None
 
 
@@ -84,13 +85,19 @@ def _node_problem(node: Block) -> str | None:
     for i, child in enumerate(node.children):
         if not isinstance(child, Block):
             return f"children[{i}] is {type_name(child)}, expected an archzoo.Block"
-    for name in _STATIC_FORMULAS + _FLOP_FORMULAS:
-        problem = _formula_problem(getattr(node, name), free=frozenset({"N"} if name in _FLOP_FORMULAS else ()))
+    for name in _STATIC_FORMULAS:
+        formula = getattr(node, name)
+        problem = _formula_problem(formula, free=_NONE_OPEN)
         if problem:
             return f"{name} {problem}"
-        value = getattr(node, name).evaluate(N=1)
-        if name in _STATIC_FORMULAS and value < 0:
-            return f"{name} evaluates to {value:,}, expected a count of at least 0"
+        if formula.terms:  # a formula checked above evaluates; a count must not be negative
+            value = formula.evaluate()
+            if value < 0:
+                return f"{name} evaluates to {value:,}, expected a count of at least 0"
+    for name in _FLOP_FORMULAS:
+        problem = _formula_problem(getattr(node, name), free=_N_OPEN)
+        if problem:
+            return f"{name} {problem}"
     if node.repeat is not None:
         problem = _formula_problem(node.repeat, free=frozenset())
         if problem:
