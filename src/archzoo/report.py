@@ -287,12 +287,18 @@ class Report:
         formula = "3·(2·N·V·d + L·(2·3·N·d·(d_h·h) + 2·N²·(d_h·h) + 3·h·N² + 2·N²·(d_h·h) + 2·N·(d_h·h)·d + 2·N·2·d·d_ff) + 2·N·d·V)"
         missing = ""
         stacks = [name for name in values if name == "L" or name.startswith("L_")]  # L, or L_e and L_d, or L and L_v
-        if any(visit.block.kind == "layer_runs" for visit in self.root.visits()):
-            missing = "it describes one stack of L alike layers (this model's stack is runs of different layers)"
-        elif len(stacks) > 1:
-            missing = "it describes one stack of layers (this model has " + " and ".join(stacks) + ")"
-        elif not stacks:
-            missing = "it needs the number of layers L, which this architecture does not give"
+        runs = any(visit.block.kind == "layer_runs" for visit in self.root.visits())
+        # one stack of layers: L, or the one layer count there is (a vision tower's L_v); a stack of runs may name
+        # one count per run (Gemma 2's L_s and L_g), and its L (DeepSeek's MoE layers) is the formula's
+        stack = "L" if "L" in values else stacks[0] if len(stacks) == 1 else None
+        if stack is None or (len(stacks) > 1 and not runs):
+            missing = (
+                "it describes one stack of L alike layers (this model's stack is runs of different layers)"
+                if runs
+                else "it describes one stack of layers (this model has " + " and ".join(stacks) + ")"
+                if stacks
+                else "it needs the number of layers L, which this architecture does not give"
+            )
         elif "V" not in values:
             missing = "it needs a vocabulary (embeddings and final logits): this model has none"
         elif self.active_params != self.params:
@@ -301,7 +307,8 @@ class Report:
             missing = "it needs heads, the attention width and d_ff, which this architecture does not give"
         flops = None
         if not missing:
-            L, V, d = values[stacks[0]], values["V"], values["d"]
+            assert stack is not None  # for the type checker: checked just above
+            L, V, d = values[stack], values["V"], values["d"]
             assert heads and width and d_ff  # for the type checker: checked just above
             layer = (
                 2 * 3 * n * d * width
