@@ -204,6 +204,17 @@ def test_heads_that_do_not_divide_the_width_fail_in_transformers_too(T, host, tm
 # ---- Hugging Face config.json ------------------------------------------------------------------------------
 
 
+@pytest.mark.reference
+def test_a_null_embedding_size_is_refused_as_transformers_refuses_it(T, host, tmp_path):
+    """ALBERT's and BERT's null embedding_size means the hidden width; ElectraConfig's field is an int, and
+    from_pretrained refuses the file, so archzoo must not count it."""
+    path = write_json(tmp_path, {"model_type": "electra", "embedding_size": None})
+    with pytest.raises(Exception, match="embedding_size"):
+        T.AutoConfig.from_pretrained(str(path))
+    with pytest.raises(HFConfigError, match=r"embedding_size: null"):
+        load_hf_config(path, host)
+
+
 def test_multiple_choice_is_refused_saying_why(host, tmp_path):
     path = write_json(tmp_path, {"model_type": "electra"})
     with pytest.raises(HFConfigError, match=r"one sequence per answer choice"):

@@ -255,6 +255,16 @@ def test_inference_peak_counts_the_kv_cache_of_n_tokens():
     assert kv == 2 * 3 * 2 * (2 * 16) * 32  # K and V, 3 layers, 2 heads of 16, 32 tokens, 2 bytes
 
 
+@pytest.mark.parametrize("head", ["model", "vision"])
+def test_inference_peak_is_refused_where_layers_run_over_other_than_n_tokens(head):
+    """CLIP's image tower runs over its 50 patches and class token whatever the caption's N: an estimate that
+    reads every feed-forward as N tokens' worth once gave ViT-L/14@336 a 970.7 MB activation (the real largest
+    tensors are its 577-token scores, about 22 MB). It is refused with the reason, not guessed."""
+    report = archzoo.count("clip", head=head)
+    with pytest.raises(UnsupportedActivationMemory, match="run over a number of tokens other than N"):
+        inference_peak(report)
+
+
 def test_the_summary_for_the_report_carries_every_figure_or_the_reason():
     report = archzoo.count("gpt", d_model=64, n_heads=4, n_layers=2, seq_len=16)
     data = memory_dict(report)

@@ -1066,6 +1066,11 @@ def _from_xlm_roberta_xl(hf: dict[str, Any], model_class: str = "XLMRobertaXLMod
 @hf_reader(HF_ELECTRA)
 def _from_electra(hf: dict[str, Any], model_class: str = "ElectraModel") -> dict[str, Any]:
     # embedding_size equal to hidden_size builds no embeddings_project: the configuration model drops it then
+    if hf["embedding_size"] is None:  # ALBERT's and BERT's null means "d_model"; ElectraConfig refuses it
+        raise ValueError(
+            "embedding_size: null, but ElectraConfig requires an integer (transformers will not load the file); "
+            "give the embedding width (the hidden size, when the embeddings are not factorised)"
+        )
     return {
         **_from_bert(hf, model_class),
         "embedding_size": hf["embedding_size"],

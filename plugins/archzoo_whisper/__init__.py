@@ -44,7 +44,7 @@ from typing import Any, Literal, Self
 from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation
+from archzoo.architecture import MAX_SIZE, check_activation
 from archzoo.blocks import (
     Block,
     attention,
@@ -506,7 +506,8 @@ ARCHITECTURE = Architecture(
     build=build,
     seq_len=lambda cfg: cfg.max_target_positions,
     seq_len_note=_seq_len_note,
-    max_seq_len=lambda cfg: cfg.max_target_positions,
+    # the audio classifier reads no tokens, so N is not bounded by the decoder's positions there
+    max_seq_len=lambda cfg: MAX_SIZE if cfg.head == "audio_classification" else cfg.max_target_positions,
     reference=reference,
 )
 

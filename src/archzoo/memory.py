@@ -645,6 +645,14 @@ def inference_peak(report: Report, *, seq_len: int | None = None, dtype: str = "
         block = visit.block
         if block.kind == "feed_forward":
             fc_in = child(block, "fc_in")
+            if fc_in.flops.evaluate(N=2) != 2 * fc_in.flops.evaluate(N=1):
+                # a layer over a number of tokens N does not set (CLIP's image tower, Whisper's 30 s of frames):
+                # the estimate below reads every feed-forward's width off FLOPs it takes to be N tokens' worth
+                raise UnsupportedActivationMemory(
+                    f"{report.architecture.name}: some of its layers run over a number of tokens other than N (an "
+                    "image's patches, a fixed span of audio frames), and the largest live activation is estimated "
+                    "for layers that all run over N"
+                )
             width = fc_in.flops.evaluate(N=1) // (2 * d)
             gated = any(c.name == "fc_gate" for c in block.children)
             widest_ff = max(widest_ff, (3 if gated else 2) * n * width)
