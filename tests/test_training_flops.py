@@ -187,6 +187,18 @@ def test_hoffmann_is_omitted_with_the_reason_where_it_does_not_apply():
     assert moe.flops is None and "experts" in moe.omitted
 
 
+@pytest.mark.parametrize("arch, config", [("clip", {}), ("clip", {"head": "vision"}), ("whisper", {})])
+def test_six_p_n_is_omitted_where_layers_run_over_other_than_n_tokens(arch, config):
+    """6·P·N takes every parameter to see the N tokens. CLIP's image tower sees its patches whatever the caption's
+    N (a vision-only class reads no caption at all) and Whisper's encoder its 1,500 frames whatever the decoder's
+    N: the rule's -52% on Whisper was an artefact of N, not of the rule, so it is left out with the reason."""
+    by_name = {a.name: a for a in archzoo.count(arch, **config).approximations()}
+    for name in ("6·params·tokens", "6·non-embedding params·tokens"):
+        assert by_name[name].flops is None and "number of tokens N does not set" in by_name[name].omitted
+    vit = {a.name: a for a in archzoo.count("vit").approximations()}["6·params·tokens"]
+    assert vit.flops is not None  # ViT's N is its patches and class token: every layer sees them
+
+
 # ---- MACs --------------------------------------------------------------------------------------------------
 
 

@@ -639,20 +639,18 @@ def inference_peak(report: Report, *, seq_len: int | None = None, dtype: str = "
             f"{report.architecture.name}: its configuration names no d_model and n_heads, which the largest live "
             "activation is estimated from"
         )
+    if report.layers_beyond_n:  # the estimate reads every feed-forward's width off FLOPs it takes to be N tokens'
+        raise UnsupportedActivationMemory(
+            f"{report.architecture.name}: some of its layers run over a number of tokens other than N (an image's "
+            "patches, a fixed span of audio frames), and the largest live activation is estimated for layers that "
+            "all run over N"
+        )
     widest_ff = 0
     logits = 0
     for visit in report.root.visits():
         block = visit.block
         if block.kind == "feed_forward":
             fc_in = child(block, "fc_in")
-            if fc_in.flops.evaluate(N=2) != 2 * fc_in.flops.evaluate(N=1):
-                # a layer over a number of tokens N does not set (CLIP's image tower, Whisper's 30 s of frames):
-                # the estimate below reads every feed-forward's width off FLOPs it takes to be N tokens' worth
-                raise UnsupportedActivationMemory(
-                    f"{report.architecture.name}: some of its layers run over a number of tokens other than N (an "
-                    "image's patches, a fixed span of audio frames), and the largest live activation is estimated "
-                    "for layers that all run over N"
-                )
             width = fc_in.flops.evaluate(N=1) // (2 * d)
             gated = any(c.name == "fc_gate" for c in block.children)
             widest_ff = max(widest_ff, (3 if gated else 2) * n * width)

@@ -269,15 +269,40 @@ class Report:
                 return visit.block.heads.evaluate()
         return None
 
+    @cached_property
+    def layers_beyond_n(self) -> bool:
+        """Whether some layers run over a number of tokens N does not set: a feed-forward whose FLOPs are not
+        N tokens' worth (CLIP's image tower over its patches, Whisper's encoder over 30 s of frames). Rules and
+        estimates that take every layer to run over N tokens do not describe such a model."""
+        for visit in self.root.visits():
+            if visit.block.kind == "feed_forward":
+                flops = visit.block.flops
+                if flops.evaluate(N=2) != 2 * flops.evaluate(N=1):
+                    return True
+        return False
+
     def approximations(self) -> list[Approximation]:
         """The usual rules for a training step's FLOPs, each with its error against the exact figure:
         ``6·params·tokens``, ``6·non-embedding params·tokens`` (Kaplan et al. 2020), and Hoffmann et al.
         2022's Appendix F formula from the report's symbols (omitted, with the reason, where the
         architecture lacks what it needs)."""
         n, exact = self.seq_len, self.training_flops
+        beyond = (
+            "it takes every parameter to see the N tokens, and some of this model's layers run over a number of "
+            "tokens N does not set (an image's patches, a fixed span of audio frames)"
+            if self.layers_beyond_n
+            else ""
+        )
         out = [
-            Approximation("6·params·tokens", "6·P·N", KAPLAN, 6 * self.params * n, exact),
-            Approximation("6·non-embedding params·tokens", "6·P_ne·N", KAPLAN, 6 * self.non_embedding * n, exact),
+            Approximation("6·params·tokens", "6·P·N", KAPLAN, None if beyond else 6 * self.params * n, exact, beyond),
+            Approximation(
+                "6·non-embedding params·tokens",
+                "6·P_ne·N",
+                KAPLAN,
+                None if beyond else 6 * self.non_embedding * n,
+                exact,
+                beyond,
+            ),
         ]
         values = self._symbol_values()
         heads = values.get("h") or self._tree_heads() or getattr(self.config, "n_heads", None)
