@@ -245,6 +245,17 @@ def probe_values(key: str, config: Mapping[str, Any]) -> list[int]:
     return out
 
 
+def _near_values(key: str, config: Mapping[str, Any]) -> set[int]:
+    """The other integer keys' values within a factor of four of ``key``'s: the equalities a configuration may
+    treat as a threshold (a key equal to another dropping a block), probed beyond `PROBES_PER_KEY`."""
+    value = config[key]
+    return {
+        v
+        for k, v in config.items()
+        if k != key and isinstance(v, int) and not isinstance(v, bool) and v != value and 4 * v >= value >= v // 4
+    }
+
+
 @dataclass
 class _Built:
     figures: dict[str, int]
@@ -322,6 +333,13 @@ def evaluate(data: Mapping[str, Any], values: Mapping[str, int], seq_len: int | 
     assert default is not None
     if seq_len is None or n_rule["fixed"]:
         n = default
+        longest = _bound(n_rule["max"], config)
+        if longest is not None and n > longest:  # N's rule, learnt below the longest N, holds no further (Gemma 2's
+            # N is its window only while the window is shorter than the context)
+            raise Refused(
+                f"N: this change makes the configuration's own N {n:,}, beyond its {longest:,} positions, where these "
+                "formulas do not follow how archzoo sets N; give N explicitly"
+            )
     else:
         longest = _bound(n_rule["max"], config)
         if not 1 <= seq_len <= (longest if longest is not None else MAX_SIZE):
@@ -377,12 +395,15 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
     probes: dict[str, list[tuple[int, _Built]]] = {}
     for key in keys:
         found = []
+        near = _near_values(key, base_config)
         for value in probe_values(key, base_config):
+            # past the first few, only another key's nearby value: where a threshold such as ELECTRA's
+            # embedding_size == d_model (no projection then) hides, however far down the list it comes
+            if len(found) >= PROBES_PER_KEY and value not in near:
+                continue
             built = _build(arch, {**probe_config, key: value})
             if built is not None:
                 found.append((value, built))
-            if len(found) >= PROBES_PER_KEY:
-                break
         probes[key] = found
     bindings: dict[str, tuple[str, int]] = {}
     moved_by: dict[str, set[str]] = {name: set() for name in symbols}
@@ -422,6 +443,16 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
                 rule_json["key"], rule_json["offset"] = key, rule[1]
             elif rule is None or (isinstance(rule, tuple) and rule_json["key"] != key):
                 refused.setdefault(key, f"changing {key} changes N in a way these formulas do not follow")
+    for rule_json, attr in ((n_rule, "seq_len"), (max_rule, "max_seq_len")):
+        # a rule learnt from a few nearby probes may stop beyond them (Gemma 2's N is its window only while the
+        # window is shorter than the context): one far probe of the key it follows must follow it too
+        key = rule_json["key"]
+        if key is not None:
+            far = min(MAX_SIZE, 16 * int(base_config[key]) + 16)
+            built = _build(arch, {**probe_config, key: far})
+            if built is not None and getattr(built, attr) != far + rule_json["offset"]:
+                refused.setdefault(key, f"changing {key} changes N in a way these formulas do not follow")
+                rule_json["key"], rule_json["offset"] = None, 0  # N stays the configuration's own value
     data: dict[str, Any] = {
         "schema": SCHEMA,
         "architecture": arch.name,

@@ -162,6 +162,15 @@
     });
     var rule = data.n;
     var seq = bound(rule, keys);
+    if (n === null || rule.fixed) {
+      /* N's rule, learnt below the longest N, holds no further (Gemma 2's N is its window only while the window
+       * is shorter than the context) */
+      var most = bound(rule.max, keys);
+      if (most !== null && seq > most) {
+        throw new Refused("N: this change makes the configuration's own N " + group(seq) + ", beyond its " +
+          group(most) + " positions, where these formulas do not follow how archzoo sets N; give N explicitly");
+      }
+    }
     if (n !== null && !rule.fixed) {
       var longest = bound(rule.max, keys);
       var top = longest === null ? MAX_SIZE : longest;
