@@ -394,7 +394,7 @@ def whatif(arch: Architecture, config: ArchConfig, *, model: str = "") -> dict[s
     # 1. each key alone: which symbols, N and its bound follow it
     probes: dict[str, list[tuple[int, _Built]]] = {}
     for key in keys:
-        found = []
+        found: list[tuple[int, _Built]] = []
         near = _near_values(key, base_config)
         for value in probe_values(key, base_config):
             # past the first few, only another key's nearby value: where a threshold such as ELECTRA's
