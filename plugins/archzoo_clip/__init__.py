@@ -125,14 +125,15 @@ class ClipConfig(ArchConfig):
     @model_validator(mode="after")
     def _check(self) -> Self:
         # CLIPTextConfig and CLIPVisionConfig refuse heads that do not divide the width, in every class
-        for width, heads, key in (
-            (self.d_model, self.n_heads, "n_heads"),
-            (self.vision_d_model, self.vision_n_heads, "vision_n_heads"),
+        for width, heads, width_key, key in (
+            (self.d_model, self.n_heads, "d_model", "n_heads"),
+            (self.vision_d_model, self.vision_n_heads, "vision_d_model", "vision_n_heads"),
         ):
-            if width % heads:
+            if width % heads:  # both keys named: a --set of either may be the one to change
                 raise ValueError(
-                    f"{key}: the width {width} is not divisible by {heads} heads; transformers' CLIP configuration "
-                    "refuses it; choose a divisor of the width"
+                    f"{key}: the width {width} ({width_key}) is not divisible by {heads} heads ({key}); transformers' "
+                    f"CLIP configuration refuses it; choose a {width_key} that {heads} heads divide, or a divisor "
+                    "of the width"
                 )
         check_activation(self.activation)
         check_activation(self.vision_activation, key="vision_activation")
