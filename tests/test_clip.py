@@ -264,7 +264,10 @@ def test_random_configs_equal_transformers(host, config):
     "config, message",
     [
         (dict(d_model=100, n_heads=16), r"n_heads: the width 100 \(d_model\) is not divisible by 16 heads"),
-        (dict(vision_d_model=100, vision_n_heads=16), r"vision_n_heads: the width 100 \(vision_d_model\) is not divisible by 16"),
+        (
+            dict(vision_d_model=100, vision_n_heads=16),
+            r"vision_n_heads: the width 100 \(vision_d_model\) is not divisible by 16",
+        ),
         (dict(patch_size=300), r"patch_size: 300 pixels is larger than the 224-pixel image"),
         (dict(activation="prelu"), r"activation: unknown activation"),
         (dict(vision_activation="prelu"), r"vision_activation: unknown activation"),
@@ -509,7 +512,10 @@ def test_legacy_config_dicts_replace_the_sub_configurations_as_transformers_does
             r"vision_config\.image_size, read as image_size|image_size: \[224",
         ),
         ({"text_config_dict": {"num_hidden_layers": 0}}, r"text_config_dict\.num_hidden_layers, read as n_layers"),
-        ({"vision_config": {"hidden_size": 100}}, r"vision_n_heads: the width 100 \(vision_d_model\) is not divisible by 12 heads"),
+        (
+            {"vision_config": {"hidden_size": 100}},
+            r"vision_n_heads: the width 100 \(vision_d_model\) is not divisible by 12 heads",
+        ),
         ({"vision_config": {"hidden_size": 0}}, r"vision_config\.hidden_size, read as vision_d_model"),
     ],
 )
