@@ -46,6 +46,7 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
+from archzoo.decoder_parts import LABELS
 from archzoo.formula import const
 from archzoo.hf_config import (
     DROPOUT,
@@ -68,7 +69,6 @@ __version__ = "0.1.0"
 # The symbols only this plugin's formulas use (the shared ones are archzoo.symbols.symbol's).
 TOKEN_TYPES = declare_symbol("T", latex="T", meaning="token types (type_vocab_size)", order=12)
 EMBEDDING_WIDTH = declare_symbol("E", latex="E", meaning="factorised embedding width (embedding_size)", order=13)
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
 
 #: The task heads, as transformers names their classes (BertModel, BertForMaskedLM, ...).

@@ -30,12 +30,11 @@ and the pooled vectors are off the loss path).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal, Self
 
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo import ArchConfig, Architecture, Reference
 from archzoo.architecture import MAX_SIZE, check_activation
 from archzoo.blocks import (
     Block,
@@ -51,6 +50,7 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
+from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import Poly, const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, HFTable, hf_reader
 from archzoo.symbols import declare_symbol, symbol
@@ -80,7 +80,6 @@ VISION_FF = declare_symbol(
 CHANNELS = declare_symbol("C", latex="C", meaning="image channels (channels)", order=30)
 PATCH = declare_symbol("p", latex="p", meaning="patch side in pixels (patch_size)", order=31)
 PATCHES = declare_symbol("n_p", latex="n_{p}", meaning="patches per image, ⌊image_size / patch_size⌋²", order=32)
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 PROJECTION = declare_symbol("D", latex="D", meaning="width of the shared embedding space (projection_dim)", order=27)
 
 
@@ -649,13 +648,11 @@ ARCHITECTURE = Architecture(
 )
 
 
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("clip", _from_clip, architecture="clip")
-    register("clip_text_model", _from_clip_text, architecture="clip")
-    register("clip_vision_model", _from_clip_vision, architecture="clip")
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook(
+    {
+        "clip": (_from_clip, "clip"),
+        "clip_text_model": (_from_clip_text, "clip"),
+        "clip_vision_model": (_from_clip_vision, "clip"),
+    }
+)

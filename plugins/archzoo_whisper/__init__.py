@@ -37,13 +37,12 @@ fixed at 1,500 positions. ``WhisperForCausalLM`` generates as a decoder alone; t
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
+from archzoo import ArchConfig, Architecture, Reference
 from archzoo.architecture import MAX_SIZE, check_activation
 from archzoo.blocks import (
     Block,
@@ -60,6 +59,7 @@ from archzoo.blocks import (
     seq2seq_encoder,
     with_modules,
 )
+from archzoo.decoder_parts import LABELS, architectures_hook, head_classes, hf_readers_hook, table_values
 from archzoo.formula import N, Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -106,7 +106,6 @@ D_FF_DECODER = declare_symbol(
 PROJECTION = declare_symbol(
     "d_p", latex="d_{p}", meaning="audio classifier's projection width (classifier_proj_size)", order=32
 )
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
 
 class WhisperConfig(ArchConfig):
@@ -620,7 +619,7 @@ HF_WHISPER = HFTable(
     },
     refused={},
     base_class="WhisperModel",
-    classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
+    classes=head_classes(CLASSES),
 )
 
 
@@ -628,31 +627,8 @@ HF_WHISPER = HFTable(
 def _from_whisper(hf: dict[str, Any], model_class: str = "WhisperModel") -> dict[str, Any]:
     if model_class != "WhisperForAudioClassification":  # the encoder-only class has no token embedding
         check_padding_index(hf["vocab_size"], hf["pad_token_id"])
-    return dict(
-        vocab_size=hf["vocab_size"],
-        num_mel_bins=hf["num_mel_bins"],
-        d_model=hf["d_model"],
-        n_encoder_layers=hf["encoder_layers"],
-        n_decoder_layers=hf["decoder_layers"],
-        n_encoder_heads=hf["encoder_attention_heads"],
-        n_decoder_heads=hf["decoder_attention_heads"],
-        d_ff_encoder=hf["encoder_ffn_dim"],
-        d_ff_decoder=hf["decoder_ffn_dim"],
-        max_source_positions=hf["max_source_positions"],
-        max_target_positions=hf["max_target_positions"],
-        activation=hf["activation_function"],
-        tie_embeddings=hf["tie_word_embeddings"],
-        use_weighted_layer_sum=hf["use_weighted_layer_sum"],
-        classifier_proj_size=hf["classifier_proj_size"],
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, HF_WHISPER)
 
 
-@hookimpl
-def register_architectures(register: Callable[[Architecture], None]) -> None:
-    register(ARCHITECTURE)
-
-
-@hookimpl
-def register_hf_readers(register: Callable[..., None]) -> None:
-    register("whisper", _from_whisper)
+register_architectures = architectures_hook(ARCHITECTURE)
+register_hf_readers = hf_readers_hook({"whisper": (_from_whisper, None)})
