@@ -144,7 +144,7 @@ def check_seq_len(arch: Architecture, config: ArchConfig, seq_len: Any, *, name:
         longest = call_plugin(arch.plugin, "max_seq_len", arch.max_seq_len, config)
         if seq_len > longest:
             # the key that holds the positions, where one does (max_positions; Whisper's max_target_positions)
-            keys = [key for key, value in config if "positions" in key and value == longest and value is not True]
+            keys = [key for key, value in config if "positions" in key and type(value) is int and value == longest]
             more = f"raise {keys[0]}" if len(keys) == 1 else "give the configuration more positions"
             raise ConfigError(
                 f"{name} {seq_len}: longer than the {longest:,} positions this configuration has; "
