@@ -17,7 +17,7 @@ four ``V x d`` matrices, all counted, as ``sum(p.numel() for p in model.paramete
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -37,7 +37,7 @@ from archzoo.blocks import (
     seq2seq_encoder,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
+from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook, table_values
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -48,17 +48,24 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.symbols import declare_symbol, symbol
+from archzoo.seq2seq_parts import (
+    ATTRIBUTE_MAP,
+    BART_STACK_PARTS,
+    STACK_KEYS,
+    TRAINING_ONLY,
+    bart_layer_modules,
+    check_side_heads,
+    eos_classification_head,
+    feed_forward_widths,
+    side_kwargs,
+    source_target_note,
+    stack_modules,
+    stored_not_run,
+    without_cache,
+)
+from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
-
-#: Feed-forward widths of each side, when they differ (when they agree, both are the shared ``d_ff``).
-D_FF_ENCODER = declare_symbol(
-    "d_ff_e", latex="d_{\\mathrm{ff},e}", meaning="encoder feed-forward width (d_ff_encoder)", order=23
-)
-D_FF_DECODER = declare_symbol(
-    "d_ff_d", latex="d_{\\mathrm{ff},d}", meaning="decoder feed-forward width (d_ff_decoder)", order=24
-)
 
 
 #: archzoo's head -> transformers' class suffix (Bart..., MBart...)
@@ -69,31 +76,6 @@ CLASS_SUFFIX = {
     "question_answering": "ForQuestionAnswering",
     "causal_lm": "ForCausalLM",
 }
-
-#: The symbol the classification head adds (shared in meaning with the bert and gpt plugins' K).
-ZERO = const(0)
-
-
-def stored_not_run(block: Block, why: str) -> Block:
-    """``block`` with its parameters and none of its work: modules a class builds but its forward pass skips."""
-    return replace(
-        block,
-        children=tuple(stored_not_run(c, why) for c in block.children),
-        flops=ZERO,
-        attention_flops=ZERO,
-        backward_flops=ZERO,
-        prefill_flops=ZERO,
-        decode_flops=ZERO,
-        kv_cache=ZERO,
-        cross_kv_cache=ZERO,
-        description=f"{block.description}; {why}" if block.children or not block.description else block.description,
-    )
-
-
-def without_cache(block: Block) -> Block:
-    """``block`` keeping no key/value cache: a class that is never run as generation's cached calls."""
-    children = tuple(without_cache(c) for c in block.children)
-    return replace(block, children=children, kv_cache=ZERO, cross_kv_cache=ZERO)
 
 
 class BartConfig(ArchConfig):
@@ -137,22 +119,10 @@ class BartConfig(ArchConfig):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> BartConfig:
-        for key, heads in (("n_encoder_heads", self.n_encoder_heads), ("n_decoder_heads", self.n_decoder_heads)):
-            if self.d_model % heads:
-                raise ValueError(
-                    f"{key}: d_model {self.d_model} is not divisible by {key} {heads}, which transformers' "
-                    "BartAttention refuses; choose a divisor of d_model"
-                )
+    def _check(self) -> Self:
+        check_side_heads(self, "BartAttention")
         check_activation(self.activation)
         return self
-
-
-def _feed_forward_widths(cfg: BartConfig) -> tuple[Poly, Poly]:
-    if cfg.d_ff_encoder == cfg.d_ff_decoder:
-        d_ff = symbol("d_ff", cfg.d_ff_encoder)
-        return d_ff, d_ff
-    return D_FF_ENCODER(cfg.d_ff_encoder), D_FF_DECODER(cfg.d_ff_decoder)
 
 
 def _layer(cfg: BartConfig, d: Poly, d_ff: Poly, *, decoder: bool) -> Block:
@@ -220,7 +190,7 @@ def _stack(cfg: BartConfig, side: Literal["encoder", "decoder"], V: Poly, d: Pol
 def build(cfg: BartConfig) -> Block:
     d = symbol("d", cfg.d_model)
     V = symbol("V", cfg.vocab_size)
-    d_ff_e, d_ff_d = _feed_forward_widths(cfg)
+    d_ff_e, d_ff_d = feed_forward_widths(cfg)
     title = "mBART" if cfg.pre_norm else "BART"
     if cfg.head == "causal_lm":  # the decoder alone, with an LM head (tied to its token embedding)
         children = [
@@ -247,20 +217,8 @@ def build(cfg: BartConfig) -> Block:
         children.append(
             replace(head, description=f"{head.description}; final_logits_bias is a buffer, not a parameter")
         )
-    if cfg.head == "sequence_classification":  # on the last end-of-sequence token's decoder output (an index)
-        K = LABELS(cfg.num_labels)
-        one = const(1)
-        children.append(
-            composite(
-                "classification_head",
-                "head",
-                [
-                    linear("dense", d, d, tokens=one, description="dense + tanh on one token"),
-                    linear("out_proj", d, K, tokens=one, description="class scores"),
-                ],
-                "classification head on the last end-of-sequence token's decoder output",
-            )
-        )
+    if cfg.head == "sequence_classification":
+        children.append(eos_classification_head(d, LABELS(cfg.num_labels)))
     if cfg.head == "question_answering":
         qa = linear("qa_outputs", d, const(2), description="answer start and end logits per decoder token")
         # generation's first call runs the decoder over one start token, and so the head
@@ -287,31 +245,12 @@ def reference_modules(cfg: BartConfig) -> dict[str, tuple[str, ...]]:
         "bart.qa_outputs": ("qa_outputs",),
     }
     for side in ("encoder", "decoder"):
-        stack, layer = f"bart.{side}", f"bart.{side}.layers.layer"
-        table.update(
-            {
-                stack: (f"{base}{side}",),
-                f"{stack}.token": (f"{base}{side}.embed_tokens",),
-                f"{stack}.position": (f"{base}{side}.embed_positions",),
-                f"{stack}.embedding_norm": (f"{base}{side}.layernorm_embedding",),
-                f"{stack}.layers": (f"{base}{side}.layers",),
-                layer: (f"{base}{side}.layers",),
-                f"{layer}.self_attention_norm": ("self_attn_layer_norm",),
-                f"{layer}.feed_forward": ("fc1", "fc2"),
-                f"{layer}.feed_forward.fc_in": ("fc1",),
-                f"{layer}.feed_forward.fc_out": ("fc2",),
-                f"{layer}.feed_forward_norm": ("final_layer_norm",),
-                f"{stack}.final_norm": (f"{base}{side}.layer_norm",),
-            }
+        table |= stack_modules(
+            f"bart.{side}",
+            f"{base}{side}",
+            parts={**BART_STACK_PARTS, "embedding_norm": "layernorm_embedding"},
+            layer=bart_layer_modules(decoder=side == "decoder"),
         )
-        attentions = {"self_attention": "self_attn"}
-        if side == "decoder":
-            attentions["cross_attention"] = "encoder_attn"
-            table[f"{layer}.cross_attention_norm"] = ("encoder_attn_layer_norm",)
-        for block, module in attentions.items():
-            table[f"{layer}.{block}"] = (module,)
-            for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
-                table[f"{layer}.{block}.{proj}"] = (f"{module}.{proj}",)
     return table
 
 
@@ -337,13 +276,7 @@ def reference(cfg: BartConfig) -> Reference:
         kwargs=dict(
             vocab_size=cfg.vocab_size,
             max_position_embeddings=cfg.max_positions,
-            d_model=cfg.d_model,
-            encoder_layers=cfg.n_encoder_layers,
-            decoder_layers=cfg.n_decoder_layers,
-            encoder_attention_heads=cfg.n_encoder_heads,
-            decoder_attention_heads=cfg.n_decoder_heads,
-            encoder_ffn_dim=cfg.d_ff_encoder,
-            decoder_ffn_dim=cfg.d_ff_decoder,
+            **side_kwargs(cfg),
             activation_function=cfg.activation,
             tie_word_embeddings=cfg.tie_embeddings,
             scale_embedding=cfg.scale_embedding,
@@ -368,10 +301,7 @@ ARCHITECTURE = Architecture(
     "Pre-training for Neural Machine Translation. TACL 2020. arXiv:2001.08210",
     config_model=BartConfig,
     build=build,
-    seq_len_note=lambda cfg: (
-        f"{cfg.max_positions} source and {cfg.max_positions} target tokens "
-        "(the learned positions of each side) unless --seq-len says otherwise"
-    ),
+    seq_len_note=lambda cfg: source_target_note(cfg.max_positions, " (the learned positions of each side)"),
     max_seq_len=context_length,
     reference=reference,
 )
@@ -379,10 +309,6 @@ ARCHITECTURE = Architecture(
 
 # ---- Hugging Face config.json: BartConfig's and MBartConfig's keys, as transformers 5.23 defines them -------
 
-_LAYERDROP = (
-    "LayerDrop skips whole layers at random in training only; the forward pass archzoo counts (eval) runs "
-    "every layer, and every layer's weights exist either way"
-)
 _GENERATION = "a generation setting: transformers moves it to GenerationConfig; it changes no module"
 _DEPRECATED = "a deprecated alias of the abstract BartPreTrainedModel, which builds no model"
 
@@ -431,21 +357,11 @@ def _table(
         model_type=model_type,
         config_class=f"{prefix}Config",
         defaults=_defaults(decoder_start_token_id),
-        aliases={
-            "num_attention_heads": "encoder_attention_heads",
-            "hidden_size": "d_model",
-            "num_hidden_layers": "encoder_layers",
-        },
+        aliases=ATTRIBUTE_MAP,
         read={
             "vocab_size": "vocab_size",
             "max_position_embeddings": "max_positions",
-            "d_model": "d_model",
-            "encoder_layers": "n_encoder_layers",
-            "decoder_layers": "n_decoder_layers",
-            "encoder_attention_heads": "n_encoder_heads",
-            "decoder_attention_heads": "n_decoder_heads",
-            "encoder_ffn_dim": "d_ff_encoder",
-            "decoder_ffn_dim": "d_ff_decoder",
+            **STACK_KEYS,
             "activation_function": "activation",
             "tie_word_embeddings": "tie_embeddings",
             "scale_embedding": "scale_embedding",
@@ -456,11 +372,7 @@ def _table(
             "use_cache": "(checked: with more decoder than encoder layers, *ForCausalLM runs only without a cache)",
         },
         ignored={
-            "encoder_layerdrop": _LAYERDROP,
-            "decoder_layerdrop": _LAYERDROP,
-            "dropout": DROPOUT,
-            "attention_dropout": DROPOUT,
-            "activation_dropout": DROPOUT,
+            **TRAINING_ONLY,
             "classifier_dropout": DROPOUT,
             "init_std": INITIALISATION,
             "bos_token_id": TOKEN_ID,
@@ -491,7 +403,7 @@ HF_BART = _table(
 HF_MBART = _table("mbart", "MBart", None, deprecated=())
 
 
-def _read(hf: dict[str, Any], pre_norm: bool, model_class: str) -> dict[str, Any]:
+def _read(hf: dict[str, Any], table: HFTable, model_class: str, *, pre_norm: bool) -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf["pad_token_id"])
     layers = hf["encoder_layers"], hf["decoder_layers"]
     whole = all(isinstance(n, int) and not isinstance(n, bool) for n in layers)
@@ -502,32 +414,17 @@ def _read(hf: dict[str, Any], pre_norm: bool, model_class: str) -> dict[str, Any
             "the decoder's next layer whenever it uses the cache; set use_cache to false (then it runs, and "
             "archzoo counts it, without a cache)"
         )
-    return dict(
-        vocab_size=hf["vocab_size"],
-        max_positions=hf["max_position_embeddings"],
-        d_model=hf["d_model"],
-        n_encoder_layers=hf["encoder_layers"],
-        n_decoder_layers=hf["decoder_layers"],
-        n_encoder_heads=hf["encoder_attention_heads"],
-        n_decoder_heads=hf["decoder_attention_heads"],
-        d_ff_encoder=hf["encoder_ffn_dim"],
-        d_ff_decoder=hf["decoder_ffn_dim"],
-        activation=hf["activation_function"],
-        tie_embeddings=hf["tie_word_embeddings"],
-        scale_embedding=hf["scale_embedding"],
-        pre_norm=pre_norm,
-        num_labels=hf["num_labels"],
-    )
+    return table_values(hf, table, pre_norm=pre_norm)
 
 
 @hf_reader(HF_BART)
 def _from_bart(hf: dict[str, Any], model_class: str = "BartModel") -> dict[str, Any]:
-    return _read(hf, False, model_class)
+    return _read(hf, HF_BART, model_class, pre_norm=False)
 
 
 @hf_reader(HF_MBART)
 def _from_mbart(hf: dict[str, Any], model_class: str = "MBartModel") -> dict[str, Any]:
-    return _read(hf, True, model_class)  # pre-LN layers, and a LayerNorm closing each stack
+    return _read(hf, HF_MBART, model_class, pre_norm=True)  # pre-LN layers, and a LayerNorm closing each stack
 
 
 #: Hugging Face model type -> its reader

@@ -44,8 +44,9 @@ from archzoo.blocks import (
     with_modules,
 )
 from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
-from archzoo.formula import Poly, const
+from archzoo.formula import Poly
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
+from archzoo.seq2seq_parts import eos_classification_head, source_target_note, stack_modules, without_cache
 from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
@@ -204,19 +205,8 @@ def build(cfg: T5Config) -> Block:
         scaled = " (decoder output scaled by d^-1/2)" if cfg.tie_embeddings else ""
         children.append(replace(head, description=head.description + scaled))
     K = LABELS(cfg.num_labels)
-    if cfg.head == "sequence_classification":  # on the last end-of-sequence token's decoder output (an index)
-        one = const(1)
-        children.append(
-            composite(
-                "classification_head",
-                "head",
-                [
-                    linear("dense", d, d, tokens=one, description="dense + tanh on one token"),
-                    linear("out_proj", d, K, tokens=one, description="class scores"),
-                ],
-                "classification head on the last end-of-sequence token's decoder output",
-            )
-        )
+    if cfg.head == "sequence_classification":
+        children.append(eos_classification_head(d, K))
     if cfg.head == "token_classification":
         children.append(linear("classifier", d, K, description="a label's scores per token"))
     if cfg.head == "question_answering":
@@ -228,12 +218,6 @@ def build(cfg: T5Config) -> Block:
         # answering passes no cache to its decoder: neither runs generation's cached calls
         root = without_cache(root)
     return with_modules(root, reference_modules(cfg))
-
-
-def without_cache(block: Block) -> Block:
-    """``block`` keeping no key/value cache: a class that is never run as generation's cached calls."""
-    children = tuple(without_cache(c) for c in block.children)
-    return replace(block, children=children, kv_cache=const(0), cross_kv_cache=const(0))
 
 
 def reference_modules(cfg: T5Config) -> dict[str, tuple[str, ...]]:
@@ -264,32 +248,29 @@ def reference_modules(cfg: T5Config) -> dict[str, tuple[str, ...]]:
     }
     stacks = [("encoder", 1)] + ([("decoder", 2)] if cfg.decoder else [])
     for stack, ff in stacks:
-        layer = f"t5.{stack}.layers.layer"
-        table.update(
-            {
-                f"t5.{stack}": (f"{base}{stack}",),
-                f"t5.{stack}.relative_attention_bias": (f"{base}{stack}.relative_attention_bias",),
-                f"t5.{stack}.layers": (f"{base}{stack}.block",),
-                layer: (f"{base}{stack}.block",),
-                f"{layer}.self_attention_norm": ("layer.0.layer_norm",),
-                f"{layer}.self_attention": ("layer.0.SelfAttention",),
-                **{f"{layer}.self_attention.{p}_proj": (f"layer.0.SelfAttention.{p}",) for p in "qkv"},
-                f"{layer}.self_attention.out_proj": ("layer.0.SelfAttention.o",),
-                f"{layer}.mlp_norm": (f"layer.{ff}.layer_norm",),
-                f"{layer}.mlp": (f"layer.{ff}.DenseReluDense",),
-                **{f"{layer}.{k}": tuple(f"layer.{ff}.DenseReluDense.{m}" for m in v) for k, v in mlp.items()},
-                f"t5.{stack}.final_norm": (f"{base}{stack}.final_layer_norm",),
-            }
-        )
+        layer: dict[str, tuple[str, ...]] = {
+            "self_attention_norm": ("layer.0.layer_norm",),
+            "self_attention": ("layer.0.SelfAttention",),
+            **{f"self_attention.{p}_proj": (f"layer.0.SelfAttention.{p}",) for p in "qkv"},
+            "self_attention.out_proj": ("layer.0.SelfAttention.o",),
+            "mlp_norm": (f"layer.{ff}.layer_norm",),
+            "mlp": (f"layer.{ff}.DenseReluDense",),
+            **{k: tuple(f"layer.{ff}.DenseReluDense.{m}" for m in v) for k, v in mlp.items()},
+        }
         if stack == "decoder":
-            table.update(
-                {
-                    f"{layer}.cross_attention_norm": ("layer.1.layer_norm",),
-                    f"{layer}.cross_attention": ("layer.1.EncDecAttention",),
-                    **{f"{layer}.cross_attention.{p}_proj": (f"layer.1.EncDecAttention.{p}",) for p in "qkv"},
-                    f"{layer}.cross_attention.out_proj": ("layer.1.EncDecAttention.o",),
-                }
-            )
+            layer |= {
+                "cross_attention_norm": ("layer.1.layer_norm",),
+                "cross_attention": ("layer.1.EncDecAttention",),
+                **{f"cross_attention.{p}_proj": (f"layer.1.EncDecAttention.{p}",) for p in "qkv"},
+                "cross_attention.out_proj": ("layer.1.EncDecAttention.o",),
+            }
+        table |= stack_modules(
+            f"t5.{stack}",
+            f"{base}{stack}",
+            layers="block",
+            parts={"relative_attention_bias": "relative_attention_bias", "final_norm": "final_layer_norm"},
+            layer=layer,
+        )
     return table
 
 
@@ -524,11 +505,7 @@ ARCHITECTURE = Architecture(
     config_model=T5Config,
     build=build,
     seq_len=lambda cfg: 512,
-    seq_len_note=lambda cfg: (
-        "512 source and 512 target tokens unless --seq-len says otherwise"
-        if cfg.decoder
-        else "512 tokens unless --seq-len says otherwise"
-    ),
+    seq_len_note=lambda cfg: source_target_note(512) if cfg.decoder else "512 tokens unless --seq-len says otherwise",
     reference=reference,
 )
 

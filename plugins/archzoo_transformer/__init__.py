@@ -30,6 +30,7 @@ from archzoo.blocks import (
 )
 from archzoo.decoder_parts import architectures_hook
 from archzoo.formula import total
+from archzoo.seq2seq_parts import source_target_note, stack_modules
 from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
@@ -150,21 +151,15 @@ def reference_modules(cfg: TransformerConfig) -> dict[str, tuple[str, ...]]:
         "transformer.output_projection": ("output_projection",),
     }
     for stack, cross in (("encoder", False), ("decoder", True)):
-        layer = f"transformer.{stack}.layers.layer"
-        table.update(
-            {
-                f"transformer.{stack}": (f"{base}{stack}",),
-                f"transformer.{stack}.layers": (f"{base}{stack}.layers",),
-                layer: (f"{base}{stack}.layers",),
-                f"{layer}.self_attention": ("self_attn",),
-                f"{layer}.feed_forward": ("linear1", "linear2"),
-                f"{layer}.norm1": ("norm1",),
-                f"{layer}.norm2": ("norm2",),
-                f"transformer.{stack}.norm": (f"{base}{stack}.norm",),
-            }
-        )
+        layer: dict[str, tuple[str, ...]] = {
+            "self_attention": ("self_attn",),
+            "feed_forward": ("linear1", "linear2"),
+            "norm1": ("norm1",),
+            "norm2": ("norm2",),
+        }
         if cross:
-            table.update({f"{layer}.cross_attention": ("multihead_attn",), f"{layer}.norm3": ("norm3",)})
+            layer |= {"cross_attention": ("multihead_attn",), "norm3": ("norm3",)}
+        table |= stack_modules(f"transformer.{stack}", f"{base}{stack}", parts={"norm": "norm"}, layer=layer)
     return table
 
 
@@ -203,7 +198,7 @@ ARCHITECTURE = Architecture(
     config_model=TransformerConfig,
     build=build,
     seq_len=lambda cfg: 512,
-    seq_len_note=lambda cfg: "512 source and 512 target tokens unless --seq-len says otherwise",
+    seq_len_note=lambda cfg: source_target_note(512),
     reference=reference,
 )
 

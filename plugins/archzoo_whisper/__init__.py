@@ -62,7 +62,6 @@ from archzoo.blocks import (
 from archzoo.decoder_parts import LABELS, architectures_hook, head_classes, hf_readers_hook, table_values
 from archzoo.formula import N, Poly, const
 from archzoo.hf_config import (
-    DROPOUT,
     INITIALISATION,
     TOKEN_ID,
     TRANSFORMERS_VERSION,
@@ -70,6 +69,18 @@ from archzoo.hf_config import (
     HFTable,
     check_padding_index,
     hf_reader,
+)
+from archzoo.seq2seq_parts import (
+    ATTRIBUTE_MAP,
+    BART_STACK_PARTS,
+    STACK_KEYS,
+    TRAINING_ONLY,
+    bart_layer_modules,
+    check_side_heads,
+    feed_forward_widths,
+    side_kwargs,
+    stack_modules,
+    stored_not_run,
 )
 from archzoo.symbols import declare_symbol, symbol
 
@@ -96,12 +107,6 @@ SOURCE_POSITIONS = declare_symbol(
 )
 TARGET_POSITIONS = declare_symbol(
     "P_t", latex="P_{t}", meaning="learned decoder positions (max_target_positions)", order=14
-)
-D_FF_ENCODER = declare_symbol(
-    "d_ff_e", latex="d_{\\mathrm{ff},e}", meaning="encoder feed-forward width (d_ff_encoder)", order=23
-)
-D_FF_DECODER = declare_symbol(
-    "d_ff_d", latex="d_{\\mathrm{ff},d}", meaning="decoder feed-forward width (d_ff_decoder)", order=24
 )
 PROJECTION = declare_symbol(
     "d_p", latex="d_{p}", meaning="audio classifier's projection width (classifier_proj_size)", order=32
@@ -144,13 +149,7 @@ class WhisperConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
-        heads = (("n_encoder_heads", self.n_encoder_heads), ("n_decoder_heads", self.n_decoder_heads))
-        for key, count in heads:
-            if self.d_model % count:
-                raise ValueError(
-                    f"{key}: d_model {self.d_model} is not divisible by {key} {count}, which transformers' "
-                    "WhisperAttention refuses; choose a divisor of d_model"
-                )
+        check_side_heads(self, "WhisperAttention")
         if self.head != "causal_lm" and (self.d_model % 2 or self.d_model < 4):
             raise ValueError(
                 f"d_model: the encoder's sinusoidal position table needs an even width of at least 4 (transformers' "
@@ -202,29 +201,6 @@ def _attention(
     children = tuple(k_proj if c.name == "k_proj" else c for c in block.children)
     rebuilt = composite(name, block.kind, children, block.description)
     return replace(rebuilt, kv_cache=block.kv_cache, cross_kv_cache=block.cross_kv_cache)
-
-
-def stored_not_run(block: Block, why: str) -> Block:
-    """``block`` with its parameters and none of its work: modules a class builds but its forward pass skips."""
-    return replace(
-        block,
-        children=tuple(stored_not_run(c, why) for c in block.children),
-        flops=ZERO,
-        attention_flops=ZERO,
-        backward_flops=ZERO,
-        prefill_flops=ZERO,
-        decode_flops=ZERO,
-        kv_cache=ZERO,
-        cross_kv_cache=ZERO,
-        description=f"{block.description}; {why}" if block.children or not block.description else block.description,
-    )
-
-
-def _feed_forward_widths(cfg: WhisperConfig) -> tuple[Poly, Poly]:
-    if cfg.d_ff_encoder == cfg.d_ff_decoder:
-        d_ff = symbol("d_ff", cfg.d_ff_encoder)
-        return d_ff, d_ff
-    return D_FF_ENCODER(cfg.d_ff_encoder), D_FF_DECODER(cfg.d_ff_decoder)
 
 
 def _feed_forward(cfg: WhisperConfig, d: Poly, d_ff: Poly, tokens: Poly) -> list[Block]:
@@ -339,7 +315,7 @@ def _decoder(cfg: WhisperConfig, d: Poly, d_ff: Poly, V: Poly) -> Block:
 def build(cfg: WhisperConfig) -> Block:
     d = symbol("d", cfg.d_model)
     V = symbol("V", cfg.vocab_size)
-    d_ff_e, d_ff_d = _feed_forward_widths(cfg)
+    d_ff_e, d_ff_d = feed_forward_widths(cfg)
     if cfg.head == "audio_classification":
         P_s = SOURCE_POSITIONS(cfg.max_source_positions)
         C = PROJECTION(cfg.classifier_proj_size)
@@ -405,28 +381,12 @@ def reference_modules(cfg: WhisperConfig) -> dict[str, tuple[str, ...]]:
         "whisper.encoder.conv2": (f"{base}encoder.conv2",),
     }
     for side in ("encoder", "decoder"):
-        stack, layer = f"whisper.{side}", f"whisper.{side}.layers.layer"
-        table |= {
-            stack: (f"{base}{side}",),
-            f"{stack}.token": (f"{base}{side}.embed_tokens",),
-            f"{stack}.position": (f"{base}{side}.embed_positions",),
-            f"{stack}.layers": (f"{base}{side}.layers",),
-            f"{stack}.final_norm": (f"{base}{side}.layer_norm",),
-            layer: (f"{base}{side}.layers",),
-            f"{layer}.self_attention_norm": ("self_attn_layer_norm",),
-            f"{layer}.feed_forward": ("fc1", "fc2"),
-            f"{layer}.feed_forward.fc_in": ("fc1",),
-            f"{layer}.feed_forward.fc_out": ("fc2",),
-            f"{layer}.feed_forward_norm": ("final_layer_norm",),
-        }
-        attentions = {"self_attention": "self_attn"}
-        if side == "decoder":
-            attentions["cross_attention"] = "encoder_attn"
-            table[f"{layer}.cross_attention_norm"] = ("encoder_attn_layer_norm",)
-        for block, module in attentions.items():
-            table[f"{layer}.{block}"] = (module,)
-            for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
-                table[f"{layer}.{block}.{proj}"] = (f"{module}.{proj}",)
+        table |= stack_modules(
+            f"whisper.{side}",
+            f"{base}{side}",
+            parts=BART_STACK_PARTS,
+            layer=bart_layer_modules(decoder=side == "decoder"),
+        )
     if cfg.head == "causal_lm":  # WhisperForCausalLM wraps the decoder: model.decoder
         table["whisper.decoder"] = ("model.decoder",)
     return table
@@ -462,13 +422,7 @@ def reference(cfg: WhisperConfig) -> Reference:
         kwargs=dict(
             vocab_size=cfg.vocab_size,
             num_mel_bins=cfg.num_mel_bins,
-            d_model=cfg.d_model,
-            encoder_layers=cfg.n_encoder_layers,
-            decoder_layers=cfg.n_decoder_layers,
-            encoder_attention_heads=cfg.n_encoder_heads,
-            decoder_attention_heads=cfg.n_decoder_heads,
-            encoder_ffn_dim=cfg.d_ff_encoder,
-            decoder_ffn_dim=cfg.d_ff_decoder,
+            **side_kwargs(cfg),
             max_source_positions=cfg.max_source_positions,
             max_target_positions=cfg.max_target_positions,
             activation_function=cfg.activation,
@@ -513,10 +467,6 @@ ARCHITECTURE = Architecture(
 
 # ---- Hugging Face config.json: WhisperConfig's keys, as transformers 5.23 defines them -------------------
 
-_LAYERDROP = (
-    "LayerDrop skips whole layers at random in training only; the forward pass archzoo counts (eval) runs "
-    "every layer, and every layer's weights exist either way"
-)
 _GENERATION = "a generation setting read by WhisperGenerationMixin.generate; it changes no module"
 _SPEC_AUGMENT = (
     "SpecAugment: zeroes spans of the mel frames in training only (an assignment, no parameters and no FLOPs)"
@@ -564,22 +514,11 @@ HF_WHISPER = HFTable(
         median_filter_width=7,
         tie_word_embeddings=True,
     ),
-    aliases={
-        "num_key_value_heads": "encoder_attention_heads",
-        "num_attention_heads": "encoder_attention_heads",
-        "hidden_size": "d_model",
-        "num_hidden_layers": "encoder_layers",
-    },
+    aliases={"num_key_value_heads": "encoder_attention_heads", **ATTRIBUTE_MAP},
     read={
         "vocab_size": "vocab_size",
         "num_mel_bins": "num_mel_bins",
-        "d_model": "d_model",
-        "encoder_layers": "n_encoder_layers",
-        "decoder_layers": "n_decoder_layers",
-        "encoder_attention_heads": "n_encoder_heads",
-        "decoder_attention_heads": "n_decoder_heads",
-        "encoder_ffn_dim": "d_ff_encoder",
-        "decoder_ffn_dim": "d_ff_decoder",
+        **STACK_KEYS,
         "max_source_positions": "max_source_positions",
         "max_target_positions": "max_target_positions",
         "activation_function": "activation",
@@ -591,11 +530,7 @@ HF_WHISPER = HFTable(
         "pad_token_id": "(checked: inside the vocabulary, for the classes with a decoder)",
     },
     ignored={
-        "encoder_layerdrop": _LAYERDROP,
-        "decoder_layerdrop": _LAYERDROP,
-        "dropout": DROPOUT,
-        "attention_dropout": DROPOUT,
-        "activation_dropout": DROPOUT,
+        **TRAINING_ONLY,
         "init_std": INITIALISATION,
         "bos_token_id": TOKEN_ID,
         "eos_token_id": TOKEN_ID,
