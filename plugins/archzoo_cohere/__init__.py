@@ -13,30 +13,30 @@ token embedding unless ``tie_word_embeddings`` is false; its logits are multipli
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt
 
 from archzoo import Architecture, Reference
-from archzoo.architecture import (
-    TransformerConfig,
-    check_activation,
-    check_head_count,
-    check_kv_heads,
-    check_rotary_head_width,
-)
-from archzoo.blocks import Block, composite, feed_forward, layer_norm, with_modules
+from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
+    HeadWidthConfig,
     architectures_hook,
     attention_modules,
     causal_attention,
-    decoder_heads,
+    d_head_field,
+    decoder_descriptions,
+    decoder_kwargs,
+    decoder_model,
     decoder_modules,
-    decoder_stack,
+    decoder_reference,
+    decoder_symbols,
     head_classes,
+    head_dim_kwargs,
     head_field,
     hf_readers_hook,
-    table_values,
+    kv_heads_field,
+    read_rotary_decoder,
     with_norms,
 )
 from archzoo.hf_config import (
@@ -46,9 +46,7 @@ from archzoo.hf_config import (
     TOKEN_ID,
     USE_CACHE,
     HFTable,
-    check_padding_index,
     hf_reader,
-    rope_type,
 )
 from archzoo.symbols import symbol
 
@@ -60,25 +58,15 @@ __version__ = "0.1.0"
 CLASSES = {"lm": "CohereForCausalLM", "none": "CohereModel"}
 
 
-class CohereConfig(TransformerConfig):
+class CohereConfig(HeadWidthConfig):
     """A Cohere decoder; defaults are Command R (Cohere 2024, CohereForAI/c4ai-command-r-v01), which are also
     transformers' CohereConfig defaults."""
 
     DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=256000, d_model=8192, n_layers=40, n_heads=64)
-    DESCRIPTIONS: ClassVar = dict(
-        vocab_size="rows of the token embedding (and of the LM head)",
-        d_model="model width (hidden_size)",
-        n_layers="decoder layers (num_hidden_layers)",
-        n_heads="query heads (num_attention_heads)",
-    )
+    DESCRIPTIONS: ClassVar = decoder_descriptions("rows of the token embedding (and of the LM head)")
 
-    HEADS_DIVIDE_WIDTH: ClassVar = False  # a head is d_head wide, or d_model // n_heads rounded down
-    n_kv_heads: PositiveInt | None = Field(
-        None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
-    )
-    d_head: PositiveInt | None = Field(
-        None, description="width of one head (head_dim; null = d_model // n_heads, rounded down as transformers does)"
-    )
+    n_kv_heads: PositiveInt | None = kv_heads_field()
+    d_head: PositiveInt | None = d_head_field()
     d_ff: PositiveInt = Field(22528, description="hidden width of the gated feed-forward (intermediate_size)")
     max_positions: PositiveInt = Field(
         8192, description="context length (max_position_embeddings; rotary positions: no parameters)"
@@ -89,62 +77,31 @@ class CohereConfig(TransformerConfig):
     tie_embeddings: bool = Field(True, description="the LM head shares the token embedding matrix")
     head: Literal[tuple(CLASSES)] = head_field(CLASSES)  # type: ignore[valid-type]
 
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        check_activation(self.activation)
-        if self.d_head is None:
-            check_head_count(self.d_model, self.n_heads, "or give d_head")
-        check_kv_heads(self.n_heads, self.n_kv_heads)
-        check_rotary_head_width(self.d_model, self.n_heads, self.d_head)
-        return self
-
-    @property
-    def head_width(self) -> int:
-        return self.d_head or self.d_model // self.n_heads
-
 
 def build(cfg: CohereConfig) -> Block:
-    d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
-    L = symbol("L", cfg.n_layers)
-    h = symbol("h", cfg.n_heads)
-    d_h = symbol("d_h", cfg.head_width)
-    inner = d if cfg.d_head is None and cfg.d_model % cfg.n_heads == 0 else h * d_h
+    s = decoder_symbols(cfg)
+    details = ", a LayerNorm per head on queries and keys" if cfg.qk_norm else ""
     attn = causal_attention(
-        d,
-        inner,
-        h,
-        d_h,
-        cfg.n_heads,
-        cfg.n_kv_heads,
-        bias=cfg.attention_bias,
-        details=", a LayerNorm per head on queries and keys" if cfg.qk_norm else "",
+        s.d, s.inner, s.h, s.d_h, cfg.n_heads, cfg.n_kv_heads, bias=cfg.attention_bias, details=details
     )
     if cfg.qk_norm:
         assert attn.kv_heads is not None
-        attn = with_norms(
-            attn,
-            [
-                layer_norm("q_norm", h * d_h, bias=False, description="LayerNorm weights per query head (h × d_h)"),
-                layer_norm(
-                    "k_norm", attn.kv_heads * d_h, bias=False, description="LayerNorm weights per key head (h_kv × d_h)"
-                ),
-            ],
-        )
-    mlp = feed_forward("mlp", d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, gated=True, bias=False)
+        q_norm = layer_norm("q_norm", s.h * s.d_h, bias=False, description="LayerNorm weights per query head (h × d_h)")
+        k_words = "LayerNorm weights per key head (h_kv × d_h)"
+        attn = with_norms(attn, [q_norm, layer_norm("k_norm", attn.kv_heads * s.d_h, bias=False, description=k_words)])
+    mlp = feed_forward("mlp", s.d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, gated=True, bias=False)
     layer = composite(
         "layer",
         "decoder_layer",
-        [layer_norm("norm", d, bias=False), attn, mlp],
+        [layer_norm("norm", s.d, bias=False), attn, mlp],
         "parallel decoder layer: one LayerNorm (no bias), read by the attention and the feed-forward, both added "
         "to the layer's input",
     )
-    children = [
-        *decoder_stack(layer, d, V, L, token="embed_tokens", final_norm=layer_norm("final_norm", d, bias=False)),
-        *decoder_heads(cfg.head, d, V, tied=cfg.tie_embeddings),
-    ]
-    root = composite("cohere", "model", children, "Cohere decoder")
-    return with_modules(root, reference_modules(cfg))
+    final_norm = layer_norm("final_norm", s.d, bias=False)
+    modules = reference_modules(cfg)
+    return decoder_model(
+        cfg, "cohere", "Cohere decoder", layer, s, modules, token="embed_tokens", final_norm=final_norm
+    )
 
 
 def reference_modules(cfg: CohereConfig) -> dict[str, tuple[str, ...]]:
@@ -163,28 +120,10 @@ def reference_modules(cfg: CohereConfig) -> dict[str, tuple[str, ...]]:
 
 def reference(cfg: CohereConfig) -> Reference:
     """CohereModel or CohereForCausalLM, built from a CohereConfig with the same keys."""
-    return Reference(
-        library="transformers",
-        target=f"transformers.{CLASSES[cfg.head]}",
-        config_class="transformers.CohereConfig",
-        kwargs=dict(
-            vocab_size=cfg.vocab_size,
-            hidden_size=cfg.d_model,
-            num_hidden_layers=cfg.n_layers,
-            num_attention_heads=cfg.n_heads,
-            num_key_value_heads=cfg.n_kv_heads or cfg.n_heads,
-            intermediate_size=cfg.d_ff,
-            max_position_embeddings=cfg.max_positions,
-            hidden_act=cfg.activation,
-            attention_bias=cfg.attention_bias,
-            use_qk_norm=cfg.qk_norm,
-            tie_word_embeddings=cfg.tie_embeddings,
-            pad_token_id=None,
-            bos_token_id=None,
-            eos_token_id=None,
-            **({"head_dim": cfg.d_head} if cfg.d_head is not None else {}),
-        ),
-    )
+    own = dict(attention_bias=cfg.attention_bias, use_qk_norm=cfg.qk_norm, tie_word_embeddings=cfg.tie_embeddings)
+    tokens = dict(pad_token_id=None, bos_token_id=None, eos_token_id=None)
+    kwargs = dict(**decoder_kwargs(cfg), **own, **tokens, **head_dim_kwargs(cfg))
+    return decoder_reference(CLASSES, cfg.head, "CohereConfig", kwargs)
 
 
 # ---- Hugging Face config.json: CohereConfig's keys, as transformers 5.23 defines them -----------------------
@@ -251,9 +190,7 @@ HF_COHERE = HFTable(
 
 @hf_reader(HF_COHERE)
 def _from_cohere(hf: dict[str, Any], model_class: str = "CohereModel") -> dict[str, Any]:
-    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
-    rope_type(hf["rope_parameters"], "CohereConfig")  # rotary settings change no count: only a type is checked
-    return table_values(hf, HF_COHERE)
+    return read_rotary_decoder(hf, HF_COHERE)
 
 
 ARCHITECTURE = Architecture(

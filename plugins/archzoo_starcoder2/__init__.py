@@ -15,31 +15,32 @@ tokens, which archzoo's per-token figure does not model.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt
 
 from archzoo import Architecture, Reference
-from archzoo.architecture import (
-    TransformerConfig,
-    check_activation,
-    check_head_count,
-    check_kv_heads,
-    check_rotary_head_width,
-)
-from archzoo.blocks import Block, composite, feed_forward, layer_norm, with_modules
+from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
+    HeadWidthConfig,
     architectures_hook,
     attention_modules,
     causal_attention,
-    decoder_heads,
+    d_head_field,
+    decoder_descriptions,
+    decoder_kwargs,
+    decoder_model,
     decoder_modules,
-    decoder_stack,
+    decoder_reference,
+    decoder_symbols,
     head_classes,
+    head_dim_kwargs,
     head_field,
     hf_readers_hook,
+    kv_heads_field,
+    labels_kwargs,
     num_labels_field,
-    table_values,
+    read_rotary_decoder,
 )
 from archzoo.hf_config import (
     DROPOUT,
@@ -48,9 +49,7 @@ from archzoo.hf_config import (
     TOKEN_ID,
     USE_CACHE,
     HFTable,
-    check_padding_index,
     hf_reader,
-    rope_type,
 )
 from archzoo.symbols import symbol
 
@@ -67,25 +66,17 @@ CLASSES = {
 }
 
 
-class Starcoder2Config(TransformerConfig):
+class Starcoder2Config(HeadWidthConfig):
     """A StarCoder2 decoder; defaults are StarCoder2-3B (Lozhkov et al. 2024), which are also transformers'
     Starcoder2Config defaults."""
 
     DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=49152, d_model=3072, n_layers=30, n_heads=24)
-    DESCRIPTIONS: ClassVar = dict(
-        vocab_size="rows of the token embedding (and of the LM head)",
-        d_model="model width (hidden_size)",
-        n_layers="decoder layers (num_hidden_layers)",
-        n_heads="query heads (num_attention_heads)",
-    )
+    DESCRIPTIONS: ClassVar = decoder_descriptions("rows of the token embedding (and of the LM head)")
 
-    HEADS_DIVIDE_WIDTH: ClassVar = False  # a head is d_head wide, or d_model // n_heads rounded down
-    n_kv_heads: PositiveInt = Field(
-        2, description="key/value heads (num_key_value_heads; grouped-query attention); must divide n_heads"
+    n_kv_heads: PositiveInt = kv_heads_field(
+        2, "key/value heads (num_key_value_heads; grouped-query attention); must divide n_heads"
     )
-    d_head: PositiveInt | None = Field(
-        None, description="width of one head (head_dim; null = d_model // n_heads, rounded down as transformers does)"
-    )
+    d_head: PositiveInt | None = d_head_field()
     d_ff: PositiveInt = Field(12288, description="hidden width of the feed-forward (intermediate_size)")
     max_positions: PositiveInt = Field(
         4096, description="context length (max_position_embeddings; rotary positions: no parameters)"
@@ -98,50 +89,21 @@ class Starcoder2Config(TransformerConfig):
         "outputs of the sequence_classification and token_classification heads (num_labels)"
     )
 
-    @model_validator(mode="after")
-    def _check(self) -> Self:
-        check_activation(self.activation)
-        if self.d_head is None:
-            check_head_count(self.d_model, self.n_heads, "or give d_head")
-        check_kv_heads(self.n_heads, self.n_kv_heads)
-        check_rotary_head_width(self.d_model, self.n_heads, self.d_head)
-        return self
-
-    @property
-    def head_width(self) -> int:
-        return self.d_head or self.d_model // self.n_heads
-
 
 def build(cfg: Starcoder2Config) -> Block:
-    d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
-    L = symbol("L", cfg.n_layers)
-    h = symbol("h", cfg.n_heads)
-    d_h = symbol("d_h", cfg.head_width)
-    inner = d if cfg.d_head is None and cfg.d_model % cfg.n_heads == 0 else h * d_h
-    attn = causal_attention(
-        d,
-        inner,
-        h,
-        d_h,
-        cfg.n_heads,
-        cfg.n_kv_heads,
-        bias=cfg.bias,
-        details=", biases on every projection" if cfg.bias else ", no biases",
-    )
-    mlp = feed_forward("mlp", d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, bias=cfg.bias)
+    s = decoder_symbols(cfg)
+    details = ", biases on every projection" if cfg.bias else ", no biases"
+    attn = causal_attention(s.d, s.inner, s.h, s.d_h, cfg.n_heads, cfg.n_kv_heads, bias=cfg.bias, details=details)
+    mlp = feed_forward("mlp", s.d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, bias=cfg.bias)
     layer = composite(
         "layer",
         "decoder_layer",
-        [layer_norm("attention_norm", d), attn, layer_norm("mlp_norm", d), mlp],
+        [layer_norm("attention_norm", s.d), attn, layer_norm("mlp_norm", s.d), mlp],
         "pre-LN decoder layer: LayerNorm, attention, add; LayerNorm, feed-forward, add",
     )
-    children = [
-        *decoder_stack(layer, d, V, L, token="embed_tokens"),
-        *decoder_heads(cfg.head, d, V, tied=cfg.tie_embeddings, num_labels=cfg.num_labels),
-    ]
-    root = composite("starcoder2", "model", children, "StarCoder2 decoder")
-    return with_modules(root, reference_modules(cfg))
+    return decoder_model(
+        cfg, "starcoder2", "StarCoder2 decoder", layer, s, reference_modules(cfg), token="embed_tokens"
+    )
 
 
 def reference_modules(cfg: Starcoder2Config) -> dict[str, tuple[str, ...]]:
@@ -160,26 +122,9 @@ def reference_modules(cfg: Starcoder2Config) -> dict[str, tuple[str, ...]]:
 
 def reference(cfg: Starcoder2Config) -> Reference:
     """Starcoder2Model or one of its head classes, built from a Starcoder2Config with the same keys."""
-    labelled = cfg.head in ("sequence_classification", "token_classification")
-    return Reference(
-        library="transformers",
-        target=f"transformers.{CLASSES[cfg.head]}",
-        config_class="transformers.Starcoder2Config",
-        kwargs=dict(
-            vocab_size=cfg.vocab_size,
-            hidden_size=cfg.d_model,
-            num_hidden_layers=cfg.n_layers,
-            num_attention_heads=cfg.n_heads,
-            num_key_value_heads=cfg.n_kv_heads,
-            intermediate_size=cfg.d_ff,
-            max_position_embeddings=cfg.max_positions,
-            hidden_act=cfg.activation,
-            use_bias=cfg.bias,
-            tie_word_embeddings=cfg.tie_embeddings,
-            **({"head_dim": cfg.d_head} if cfg.d_head is not None else {}),
-            **({"num_labels": cfg.num_labels} if labelled else {}),
-        ),
-    )
+    own = dict(use_bias=cfg.bias, tie_word_embeddings=cfg.tie_embeddings)
+    kwargs = dict(**decoder_kwargs(cfg), **own, **head_dim_kwargs(cfg), **labels_kwargs(cfg))
+    return decoder_reference(CLASSES, cfg.head, "Starcoder2Config", kwargs)
 
 
 # ---- Hugging Face config.json: Starcoder2Config's keys, as transformers 5.23 defines them -------------------
@@ -251,9 +196,7 @@ HF_STARCODER2 = HFTable(
 
 @hf_reader(HF_STARCODER2)
 def _from_starcoder2(hf: dict[str, Any], model_class: str = "Starcoder2Model") -> dict[str, Any]:
-    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
-    rope_type(hf["rope_parameters"], "Starcoder2Config")  # rotary settings change no count: only a type is checked
-    return table_values(hf, HF_STARCODER2)
+    return read_rotary_decoder(hf, HF_STARCODER2)
 
 
 ARCHITECTURE = Architecture(

@@ -1,6 +1,7 @@
-"""The parts Transformer plugins build alike, under other names: heads on top of a decoder, the key/value heads of
-grouped-query attention, the reference modules of a transformers decoder, a config.json reader from its table, and
-the registration hooks.
+"""The parts Transformer plugins build alike, under other names: the configuration keys decoders add to
+`TransformerConfig`'s four and their checks, the symbols a decoder is built on, heads on top of a decoder, the
+key/value heads of grouped-query attention, the reference modules and keyword arguments of a transformers decoder, a
+config.json reader from its table, and the registration hooks.
 
 Each part is what several families' plugins wrote out for themselves (GPT-NeoX, StableLM, StarCoder2, Cohere,
 Falcon, BLOOM, OPT, LLaMA ...): a family passes the names its transformers class uses, and keeps what is its own.
@@ -9,33 +10,59 @@ Falcon, BLOOM, OPT, LLaMA ...): a family passes the names its transformers class
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from .architecture import Architecture
-from .blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat
+from .architecture import (
+    Architecture,
+    Reference,
+    TransformerConfig,
+    check_activation,
+    check_head_count,
+    check_kv_heads,
+    check_rotary_head_width,
+)
+from .blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat, with_modules
 from .formula import Poly, const, sym
-from .hf_vocabulary import HFTable, rope_type
+from .hf_vocabulary import HFTable, check_padding_index, rope_type
 from .hookspecs import hookimpl
-from .symbols import declare_symbol
+from .symbols import declare_symbol, symbol
 
 __all__ = [
+    "D_HEAD_WORDS",
+    "KV_HEADS_WORDS",
+    "LABELLED_HEADS",
     "LABELS",
     "LABELS_WORDS",
+    "DecoderKeys",
+    "DecoderSymbols",
+    "HeadWidthConfig",
     "architectures_hook",
     "attention_modules",
     "causal_attention",
+    "d_head_field",
+    "decoder_descriptions",
     "decoder_heads",
+    "decoder_kwargs",
+    "decoder_model",
     "decoder_modules",
+    "decoder_reference",
     "decoder_stack",
+    "decoder_symbols",
     "describe_heads",
+    "fused_attention",
     "head_classes",
+    "head_dim_kwargs",
     "head_field",
     "hf_readers_hook",
     "kv_heads",
+    "kv_heads_field",
+    "labels_kwargs",
     "num_labels_field",
+    "partial_rotary",
+    "read_rotary_decoder",
     "rotary_fraction",
     "table_values",
     "with_norms",
@@ -43,6 +70,106 @@ __all__ = [
 
 #: The one symbol the classification heads add: K, the labels (num_labels).
 LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
+
+
+# ---- configuration: what decoders add to TransformerConfig's four keys ---------------------------------------
+
+
+def decoder_descriptions(vocab_size: str, n_heads: str = "query heads (num_attention_heads)") -> dict[str, str]:
+    """A ``DESCRIPTIONS`` table of `TransformerConfig`'s four keys as most transformers decoders name them
+    (hidden_size, num_hidden_layers, num_attention_heads), with the family's words for its vocabulary and heads."""
+    return dict(
+        vocab_size=vocab_size,
+        d_model="model width (hidden_size)",
+        n_layers="decoder layers (num_hidden_layers)",
+        n_heads=n_heads,
+    )
+
+
+#: how most decoders' ``n_kv_heads`` reads
+KV_HEADS_WORDS = "key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
+
+#: how ``d_head`` reads in a family whose transformers class takes head_dim and otherwise rounds a head down
+D_HEAD_WORDS = "width of one head (head_dim; null = d_model // n_heads, rounded down as transformers does)"
+
+
+def kv_heads_field(default: int | None = None, description: str = KV_HEADS_WORDS) -> Any:
+    """The ``n_kv_heads`` field: the key/value heads of grouped-query attention (None: as many as the queries)."""
+    return Field(default, description=description)
+
+
+def d_head_field() -> Any:
+    """The ``d_head`` field: a head's own width (head_dim), None for d_model // n_heads rounded down."""
+    return Field(None, description=D_HEAD_WORDS)
+
+
+class HeadWidthConfig(TransformerConfig):
+    """Base of a decoder whose heads are ``d_head`` wide (head_dim), or ``d_model // n_heads`` rounded down as its
+    transformers class rounds them, with grouped key/value heads and rotary positions: the family declares
+    ``n_kv_heads`` (`kv_heads_field`), ``d_head`` (`d_head_field`) and ``activation``; this checks them the way the
+    class fails on them (an unknown activation, more heads than channels, key/value heads that do not divide the
+    queries, an odd head width the rotary positions cannot turn) and gives ``head_width``."""
+
+    HEADS_DIVIDE_WIDTH: ClassVar = False  # a head is d_head wide, or d_model // n_heads rounded down
+
+    if TYPE_CHECKING:  # the family's own fields, declared in its class (they keep its order of keys)
+        n_kv_heads: int | None
+        d_head: int | None
+        activation: str
+
+    @model_validator(mode="after")
+    def _check_head_width(self) -> Self:
+        check_activation(self.activation)
+        if self.d_head is None:
+            check_head_count(self.d_model, self.n_heads, "or give d_head")
+        check_kv_heads(self.n_heads, self.n_kv_heads)
+        check_rotary_head_width(self.d_model, self.n_heads, self.d_head)
+        return self
+
+    @property
+    def head_width(self) -> int:
+        """A head's width: ``d_head``, else ``d_model // n_heads`` rounded down."""
+        return self.d_head or self.d_model // self.n_heads
+
+
+class DecoderKeys(Protocol):
+    """What a decoder's configuration names alike (`TransformerConfig`'s four keys, or a family's own of the same
+    names)."""
+
+    @property
+    def vocab_size(self) -> int: ...
+    @property
+    def d_model(self) -> int: ...
+    @property
+    def n_layers(self) -> int: ...
+    @property
+    def n_heads(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class DecoderSymbols:
+    """The symbols a decoder's tree is built on: the width ``d``, the vocabulary ``V``, the layers ``L``, the query
+    heads ``h`` of ``d_h`` channels, and the queries' width ``inner``."""
+
+    d: Poly
+    V: Poly
+    L: Poly
+    h: Poly
+    d_h: Poly
+    inner: Poly
+
+
+def decoder_symbols(cfg: DecoderKeys) -> DecoderSymbols:
+    """The symbols of ``cfg``: a head is its ``d_head`` wide when the family has that key and it is set, else
+    ``d_model // n_heads`` rounded down; the queries are ``d`` wide when the heads divide it with no ``d_head``,
+    else ``h·d_h``."""
+    d_head = getattr(cfg, "d_head", None)
+    d = symbol("d", cfg.d_model)
+    h = symbol("h", cfg.n_heads)
+    d_h = symbol("d_h", d_head or cfg.d_model // cfg.n_heads)
+    inner = d if d_head is None and cfg.d_model % cfg.n_heads == 0 else h * d_h
+    return DecoderSymbols(d, symbol("V", cfg.vocab_size), symbol("L", cfg.n_layers), h, d_h, inner)
+
 
 #: What the heads every transformers decoder offers put on top of it, as the ``head`` field describes them.
 _HEAD_WORDS = {
@@ -129,6 +256,26 @@ def causal_attention(
     )
 
 
+def fused_attention(d: Poly, qkv_width: Poly, *, bias: bool, qkv: str, scores: str, description: str) -> Block:
+    """Causal self-attention whose queries, keys and values come out of one fused linear, ``qkv_proj`` from ``d`` to
+    ``qkv_width`` (described as ``qkv``), then the attention products over all heads (``scores``) and ``out_proj``;
+    biases on both linears when ``bias``. Its KV cache is multi-head attention's, ``2 d`` a token: a family whose
+    cache differs sets its own."""
+    split = attention("attention", d, d, causal=True, bias=bias)  # for its attention products and its KV cache
+    core = next(child for child in split.children if child.kind == "attention_core")
+    fused = composite(
+        "attention",
+        "self_attention",
+        [
+            linear("qkv_proj", d, qkv_width, bias=bias, description=qkv),
+            replace(core, description=scores),
+            linear("out_proj", d, d, bias=bias),
+        ],
+        description,
+    )
+    return replace(fused, kv_cache=split.kv_cache)
+
+
 def with_norms(attn: Block, norms: list[Block]) -> Block:
     """``attn`` with ``norms`` (a query and a key norm, per head or whole) among its children, after the
     projections; its KV cache and head layout are kept (a composite sums its children, so it is built again)."""
@@ -178,6 +325,29 @@ def decoder_heads(
     return []
 
 
+def decoder_model(
+    cfg: Any,
+    name: str,
+    description: str,
+    layer: Block,
+    s: DecoderSymbols,
+    modules: dict[str, tuple[str, ...]],
+    *,
+    token: str,
+    final_norm: Block | None = None,
+    **heads: Any,
+) -> Block:
+    """A decoder's whole tree, ``name`` (described as ``description``): `decoder_stack` of ``layer`` (its token
+    embedding's module ``token``, its ``final_norm``), then `decoder_heads` for the configuration's ``head``, tied
+    by its ``tie_embeddings``, with its ``num_labels`` when it has that key (``heads``: that function's other
+    keywords), mapped to the reference's ``modules`` (`archzoo.blocks.with_modules`)."""
+    children = [
+        *decoder_stack(layer, s.d, s.V, s.L, token=token, final_norm=final_norm),
+        *decoder_heads(cfg.head, s.d, s.V, tied=cfg.tie_embeddings, num_labels=getattr(cfg, "num_labels", 2), **heads),
+    ]
+    return with_modules(composite(name, "model", children, description), modules)
+
+
 def attention_modules(
     module: str = "self_attn", *, out: str = "o_proj", norms: tuple[str, str] | None = None
 ) -> dict[str, str]:
@@ -220,6 +390,52 @@ def decoder_modules(
     }
 
 
+#: the head classes whose configuration takes num_labels in most decoders
+LABELLED_HEADS = ("sequence_classification", "token_classification")
+
+
+def decoder_kwargs(cfg: Any) -> dict[str, Any]:
+    """The keyword arguments most transformers decoder configurations name alike, in their usual order: the
+    vocabulary, width, layers, heads, key/value heads (when the family has ``n_kv_heads``; null: ``n_heads``), the
+    feed-forward's width, the context and the activation."""
+    kwargs: dict[str, Any] = dict(
+        vocab_size=cfg.vocab_size,
+        hidden_size=cfg.d_model,
+        num_hidden_layers=cfg.n_layers,
+        num_attention_heads=cfg.n_heads,
+    )
+    if hasattr(cfg, "n_kv_heads"):
+        kwargs["num_key_value_heads"] = cfg.n_kv_heads or cfg.n_heads
+    kwargs.update(intermediate_size=cfg.d_ff, max_position_embeddings=cfg.max_positions, hidden_act=cfg.activation)
+    return kwargs
+
+
+def head_dim_kwargs(cfg: Any) -> dict[str, Any]:
+    """``head_dim`` when the configuration gives ``d_head`` (transformers' class then reads it), else nothing."""
+    return {} if cfg.d_head is None else {"head_dim": cfg.d_head}
+
+
+def labels_kwargs(cfg: Any, heads: tuple[str, ...] = LABELLED_HEADS) -> dict[str, Any]:
+    """``num_labels`` for a head class among ``heads`` (those that read it), else nothing."""
+    return {"num_labels": cfg.num_labels} if cfg.head in heads else {}
+
+
+def partial_rotary(fraction: float) -> dict[str, Any]:
+    """``rope_parameters`` turning ``fraction`` of each head, with transformers' default type and base."""
+    return {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": fraction}
+
+
+def decoder_reference(classes: Mapping[str, str], head: str, config_class: str, kwargs: dict[str, Any]) -> Reference:
+    """The transformers class of ``head`` (``classes``: archzoo's head -> class), built from ``config_class`` (a
+    name in ``transformers``) with ``kwargs``."""
+    return Reference(
+        library="transformers",
+        target=f"transformers.{classes[head]}",
+        config_class=f"transformers.{config_class}",
+        kwargs=kwargs,
+    )
+
+
 def table_values(hf: Mapping[str, Any], table: HFTable, **own: Any) -> dict[str, Any]:
     """The archzoo keys of a config.json's values (resolved as transformers resolves them), as ``table.read`` maps
     them: each read key's value under its archzoo key, a key the configuration class does not define (such as a
@@ -242,6 +458,15 @@ def rotary_fraction(rope: Any, default: float, config_class: str) -> Any:
         return default
     fraction = rope.get("partial_rotary_factor")
     return default if fraction is None else fraction
+
+
+def read_rotary_decoder(hf: Mapping[str, Any], table: HFTable) -> dict[str, Any]:
+    """A rotary decoder's values (`table_values`), after refusing what its transformers class cannot build: a
+    padding index outside the vocabulary (``pad_token_id``, which ``nn.Embedding`` refuses) and a rotary type it
+    does not know (the other rotary settings change no count)."""
+    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
+    rope_type(hf["rope_parameters"], table.config_class)
+    return table_values(hf, table)
 
 
 def architectures_hook(*architectures: Architecture) -> Callable[[Callable[[Architecture], None]], None]:
