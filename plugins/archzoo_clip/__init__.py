@@ -30,6 +30,7 @@ and the pooled vectors are off the loss path).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, Self
 
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
@@ -93,32 +94,43 @@ class ClipConfig(ArchConfig):
         "text_projection (CLIPTextModelWithProjection), vision (CLIPVisionModel), vision_projection "
         "(CLIPVisionModelWithProjection), image_classification (CLIPForImageClassification)",
     )
-    vocab_size: PositiveInt = Field(49408, description="text tower: rows of the token embedding (vocab_size)")
+    vocab_size: PositiveInt = Field(
+        49408, description="text tower: rows of the token embedding (text_config.vocab_size)"
+    )
     max_positions: PositiveInt = Field(
-        77, description="text tower: learned positions (max_position_embeddings), the longest caption N"
+        77,
+        description="text tower: learned positions (text_config.max_position_embeddings), the longest caption N",
     )
     d_model: PositiveInt = Field(512, description="text tower width (text_config.hidden_size)")
     n_layers: PositiveInt = Field(12, description="text tower layers (text_config.num_hidden_layers)")
-    n_heads: PositiveInt = Field(8, description="text tower attention heads; must divide d_model")
+    n_heads: PositiveInt = Field(
+        8, description="text tower attention heads (text_config.num_attention_heads); must divide d_model"
+    )
     d_ff: PositiveInt = Field(2048, description="text tower MLP width (text_config.intermediate_size)")
     activation: str = Field("quick_gelu", description="text tower MLP activation (text_config.hidden_act)")
-    image_size: PositiveInt = Field(224, description="vision tower: input side in pixels (image_size)")
+    image_size: PositiveInt = Field(224, description="vision tower: input side in pixels (vision_config.image_size)")
     patch_size: PositiveInt = Field(
-        32, description="vision tower: patch side in pixels; ⌊image_size / patch_size⌋² patches"
+        32,
+        description="vision tower: patch side in pixels (vision_config.patch_size); ⌊image_size / patch_size⌋² patches",
     )
-    channels: PositiveInt = Field(3, description="vision tower: input channels (num_channels)")
+    channels: PositiveInt = Field(3, description="vision tower: input channels (vision_config.num_channels)")
     vision_d_model: PositiveInt = Field(768, description="vision tower width (vision_config.hidden_size)")
     vision_n_layers: PositiveInt = Field(12, description="vision tower layers (vision_config.num_hidden_layers)")
-    vision_n_heads: PositiveInt = Field(12, description="vision tower attention heads; must divide vision_d_model")
+    vision_n_heads: PositiveInt = Field(
+        12, description="vision tower attention heads (vision_config.num_attention_heads); must divide vision_d_model"
+    )
     vision_d_ff: PositiveInt = Field(3072, description="vision tower MLP width (vision_config.intermediate_size)")
     vision_activation: str = Field("quick_gelu", description="vision tower MLP activation (vision_config.hidden_act)")
     projection_dim: PositiveInt = Field(
         512,
-        description="width of the shared embedding space, the projections' output (CLIPModel: projection_dim; "
-        "the ...WithProjection classes: their tower configuration's projection_dim)",
+        description="width of the shared embedding space, the projections' output (CLIPModel: the top-level "
+        "projection_dim; CLIPTextModelWithProjection and CLIPVisionModelWithProjection: text_config.projection_dim "
+        "and vision_config.projection_dim, each class loaded from its sub-configuration alone)",
     )
     num_labels: NonNegativeInt = Field(
-        2, description="CLIPForImageClassification's classes (num_labels); 0: no classifier (an identity)"
+        2,
+        description="CLIPForImageClassification's classes (the top-level num_labels, else the length of id2label; "
+        "the sub-configurations' are not read); 0: no classifier (an identity)",
     )
 
     @model_validator(mode="after")
@@ -607,12 +619,23 @@ def _projection(hf: dict[str, Any], model_class: str) -> dict[str, Any]:
     return {"projection_dim": hf["projection_dim"]} if model_class in _PROJECTING else {}
 
 
+def _nested_values(hf: dict[str, Any], key: str, values: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """``values`` of the sub-configuration under ``key``; a refusal names its key as ``vision_config.patch_size``
+    (the kit then names it as the file gave it: under vision_config, or vision_config_dict)."""
+    try:
+        return values(hf[key])
+    except ValueError as exc:
+        raise ValueError(f"{key}.{exc}") from None
+
+
 @hf_reader(HF_CLIP)
 def _from_clip(hf: dict[str, Any], model_class: str = "CLIPModel") -> dict[str, Any]:
-    # a tower's class is read from its sub-configuration alone (HF_CLIP.class_sub_configs), by the tower's reader
+    # a tower's class is read from its sub-configuration alone (HF_CLIP.class_sub_configs), by the tower's reader;
+    # CLIPModel projects to CLIPConfig's own projection_dim, never to text_config's or vision_config's (the kit reports
+    # those as not read, as the table's own projection_dim sets the same key)
     return {
-        **_text_values(hf["text_config"]),
-        **_vision_values(hf["vision_config"]),
+        **_nested_values(hf, "text_config", _text_values),
+        **_nested_values(hf, "vision_config", _vision_values),
         **_projection(hf, model_class),
         "num_labels": hf["num_labels"],
     }

@@ -232,7 +232,7 @@ def _read_data(
             message = f"{converted_from}, converted into rope_parameters as transformers does:" + message.removeprefix(
                 "rope_parameters:"
             )
-        raise HFConfigError(f"{path}: {message}") from None
+        raise HFConfigError(f"{path}: {_as_written(data, table, message)}") from None
     class_values = dict(table.classes[model_class])
     values = {**values, **class_values, **overrides}
     config = _validate(path, arch, values, origin, overrides, model_class)
@@ -250,6 +250,31 @@ def _read_data(
     )
 
 
+def _as_written(data: dict[str, Any], table: HFTable, message: str) -> str:
+    """A reader's message about a sub-configuration's key, naming the key as the file gives it: the reader names
+    it ``vision_config.patch_size``, or by its field name alone where only one sub-configuration's class has that
+    field and the class itself has not; the file gave it there, or in the legacy override that replaced the
+    sub-configuration's fields (``vision_config_dict.patch_size``)."""
+    name, colon, rest = message.partition(":")
+    if not table.nested or not colon:
+        return message
+    key, dot, native = name.partition(".")
+    if not dot or key not in table.nested:
+        holders = [k for k, sub in table.nested.items() if name in sub.defaults or name in sub.aliases]
+        if name in table.defaults or name in table.aliases or len(holders) != 1:
+            return message
+        key, native = holders[0], name
+    written = next(
+        (
+            override
+            for override, target in table.nested_overrides.items()
+            if target == key and isinstance(data.get(override), dict) and native in data[override]
+        ),
+        key,
+    )
+    return f"{written}.{native}:{rest}"
+
+
 def _read_sub_configuration(
     path: Path,
     data: dict[str, Any],
@@ -262,17 +287,13 @@ def _read_sub_configuration(
     """A class built from one sub-configuration of the file (`HFTable.class_sub_configs`: CLIPTextModel of a clip
     file), read as ``from_pretrained`` loads its configuration class: the file's object under the class's
     ``base_config_key``, as written, read as a file of the sub-configuration's own model type, and nothing else of
-    the file (not even a legacy override such as text_config_dict, which only the outer class applies). A file
-    without that key gives instead its first object naming that model type, else the whole file itself."""
+    the file (not even a legacy override such as text_config_dict, which only the outer class applies). Where that
+    object, or a file without the key, names another model type, its last object naming the sub-configuration's
+    type is taken instead (`_sub_configuration_object`), else the object (or the whole file) itself."""
     key = table.class_sub_configs[model_class]
     sub_table = table.nested[key]
-    if key in data:
-        sub, where = data[key], key
-    else:
-        where = next(
-            (k for k, v in data.items() if isinstance(v, dict) and v.get("model_type") == sub_table.model_type), ""
-        )
-        sub = data[where] if where else data
+    sub, path_keys = _sub_configuration_object(data, key, sub_table.model_type)
+    where = ".".join(path_keys)
     if not isinstance(sub, dict):
         raise HFConfigError(
             f"{path}: {key}: transformers builds {model_class} from this object alone ({sub_table.config_class}'s "
@@ -315,12 +336,32 @@ def _read_sub_configuration(
     ]
     if where:
         why = f"not read: transformers builds {model_class} from {where} alone, as from_pretrained loads it"
+        if len(path_keys) == 2:  # an object inside the key's own: the key's other entries are not read either
+            outer_key, inner_key = path_keys
+            keys += [
+                KeyReading(f"{outer_key}.{k}", v, "ignored", "", why)
+                for k, v in data[outer_key].items()
+                if k != inner_key
+            ]
         keys += [
             KeyReading(k, v, "read" if k == "architectures" else "ignored", "", why)
             for k, v in data.items()
-            if k != where
+            if k != path_keys[0]
         ]
     return replace(reading, model_type=table.model_type, keys=tuple(keys), class_source=class_source)
+
+
+def _sub_configuration_object(data: dict[str, Any], key: str, model_type: str) -> tuple[Any, list[str]]:
+    """The object ``from_pretrained`` of a sub-configuration class (``base_config_key`` ``key``, its own
+    ``model_type``) loads from a file, and the keys that lead to it (none: the whole file). A port of transformers
+    5.23's ``PreTrainedConfig.from_pretrained``: the file's object under ``key`` when it has one (as written, even
+    null), else the file; then, when that object names another model type, each of its entries that is an object
+    naming ``model_type`` replaces it in turn, so the last such entry wins; if none does, the object stays."""
+    chosen, keys = (data[key], [key]) if key in data else (data, [])
+    if not isinstance(chosen, dict) or "model_type" not in chosen or chosen["model_type"] == model_type:
+        return chosen, keys
+    inner = [k for k, v in chosen.items() if isinstance(v, dict) and v.get("model_type") == model_type]
+    return (chosen[inner[-1]], [*keys, inner[-1]]) if inner else (chosen, keys)
 
 
 def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> dict[str, str]:
@@ -672,10 +713,11 @@ def _resolve(
                 if from_keys
                 else "rope_parameters"
             )
+    own_targets = {target: native for native, target in table.read.items() if target}
     for key in table.nested:  # first, so that a key of the class itself names the archzoo key it sets
         nested_keys, given[key], nested_origin = _resolve_nested(path, data, table, key)
-        keys += nested_keys
-        origin.update(nested_origin)
+        keys += [_shadowed(table, key, k, own_targets) if k.archzoo_key in own_targets else k for k in nested_keys]
+        origin.update({t: k for t, k in nested_origin.items() if t not in own_targets})
     for key, value in data.items():
         native = table.aliases.get(key, key)
         alias = native != key
@@ -787,6 +829,27 @@ def _resolve(
     return keys, resolved, origin
 
 
+def _shadowed(table: HFTable, key: str, reading: KeyReading, own_targets: Mapping[str, str]) -> KeyReading:
+    """A sub-configuration's key whose archzoo key the class's own table reads too (CLIPConfig's projection_dim
+    and text_config's): the class's own key sets it, as in transformers, where CLIPModel projects to
+    config.projection_dim and never reads text_config.projection_dim. Only a class built from the
+    sub-configuration alone reads its copy, and that class reads the sub-configuration as a file of its own."""
+    native = own_targets[reading.archzoo_key]
+    towers = [c for c, k in table.class_sub_configs.items() if k == key]
+    alone = (
+        f"a class built from {key} alone ({', '.join(towers)}) reads {key} as a file of its own"
+        if towers
+        else f"no class archzoo counts is built from {key} alone"
+    )
+    why = (
+        f"not read: {table.config_class}'s classes take {reading.archzoo_key} from its own {native}, never from "
+        f"{key}; {alone}"
+    )
+    if reading.disposition == "defaulted":
+        return replace(reading, archzoo_key="", detail=f"{reading.detail}; {why}")
+    return replace(reading, disposition="ignored", archzoo_key="", detail=why)
+
+
 def _override_reading(table: HFTable, key: str, value: Any) -> KeyReading:
     """How a legacy key that replaces a sub-configuration (`HFTable.nested_overrides`) was read."""
     target = table.nested_overrides[key]
@@ -887,11 +950,22 @@ def _resolve_nested(
 
 def _labels(path: Path, data: dict[str, Any], table: HFTable, keys: list[KeyReading], origin: dict[str, str]) -> Any:
     """The label count as transformers resolves it: num_labels, else the length of id2label, else the
-    configuration class's default (2, or the table's ``default_num_labels``)."""
+    configuration class's default (2, or the table's ``default_num_labels``). A table that reads no label count
+    (no class of it builds a classifier: CLIPTextConfig, nested in a clip file or a file of its own) reports the
+    keys that give it as ignored, as none of its classes reads them."""
     labels_target = table.read.get("num_labels", "")
     id2label = data.get("id2label")
     if "id2label" in data and id2label is not None and not isinstance(id2label, dict):
         raise HFConfigError(f"{path}: id2label: expected an object mapping label ids to names, got {_text(id2label)}")
+    if not labels_target:
+        unread = (
+            f"a label count: transformers keeps it in the {table.config_class}, but no class reads a "
+            f"{table.config_class}'s label count (none built from one has a classifier)"
+        )
+        keys += [KeyReading(k, data[k], "ignored", "", unread) for k in ("num_labels", "id2label") if k in data]
+        if "num_labels" in data:
+            return data["num_labels"]
+        return len(id2label) if id2label is not None else table.default_num_labels
     if "num_labels" in data:
         num_labels = data["num_labels"]
         keys.append(KeyReading("num_labels", num_labels, "read", labels_target, COMMON_KEYS["num_labels"][1]))
