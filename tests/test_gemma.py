@@ -382,3 +382,198 @@ def test_bidirectional_gemma3_has_no_kv_cache_and_halves_its_window(T, host, tmp
     assert make_report(reading.architecture, reading.config).kv_cache_elements_per_token == 0
     ref = reading.architecture.reference(reading.config)
     assert T.Gemma3TextConfig(**ref.kwargs).sliding_window == 257  # the reference is built with the same window
+
+
+# ---- config.json key by key: every key the tables read, changed alone, as every class --------------------
+
+#: the length of the swept forward passes: longer than the bases' 4-token window, so sliding layers mask
+SWEEP_N = 9
+BASES = {
+    "gemma2": dict(
+        vocab_size=97,
+        hidden_size=48,
+        intermediate_size=40,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=64,
+        sliding_window=4,
+    ),
+}
+BASES["gemma3_text"] = dict(BASES["gemma2"], sliding_window_pattern=2)  # one sliding, one global layer
+_COMMON_SWEEP = dict(
+    vocab_size=101,
+    hidden_size=64,
+    intermediate_size=33,
+    num_hidden_layers=3,  # sliding, global, sliding
+    num_attention_heads=8,
+    num_key_value_heads=1,
+    head_dim=10,  # 8 heads of 10 in a 48-wide model: h d_h is not d
+    hidden_activation="relu",
+    max_position_embeddings=16,
+    attention_bias=True,
+    sliding_window=64,  # longer than the pass: the sliding layers see every token
+    layer_types=["full_attention", "sliding_attention"],  # the global layer first
+    use_bidirectional_attention=True,
+    pad_token_id=3,
+    tie_word_embeddings=False,
+    num_labels=5,
+)
+#: one value per key each table reads (the check below holds them to the tables), changed alone
+SWEEPS = {
+    "gemma2": dict(_COMMON_SWEEP, rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0}),
+    "gemma3_text": dict(
+        _COMMON_SWEEP,
+        sliding_window_pattern=3,  # two sliding layers, then the global one
+        rope_parameters={
+            "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 5e5},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 500.0},
+        },
+        rope_scaling={"rope_type": "linear", "factor": 8.0},  # the global layers' (Gemma 3 4B's file)
+    ),
+}
+#: the keys the tables ignore (they hold no parameters and cost no matmul FLOPs), each changed alone to a value
+#: that exercises it, and the combinations the one-key sweep does not make: transformers' figures must still
+#: equal archzoo's, or both refuse
+_SOFTCAPS = dict(final_logit_softcapping=5.0, attn_logit_softcapping=3.0)
+EXTRA = {
+    "gemma2": {
+        "no-softcapping": dict(final_logit_softcapping=None, attn_logit_softcapping=None),
+        "query_pre_attn_scalar": dict(query_pre_attn_scalar=7),  # not head_dim: another score scale
+        "rope_theta": dict(rope_theta=500.0),
+        "rope_scaling": dict(rope_scaling={"rope_type": "dynamic", "factor": 2.0}),
+        "window-of-one": dict(sliding_window=1),
+        "all-global": dict(layer_types=["full_attention", "full_attention"]),
+        "all-sliding": dict(layer_types=["sliding_attention", "sliding_attention"]),
+        "bidirectional-window": dict(use_bidirectional_attention=True, sliding_window=3),
+        "legacy-keys": dict(hidden_act="relu", sliding_window_size=2, cache_implementation="hybrid"),
+        "untied-gqa-bias": dict(tie_word_embeddings=False, num_key_value_heads=1, attention_bias=True),
+        "rope-per-layer-type": dict(
+            rope_parameters={
+                "full_attention": {"rope_type": "default", "rope_theta": 5e5},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 500.0},
+            }
+        ),
+        "rope-unknown-type": dict(rope_parameters={"rope_type": "spiral"}),
+        "layer_types-too-short": dict(layer_types=["full_attention"]),
+        "heads-not-dividing-width": dict(num_attention_heads=5, num_key_value_heads=1),
+    },
+    "gemma3_text": {
+        "softcapping": dict(_SOFTCAPS),
+        "query_pre_attn_scalar": dict(query_pre_attn_scalar=7),
+        "rope-thetas": dict(rope_theta=5e5, rope_local_base_freq=500.0),
+        "rope_scaling-over-rope_parameters": dict(
+            rope_scaling={"rope_type": "dynamic", "factor": 2.0},
+            rope_parameters={"full_attention": {"rope_type": "default"}, "sliding_attention": None},
+        ),
+        "window-of-one": dict(sliding_window=1),
+        "pattern-and-layer_types": dict(sliding_window_pattern=1, layer_types=["sliding_attention"] * 2),
+        "pattern-six": dict(sliding_window_pattern=6, num_hidden_layers=7),  # 5 sliding, global, sliding
+        "bidirectional-window": dict(use_bidirectional_attention=True, sliding_window=6),  # becomes 4
+        "legacy-keys": dict(hidden_act="relu", sliding_window_size=2, cache_implementation="hybrid"),
+        "rope-flat": dict(rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0}),
+        "rope-unknown-type": dict(
+            rope_parameters={"full_attention": {"rope_type": "spiral"}, "sliding_attention": {"rope_type": "default"}}
+        ),
+        "rope_scaling-unknown-type": dict(rope_scaling={"rope_type": "spiral", "factor": 2.0}),
+        # a type the model's layers do not use: transformers only warns, and builds the model
+        "rope-unknown-type-of-no-layer": dict(
+            layer_types=["sliding_attention"] * 2,
+            rope_parameters={"full_attention": {"rope_type": "spiral"}, "sliding_attention": {"rope_type": "default"}},
+        ),
+        "rope-linear-without-factor": dict(
+            rope_parameters={"full_attention": {"rope_type": "linear"}, "sliding_attention": {"rope_type": "default"}}
+        ),
+        "rope_scaling-over-flat-rope_parameters": dict(
+            rope_parameters={"rope_type": "default"}, rope_scaling={"rope_type": "linear", "factor": 2.0}
+        ),
+        "layer_types-too-short": dict(layer_types=["full_attention"]),
+        "heads-not-dividing-width": dict(num_attention_heads=5, num_key_value_heads=1),
+    },
+}
+ALL_CLASSES = {"gemma2": GEMMA2_CLASSES, "gemma3_text": GEMMA3_CLASSES}
+
+
+def test_the_sweep_covers_every_key(host):
+    """A key added to a table must get a sweep value here, or this fails."""
+    from family_checks import table_of
+
+    for model_type, sweep in SWEEPS.items():
+        assert set(sweep) == set(table_of(host, model_type).read), model_type
+
+
+def _cli_figures(path, model_class: str, capsys) -> tuple[int, int] | str:
+    """`archzoo count --hf-config` of the file as ``model_class``: its parameters and forward FLOPs at SWEEP_N, or
+    its one-line refusal."""
+    code = main(["count", "--hf-config", str(path), "--hf-class", model_class, "--seq-len", str(SWEEP_N), "--json"])
+    out, err = capsys.readouterr()
+    if code:
+        return err.strip()
+    report = json.loads(out)
+    return report["params"]["total"], report["flops"]["forward"]
+
+
+def _sweep_cases() -> list:
+    cases = []
+    for model_type, sweep in SWEEPS.items():
+        changes = {"(base)": {}, **{key: {key: value} for key, value in sweep.items()}, **EXTRA[model_type]}
+        for label, change in changes.items():
+            cases.append(pytest.param(model_type, change, id=f"{model_type}-{label}"))
+    return cases
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type, change", _sweep_cases())
+def test_each_key_against_transformers(T, host, tmp_path, model_type, change, capsys):
+    """The base file with one change, counted by `archzoo count --hf-config` as every class the plugin supports for
+    the type, against the class transformers builds from the same file (AutoConfig, eager attention, one forward
+    pass of SWEEP_N tokens on the CPU): parameters and FLOPs equal, or both refuse the file."""
+    from transformers_models import config_json_figures
+
+    path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **change})
+    for model_class in ALL_CLASSES[model_type].values():
+        try:
+            expected: tuple[int, int] | None = config_json_figures(T, path, model_class, SWEEP_N)
+        except Exception as exc:  # noqa: BLE001 - transformers refuses the file for this class: archzoo must too
+            expected, why = None, f"{type(exc).__name__}: {exc}"
+        got = _cli_figures(path, model_class, capsys)
+        if expected is None:
+            assert isinstance(got, str), f"{model_class}: transformers refuses ({why}), archzoo counts {got}"
+            assert len(got.splitlines()) == 1 and str(path) in got and "Traceback" not in got, got
+        else:
+            assert got == expected, (model_class, change)
+            reading = load_hf_config(path, host, hf_class=model_class)
+            assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", list(SWEEPS))
+def test_ignored_keys_change_no_figure(T, host, tmp_path, model_type, capsys):
+    """Every key the table ignores, changed at once to a value other than its default: transformers' figures still
+    equal archzoo's, for every class."""
+    from family_checks import table_of
+    from transformers_models import config_json_figures
+
+    values = dict(
+        initializer_range=0.5,
+        use_cache=False,
+        bos_token_id=5,
+        eos_token_id=6,
+        attention_dropout=0.1,
+        rms_norm_eps=1e-3,
+        query_pre_attn_scalar=7,
+        final_logit_softcapping=5.0,
+        attn_logit_softcapping=3.0,
+        cache_implementation="hybrid",
+        hidden_act="relu",
+        sliding_window_size=2,
+    )
+    if model_type == "gemma3_text":
+        values["rope_local_base_freq"] = 500.0
+    assert set(values) == set(table_of(host, model_type).ignored)
+    path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **values})
+    for model_class in ALL_CLASSES[model_type].values():
+        assert _cli_figures(path, model_class, capsys) == config_json_figures(T, path, model_class, SWEEP_N), (
+            model_class
+        )

@@ -67,6 +67,7 @@ from archzoo.hf_config import (
     HFTable,
     check_padding_index,
     hf_reader,
+    rope_type,
 )
 from archzoo.symbols import declare_symbol, symbol
 
@@ -509,14 +510,21 @@ HF_GEMMA3_TEXT = HFTable(
         "use_bidirectional_attention": False,
     },
     aliases={},
-    read={**_READ, "sliding_window_pattern": "sliding_window_pattern"},
+    read={
+        **_READ,
+        "sliding_window_pattern": "sliding_window_pattern",
+        "rope_parameters": "(checked: each layer kind's rotary type is one transformers builds)",
+        "rope_scaling": "(checked: converted into rope_parameters.full_attention, as transformers does)",
+    },
     ignored={
         **_IGNORED,
-        "rope_parameters": "the rotary settings of the global and the sliding layers: " + _ROPE,
-        "rope_scaling": "the global layers' rotary scaling (converted into rope_parameters): " + _ROPE,
         "rope_local_base_freq": "the sliding layers' rotary base (converted into rope_parameters): " + _ROPE,
     },
     refused={},
+    # Gemma3RotaryEmbedding builds one rotary table per layer type from rope_parameters[layer_type] (the global
+    # layers' base and scaling, the sliding layers' base): settings nested under full_attention and
+    # sliding_attention are what transformers itself saves for this type, not a file to refuse
+    rope_per_layer_type=True,
     base_class="Gemma3TextModel",
     classes={name: {"head": head} for head, name in GEMMA3_CLASSES.items()},
 )
@@ -566,10 +574,65 @@ def _from_gemma2(hf: dict[str, Any], model_class: str = "Gemma2Model") -> dict[s
     return dict(_shared(hf), sliding_window_pattern=2, qk_norm=False)
 
 
+def _check_gemma3_rope(hf: dict[str, Any], kinds: list[str]) -> None:
+    """Refuse the rotary settings transformers' Gemma 3 cannot build (none changes a count): a port of
+    ``Gemma3TextConfig.convert_rope_params_to_dict`` (rope_scaling updates the global layers' settings, each layer
+    kind without settings gets the default), its ``validate_rope`` (the keys each type requires) and of
+    ``Gemma3RotaryEmbedding``, which builds a table for each layer kind the model has, by its type."""
+    # the reading room holds the required keys; it is loaded by then (a reader runs only while a file is read),
+    # and importing it with the plugin would load file-reading code for every lookup
+    from archzoo.hf_reading import ROPE_REQUIRED_KEYS
+
+    rope, scaling = hf["rope_parameters"], hf.get("rope_scaling")
+    if rope is None:
+        rope = {FULL: {"rope_type": "default"}, SLIDING: {"rope_type": "default"}}
+    if not isinstance(rope, dict):
+        rope_type(rope, "Gemma3TextConfig")  # refuses it, in the words every reader uses
+        return
+    rope = {k: dict(v) if isinstance(v, dict) else v for k, v in rope.items()}
+    if scaling is not None:
+        if not isinstance(scaling, dict) or not isinstance(rope.get(FULL), dict):
+            raise ValueError(
+                f"rope_scaling: Gemma3TextConfig updates rope_parameters.{FULL} with it, and this file gives "
+                + ("no such object" if isinstance(scaling, dict) else f"{str(scaling)[:60]}, not an object")
+                + "; transformers cannot load the file: give the global layers' settings in rope_parameters"
+            )
+        rope[FULL].update(scaling)
+    for kind in (FULL, SLIDING):
+        params = rope.setdefault(kind, {"rope_type": "default"})
+        if params is None:
+            continue  # a layer kind saved without rotary settings: transformers skips it
+        if not isinstance(params, dict):
+            raise ValueError(f'rope_parameters: {kind}: expected an object such as {{"rope_type": "default"}}')
+        name = params.get("rope_type", params.get("type", "default"))
+        where = f"rope_scaling (the {kind} layers')" if kind == FULL and scaling else f"rope_parameters: {kind}"
+        if name not in ROPE_TYPES:
+            if kind in kinds:  # the rotary embedding looks the type up for each kind the model has
+                raise ValueError(
+                    f"{where}: rope_type {str(name)[:60]} is not one transformers' Gemma3TextConfig builds (its "
+                    f"rotary embedding raises KeyError); expected one of {', '.join(ROPE_TYPES)}"
+                )
+            continue  # validate_rope only warns of a type it has no check for, and no layer of this kind uses it
+        # standardize_rope_params fills rope_theta, and the pre-training length of the scaling types
+        missing = sorted(ROPE_REQUIRED_KEYS[name] - {"rope_type", "rope_theta", "original_max_position_embeddings"})
+        if missing := [key for key in missing if key not in params]:
+            raise ValueError(
+                f"{where}: the rope type {name} needs {' and '.join(missing)}, and transformers' "
+                "Gemma3TextConfig refuses to load the file without it; add it"
+            )
+
+
 @hf_reader(HF_GEMMA3_TEXT)
 def _from_gemma3_text(hf: dict[str, Any], model_class: str = "Gemma3TextModel") -> dict[str, Any]:
     window = hf["sliding_window"]
     read = _shared(hf)
+    pattern = hf.get("sliding_window_pattern", 6)
+    kinds = read["layer_types"] or (
+        [SLIDING if (i + 1) % pattern else FULL for i in range(read["n_layers"])]
+        if isinstance(pattern, int) and pattern > 0 and isinstance(read["n_layers"], int)
+        else [SLIDING, FULL]  # the configuration model refuses the pattern or the layer count, naming its key
+    )
+    _check_gemma3_rope(hf, kinds)
     if hf["use_bidirectional_attention"] and isinstance(window, int):
         read["sliding_window"] = window // 2 + 1  # Gemma3TextConfig's own conversion (exclusive bounds)
     return dict(read, sliding_window_pattern=hf.get("sliding_window_pattern", 6), qk_norm=True)
