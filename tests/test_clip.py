@@ -107,16 +107,21 @@ def _reference_model(T: Any, host: Any, config: dict) -> tuple[Any, Any]:
     return report, build_model(ref.target.removeprefix("transformers."), config_class(**ref.kwargs))
 
 
-def _file_figures(T: Any, path: Path, model_class: str, n: int) -> tuple[int, int]:
-    """Parameters and forward FLOPs of ``model_class`` built from a config.json as from_pretrained loads it: a
-    tower's class reads its own sub-configuration from a clip file (its configuration class's base_config_key)."""
+def _loaded_model(T: Any, path: Path, model_class: str) -> Any:
+    """``model_class`` built (on the meta device) from a config.json as from_pretrained loads it: a tower's class
+    reads its own sub-configuration from a clip file (its configuration class's base_config_key)."""
     config_class = {"CLIPTextModel": "CLIPTextConfig", "CLIPTextModelWithProjection": "CLIPTextConfig"}.get(model_class)
     if model_class.startswith("CLIPVisionModel"):
         config_class = "CLIPVisionConfig"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         config = (getattr(T, config_class) if config_class else T.AutoConfig).from_pretrained(str(path))
-    model = build_model(model_class, config)
+    return build_model(model_class, config)
+
+
+def _file_figures(T: Any, path: Path, model_class: str, n: int) -> tuple[int, int]:
+    """Parameters and forward FLOPs of ``model_class`` built from a config.json as from_pretrained loads it."""
+    model = _loaded_model(T, path, model_class)
     return n_params(model), _flops(model, n)
 
 
@@ -509,7 +514,7 @@ def test_legacy_config_dicts_replace_the_sub_configurations_as_transformers_does
         ({"text_config": {"pruned_heads": {"0": [1]}}}, r": text_config\.pruned_heads: .* is not supported"),
         (
             {"vision_config": {"image_size": [224, 224]}},
-            r"vision_config\.image_size, read as image_size|image_size: \[224",
+            r": vision_config\.image_size: \[224, 224\] is a pair of sides",
         ),
         ({"text_config_dict": {"num_hidden_layers": 0}}, r"text_config_dict\.num_hidden_layers, read as n_layers"),
         (
@@ -566,6 +571,129 @@ def test_a_tower_class_of_a_clip_file_without_its_object_reads_the_whole_file(T,
     with pytest.raises(HFConfigError, match=r"text_config: transformers builds CLIPTextModel from this object alone"):
         load_hf_config(path, host, hf_class="CLIPTextModel")
     assert load_hf_config(path, host).model_class == "CLIPModel"  # CLIPConfig reads null as its defaults
+
+
+@pytest.mark.reference
+def test_the_explanation_says_which_projection_and_labels_each_class_reads(T, host, tmp_path, capsys):
+    """CLIPModel projects both towers to CLIPConfig's own projection_dim and never reads text_config's or
+    vision_config's; no class reads a sub-configuration's label count (CLIPForImageClassification takes the
+    top-level one); a ...WithProjection class, loaded from its sub-configuration alone, projects to that one's
+    projection_dim. Each fact is checked on the classes transformers builds from the file, then in what --explain
+    and --json tell (before, both listed the nested projection_dim and id2label as read for CLIPModel)."""
+    from archzoo.cli import main
+
+    data = {"model_type": "clip", **CLIP_BASE}
+    for key, value in {
+        "text_config.projection_dim": 20,
+        "vision_config.projection_dim": 12,
+        "text_config.id2label": {"0": "a", "1": "b", "2": "c"},
+        "vision_config.id2label": {"0": "a", "1": "b", "2": "c", "3": "d"},
+    }.items():
+        data = _changed(data, key, value)
+    path = write_json(tmp_path, data)
+    model = _loaded_model(T, path, "CLIPModel")
+    assert model.text_projection.out_features == model.visual_projection.out_features == 16  # the top level's
+    assert _loaded_model(T, path, "CLIPForImageClassification").classifier.out_features == 2  # its own default
+    assert _loaded_model(T, path, "CLIPTextModelWithProjection").text_projection.out_features == 20
+    assert _loaded_model(T, path, "CLIPVisionModelWithProjection").visual_projection.out_features == 12
+    _check(T, host, path, list(CLASSES.values()), "nested projection_dim and id2label")
+
+    def told(model_class: str) -> dict[str, tuple[str, str | None]]:
+        assert main(["count", "--hf-config", str(path), "--hf-class", model_class, "--json"]) == 0
+        keys = json.loads(capsys.readouterr().out)["hf_config"]["keys"]
+        return {k["key"]: (k["disposition"], k["archzoo_key"]) for k in keys}
+
+    unread = ("ignored", None)
+    keys = told("CLIPModel")
+    assert keys["projection_dim"] == ("read", "projection_dim")
+    for key in ("projection_dim", "id2label"):
+        assert keys[f"text_config.{key}"] == keys[f"vision_config.{key}"] == unread, key
+    keys = told("CLIPForImageClassification")
+    assert keys["vision_config.id2label"] == unread and keys["num_labels"] == ("defaulted", "num_labels")
+    keys = told("CLIPTextModelWithProjection")
+    assert keys["text_config.projection_dim"] == ("read", "projection_dim")
+    assert keys["text_config.id2label"] == unread
+    assert told("CLIPVisionModelWithProjection")["vision_config.projection_dim"] == ("read", "projection_dim")
+    # the same when the file leaves every projection_dim to its default: CLIPConfig's own sets the archzoo key
+    defaults = write_json(tmp_path, {"model_type": "clip"}, "defaults.json")
+    keys = {k.key: (k.disposition, k.archzoo_key) for k in load_hf_config(defaults, host).keys}
+    assert keys["projection_dim"] == ("defaulted", "projection_dim")
+    assert keys["text_config.projection_dim"] == keys["vision_config.projection_dim"] == ("defaulted", "")
+    # and in the terminal's table: the nested key's row says it is not read
+    assert main(["count", "--hf-config", str(path), "--explain"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("text_config.projection_dim ")]
+    assert len(rows) == 1 and " ignored " in rows[0] and "not read" in rows[0] and "read as" not in rows[0]
+
+
+@pytest.mark.reference
+def test_a_tower_files_label_count_is_not_read(T, host, tmp_path):
+    """A clip_text_model or clip_vision_model file's id2label or num_labels: no class built from it has a classifier."""
+    for model_type, base in (("clip_text_model", TEXT_BASE), ("clip_vision_model", VISION_BASE)):
+        path = write_json(tmp_path, {"model_type": model_type, **base, "id2label": {"0": "a", "1": "b", "2": "c"}})
+        _check(T, host, path, list(table_of(host, model_type).classes), model_type)
+        for model_class in table_of(host, model_type).classes:
+            assert not any(
+                name.endswith("classifier") for name, _ in _loaded_model(T, path, model_class).named_modules()
+            )
+            keys = {k.key: k for k in load_hf_config(path, host, hf_class=model_class).keys}
+            assert (keys["id2label"].disposition, keys["id2label"].archzoo_key) == ("ignored", "")
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "layout",
+    ["two objects at the top level", "vision_config naming another type, holding two", "after vision_config_dict"],
+)
+def test_a_tower_class_takes_the_last_object_naming_its_type_as_from_pretrained_does(T, host, tmp_path, layout):
+    """A clip file without vision_config (or whose vision_config names another model type): from_pretrained of
+    CLIPVisionConfig takes, of the object's entries naming clip_vision_model, the last (before, archzoo took the
+    first)."""
+    narrow = {"model_type": "clip_vision_model", **VISION_BASE}
+    wide = {**narrow, "hidden_size": 64, "num_hidden_layers": 1}
+    data, last = {
+        "two objects at the top level": ({"model_type": "clip", "first": narrow, "second": wide}, "second"),
+        "vision_config naming another type, holding two": (
+            {"model_type": "clip", "vision_config": {"model_type": "siglip_vision_model", "a": narrow, "b": wide}},
+            "vision_config.b",
+        ),
+        "after vision_config_dict": ({"model_type": "clip", "vision_config_dict": narrow, "z": wide}, "z"),
+    }[layout]
+    path = write_json(tmp_path, data)
+    classes = ["CLIPVisionModel", "CLIPVisionModelWithProjection"]
+    _check(T, host, path, classes, layout)
+    for model_class in classes:
+        reading = load_hf_config(path, host, hf_class=model_class)
+        assert reading.config.vision_d_model == 64
+        keys = {k.key: k for k in reading.keys}
+        assert (keys[f"{last}.hidden_size"].disposition, keys[f"{last}.hidden_size"].archzoo_key) == (
+            "read",
+            "vision_d_model",
+        )
+
+
+@pytest.mark.parametrize(
+    "data, key",
+    [
+        ({"vision_config": {"image_size": [224, 224]}}, "vision_config.image_size"),
+        ({"vision_config": {"patch_size": [32, 32]}}, "vision_config.patch_size"),
+        (
+            {"vision_config": {"patch_size": 16}, "vision_config_dict": {"patch_size": [16, 16]}},
+            "vision_config_dict.patch_size",
+        ),
+    ],
+)
+def test_a_readers_refusal_names_the_nested_key_as_the_file_gives_it(host, tmp_path, capsys, data, key):
+    """CLIP's reader refuses a pair of sides; the message names the key where the file wrote it (before: the bare
+    image_size or patch_size), in one line from the command line."""
+    from archzoo.cli import main
+
+    path = write_json(tmp_path, {"model_type": "clip", **data})
+    with pytest.raises(HFConfigError) as caught:
+        load_hf_config(path, host)
+    assert str(caught.value).startswith(f"{path}: {key}: [") and "is a pair of sides" in str(caught.value)
+    assert main(["count", "--hf-config", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"archzoo: error: {path}: {key}: [") and len(err.strip().splitlines()) == 1
 
 
 # ---- the kit's nested tables, as any plugin declares them ---------------------------------------------------

@@ -654,6 +654,122 @@ def test_a_table_with_a_field_left_unaccounted_is_rejected():
         )
 
 
+def _nesting_host() -> PluginHost:
+    """A third-party plugin whose model type ``nest`` holds two sub-configurations, as CLIP's does: ``inner`` (its
+    ``size`` and ``width``, and a legacy override ``inner_dict``) and ``other``; both have a field ``tag``, and the
+    outer configuration's own ``width`` sets the archzoo key inner's ``width`` would. Its reader refuses some values,
+    naming the key bare or as ``inner.size``."""
+    from pydantic import PositiveInt
+
+    from archzoo import ArchConfig
+    from archzoo.blocks import composite, linear
+    from archzoo.hf_config import hf_reader
+    from archzoo.symbols import symbol
+
+    class NestConfig(ArchConfig):
+        d_model: PositiveInt = 8
+        size: PositiveInt = 4
+        tag: int = 0
+
+    def table(model_type: str, defaults: dict, read: dict, **nested) -> HFTable:
+        ignored = {k: "changes no count" for k in defaults if k not in read and k not in nested.get("nested", {})}
+        name = model_type.title()
+        return HFTable(
+            model_type, f"{name}Config", defaults, {}, read, ignored, {}, f"{name}Model", {f"{name}Model": {}}, **nested
+        )
+
+    inner = table("nest_inner", {"size": 4, "width": 8, "tag": 0}, {"size": "size", "width": "d_model", "tag": "tag"})
+    other = table("nest_other", {"tag": 0}, {"tag": "tag"})
+    outer = table(
+        "nest",
+        {"inner": None, "other": None, "width": 8},
+        {"width": "d_model"},
+        nested={"inner": inner, "other": other},
+        nested_overrides={"inner_dict": "inner"},
+    )
+
+    @hf_reader(outer)
+    def read(hf, model_class):
+        size, tag = hf["inner"]["size"], hf["inner"]["tag"]
+        if size == 7:
+            raise ValueError("inner.size: 7 is refused")
+        if size > 100:
+            raise ValueError(f"size: {size} is refused")  # the field name alone: only inner's class has it
+        if tag:
+            raise ValueError(f"tag: {tag} is refused")  # inner's or other's: the kit cannot tell
+        return {"d_model": hf["width"], "size": size}
+
+    module = types.ModuleType("archzoo_nest")
+
+    @hookimpl
+    def register_architectures(register):
+        register(
+            Architecture(
+                name="nest",
+                title="Nest",
+                summary="s",
+                citation="c",
+                config_model=NestConfig,
+                build=lambda cfg: composite(
+                    "nest", "model", [linear("w", symbol("d", cfg.d_model), symbol("s", cfg.size))]
+                ),
+                seq_len=lambda cfg: 1,
+            )
+        )
+
+    @hookimpl
+    def register_hf_readers(register):
+        register("nest", read)
+
+    module.register_architectures = register_architectures
+    module.register_hf_readers = register_hf_readers
+    return PluginHost(extra_plugins={"nest": module}, entry_points=False, strict=True).load()
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"inner": {"size": 101}}, "inner.size: 101 is refused"),
+        ({"inner": {"size": 7}}, "inner.size: 7 is refused"),
+        ({"inner": {"size": 1}, "inner_dict": {"size": 7}}, "inner_dict.size: 7 is refused"),
+        ({"inner": {"size": 1}, "inner_dict": {"size": 101}}, "inner_dict.size: 101 is refused"),
+        ({"inner": {"tag": 1}}, "tag: 1 is refused"),
+    ],
+)
+def test_a_readers_refusal_names_a_nested_key_as_the_file_gives_it(tmp_path, data, message):
+    """A reader names a sub-configuration's key qualified, or by its field name where only one sub-configuration's
+    class has the field: the message names it where the file wrote it, under the nested key or the legacy override
+    that replaced it; a name two sub-configurations share is left as the reader gave it."""
+    path = _write(tmp_path, {"model_type": "nest", **data})
+    with pytest.raises(HFConfigError) as caught:
+        load_hf_config(path, _nesting_host())
+    assert str(caught.value) == f"{path}: {message}"
+
+
+def test_a_nested_key_the_class_itself_sets_is_told_as_not_read(tmp_path):
+    """inner.width and the outer width name the same archzoo key: the class's own key sets it, and inner's is
+    reported as not read (given or defaulted), naming the class built from inner alone."""
+    host = _nesting_host()
+    path = _write(tmp_path, {"model_type": "nest", "width": 16, "inner": {"width": 32, "size": 2}})
+    reading = load_hf_config(path, host)
+    assert (reading.config.d_model, reading.config.size) == (16, 2)
+    keys = {k.key: k for k in reading.keys}
+    assert (keys["width"].disposition, keys["width"].archzoo_key) == ("read", "d_model")
+    assert (keys["inner.size"].disposition, keys["inner.size"].archzoo_key) == ("read", "size")
+    assert (keys["inner.width"].disposition, keys["inner.width"].archzoo_key) == ("ignored", "")
+    assert keys["inner.width"].detail == (
+        "not read: NestConfig's classes take d_model from its own width, never from inner; no class archzoo counts is "
+        "built from inner alone"
+    )
+    reading = load_hf_config(_write(tmp_path, {"model_type": "nest"}), host)
+    keys = {k.key: k for k in reading.keys}
+    assert (keys["width"].disposition, keys["width"].archzoo_key) == ("defaulted", "d_model")
+    assert (keys["inner.width"].disposition, keys["inner.width"].archzoo_key) == ("defaulted", "")
+    # a bad width is located at the class's own key, never at the sub-configuration's copy
+    with pytest.raises(HFConfigError, match=r": width, read as d_model: "):
+        load_hf_config(_write(tmp_path, {"model_type": "nest", "width": 0, "inner": {"width": 32}}), host)
+
+
 def test_a_plugin_reader_without_a_table_still_counts_the_base_model(tmp_path):
     from pydantic import PositiveInt
 
