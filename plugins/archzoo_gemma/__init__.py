@@ -591,13 +591,18 @@ def _check_gemma3_rope(hf: dict[str, Any], kinds: list[str]) -> None:
         return
     rope = {k: dict(v) if isinstance(v, dict) else v for k, v in rope.items()}
     if scaling is not None:
-        if not isinstance(scaling, dict) or not isinstance(rope.get(FULL), dict):
+        if not isinstance(scaling, dict):
             raise ValueError(
-                f"rope_scaling: Gemma3TextConfig updates rope_parameters.{FULL} with it, and this file gives "
-                + ("no such object" if isinstance(scaling, dict) else f"{str(scaling)[:60]}, not an object")
-                + "; transformers cannot load the file: give the global layers' settings in rope_parameters"
+                f'rope_scaling: expected an object such as {{"rope_type": "linear", "factor": 8.0}} or null, '
+                f"got {str(scaling)[:60]}; transformers' Gemma3TextConfig cannot load it either"
             )
-        rope[FULL].update(scaling)
+        # Gemma3TextConfig updates rope_parameters.full_attention with it. A flat rope_parameters here is the file's
+        # or the one archzoo's loader builds from rope_theta (as released files give it), which this reader cannot
+        # tell apart: both are read as transformers reads the second, the global layers' settings the default ones
+        # updated (a file's own flat rope_parameters next to rope_scaling, which transformers fails to load, is
+        # counted alike: the same layers either way)
+        full = rope.get(FULL)
+        rope[FULL] = {**(full if isinstance(full, dict) else {"rope_type": "default"}), **scaling}
     for kind in (FULL, SLIDING):
         params = rope.setdefault(kind, {"rope_type": "default"})
         if params is None:
