@@ -17,28 +17,22 @@ from pydantic import Field, PositiveInt
 
 from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig
-from archzoo.blocks import (
-    Block,
-    attention,
-    composite,
-    embedding,
-    feed_forward,
-    layer_norm,
-    linear,
-    repeat,
-    with_modules,
-)
+from archzoo.blocks import Block, composite, embedding, feed_forward, layer_norm, repeat, with_modules
 from archzoo.decoder_parts import (
     architectures_hook,
     decoder_heads,
     decoder_modules,
+    decoder_reference,
+    decoder_symbols,
+    fused_attention,
     head_classes,
     head_field,
     hf_readers_hook,
+    labels_kwargs,
     num_labels_field,
     table_values,
 )
-from archzoo.formula import Poly
+from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -49,7 +43,6 @@ from archzoo.hf_config import (
     HFTable,
     hf_reader,
 )
-from archzoo.symbols import symbol
 
 # the hook by which this plugin states what its layers save for backward
 from .activation import register_activation_memory as register_activation_memory
@@ -92,44 +85,36 @@ class BloomConfig(TransformerConfig):
 def _fused_attention(d: Poly, heads: Poly, cached: bool = True) -> Block:
     """Causal self-attention whose query, key and value come from one d -> 3d linear with bias; ``cached``: its
     keys and values are kept between calls (BloomForQuestionAnswering passes no cache to its base model)."""
-    split = attention("attention", d, d, causal=True)  # for its attention products and its KV cache
-    scores = next(child for child in split.children if child.kind == "attention_core")
-    fused = composite(
-        "attention",
-        "self_attention",
-        [
-            linear("qkv_proj", d, 3 * d, description=f"Linear({d}, 3·{d}): query, key and value fused"),
-            replace(scores, description="softmax(Q Kᵀ / √d_h + ALiBi bias) V: no parameters"),
-            linear("out_proj", d, d),
-        ],
-        "causal self-attention with ALiBi positions; query, key and value from one fused linear",
+    fused = fused_attention(
+        d,
+        3 * d,
+        bias=True,
+        qkv=f"Linear({d}, 3·{d}): query, key and value fused",
+        scores="softmax(Q Kᵀ / √d_h + ALiBi bias) V: no parameters",
+        description="causal self-attention with ALiBi positions; query, key and value from one fused linear",
     )
-    fused = replace(fused, heads=heads)  # the head layout on the tree, for readers such as activation memory
-    return replace(fused, kv_cache=split.kv_cache) if cached else fused
+    # the head layout on the tree, for readers such as activation memory
+    return replace(fused, heads=heads) if cached else replace(fused, heads=heads, kv_cache=const(0))
 
 
 def build(cfg: BloomConfig) -> Block:
-    d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
-    L = symbol("L", cfg.n_layers)
+    s = decoder_symbols(cfg)
+    d = s.d
+    attn = _fused_attention(d, s.h, cached=cfg.head != "question_answering")
+    mlp = feed_forward("mlp", d, 4 * d, activation="gelu_new", description="feed-forward, GELU (tanh approximation)")
     layer = composite(
         "layer",
         "decoder_layer",
-        [
-            layer_norm("attention_norm", d),
-            _fused_attention(d, symbol("h", cfg.n_heads), cached=cfg.head != "question_answering"),
-            layer_norm("mlp_norm", d),
-            feed_forward("mlp", d, 4 * d, activation="gelu_new", description="feed-forward, GELU (tanh approximation)"),
-        ],
+        [layer_norm("attention_norm", d), attn, layer_norm("mlp_norm", d), mlp],
         "pre-LN decoder layer: norm, causal attention with ALiBi, add; norm, GELU feed-forward, add",
     )
     children = [
-        embedding("token", V, d, role="token", description="token embeddings"),
+        embedding("token", s.V, d, role="token", description="token embeddings"),
         layer_norm("embedding_norm", d, description=f"LayerNorm({d}) on the token embeddings"),
-        repeat(layer, L, name="layers"),
+        repeat(layer, s.L, name="layers"),
         layer_norm("final_norm", d),
         *decoder_heads(
-            cfg.head, d, V, tied=cfg.tie_embeddings, num_labels=cfg.num_labels, token_classifier="classifier"
+            cfg.head, d, s.V, tied=cfg.tie_embeddings, num_labels=cfg.num_labels, token_classifier="classifier"
         ),
     ]
     return with_modules(composite("bloom", "model", children, "BLOOM decoder"), reference_modules(cfg))
@@ -163,20 +148,9 @@ def reference_modules(cfg: BloomConfig) -> dict[str, tuple[str, ...]]:
 
 def reference(cfg: BloomConfig) -> Reference:
     """BloomModel or one of its head classes, built from a BloomConfig with the same keys."""
-    labelled = cfg.head in ("sequence_classification", "token_classification")
-    return Reference(
-        library="transformers",
-        target=f"transformers.{CLASSES[cfg.head]}",
-        config_class="transformers.BloomConfig",
-        kwargs=dict(
-            vocab_size=cfg.vocab_size,
-            hidden_size=cfg.d_model,
-            n_layer=cfg.n_layers,
-            n_head=cfg.n_heads,
-            tie_word_embeddings=cfg.tie_embeddings,
-            **({"num_labels": cfg.num_labels} if labelled else {}),
-        ),
-    )
+    kwargs = dict(vocab_size=cfg.vocab_size, hidden_size=cfg.d_model, n_layer=cfg.n_layers, n_head=cfg.n_heads)
+    kwargs.update(tie_word_embeddings=cfg.tie_embeddings, **labels_kwargs(cfg))
+    return decoder_reference(CLASSES, cfg.head, "BloomConfig", kwargs)
 
 
 # ---- Hugging Face config.json: BloomConfig's keys, as transformers 5.23 defines them --------------------

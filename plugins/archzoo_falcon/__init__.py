@@ -33,20 +33,25 @@ from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_activation
-from archzoo.blocks import Block, attention, composite, feed_forward, layer_norm, linear, with_modules
+from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
+    DecoderSymbols,
     architectures_hook,
-    decoder_heads,
+    decoder_descriptions,
+    decoder_model,
     decoder_modules,
-    decoder_stack,
+    decoder_reference,
+    decoder_symbols,
+    fused_attention,
     head_classes,
     head_field,
     hf_readers_hook,
     kv_heads,
+    labels_kwargs,
     num_labels_field,
     table_values,
 )
-from archzoo.formula import Poly, const
+from archzoo.formula import const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, HFTable, hf_reader, rope_type
 from archzoo.symbols import symbol
 
@@ -69,11 +74,8 @@ class FalconConfig(TransformerConfig):
     FalconConfig defaults (FalconAttention refuses heads that do not divide the width)."""
 
     DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=65024, d_model=4544, n_layers=32, n_heads=71)
-    DESCRIPTIONS: ClassVar = dict(
-        vocab_size="rows of the token embedding (and of the LM head)",
-        d_model="model width (hidden_size)",
-        n_layers="decoder layers (num_hidden_layers)",
-        n_heads="query heads (num_attention_heads); must divide d_model",
+    DESCRIPTIONS: ClassVar = decoder_descriptions(
+        "rows of the token embedding (and of the LM head)", "query heads (num_attention_heads); must divide d_model"
     )
 
     n_kv_heads: PositiveInt | None = Field(
@@ -157,10 +159,9 @@ class FalconConfig(TransformerConfig):
         return 1
 
 
-def _attention(cfg: FalconConfig, d: Poly) -> Block:
+def _attention(cfg: FalconConfig, s: DecoderSymbols) -> Block:
     """The fused query/key/value linear, the attention products over all heads, and the output linear."""
-    h = symbol("h", cfg.n_heads)
-    d_h = symbol("d_h", cfg.d_model // cfg.n_heads)
+    d, h, d_h = s.d, s.h, s.d_h
     if cfg.new_decoder_architecture:
         h_kv, _ = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, d)
         kv_width, what, cached = h_kv * d_h, "grouped-query", d
@@ -168,26 +169,16 @@ def _attention(cfg: FalconConfig, d: Poly) -> Block:
         kv_width, what, cached = d_h, "multi-query", d_h
     else:
         kv_width, what, cached = d, "multi-head", d
-    # for its attention products (over all h heads: a shared key is broadcast to its queries)
-    split = attention("attention", d, d, causal=True, bias=cfg.bias)
-    scores = next(child for child in split.children if child.kind == "attention_core")
     positions = "ALiBi biases on the scores" if cfg.alibi else "rotary positions on Q and K"
-    fused = composite(
-        "attention",
-        "self_attention",
-        [
-            linear(
-                "qkv_proj",
-                d,
-                d + 2 * kv_width,
-                bias=cfg.bias,
-                description=f"Linear({d}, {d + 2 * kv_width}{'' if cfg.bias else ', bias=False'}): query, key and "
-                "value fused (query_key_value)",
-            ),
-            replace(scores, description=f"softmax(Q Kᵀ / √d_h) V over all h heads, {positions}: no parameters"),
-            linear("out_proj", d, d, bias=cfg.bias),
-        ],
-        f"causal {what} self-attention, {positions}",
+    fused = fused_attention(
+        d,
+        d + 2 * kv_width,
+        bias=cfg.bias,
+        qkv=f"Linear({d}, {d + 2 * kv_width}{'' if cfg.bias else ', bias=False'}): query, key and value fused "
+        "(query_key_value)",
+        # over all h heads: a shared key is broadcast to its queries
+        scores=f"softmax(Q Kᵀ / √d_h) V over all h heads, {positions}: no parameters",
+        description=f"causal {what} self-attention, {positions}",
     )
     # the key/value heads the weights hold (one with multi-query attention)
     weights_kv = h_kv if cfg.new_decoder_architecture else const(1) if cfg.multi_query else h
@@ -196,12 +187,11 @@ def _attention(cfg: FalconConfig, d: Poly) -> Block:
 
 
 def build(cfg: FalconConfig) -> Block:
-    d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
-    L = symbol("L", cfg.n_layers)
+    s = decoder_symbols(cfg)
+    d = s.d
     d_ff = 4 * d if cfg.d_ff is None else symbol("d_ff", cfg.d_ff)
     mlp = feed_forward("mlp", d, d_ff, activation=cfg.activation, bias=cfg.bias)
-    attn = _attention(cfg, d)
+    attn = _attention(cfg, s)
     if cfg.norms == 1:
         parts = [layer_norm("norm", d), attn, mlp]
         flow = "one LayerNorm, read by the attention and the feed-forward, both added to the layer's input"
@@ -212,14 +202,10 @@ def build(cfg: FalconConfig) -> Block:
         parts = [layer_norm("attention_norm", d), attn, layer_norm("mlp_norm", d), mlp]
         flow = "attention, add; the feed-forward on the sum, add (sequential)"
     layer = composite("layer", "decoder_layer", parts, f"decoder layer: {flow}")
-    children = [
-        *decoder_stack(layer, d, V, L, token="word_embeddings"),
-        *decoder_heads(
-            cfg.head, d, V, tied=cfg.tie_embeddings, num_labels=cfg.num_labels, token_classifier="classifier"
-        ),
-    ]
-    root = composite("falcon", "model", children, "Falcon decoder")
-    return with_modules(root, reference_modules(cfg))
+    modules = reference_modules(cfg)
+    return decoder_model(
+        cfg, "falcon", "Falcon decoder", layer, s, modules, token="word_embeddings", token_classifier="classifier"
+    )
 
 
 def reference_modules(cfg: FalconConfig) -> dict[str, tuple[str, ...]]:
@@ -254,30 +240,25 @@ def reference_modules(cfg: FalconConfig) -> dict[str, tuple[str, ...]]:
 
 def reference(cfg: FalconConfig) -> Reference:
     """FalconModel or one of its head classes, built from a FalconConfig with the same keys."""
-    labelled = cfg.head in ("sequence_classification", "token_classification")
-    return Reference(
-        library="transformers",
-        target=f"transformers.{CLASSES[cfg.head]}",
-        config_class="transformers.FalconConfig",
-        kwargs=dict(
-            vocab_size=cfg.vocab_size,
-            hidden_size=cfg.d_model,
-            num_hidden_layers=cfg.n_layers,
-            num_attention_heads=cfg.n_heads,
-            num_kv_heads=cfg.n_kv_heads,
-            ffn_hidden_size=cfg.d_ff,
-            max_position_embeddings=cfg.max_positions,
-            activation=cfg.activation,
-            bias=cfg.bias,
-            new_decoder_architecture=cfg.new_decoder_architecture,
-            multi_query=cfg.multi_query,
-            parallel_attn=cfg.parallel_attn,
-            num_ln_in_parallel_attn=cfg.num_norms,
-            alibi=cfg.alibi,
-            tie_word_embeddings=cfg.tie_embeddings,
-            **({"num_labels": cfg.num_labels} if labelled else {}),
-        ),
+    kwargs = dict(
+        vocab_size=cfg.vocab_size,
+        hidden_size=cfg.d_model,
+        num_hidden_layers=cfg.n_layers,
+        num_attention_heads=cfg.n_heads,
+        num_kv_heads=cfg.n_kv_heads,
+        ffn_hidden_size=cfg.d_ff,
+        max_position_embeddings=cfg.max_positions,
+        activation=cfg.activation,
+        bias=cfg.bias,
+        new_decoder_architecture=cfg.new_decoder_architecture,
+        multi_query=cfg.multi_query,
+        parallel_attn=cfg.parallel_attn,
+        num_ln_in_parallel_attn=cfg.num_norms,
+        alibi=cfg.alibi,
+        tie_word_embeddings=cfg.tie_embeddings,
+        **labels_kwargs(cfg),
     )
+    return decoder_reference(CLASSES, cfg.head, "FalconConfig", kwargs)
 
 
 # ---- Hugging Face config.json: FalconConfig's keys, as transformers 5.23 defines them ----------------------

@@ -27,19 +27,26 @@ from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_head_count, check_kv_heads, context_length
-from archzoo.blocks import Block, attention, composite, layer_norm, linear, lm_head, with_modules
+from archzoo.blocks import Block, attention, composite, layer_norm, linear, lm_head
 from archzoo.decoder_parts import (
     LABELS,
     architectures_hook,
     attention_modules,
-    decoder_heads,
+    decoder_descriptions,
+    decoder_kwargs,
+    decoder_model,
     decoder_modules,
-    decoder_stack,
+    decoder_reference,
+    decoder_symbols,
+    fused_attention,
     head_classes,
     head_field,
     hf_readers_hook,
     kv_heads,
+    kv_heads_field,
+    labels_kwargs,
     num_labels_field,
+    partial_rotary,
     rotary_fraction,
     table_values,
     with_norms,
@@ -105,11 +112,9 @@ class NeoXConfig(TransformerConfig):
     GPTNeoXConfig defaults (GPTNeoXConfig refuses heads that do not divide the width)."""
 
     DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=50432, d_model=6144, n_layers=44, n_heads=64)
-    DESCRIPTIONS: ClassVar = dict(
-        vocab_size="rows of the token embedding and of the output embedding (50,257 tokens padded)",
-        d_model="model width (hidden_size)",
-        n_layers="decoder layers (num_hidden_layers)",
-        n_heads="attention heads (num_attention_heads); must divide d_model",
+    DESCRIPTIONS: ClassVar = decoder_descriptions(
+        "rows of the token embedding and of the output embedding (50,257 tokens padded)",
+        "attention heads (num_attention_heads); must divide d_model",
     )
 
     d_ff: PositiveInt = Field(24576, description="hidden width of the feed-forward (intermediate_size)")
@@ -153,19 +158,14 @@ class NeoXConfig(TransformerConfig):
 
 def _fused_attention(d: Poly, bias: bool) -> Block:
     """Causal self-attention whose query, key and value come from one d -> 3d linear."""
-    split = attention("attention", d, d, causal=True, bias=bias)  # for its attention products and its KV cache
-    scores = next(child for child in split.children if child.kind == "attention_core")
-    fused = composite(
-        "attention",
-        "self_attention",
-        [
-            linear("qkv_proj", d, 3 * d, bias=bias, description=f"Linear({d}, 3·{d}): query, key and value fused"),
-            replace(scores, description="softmax(Q Kᵀ / √d_h) V, partial rotary positions on Q and K: no parameters"),
-            linear("out_proj", d, d, bias=bias),
-        ],
-        "causal self-attention with partial rotary positions; query, key and value from one fused linear",
+    return fused_attention(
+        d,
+        3 * d,
+        bias=bias,
+        qkv=f"Linear({d}, 3·{d}): query, key and value fused",
+        scores="softmax(Q Kᵀ / √d_h) V, partial rotary positions on Q and K: no parameters",
+        description="causal self-attention with partial rotary positions; query, key and value from one fused linear",
     )
-    return replace(fused, kv_cache=split.kv_cache)
 
 
 def _mlp(d: Poly, d_ff: Poly, activation: str) -> Block:
@@ -179,41 +179,23 @@ def _mlp(d: Poly, d_ff: Poly, activation: str) -> Block:
 
 
 def build(cfg: NeoXConfig) -> Block:
-    d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
-    L = symbol("L", cfg.n_layers)
+    s = decoder_symbols(cfg)
+    d = s.d
     flow = (
         "attention and feed-forward on the same input, both added to it (parallel residual)"
         if cfg.parallel_residual
         else "attention, add; the feed-forward on the sum, add (sequential residual)"
     )
-    layer = composite(
-        "layer",
-        "decoder_layer",
-        [
-            layer_norm("attention_norm", d),
-            _fused_attention(d, cfg.attention_bias),
-            layer_norm("mlp_norm", d),
-            _mlp(d, symbol("d_ff", cfg.d_ff), cfg.activation),
-        ],
-        f"pre-LN decoder layer: {flow}",
-    )
+    attn, mlp = _fused_attention(d, cfg.attention_bias), _mlp(d, symbol("d_ff", cfg.d_ff), cfg.activation)
+    parts = [layer_norm("attention_norm", d), attn, layer_norm("mlp_norm", d), mlp]
+    layer = composite("layer", "decoder_layer", parts, f"pre-LN decoder layer: {flow}")
     untied = "next-token logits: the untied output embedding (embed_out in EleutherAI's checkpoints)"
     tied_to = "token" if cfg.tie_embeddings else ""
-    children = [
-        *decoder_stack(layer, d, V, L, token="embed_in"),
-        *decoder_heads(
-            cfg.head,
-            d,
-            V,
-            tied=cfg.tie_embeddings,
-            num_labels=cfg.num_labels,
-            lm=lm_head(d, V, tied_to=tied_to, description="" if tied_to else untied),
-            token_classifier="classifier",
-        ),
-    ]
-    root = composite("neox", "model", children, "GPT-NeoX decoder")
-    return with_modules(root, reference_modules(cfg))
+    lm = lm_head(d, s.V, tied_to=tied_to, description="" if tied_to else untied)
+    modules = reference_modules(cfg)
+    return decoder_model(
+        cfg, "neox", "GPT-NeoX decoder", layer, s, modules, token="embed_in", lm=lm, token_classifier="classifier"
+    )
 
 
 def reference_modules(cfg: NeoXConfig) -> dict[str, tuple[str, ...]]:
@@ -242,30 +224,10 @@ def reference_modules(cfg: NeoXConfig) -> dict[str, tuple[str, ...]]:
 
 def reference(cfg: NeoXConfig) -> Reference:
     """GPTNeoXModel or one of its head classes, built from a GPTNeoXConfig with the same keys."""
-    labelled = cfg.head in ("sequence_classification", "token_classification")
-    return Reference(
-        library="transformers",
-        target=f"transformers.{CLASSES[cfg.head]}",
-        config_class="transformers.GPTNeoXConfig",
-        kwargs=dict(
-            vocab_size=cfg.vocab_size,
-            hidden_size=cfg.d_model,
-            num_hidden_layers=cfg.n_layers,
-            num_attention_heads=cfg.n_heads,
-            intermediate_size=cfg.d_ff,
-            max_position_embeddings=cfg.max_positions,
-            hidden_act=cfg.activation,
-            attention_bias=cfg.attention_bias,
-            use_parallel_residual=cfg.parallel_residual,
-            rope_parameters={
-                "rope_type": "default",
-                "rope_theta": 10000.0,
-                "partial_rotary_factor": cfg.rotary_fraction,
-            },
-            tie_word_embeddings=cfg.tie_embeddings,
-            **({"num_labels": cfg.num_labels} if labelled else {}),
-        ),
-    )
+    own = dict(attention_bias=cfg.attention_bias, use_parallel_residual=cfg.parallel_residual)
+    rotary = dict(rope_parameters=partial_rotary(cfg.rotary_fraction), tie_word_embeddings=cfg.tie_embeddings)
+    kwargs = dict(**decoder_kwargs(cfg), **own, **rotary, **labels_kwargs(cfg))
+    return decoder_reference(CLASSES, cfg.head, "GPTNeoXConfig", kwargs)
 
 
 # ---- Hugging Face config.json: GPTNeoXConfig's keys, as transformers 5.23 defines them -------------------
@@ -443,9 +405,8 @@ def _check_activation(activation: str) -> None:
 
 
 def build_gptj(cfg: GPTJConfig) -> Block:
-    d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
-    L = symbol("L", cfg.n_layers)
+    s = decoder_symbols(cfg)
+    d = s.d
     d_ff = 4 * d if cfg.d_ff is None else symbol("d_ff", cfg.d_ff)
     attn = attention(
         "attention",
@@ -458,19 +419,10 @@ def build_gptj(cfg: GPTJConfig) -> Block:
     if cfg.head == "question_answering":  # GPTJForQuestionAnswering hands its base model no cache
         attn = replace(attn, kv_cache=const(0))
     layer = _parallel_layer(d, attn, _mlp(d, d_ff, cfg.activation))
-    children = [
-        *decoder_stack(layer, d, V, L, token="wte"),
-        *decoder_heads(
-            cfg.head,
-            d,
-            V,
-            tied=cfg.tie_embeddings,
-            num_labels=cfg.num_labels,
-            lm=_causal_lm_head(d, V, cfg.tie_embeddings),
-            answers=LABELS(cfg.num_labels),
-        ),
-    ]
-    return with_modules(composite("gptj", "model", children, "GPT-J decoder"), gptj_reference_modules(cfg))
+    lm, answers = _causal_lm_head(d, s.V, cfg.tie_embeddings), LABELS(cfg.num_labels)
+    return decoder_model(
+        cfg, "gptj", "GPT-J decoder", layer, s, gptj_reference_modules(cfg), token="wte", lm=lm, answers=answers
+    )
 
 
 def gptj_reference_modules(cfg: GPTJConfig) -> dict[str, tuple[str, ...]]:
@@ -496,24 +448,19 @@ def gptj_reference_modules(cfg: GPTJConfig) -> dict[str, tuple[str, ...]]:
 
 def gptj_reference(cfg: GPTJConfig) -> Reference:
     """GPTJModel or one of its head classes, built from a GPTJConfig with the same keys."""
-    labelled = cfg.head in ("sequence_classification", "question_answering")
-    return Reference(
-        library="transformers",
-        target=f"transformers.{GPTJ_CLASSES[cfg.head]}",
-        config_class="transformers.GPTJConfig",
-        kwargs=dict(
-            vocab_size=cfg.vocab_size,
-            n_embd=cfg.d_model,
-            n_layer=cfg.n_layers,
-            n_head=cfg.n_heads,
-            n_inner=cfg.d_ff,
-            n_positions=cfg.max_positions,
-            rotary_dim=cfg.rotary_dim,
-            activation_function=cfg.activation,
-            tie_word_embeddings=cfg.tie_embeddings,
-            **({"num_labels": cfg.num_labels} if labelled else {}),
-        ),
+    kwargs = dict(
+        vocab_size=cfg.vocab_size,
+        n_embd=cfg.d_model,
+        n_layer=cfg.n_layers,
+        n_head=cfg.n_heads,
+        n_inner=cfg.d_ff,
+        n_positions=cfg.max_positions,
+        rotary_dim=cfg.rotary_dim,
+        activation_function=cfg.activation,
+        tie_word_embeddings=cfg.tie_embeddings,
+        **labels_kwargs(cfg, ("sequence_classification", "question_answering")),
     )
+    return decoder_reference(GPTJ_CLASSES, cfg.head, "GPTJConfig", kwargs)
 
 
 #: Phi's head -> transformers' class (Phi has no question answering class)
@@ -529,17 +476,13 @@ class PhiConfig(TransformerConfig):
     """A Phi decoder (Phi-1, Phi-1.5, Phi-2); defaults are Phi-2 (Microsoft 2023, microsoft/phi-2)."""
 
     DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=51200, d_model=2560, n_layers=32, n_heads=32)
-    DESCRIPTIONS: ClassVar = dict(
-        vocab_size="rows of the token embedding and of the LM head",
-        d_model="model width (hidden_size)",
-        n_layers="decoder layers (num_hidden_layers)",
-        n_heads="query heads (num_attention_heads); a head is d_model // n_heads wide, rounded down",
+    DESCRIPTIONS: ClassVar = decoder_descriptions(
+        "rows of the token embedding and of the LM head",
+        "query heads (num_attention_heads); a head is d_model // n_heads wide, rounded down",
     )
 
     HEADS_DIVIDE_WIDTH: ClassVar = False  # PhiAttention rounds a head's width down
-    n_kv_heads: PositiveInt | None = Field(
-        None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
-    )
+    n_kv_heads: PositiveInt | None = kv_heads_field()
     d_ff: PositiveInt = Field(10240, description="hidden width of the feed-forward (intermediate_size)")
     max_positions: PositiveInt = Field(
         2048, description="context length (max_position_embeddings; rotary positions: no parameters)"
@@ -581,21 +524,17 @@ class PhiConfig(TransformerConfig):
 
 
 def build_phi(cfg: PhiConfig) -> Block:
-    d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
-    L = symbol("L", cfg.n_layers)
-    h = symbol("h", cfg.n_heads)
-    d_h = symbol("d_h", cfg.d_model // cfg.n_heads)
-    inner = d if cfg.d_model % cfg.n_heads == 0 else h * d_h
-    _, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, h, d_h, inner)
+    s = decoder_symbols(cfg)
+    d, d_h = s.d, s.d_h
+    _, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, s.h, d_h, s.inner)
     attn = attention(
         "attention",
         d,
-        inner,
+        s.inner,
         kv_inner=kv_inner,
         causal=True,
         description="causal "
-        + ("grouped-query " if kv_inner is not inner else "")
+        + ("grouped-query " if kv_inner is not s.inner else "")
         + "self-attention with partial rotary positions, biases on every projection",
     )
     if cfg.qk_norm:
@@ -605,18 +544,8 @@ def build_phi(cfg: PhiConfig) -> Block:
         ]
         attn = with_norms(attn, norms)
     layer = _parallel_layer(d, attn, _mlp(d, symbol("d_ff", cfg.d_ff), cfg.activation))
-    children = [
-        *decoder_stack(layer, d, V, L, token="embed_tokens"),
-        *decoder_heads(
-            cfg.head,
-            d,
-            V,
-            tied=cfg.tie_embeddings,
-            num_labels=cfg.num_labels,
-            lm=_causal_lm_head(d, V, cfg.tie_embeddings),
-        ),
-    ]
-    return with_modules(composite("phi", "model", children, "Phi decoder"), phi_reference_modules(cfg))
+    lm = _causal_lm_head(d, s.V, cfg.tie_embeddings)
+    return decoder_model(cfg, "phi", "Phi decoder", layer, s, phi_reference_modules(cfg), token="embed_tokens", lm=lm)
 
 
 def phi_reference_modules(cfg: PhiConfig) -> dict[str, tuple[str, ...]]:
@@ -633,31 +562,9 @@ def phi_reference_modules(cfg: PhiConfig) -> dict[str, tuple[str, ...]]:
 
 def phi_reference(cfg: PhiConfig) -> Reference:
     """PhiModel or one of its head classes, built from a PhiConfig with the same keys."""
-    labelled = cfg.head in ("sequence_classification", "token_classification")
-    return Reference(
-        library="transformers",
-        target=f"transformers.{PHI_CLASSES[cfg.head]}",
-        config_class="transformers.PhiConfig",
-        kwargs=dict(
-            vocab_size=cfg.vocab_size,
-            hidden_size=cfg.d_model,
-            num_hidden_layers=cfg.n_layers,
-            num_attention_heads=cfg.n_heads,
-            num_key_value_heads=cfg.n_kv_heads or cfg.n_heads,
-            intermediate_size=cfg.d_ff,
-            max_position_embeddings=cfg.max_positions,
-            hidden_act=cfg.activation,
-            qk_layernorm=cfg.qk_norm,
-            rope_parameters={
-                "rope_type": "default",
-                "rope_theta": 10000.0,
-                "partial_rotary_factor": cfg.rotary_fraction,
-            },
-            tie_word_embeddings=cfg.tie_embeddings,
-            pad_token_id=None,
-            **({"num_labels": cfg.num_labels} if labelled else {}),
-        ),
-    )
+    own = dict(qk_layernorm=cfg.qk_norm, rope_parameters=partial_rotary(cfg.rotary_fraction))
+    tail = dict(tie_word_embeddings=cfg.tie_embeddings, pad_token_id=None, **labels_kwargs(cfg))
+    return decoder_reference(PHI_CLASSES, cfg.head, "PhiConfig", dict(**decoder_kwargs(cfg), **own, **tail))
 
 
 HF_GPTJ = HFTable(

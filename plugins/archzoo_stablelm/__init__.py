@@ -20,18 +20,24 @@ from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_activation, check_kv_heads
-from archzoo.blocks import Block, composite, feed_forward, layer_norm, with_modules
+from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
     architectures_hook,
     attention_modules,
     causal_attention,
-    decoder_heads,
+    decoder_descriptions,
+    decoder_kwargs,
+    decoder_model,
     decoder_modules,
-    decoder_stack,
+    decoder_reference,
+    decoder_symbols,
     head_classes,
     head_field,
     hf_readers_hook,
+    kv_heads_field,
+    labels_kwargs,
     num_labels_field,
+    partial_rotary,
     rotary_fraction,
     table_values,
     with_norms,
@@ -66,16 +72,11 @@ class StableLmConfig(TransformerConfig):
     StableLmConfig defaults (StableLmAttention refuses heads that do not divide the width)."""
 
     DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=50304, d_model=2560, n_layers=32, n_heads=32)
-    DESCRIPTIONS: ClassVar = dict(
-        vocab_size="rows of the token embedding and of the LM head",
-        d_model="model width (hidden_size)",
-        n_layers="decoder layers (num_hidden_layers)",
-        n_heads="query heads (num_attention_heads); must divide d_model",
+    DESCRIPTIONS: ClassVar = decoder_descriptions(
+        "rows of the token embedding and of the LM head", "query heads (num_attention_heads); must divide d_model"
     )
 
-    n_kv_heads: PositiveInt | None = Field(
-        None, description="key/value heads (num_key_value_heads; null = n_heads); must divide n_heads"
-    )
+    n_kv_heads: PositiveInt | None = kv_heads_field()
     d_ff: PositiveInt = Field(6912, description="hidden width of the gated feed-forward (intermediate_size)")
     max_positions: PositiveInt = Field(
         4096, description="context length (max_position_embeddings; rotary positions: no parameters)"
@@ -115,48 +116,35 @@ class StableLmConfig(TransformerConfig):
 
 
 def build(cfg: StableLmConfig) -> Block:
-    d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
-    L = symbol("L", cfg.n_layers)
-    h = symbol("h", cfg.n_heads)
-    d_h = symbol("d_h", cfg.d_model // cfg.n_heads)
+    s = decoder_symbols(cfg)
+    details = ", a LayerNorm per query and key head" if cfg.qk_norm else ""
+    positions = "partial rotary positions"
     attn = causal_attention(
-        d,
-        d,
-        h,
-        d_h,
+        s.d,
+        s.d,
+        s.h,
+        s.d_h,
         cfg.n_heads,
         cfg.n_kv_heads,
         bias=cfg.qkv_bias,
         out_bias=False,
-        positions="partial rotary positions",
-        details=", a LayerNorm per query and key head" if cfg.qk_norm else "",
+        positions=positions,
+        details=details,
     )
     if cfg.qk_norm:
         assert attn.kv_heads is not None
-        attn = with_norms(
-            attn,
-            [
-                layer_norm("q_norm", h * d_h, bias=False, description="a LayerNorm(d_h) per query head, no bias"),
-                layer_norm(
-                    "k_norm", attn.kv_heads * d_h, bias=False, description="a LayerNorm(d_h) per key head, no bias"
-                ),
-            ],
-        )
-    mlp = feed_forward("mlp", d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, gated=True, bias=False)
+        q_norm = layer_norm("q_norm", s.h * s.d_h, bias=False, description="a LayerNorm(d_h) per query head, no bias")
+        k_words = "a LayerNorm(d_h) per key head, no bias"
+        attn = with_norms(attn, [q_norm, layer_norm("k_norm", attn.kv_heads * s.d_h, bias=False, description=k_words)])
+    mlp = feed_forward("mlp", s.d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, gated=True, bias=False)
     if cfg.parallel_residual:
-        parts = [layer_norm("norm", d), attn, mlp]
+        parts = [layer_norm("norm", s.d), attn, mlp]
         flow = "parallel decoder layer: one LayerNorm, read by the attention and the feed-forward, both added"
     else:
-        parts = [layer_norm("attention_norm", d), attn, layer_norm("mlp_norm", d), mlp]
+        parts = [layer_norm("attention_norm", s.d), attn, layer_norm("mlp_norm", s.d), mlp]
         flow = "pre-LN decoder layer: LayerNorm, attention, add; LayerNorm, gated feed-forward, add"
     layer = composite("layer", "decoder_layer", parts, flow)
-    children = [
-        *decoder_stack(layer, d, V, L, token="embed_tokens"),
-        *decoder_heads(cfg.head, d, V, tied=cfg.tie_embeddings, num_labels=cfg.num_labels),
-    ]
-    root = composite("stablelm", "model", children, "StableLM decoder")
-    return with_modules(root, reference_modules(cfg))
+    return decoder_model(cfg, "stablelm", "StableLM decoder", layer, s, reference_modules(cfg), token="embed_tokens")
 
 
 def reference_modules(cfg: StableLmConfig) -> dict[str, tuple[str, ...]]:
@@ -177,32 +165,10 @@ def reference_modules(cfg: StableLmConfig) -> dict[str, tuple[str, ...]]:
 
 def reference(cfg: StableLmConfig) -> Reference:
     """StableLmModel or one of its head classes, built from a StableLmConfig with the same keys."""
-    labelled = cfg.head in ("sequence_classification", "token_classification")
-    return Reference(
-        library="transformers",
-        target=f"transformers.{CLASSES[cfg.head]}",
-        config_class="transformers.StableLmConfig",
-        kwargs=dict(
-            vocab_size=cfg.vocab_size,
-            hidden_size=cfg.d_model,
-            num_hidden_layers=cfg.n_layers,
-            num_attention_heads=cfg.n_heads,
-            num_key_value_heads=cfg.n_kv_heads or cfg.n_heads,
-            intermediate_size=cfg.d_ff,
-            max_position_embeddings=cfg.max_positions,
-            hidden_act=cfg.activation,
-            use_qkv_bias=cfg.qkv_bias,
-            qk_layernorm=cfg.qk_norm,
-            use_parallel_residual=cfg.parallel_residual,
-            rope_parameters={
-                "rope_type": "default",
-                "rope_theta": 10000.0,
-                "partial_rotary_factor": cfg.rotary_fraction,
-            },
-            tie_word_embeddings=cfg.tie_embeddings,
-            **({"num_labels": cfg.num_labels} if labelled else {}),
-        ),
-    )
+    own = dict(use_qkv_bias=cfg.qkv_bias, qk_layernorm=cfg.qk_norm, use_parallel_residual=cfg.parallel_residual)
+    rotary = dict(rope_parameters=partial_rotary(cfg.rotary_fraction), tie_word_embeddings=cfg.tie_embeddings)
+    kwargs = dict(**decoder_kwargs(cfg), **own, **rotary, **labels_kwargs(cfg))
+    return decoder_reference(CLASSES, cfg.head, "StableLmConfig", kwargs)
 
 
 # ---- Hugging Face config.json: StableLmConfig's keys, as transformers 5.23 defines them ---------------------
