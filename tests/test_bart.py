@@ -24,6 +24,7 @@ from archzoo.cli import main
 from archzoo.errors import HFConfigError
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.report import Report, make_report
+from archzoo.seq2seq_parts import BART_STACK_PARTS, bart_layer_modules
 from archzoo.testing import build_model
 from family_checks import counter, saved_config, write_json
 from transformers_models import forward_flops, n_params
@@ -211,6 +212,40 @@ def test_verify_maps_every_block(T, host, tmp_path, case):
     assert expected <= mapped
     unmapped = {path.rpartition(".")[2] for path, _ in verification.unmapped}
     assert unmapped == {"scores"}, verification.unmapped  # only the attention products, which hold no parameters
+
+
+#: transformers' BART-style base classes -> their configuration's small values, and the modules of a stack the family
+#: maps itself beside the kit's `BART_STACK_PARTS` (BART's embedding norm, Whisper's convolutions)
+_LAYOUTS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "BartModel": (dict(max_position_embeddings=4), ("layernorm_embedding",)),
+    "MBartModel": (dict(max_position_embeddings=4), ("layernorm_embedding",)),
+    "WhisperModel": (dict(num_mel_bins=3, max_source_positions=4, max_target_positions=4), ("conv1", "conv2")),
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_class", _LAYOUTS)
+def test_the_kits_bart_layout_is_transformers_own(T, model_class):
+    """archzoo.seq2seq_parts' module names of a BART-style stack, which BART, mBART and Whisper map their blocks
+    with: every parameter of each stack outside its layers lies in one of `BART_STACK_PARTS`' modules or the
+    family's own, and every parameter of a layer lies in the module of a leaf row of `bart_layer_modules` (a row
+    with no row below it), each leaf's module holding some (no name the layer does not have)."""
+    kwargs, own = _LAYOUTS[model_class]
+    config = getattr(T, model_class.replace("Model", "Config"))(
+        vocab_size=11, d_model=8, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, pad_token_id=None
+    )
+    for key, value in dict(kwargs, decoder_attention_heads=4, encoder_ffn_dim=6, decoder_ffn_dim=5).items():
+        setattr(config, key, value)
+    model = build_model(model_class, config)
+    for side in ("encoder", "decoder"):
+        stack = getattr(model, side)
+        outside = {name.partition(".")[0] for name, _ in stack.named_parameters() if not name.startswith("layers.")}
+        assert outside and outside <= set(BART_STACK_PARTS.values()) | set(own), (side, outside)
+        rows = bart_layer_modules(decoder=side == "decoder")
+        leaves = {m for block, names in rows.items() if not any(r.startswith(f"{block}.") for r in rows) for m in names}
+        owners = {name.rpartition(".")[0] for name, _ in stack.layers[0].named_parameters()}
+        assert owners == leaves, (side, owners ^ leaves)
+        assert {m for names in rows.values() for m in names} <= dict(stack.layers[0].named_modules()).keys()
 
 
 # ---- Hugging Face config.json: every key accounted for -----------------------------------------------------

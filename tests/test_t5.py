@@ -31,8 +31,10 @@ from archzoo import testing
 from archzoo.architecture import Reference
 from archzoo.cli import main
 from archzoo.errors import HFConfigError
+from archzoo.formula import sym
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.report import make_report
+from archzoo.seq2seq_parts import eos_classification_head, eos_classification_modules
 from family_checks import counter, write_json
 from transformers_models import forward_flops, n_params
 
@@ -216,6 +218,32 @@ def test_inconsistent_configurations_are_refused(host, config, message):
 
     with pytest.raises(ConfigError, match=message):
         count(**config)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_class", ["T5ForSequenceClassification", "BartForSequenceClassification"])
+def test_the_kits_end_of_sequence_head_is_transformers_own(T, model_class):
+    """archzoo.seq2seq_parts' classification head on the end-of-sequence token, which T5 and BART share: each of its
+    blocks holds the parameters of the modules `eos_classification_modules` names, and the head costs what
+    FlopCounterMode counts for the class's ``classification_head`` on the one token it reads."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    if model_class.startswith("T5"):
+        config = T.T5Config(vocab_size=11, d_model=12, d_kv=4, num_heads=2, d_ff=6, num_layers=1, num_labels=5)
+    else:
+        config = T.BartConfig(vocab_size=11, d_model=12, encoder_layers=1, decoder_layers=1, num_labels=5)
+        config.encoder_attention_heads = config.decoder_attention_heads = 2
+    model = build(T, model_class, config)
+    head = eos_classification_head(sym("d", 12), sym("K", 5))
+    modules = dict(model.named_modules())
+    rows = eos_classification_modules("root")
+    for path, _, block in head.walk():
+        held = sum(p.numel() for name in rows[f"root.{path}"] for p in modules[name].parameters())
+        assert block.params.evaluate() == held, path
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model.classification_head(torch.zeros(1, 12, device="meta"))
+    assert head.flops.evaluate() == counter.get_total_flops()
 
 
 # ---- the LM head: untied as from_pretrained loads a T5 v1.1 checkpoint -------------------------------------

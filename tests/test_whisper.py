@@ -466,7 +466,16 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
 @pytest.mark.parametrize(
     "config, message",
     [
-        (dict(d_model=96, n_decoder_heads=7), r"^n_decoder_heads: d_model 96 is not divisible by n_decoder_heads 7"),
+        (
+            dict(d_model=96, n_decoder_heads=7),
+            r"^n_decoder_heads: d_model 96 is not divisible by n_decoder_heads 7, which transformers' "
+            r"WhisperAttention refuses; choose a divisor of d_model$",
+        ),
+        (
+            dict(d_model=96, n_encoder_heads=5, n_decoder_heads=4),
+            r"^n_encoder_heads: d_model 96 is not divisible by n_encoder_heads 5, which transformers' "
+            r"WhisperAttention refuses; choose a divisor of d_model$",
+        ),
         (dict(d_model=15, n_encoder_heads=3, n_decoder_heads=3), r"^d_model: the encoder's sinusoidal position table"),
         (
             dict(d_model=2, n_encoder_heads=1, n_decoder_heads=1),
@@ -488,6 +497,7 @@ def test_what_transformers_cannot_build_is_refused(host, config, message):
     "kwargs, model_class",
     [
         (dict(d_model=28, decoder_attention_heads=8), "WhisperModel"),
+        (dict(d_model=96, encoder_attention_heads=5, decoder_attention_heads=4), "WhisperModel"),
         (dict(d_model=15, encoder_attention_heads=3, decoder_attention_heads=3), "WhisperModel"),
         (dict(d_model=2, encoder_attention_heads=1, decoder_attention_heads=1), "WhisperForAudioClassification"),
         (dict(vocab_size=40, d_model=8), "WhisperForConditionalGeneration"),  # the default padding index 50256

@@ -56,6 +56,7 @@ from archzoo.seq2seq_parts import (
     bart_layer_modules,
     check_side_heads,
     eos_classification_head,
+    eos_classification_modules,
     feed_forward_widths,
     side_kwargs,
     source_target_note,
@@ -239,9 +240,7 @@ def reference_modules(cfg: BartConfig) -> dict[str, tuple[str, ...]]:
         "bart": ("",),
         "bart.shared": (f"{base}shared",),
         "bart.lm_head": ("lm_head",),
-        "bart.classification_head": ("classification_head",),
-        "bart.classification_head.dense": ("classification_head.dense",),
-        "bart.classification_head.out_proj": ("classification_head.out_proj",),
+        **eos_classification_modules("bart"),
         "bart.qa_outputs": ("qa_outputs",),
     }
     for side in ("encoder", "decoder"):

@@ -46,7 +46,13 @@ from archzoo.blocks import (
 from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import Poly
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
-from archzoo.seq2seq_parts import eos_classification_head, source_target_note, stack_modules, without_cache
+from archzoo.seq2seq_parts import (
+    eos_classification_head,
+    eos_classification_modules,
+    source_target_note,
+    stack_modules,
+    without_cache,
+)
 from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"
@@ -240,9 +246,7 @@ def reference_modules(cfg: T5Config) -> dict[str, tuple[str, ...]]:
         "t5": ("",),
         "t5.token": (f"{base}shared",),
         "t5.lm_head": ("lm_head",),
-        "t5.classification_head": ("classification_head",),
-        "t5.classification_head.dense": ("classification_head.dense",),
-        "t5.classification_head.out_proj": ("classification_head.out_proj",),
+        **eos_classification_modules("t5"),
         "t5.classifier": ("classifier",),
         "t5.qa_outputs": ("qa_outputs",),
     }

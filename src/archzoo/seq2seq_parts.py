@@ -30,6 +30,7 @@ __all__ = [
     "bart_layer_modules",
     "check_side_heads",
     "eos_classification_head",
+    "eos_classification_modules",
     "feed_forward_widths",
     "side_kwargs",
     "source_target_note",
@@ -139,6 +140,17 @@ def eos_classification_head(d: Poly, labels: Poly) -> Block:
 # ---- reference modules ----------------------------------------------------------------------------------
 
 
+def eos_classification_modules(root: str) -> dict[str, tuple[str, ...]]:
+    """Where `eos_classification_head`'s blocks live in the classes that have it (``BartForSequenceClassification``,
+    ``T5ForSequenceClassification``): ``classification_head`` beside the model, its ``dense`` and ``out_proj``."""
+    head = f"{root}.classification_head"
+    return {
+        head: ("classification_head",),
+        f"{head}.dense": ("classification_head.dense",),
+        f"{head}.out_proj": ("classification_head.out_proj",),
+    }
+
+
 def stack_modules(
     path: str,
     module: str,
@@ -210,7 +222,7 @@ ATTRIBUTE_MAP = {
     "num_hidden_layers": "encoder_layers",
 }
 
-#: Their keys of the two stacks' sizes -> archzoo's keys (`SideConfig`), in the order transformers declares them.
+#: Their keys of the two stacks' sizes -> archzoo's keys (`SideConfig`), in one run, as each family's table lists them.
 STACK_KEYS = {
     "d_model": "d_model",
     "encoder_layers": "n_encoder_layers",
