@@ -1124,6 +1124,14 @@ def methodology_section(host: PluginHost) -> str:
         lines += [f"Classes counted (`--hf-class`): {classes}.", ""]
         if table.nested:
             overrides = {target: key for key, target in table.nested_overrides.items()}
+            own_targets = {target: native for native, target in table.read.items() if target}
+            shadowed = [
+                (f"`{key}.{n}`", own_targets[t])
+                for key, sub in table.nested.items()
+                for n, t in sub.read.items()
+                if t in own_targets
+            ]
+            instead = sorted({f"`{native}`" for _, native in shadowed})
             lines += [
                 "Sub-configurations, each key read as in a file of its own type: "
                 + "; ".join(
@@ -1135,6 +1143,13 @@ def methodology_section(host: PluginHost) -> str:
                     )
                     + ")"
                     for key, sub in table.nested.items()
+                )
+                + (
+                    f"; except {_listed([k for k, _ in shadowed])}, which only a class built from that "
+                    f"sub-configuration alone reads: {table.config_class}'s own classes read {_listed(instead)} "
+                    "instead"
+                    if shadowed
+                    else ""
                 )
                 + ".",
                 "",
@@ -1205,6 +1220,11 @@ def methodology_section(host: PluginHost) -> str:
         DOC_END,
     ]
     return "\n".join(lines)
+
+
+def _listed(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def update_methodology_page(page: Path) -> bool:
