@@ -358,6 +358,66 @@ def test_the_vision_model_type_is_refused_naming_the_text_type(tmp_path, capsys)
     assert str(path) in err and "'gemma3' is not supported" in err and "gemma3_text" in err
 
 
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "config_class, change",
+    [
+        ("Gemma2Config", {}),
+        ("Gemma3TextConfig", {}),
+        ("Gemma3TextConfig", dict(sliding_window_pattern=2, num_hidden_layers=3)),
+        ("Gemma3TextConfig", dict(use_bidirectional_attention=True, sliding_window=6)),
+    ],
+    ids=["gemma2", "gemma3_text", "gemma3_text-pattern", "gemma3_text-bidirectional"],
+)
+def test_a_file_transformers_saves_reads_as_every_class(T, host, tmp_path, capsys, config_class, change):
+    """A config.json as save_pretrained writes it (to_dict: every attribute, _sliding_window_pattern and the
+    computed layer_types among them) counts what each class built from it holds and computes."""
+    from transformers_models import config_json_figures
+
+    model_type = getattr(T, config_class).model_type
+    base = {k: v for k, v in BASES[model_type].items() if k != "sliding_window_pattern"}
+    path = write_json(tmp_path, getattr(T, config_class)(**{**base, **change}).to_dict())
+    for model_class in ALL_CLASSES[model_type].values():
+        assert _cli_figures(path, model_class, capsys) == config_json_figures(T, path, model_class, SWEEP_N), (
+            model_class
+        )
+
+
+@pytest.mark.reference
+def test_a_gemma3_files_text_config_counts_its_text_model(T, host, tmp_path, capsys):
+    """What the refusal of gemma3 points to, and the module docstring tells: the file's text_config, saved as a
+    config.json of its own (model_type gemma3_text), counts the text model inside Gemma3ForConditionalGeneration
+    exactly: its parameters are the whole model's without the SigLIP vision tower and the projector, and its FLOPs
+    those of a text-only prompt (no image: the vision tower does not run)."""
+    from transformers_models import forward_flops
+
+    text = dict(BASES["gemma3_text"], vocab_size=300)
+    vision = dict(hidden_size=32, intermediate_size=40, num_hidden_layers=1, num_attention_heads=2, image_size=28)
+    config = T.Gemma3Config(
+        text_config=text,
+        vision_config=dict(vision, patch_size=7),
+        mm_tokens_per_image=4,
+        image_token_index=299,
+        boi_token_index=297,
+        eoi_token_index=298,
+    )
+    whole = write_json(tmp_path, config.to_dict())  # as save_pretrained writes it
+    assert main(["count", "--hf-config", str(whole)]) != 0
+    assert "gemma3_text" in capsys.readouterr().err
+    text_config = json.loads(whole.read_text())["text_config"]
+    assert text_config["model_type"] == "gemma3_text"
+    path = write_json(tmp_path, text_config, "text_config.json")
+    model = build_model("Gemma3ForConditionalGeneration", config)
+    vision_and_projector = n_params(model.model.vision_tower) + n_params(model.model.multi_modal_projector)
+    assert vision_and_projector > 0
+    assert main(["count", "--hf-config", str(path), "--hf-class", "Gemma3ForCausalLM", "--seq-len", "9", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["params"]["total"] == n_params(model) - vision_and_projector
+    assert report["flops"]["forward"] == forward_flops(model, 9)
+    assert main(["count", "--hf-config", str(path), "--json"]) == 0  # Gemma3TextModel: the language model alone
+    assert json.loads(capsys.readouterr().out)["params"]["total"] == n_params(model.model.language_model)
+
+
 @pytest.mark.parametrize(
     "change, key",
     [
@@ -567,7 +627,7 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path, model_type, capsys):
         sliding_window_size=2,
     )
     if model_type == "gemma3_text":
-        values["rope_local_base_freq"] = 500.0
+        values |= dict(rope_local_base_freq=500.0, _sliding_window_pattern=3)  # not the base's sliding_window_pattern
     assert set(values) == set(table_of(host, model_type).ignored)
     path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **values})
     for model_class in ALL_CLASSES[model_type].values():

@@ -519,6 +519,10 @@ HF_GEMMA3_TEXT = HFTable(
     ignored={
         **_IGNORED,
         "rope_local_base_freq": "the sliding layers' rotary base (converted into rope_parameters): " + _ROPE,
+        # every file transformers 5.23 saves holds it (to_dict writes the attribute)
+        "_sliding_window_pattern": "the pattern Gemma3TextConfig computed layer_types from, saved with them: loading "
+        "sets it from sliding_window_pattern, computes layer_types, and only then sets the file's value, which "
+        "nothing reads (the saved layer_types give the kinds)",
     },
     refused={},
     # Gemma3RotaryEmbedding builds one rotary table per layer type from rope_parameters[layer_type] (the global
