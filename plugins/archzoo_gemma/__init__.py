@@ -28,8 +28,11 @@ Gemma 3's 4B, 12B and 27B are released as ``gemma3`` (``Gemma3ForConditionalGene
 a projector and this text model). archzoo counts the text model (``gemma3_text``: ``Gemma3TextModel``,
 ``Gemma3ForCausalLM``, ``Gemma3TextForSequenceClassification``) exactly, and not the whole model: its FLOPs depend on
 the images in the prompt, which a count over ``N`` text tokens cannot state. A ``gemma3`` config.json is refused as a
-type archzoo does not read (the message lists ``gemma3_text``); its ``text_config``, saved with ``"model_type":
-"gemma3_text"``, is what archzoo counts.
+type archzoo does not read (the message lists ``gemma3_text``). To count its text model, save the file's
+``text_config`` object as a config.json of its own (transformers writes it with ``"model_type": "gemma3_text"``) and
+count that, e.g. ``archzoo count --hf-config text_config.json --hf-class Gemma3ForCausalLM``: its parameters are the
+whole model's without the vision tower and the projector, and its FLOPs those of a prompt of ``N`` text tokens and no
+image, as transformers' ``Gemma3ForConditionalGeneration`` computes them.
 """
 
 from __future__ import annotations
