@@ -342,8 +342,8 @@ def test_count_neutral_keys_are_ignored_with_a_reason(host, tmp_path):
     reading = load_hf_config(write_json(tmp_path, data), host)
     assert reading.config.family == "qwen2"
     keys = {k.key: k for k in reading.keys}
-    for key in ("use_sliding_window", "sliding_window", "max_window_layers"):
-        assert keys[key].disposition == "ignored" and "sliding-window" in keys[key].detail, key
+    for key in ("use_sliding_window", "sliding_window", "max_window_layers"):  # read only to be checked
+        assert keys[key].disposition == "read" and keys[key].archzoo_key.startswith("(checked: a sliding-window"), key
     assert keys["rope_parameters"].disposition == "read"  # only its type is checked: yarn changes no count
     assert reading.config.qkv_bias and not reading.config.out_bias
 
@@ -560,3 +560,216 @@ def test_granite_table_equals_the_transformers_configuration_class(T):
     assert [k for k in T.GraniteConfig().to_dict() if k not in known] == []
     for multiplier in ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling"):
         assert multiplier in table.ignored
+
+
+# ---- config.json key by key: the comparison the Granite, Qwen3, OLMo 2 and DeepSeek sweeps share ----------------
+
+#: tokens of one forward pass in the key-by-key sweeps (test_qwen3, test_olmo2 and test_deepseek use these helpers)
+SWEEP_SEQ_LEN = 9
+
+
+def sweep_figures(T, path: Path, model_class: str, seq_len: int = SWEEP_SEQ_LEN) -> tuple[int, int]:
+    """Parameters and FlopCounterMode forward FLOPs of transformers' ``model_class`` built from the config.json at
+    ``path`` by AutoConfig, as from_pretrained reads it (eager attention and experts). A dense model runs on the CPU
+    with small random weights (a padding index makes the forward pass read values); a mixture of experts runs the
+    weightless pass of test_hf_published (each parameter one broadcast zero, matrix products counted from their
+    shapes and left uncomputed), checked there and in test_deepseek against a pass with random weights. Raises
+    whatever transformers raises for a file it cannot build or run."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from test_hf_published import _ShapesOnly, _weightless
+
+    config = T.AutoConfig.from_pretrained(str(path))
+    routed = getattr(config, "num_experts_per_tok", None) is not None  # routing reads activation values
+    model = build_model(model_class, config, device="meta" if routed else "cpu")
+    params = n_params(model)
+    ids = torch.zeros(1, seq_len, dtype=torch.long)
+    with torch.no_grad():
+        if routed:
+            _weightless(model)
+            with _ShapesOnly(), FlopCounterMode(display=False) as flop_counter:
+                model(input_ids=ids)
+        else:
+            with FlopCounterMode(display=False) as flop_counter:
+                model(input_ids=ids)
+    return params, flop_counter.get_total_flops()
+
+
+def count_via_cli(path: Path, model_class: str, seq_len: int = SWEEP_SEQ_LEN) -> tuple[int, str, str]:
+    """``archzoo count --hf-config PATH --hf-class CLASS --seq-len N --json``: its exit code, output and errors."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["count", "--hf-config", str(path), "--hf-class", model_class, "--seq-len", str(seq_len), "--json"])
+    return code, out.getvalue(), err.getvalue()
+
+
+def compare_config_json(T, host, path: Path, model_class: str, seq_len: int = SWEEP_SEQ_LEN) -> str:
+    """Exact or refused: ``archzoo count --hf-config`` of the file as ``model_class`` prints transformers'
+    parameters and forward FLOPs (and archzoo's reference names that class), or, where transformers cannot build or
+    run the file, archzoo refuses it with one line naming the file and a non-zero exit. Returns which."""
+    try:
+        expected = sweep_figures(T, path, model_class, seq_len)
+    except Exception as exc:  # transformers refuses the file for this class
+        code, out, err = count_via_cli(path, model_class, seq_len)
+        assert code != 0 and out == "", (
+            f"transformers refuses {path.read_text()} as {model_class} ({type(exc).__name__}: {exc}), but archzoo "
+            f"counts it: {out[:200]}"
+        )
+        assert err.startswith(f"archzoo: error: {path}: ") and err.count("\n") == 1 and "Traceback" not in err, err
+        with pytest.raises(HFConfigError):
+            load_hf_config(path, host, hf_class=model_class)
+        return "refused"
+    code, out, err = count_via_cli(path, model_class, seq_len)
+    assert code == 0, f"transformers builds and runs {path.read_text()} as {model_class}, archzoo refuses: {err}"
+    report = json.loads(out)
+    counted = (report["params"]["total"], report["flops"]["forward"])
+    assert counted == expected, (
+        f"{path.read_text()} as {model_class}: archzoo {counted[0]:,} params and {counted[1]:,} FLOPs, transformers "
+        f"{expected[0]:,} and {expected[1]:,}"
+    )
+    reading = load_hf_config(path, host, hf_class=model_class)
+    assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    return "exact"
+
+
+def sweep_case_ids(sweep: dict[str, Any]) -> list[str]:
+    return ["(base)", *sweep]
+
+
+def sweep_cases(sweep: dict[str, Any]) -> list[dict[str, Any]]:
+    """The base file unchanged, then each key of ``sweep`` changed alone."""
+    return [{}, *({key: value} for key, value in sweep.items())]
+
+
+def assert_sweep_covers_the_table(host, model_type: str, sweep: dict[str, Any]) -> None:
+    """The sweep changes exactly the keys the type's table reads (a key the table comes to read fails this)."""
+    assert set(sweep) == set(hf_table(host.hf_readers()[model_type].reader).read), model_type
+
+
+# ---- Granite's config.json, key by key ----------------------------------------------------------------------------
+
+GRANITE_CLASSES = ("GraniteModel", "GraniteForCausalLM")  # transformers 5.23 has no other Granite head
+GRANITE_BASE = dict(
+    vocab_size=97,
+    hidden_size=48,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=40,
+    max_position_embeddings=24,
+)
+#: one value per key the granite table reads, each changed alone; every one is a file transformers builds and runs
+SWEEPS: dict[str, dict[str, Any]] = {
+    "granite": dict(
+        vocab_size=101,
+        hidden_size=64,
+        intermediate_size=33,
+        num_hidden_layers=3,
+        num_attention_heads=8,
+        num_key_value_heads=1,
+        head_dim=10,  # a plain attribute GraniteAttention reads: 8 heads of 10 in a 48-wide model
+        hidden_act="gelu_pytorch_tanh",
+        max_position_embeddings=64,
+        attention_bias=True,
+        mlp_bias=True,
+        tie_word_embeddings=True,
+        pad_token_id=3,
+        rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
+        num_labels=5,  # no Granite class has a label head: the same figures
+    )
+}
+#: Granite 3.0 8B's multipliers (its released config.json), and the other keys archzoo ignores, changed at once
+GRANITE_IGNORED = dict(
+    embedding_multiplier=12.0,
+    residual_multiplier=0.22,
+    attention_multiplier=0.0078125,
+    logits_scaling=16.0,
+    rms_norm_eps=1e-3,
+    initializer_range=0.5,
+    attention_dropout=0.3,
+    use_cache=False,
+    bos_token_id=5,
+    eos_token_id=6,
+)
+
+
+@pytest.mark.reference
+def test_the_granite_sweep_covers_every_key(host):
+    assert_sweep_covers_the_table(host, "granite", SWEEPS["granite"])
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("change", sweep_cases(SWEEPS["granite"]), ids=sweep_case_ids(SWEEPS["granite"]))
+def test_each_granite_key_against_transformers(T, host, tmp_path, change):
+    path = write_json(tmp_path, {"model_type": "granite", **GRANITE_BASE, **change})
+    for model_class in GRANITE_CLASSES:
+        assert compare_config_json(T, host, path, model_class) == "exact", model_class
+
+
+@pytest.mark.reference
+def test_granite_ignored_keys_change_no_figure(T, host, tmp_path):
+    """The multipliers scale activations (elementwise: FlopCounterMode counts none), the rest change no module."""
+    assert set(GRANITE_IGNORED) == set(hf_table(host.hf_readers()["granite"].reader).ignored)
+    path = write_json(tmp_path, {"model_type": "granite", **GRANITE_BASE, **GRANITE_IGNORED})
+    for model_class in GRANITE_CLASSES:
+        assert compare_config_json(T, host, path, model_class) == "exact", model_class
+
+
+# ---- sliding windows: read to refuse what transformers cannot run ----------------------------------------------------
+
+_WINDOW_BASES: dict[str, dict[str, Any]] = {
+    "qwen2": dict(GRANITE_BASE),
+    "mistral": dict(GRANITE_BASE),
+    "phi3": dict(GRANITE_BASE, pad_token_id=None),
+    "mixtral": dict(GRANITE_BASE, num_local_experts=4, num_experts_per_tok=2),
+    "qwen2_moe": dict(
+        GRANITE_BASE, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16, shared_expert_intermediate_size=8
+    ),
+}
+#: (model type, change, what transformers 5.23 does with the file: runs it, so archzoo counts it exactly, or fails,
+#: so archzoo refuses it, with the message's start) on the 2-layer bases above
+WINDOW_EDGES = [
+    ("qwen2", dict(use_sliding_window=True, sliding_window=4, max_window_layers=1), "exact", ""),
+    ("qwen2", dict(use_sliding_window=True, sliding_window=1, layer_types=["sliding_attention"] * 2), "exact", ""),
+    ("qwen2", dict(layer_types=["full_attention"] * 2), "exact", ""),
+    ("qwen2", dict(layer_types=["sliding_attention"]), "refused", "layer_types: 1 entries for num_hidden_layers 2"),
+    ("qwen2", dict(layer_types=["chunked_attention"] * 2), "refused", "layer_types: expected a list of full_attention"),
+    ("qwen2", dict(layer_types=["full_attention", "sliding_attention"]), "refused", "layer_types: sliding_attention"),
+    ("qwen2", dict(use_sliding_window=True, sliding_window=0, max_window_layers=0), "refused", "sliding_window: 0,"),
+    ("qwen2", dict(use_sliding_window=True, sliding_window=-1, max_window_layers=1), "refused", "sliding_window: -1"),
+    ("mistral", dict(sliding_window=1), "exact", ""),
+    ("mistral", dict(sliding_window=None), "exact", ""),
+    ("mistral", dict(sliding_window=-3), "refused", "sliding_window: -3, a window under one token"),
+    ("phi3", dict(sliding_window=4), "exact", ""),
+    ("phi3", dict(sliding_window=0), "refused", "sliding_window: 0, a window under one token"),
+    ("mixtral", dict(sliding_window=4), "exact", ""),
+    ("mixtral", dict(sliding_window=0), "refused", "sliding_window: 0, a window under one token"),
+    ("qwen2_moe", dict(use_sliding_window=True, sliding_window=3), "exact", ""),
+    # Qwen2MoeConfig keeps 0 without use_sliding_window; a window under one token runs while no layer masks by it
+    ("qwen2_moe", dict(sliding_window=None), "exact", ""),
+    ("qwen2_moe", dict(use_sliding_window=True, sliding_window=-2, max_window_layers=0), "exact", ""),
+    ("qwen2_moe", dict(use_sliding_window=True, sliding_window=0), "refused", "sliding_window: 0, a window under"),
+    ("qwen2_moe", dict(layer_types=["sliding_attention", "full_attention"]), "refused", "sliding_window: 4096 with"),
+    # its sliding-window mask is built whether or not a layer masks by it
+    ("qwen2_moe", dict(use_sliding_window=True, sliding_window=None, max_window_layers=0), "refused", "sliding_window: null"),
+]  # fmt: skip
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "model_type, change, outcome, message",
+    WINDOW_EDGES,
+    ids=[f"{t}-{'-'.join(f'{k}={v}' for k, v in c.items())}" for t, c, _, _ in WINDOW_EDGES],
+)
+def test_a_window_transformers_cannot_run_with_is_refused(T, host, tmp_path, model_type, change, outcome, message):
+    path = write_json(tmp_path, {"model_type": model_type, **_WINDOW_BASES[model_type], **change})
+    base_class = hf_table(host.hf_readers()[model_type].reader).base_class
+    assert compare_config_json(T, host, path, base_class) == outcome
+    if outcome == "refused":
+        with pytest.raises(HFConfigError) as refused:
+            load_hf_config(path, host)
+        assert str(refused.value).startswith(f"{path}: {message}"), str(refused.value)

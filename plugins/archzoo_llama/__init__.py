@@ -818,10 +818,9 @@ def moe_reference(cfg: MoEConfig) -> Reference | None:
 # ---- Hugging Face config.json: each model type's keys, as transformers 5.23 defines them ----------------
 
 _ROPE = "rotary position settings: no parameters, and the rotary angles cost no matmul FLOPs in the eager forward pass"
-_WINDOW = (
-    "sliding-window attention: a mask on the same score products, so no parameters and the same eager "
-    "FLOPs (archzoo counts the full N x N products, as eager attention computes them)"
-)
+# a sliding window masks the same score products (eager attention computes all N x N of them): no parameters and
+# the same FLOPs, so the window keys are read only to refuse a window transformers' forward pass cannot run with
+_WINDOW = "(checked: a sliding-window mask transformers builds; the same parameters and eager FLOPs)"
 _EPS = NORM_EPSILON.replace("LayerNorm", "RMSNorm")
 
 _READ = {
@@ -858,12 +857,16 @@ def _table(
     refused: dict[str, tuple[tuple[Any, ...], str]] | None = None,
     aliases: dict[str, str] | None = None,
 ) -> HFTable:
+    # the sliding-window keys a table lists with the others that change no count are read, to be checked
+    # (`_check_window`): a window transformers' forward pass cannot run with must be refused, not ignored
+    window = {k: v for k, v in ignored.items() if v is _WINDOW}
+    ignored = {k: v for k, v in ignored.items() if k not in window}
     return HFTable(
         model_type=model_type,
         config_class=f"{family}Config",
         defaults=defaults,
         aliases=aliases or {},
-        read={**{k: v for k, v in _READ.items() if k not in ignored}, **read},
+        read={**{k: v for k, v in _READ.items() if k not in ignored}, **read, **window},
         ignored={**{k: v for k, v in _IGNORED.items() if k in defaults}, **ignored},
         refused=refused or {},
         base_class=f"{family}Model",
@@ -1092,11 +1095,87 @@ def _check_rope(rope: Any, family: str) -> None:
         )
 
 
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _window_layers(hf: dict[str, Any], family: str, window: Any) -> list[bool]:
+    """Which layers mask by the window, as each configuration class derives them: layer_types when the file
+    gives it (each entry full_attention or sliding_attention, one a layer); else Qwen2 and Qwen3 from
+    max_window_layers on when there is a window, Qwen2-MoE its even-numbered layers below max_window_layers when
+    use_sliding_window is true, and the other types every layer when there is a window."""
+    layers = hf["num_hidden_layers"]
+    kinds = hf.get("layer_types")
+    if kinds is not None:
+        if not isinstance(kinds, list) or any(k not in ("full_attention", "sliding_attention") for k in kinds):
+            raise ValueError(
+                f"layer_types: expected a list of full_attention and sliding_attention, one per layer, got "
+                f"{json.dumps(kinds)[:80]} (transformers' {_config_class(family)} refuses other entries, or its "
+                "model has no mask for them)"
+            )
+        if _whole(layers) and len(kinds) != layers:
+            raise ValueError(
+                f"layer_types: {len(kinds)} entries for num_hidden_layers {layers}, which transformers' "
+                f"{_config_class(family)} refuses; give one entry per layer"
+            )
+        return [k == "sliding_attention" for k in kinds]
+    if not _whole(layers) or layers < 0:
+        return []  # the configuration model names num_hidden_layers
+    first = hf.get("max_window_layers", 0)
+    if not isinstance(first, int) or isinstance(first, bool):
+        raise ValueError(f"max_window_layers: expected a number of layers, got {json.dumps(first)[:40]}")
+    if family in ("qwen2", "qwen3"):
+        return [window is not None and i >= first for i in range(layers)]
+    if family == "qwen2_moe":
+        return [bool(hf["use_sliding_window"]) and i % 2 == 0 and i < first for i in range(layers)]
+    return [window is not None] * layers
+
+
+def _check_window(hf: dict[str, Any], family: str) -> None:
+    """Refuse a sliding window transformers' forward pass cannot run with. The window is a mask over the same
+    score products (no parameters, the same eager FLOPs), so a file's window is read only for this check. The
+    configuration keeps sliding_window only with use_sliding_window where the class has that flag (Qwen2-MoE
+    keeps 0 instead of null); a layer that masks by it then needs a window of at least one token (null is a
+    TypeError, 0 or less a mask of the wrong shape), and Qwen2-MoE builds its sliding mask even with no such
+    layer, which a null window fails."""
+    if "sliding_window" not in hf:
+        return
+    flag = hf.get("use_sliding_window", True)
+    window = hf["sliding_window"] if flag else (0 if family == "qwen2_moe" else None)
+    if window is not None and not _whole(window):
+        raise ValueError(f"sliding_window: expected a number of tokens or null, got {json.dumps(window)[:40]}")
+    sliding = _window_layers(hf, family, window)
+    if window is None and family == "qwen2_moe":
+        raise ValueError(
+            "sliding_window: null with use_sliding_window true: transformers' Qwen2Moe model builds its "
+            "sliding-window mask whether or not a layer uses it, and cannot without a window (its forward pass "
+            "fails); give the window in tokens, or use_sliding_window false"
+        )
+    if window is None and any(sliding):
+        raise ValueError(
+            f"layer_types: sliding_attention layers without a window (sliding_window null, or use_sliding_window "
+            f"false): transformers' {_config_class(family)} model cannot build their mask (its forward pass "
+            "fails); give sliding_window and use_sliding_window true, or make every layer full_attention"
+        )
+    if window is not None and window < 1 and any(sliding):
+        given = window if flag else f"{json.dumps(hf['sliding_window'])[:20]} with use_sliding_window false (kept as 0)"
+        raise ValueError(
+            f"sliding_window: {given}, a window under one token for layers that mask by it: transformers' "
+            f"{_config_class(family)} model builds their mask with the wrong shape (its forward pass fails); give "
+            "the window in tokens, or null"
+        )
+
+
+def _config_class(family: str) -> str:
+    return f"{({**FAMILIES, **MOE_FAMILIES})[family]}Config"
+
+
 def _shared(hf: dict[str, Any], family: str) -> dict[str, Any]:
     """The keys every type, dense or mixture of experts, reads alike; num_key_value_heads null means one
     key/value head per query head."""
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     _check_rope(hf["rope_parameters"], family)
+    _check_window(hf, family)
     return dict(
         family=family,
         vocab_size=hf["vocab_size"],
