@@ -3,10 +3,9 @@ activation formula."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
-from archzoo import hookimpl
+from archzoo.decoder_saves import activation_memory_hook, token_and_lm_head
 from archzoo.formula import Poly
 from archzoo.saved_tensors import (
     ActivationSaves,
@@ -38,10 +37,6 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
     }
 
 
-def _outside(terms: SavedTerms) -> dict[str, Poly]:
-    return {"token": terms.token_ids, "lm_head": terms.b * terms.Nd}
-
-
 def _gap(terms: SavedTerms) -> list[GapTerm | None]:
     return [
         layer_norm_statistics_gap(terms),
@@ -62,13 +57,11 @@ SAVES = ActivationSaves(
     classes=("transformers.BloomModel", "transformers.BloomForCausalLM"),
     activations={},
     layer=_layer,
-    outside=_outside,
+    outside=token_and_lm_head,
     gap=_gap,
     fused_note="BloomAttention has no fused (SDPA) path: transformers runs its eager attention, the h·N² "
     "probabilities saved",
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

@@ -3,34 +3,21 @@ activation formula (the plugin's ``__init__`` imports its hook)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from archzoo import hookimpl
+from archzoo.decoder_saves import (
+    activation_memory_hook,
+    attention_width_gap,
+    head_width,
+    kv_heads_of,
+    repeat_kv_qkv,
+    rotary_tables,
+    shared_norm_gap,
+    swiglu_gap,
+    token_and_lm_head,
+)
 from archzoo.formula import N, Poly, const
-from archzoo.saved_tensors import ActivationSaves, GapTerm, SavedTerms, fp32_softmax_gap, symbol_of
+from archzoo.saved_tensors import ActivationSaves, GapTerm, SavedTerms, fp32_softmax_gap
 
 __all__ = ["SAVES", "register_activation_memory"]
-
-
-def _head_width(terms: SavedTerms) -> Poly:
-    if terms.attention_block.d_head is not None:
-        return terms.attention_block.d_head
-    cfg = terms.config
-    return symbol_of(terms.root, "d_h", cfg.d_head or cfg.d_model // cfg.n_heads, definition="d / h")
-
-
-def _kv_heads(terms: SavedTerms) -> Poly:
-    if terms.attention_block.kv_heads is not None:
-        return terms.attention_block.kv_heads
-    return terms.h
-
-
-def _eager_qkv(terms: SavedTerms) -> Poly:
-    """The queries, keys and values eager attention's products save: repeat_kv copies the keys and values to every
-    query head, except that one key/value head broadcast to all is a view of the h_kv-wide tensor (no copy)."""
-    if _kv_heads(terms).evaluate() == 1:
-        return terms.Ni + 2 * N * terms.kv
-    return 3 * terms.Ni
 
 
 def _cohere_layer_norm(terms: SavedTerms, elements: Poly, rows: Poly, width: Poly) -> Poly:
@@ -61,69 +48,33 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
         f"{mlp}.fc_in": const(0),
         f"{mlp}.fc_out": b * Nf,
         # softmax upcast to fp32, as Llama's
-        attention: terms.attention_saves(upcast=True, eager_qkv=_eager_qkv(terms)),
+        attention: terms.attention_saves(upcast=True, eager_qkv=repeat_kv_qkv(terms)),
         # SwiGLU: silu's input (the gate's output), the product's two factors, the down projection's input
         mlp: 4 * b * Nf,
     }
     if terms.config.qk_norm:
         # a CohereLayerNorm over each head's d_h channels, on the queries and on the keys (weights h·d_h, h_kv·d_h)
-        d_h = _head_width(terms)
-        for name, heads in (("q_norm", terms.h), ("k_norm", _kv_heads(terms))):
+        d_h = head_width(terms)
+        for name, heads in (("q_norm", terms.h), ("k_norm", kv_heads_of(terms))):
             norm = _cohere_layer_norm(terms, N * heads * d_h, N * heads, heads * d_h)
             parts[f"{attention}.{name}"] = norm
             parts[attention] = parts[attention] + norm
     return parts
 
 
-def _stack(terms: SavedTerms) -> Poly:
-    """The rotary cos and sin tables every layer multiplies by (recomputed layers take them as keyword arguments)."""
-    if terms.recompute:
-        return const(0)
-    return 2 * terms.b * N * _head_width(terms)
-
-
-def _outside(terms: SavedTerms) -> dict[str, Poly]:
-    # the logits are scaled by logit_scale, a Python number: the product saves nothing
-    return {"token": terms.token_ids, "lm_head": terms.b * terms.Nd}
-
-
 def _gap(terms: SavedTerms) -> list[GapTerm | None]:
-    Nd, Ni, Nf = terms.Nd, terms.Ni, terms.Nf
     gaps: list[GapTerm | None] = [
         GapTerm(
             "CohereLayerNorm in fp32",
-            _norm(terms) - 2 * Nd,
+            _norm(terms) - 2 * terms.Nd,
             "CohereLayerNorm is written out in fp32 Python ops: three 4-byte tensors of its input's size, 1/σ per "
             "token and the fp32 copy of its weight, where Korthikanti counts the 2-byte input",
         ),
-        GapTerm(
-            "one LayerNorm, its output shared",
-            -4 * Nd,
-            "the parallel layer has one LayerNorm, whose output both the attention's projections and the "
-            "feed-forward read and save once, where Korthikanti's sequential layer saves a second LayerNorm's "
-            "input and the MLP's input (2 bytes each)",
-        ),
+        shared_norm_gap(terms),
+        attention_width_gap(terms, repeat_kv_qkv(terms)),
+        fp32_softmax_gap(terms),
+        swiglu_gap(terms, with_input=False),
     ]
-    width = 2 * _eager_qkv(terms) + 2 * Ni - 8 * Nd
-    if not width.is_zero():
-        gaps.append(
-            GapTerm(
-                "attention width",
-                width,
-                "the queries, keys and values the products hold and the output projection's input are h·d_h wide "
-                "(one key/value head broadcast to every query head is held h_kv·d_h wide), where Korthikanti's are d",
-            )
-        )
-    gaps.append(fp32_softmax_gap(terms))
-    gaps.append(
-        GapTerm(
-            "SwiGLU feed-forward",
-            8 * Nf - 16 * Nd,
-            "the gated feed-forward saves the gate's output, silu's output, the up projection's output and their "
-            "product (4 tensors of d_ff, 2 bytes each), where Korthikanti's MLP saves the GeLU's input and output, "
-            "4h wide (16 s b h)",
-        )
-    )
     if terms.config.qk_norm:
         parts = _layer(terms)
         gaps.append(
@@ -144,13 +95,12 @@ SAVES = ActivationSaves(
     classes=("transformers.CohereModel", "transformers.CohereForCausalLM"),
     activations={},
     layer=_layer,
-    outside=_outside,
+    # the logits are scaled by logit_scale, a Python number: the product saves nothing
+    outside=token_and_lm_head,
     gap=_gap,
     norm=_norm,
-    stack=_stack,
+    stack=rotary_tables,
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

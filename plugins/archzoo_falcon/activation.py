@@ -3,12 +3,19 @@ activation formula, registered by the plugin's ``register_activation_memory`` ho
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
-from archzoo import hookimpl
+from archzoo.decoder_saves import (
+    ACTIVATION_ELEMENTS,
+    OUTPUT_SAVED,
+    activation_memory_hook,
+    activation_saves_gap,
+    configured_activation,
+    rotary_tables,
+    shared_norm_gap,
+    token_and_lm_head,
+)
 from archzoo.formula import N, Poly, const
-from archzoo.memory import ACTIVATION_SAVES
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
@@ -21,24 +28,9 @@ from archzoo.saved_tensors import (
 
 __all__ = ["SAVES", "register_activation_memory"]
 
-#: the d_ff-wide tensors each activation saves besides the linears' inputs, read from the configuration since the
-#: tree's feed-forward does not name it: relu's and tanh's output is dense_4h_to_h's input, saved once;
-#: quick_gelu (x · sigmoid(1.702 x), in Python) saves its input and the sigmoid's output
-_ACTIVATION_ELEMENTS = {**ACTIVATION_SAVES, "relu": 0, "tanh": 0, "quick_gelu": 2}
-_OUTPUT_SAVED = ("relu", "tanh")
-
-
-def _activation(terms: SavedTerms) -> str:
-    activation = terms.activation or str(terms.config.activation)
-    if activation not in _ACTIVATION_ELEMENTS:
-        raise UnsupportedActivationMemory(
-            f"falcon: activation {activation!r}: the formula knows what {', '.join(_ACTIVATION_ELEMENTS)} save; "
-            "measure another with archzoo.memory.measure_activations"
-        )
-    return activation
-
 
 def _head_width(terms: SavedTerms) -> Poly:
+    # d_model // n_heads, by the tree's symbol only where its formulas use it (multi-head attention's do not)
     cfg = terms.config
     return symbol_of(terms.root, "d_h", cfg.d_model // cfg.n_heads, definition="d / h")
 
@@ -90,10 +82,10 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
     terms = replace(terms, attention="eager")
     b, Nd, Ni, Nf = terms.b, terms.Nd, terms.Ni, terms.Nf
     attention, mlp = terms.attention_block.name, terms.ff.name
-    activation = _activation(terms)
+    activation = configured_activation(terms, "falcon")
     shared = cfg.norms == 1  # one LayerNorm whose output the fused projection and dense_h_to_4h both read
     mlp_in = const(0) if shared else b * Nd
-    fc_out = const(0) if activation in _OUTPUT_SAVED else b * Nf
+    fc_out = const(0) if activation in OUTPUT_SAVED else b * Nf
     return {
         f"{attention}.qkv_proj": b * Nd,
         f"{attention}.out_proj": b * Ni,
@@ -101,38 +93,21 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
         attention: terms.attention_saves(upcast=False, eager_qkv=_eager_qkv(terms)) + _indices(terms),
         f"{mlp}.fc_in": mlp_in,
         f"{mlp}.fc_out": fc_out,
-        mlp: mlp_in + (_ACTIVATION_ELEMENTS[activation] + 1) * b * Nf,
+        mlp: mlp_in + (ACTIVATION_ELEMENTS[activation] + 1) * b * Nf,
     }
 
 
 def _stack(terms: SavedTerms) -> Poly:
-    """The rotary cos and sin tables every layer multiplies by (none with ALiBi; recomputed layers take them as
-    keyword arguments)."""
-    if terms.recompute or terms.config.alibi:
-        return const(0)
-    return 2 * terms.b * N * _head_width(terms)
-
-
-def _outside(terms: SavedTerms) -> dict[str, Poly]:
-    return {"token": terms.token_ids, "lm_head": terms.b * terms.Nd}
+    """The rotary cos and sin tables every layer multiplies by (none with ALiBi)."""
+    return const(0) if terms.config.alibi else rotary_tables(terms, _head_width(terms))
 
 
 def _gap(terms: SavedTerms) -> list[GapTerm | None]:
     _check(terms)
-    cfg = terms.config
-    Nd, Nf = terms.Nd, terms.Nf
     gaps: list[GapTerm | None] = [layer_norm_statistics_gap(terms)]
-    if cfg.norms == 1:
-        gaps.append(
-            GapTerm(
-                "one LayerNorm, its output shared",
-                -4 * Nd,
-                "the parallel layer has one LayerNorm, whose output both the fused projection and the feed-forward "
-                "read and save once, where Korthikanti's sequential layer saves a second LayerNorm's input and the "
-                "MLP's input (2 bytes each)",
-            )
-        )
-    width = 2 * _eager_qkv(terms) - 6 * Nd + _indices(terms)
+    if terms.config.norms == 1:
+        gaps.append(shared_norm_gap(terms, "the fused projection"))
+    width = 2 * _eager_qkv(terms) - 6 * terms.Nd + _indices(terms)
     if not width.is_zero():
         gaps.append(
             GapTerm(
@@ -143,18 +118,7 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
                 "Korthikanti's Q, K and V are d wide each",
             )
         )
-    elements = _ACTIVATION_ELEMENTS[_activation(terms)]
-    if elements != 1:
-        gaps.append(
-            GapTerm(
-                "activation saves",
-                (elements - 1) * 2 * Nf,
-                f"the activation saves {elements} d_ff-wide tensors besides the down projection's input, where "
-                "Korthikanti's GeLU saves its input (one)",
-            )
-        )
-    gaps.append(feed_forward_width_gap(terms))
-    return gaps
+    return [*gaps, activation_saves_gap(terms, "falcon"), feed_forward_width_gap(terms)]
 
 
 #: measured with transformers 5.23 and torch 2.13 (tests/test_activation_falcon.py, at several configurations and
@@ -162,9 +126,9 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
 SAVES = ActivationSaves(
     architecture="falcon",
     classes=("transformers.FalconModel", "transformers.FalconForCausalLM"),
-    activations={"": 1},  # the tree's unnamed activation: _activation reads the configuration's
+    activations={"": 1},  # the tree's unnamed activation: configured_activation reads the configuration's
     layer=_layer,
-    outside=_outside,
+    outside=token_and_lm_head,
     gap=_gap,
     stack=_stack,
     fused_note="FalconModel takes no attention implementation after it is built: transformers runs its eager "
@@ -172,6 +136,4 @@ SAVES = ActivationSaves(
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

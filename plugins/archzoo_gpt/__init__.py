@@ -20,7 +20,14 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook, table_values
+from archzoo.decoder_parts import (
+    LABELS,
+    architectures_hook,
+    decoder_reference,
+    decoder_symbols,
+    hf_readers_hook,
+    table_values,
+)
 from archzoo.formula import const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
 from archzoo.symbols import symbol
@@ -67,19 +74,14 @@ class GptConfig(ArchConfig):
 
 
 def build(cfg: GptConfig) -> Block:
-    d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
+    s = decoder_symbols(cfg)  # without d_head, h heads of d / h: the queries are d wide
+    d, V, L, inner = s.d, s.V, s.L, s.inner
     P = symbol("P", cfg.max_positions)
-    L = symbol("L", cfg.n_layers)
-    if cfg.d_head is None:
-        inner = d  # h heads of d / h
-    else:
-        inner = symbol("h", cfg.n_heads) * symbol("d_h", cfg.d_head)
     d_ff = 4 * d if cfg.d_ff is None else symbol("d_ff", cfg.d_ff)
 
     layer_parts = [
         layer_norm("attention_norm", d, bias=True),
-        attention("attention", d, inner, bias=cfg.bias, causal=True, heads=symbol("h", cfg.n_heads)),
+        attention("attention", d, inner, bias=cfg.bias, causal=True, heads=s.h),
         layer_norm("mlp_norm", d, bias=True),
         feed_forward("mlp", d, d_ff, activation=cfg.activation, bias=cfg.bias),
     ]
@@ -153,42 +155,24 @@ def reference(cfg: GptConfig) -> Reference | None:
         if cfg.head in ("sequence_classification", "token_classification") and cfg.num_labels != 2
         else {}
     )
-    if not cfg.final_norm:
-        if cfg.d_ff is not None and cfg.d_ff != 4 * cfg.d_model:
-            return None
-        if cfg.activation not in OPENAI_GPT_ACTIVATIONS or cfg.head not in _OPENAI_GPT_CLASSES:
-            return None
-        return Reference(
-            library="transformers",
-            target=f"transformers.{_OPENAI_GPT_CLASSES[cfg.head]}",
-            config_class="transformers.OpenAIGPTConfig",
-            kwargs=dict(
-                vocab_size=cfg.vocab_size,
-                n_positions=cfg.max_positions,
-                n_embd=cfg.d_model,
-                n_layer=cfg.n_layers,
-                n_head=cfg.n_heads,
-                afn=cfg.activation,
-                tie_word_embeddings=cfg.tie_embeddings,
-                **labels,
-            ),
-        )
-    return Reference(
-        library="transformers",
-        target=f"transformers.{_GPT2_CLASSES[cfg.head]}",
-        config_class="transformers.GPT2Config",
-        kwargs=dict(
-            vocab_size=cfg.vocab_size,
-            n_positions=cfg.max_positions,
-            n_embd=cfg.d_model,
-            n_layer=cfg.n_layers,
-            n_head=cfg.n_heads,
-            n_inner=cfg.d_ff,
-            activation_function=cfg.activation,
-            tie_word_embeddings=cfg.tie_embeddings,
-            **labels,
-        ),
+    # the keys GPT-2's and GPT-1's configurations name alike, in their order
+    keys = dict(
+        vocab_size=cfg.vocab_size,
+        n_positions=cfg.max_positions,
+        n_embd=cfg.d_model,
+        n_layer=cfg.n_layers,
+        n_head=cfg.n_heads,
     )
+    tail = dict(tie_word_embeddings=cfg.tie_embeddings, **labels)
+    if cfg.final_norm:
+        kwargs = dict(**keys, n_inner=cfg.d_ff, activation_function=cfg.activation, **tail)
+        return decoder_reference(_GPT2_CLASSES, cfg.head, "GPT2Config", kwargs)
+    # GPT-1: a feed-forward of 4 d_model, and only the activations and heads OpenAIGPTModel has
+    if cfg.d_ff is not None and cfg.d_ff != 4 * cfg.d_model:
+        return None
+    if cfg.activation not in OPENAI_GPT_ACTIVATIONS or cfg.head not in _OPENAI_GPT_CLASSES:
+        return None
+    return decoder_reference(_OPENAI_GPT_CLASSES, cfg.head, "OpenAIGPTConfig", dict(**keys, afn=cfg.activation, **tail))
 
 
 #: the only activations transformers' OpenAI GPT accepts (its ACT_FNS)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from archzoo import hookimpl
+from archzoo.decoder_saves import activation_memory_hook
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
     ActivationSaves,
@@ -66,6 +64,4 @@ SAVES = ActivationSaves(
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

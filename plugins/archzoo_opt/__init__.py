@@ -31,9 +31,12 @@ from archzoo.blocks import (
 from archzoo.decoder_parts import (
     architectures_hook,
     decoder_heads,
+    decoder_reference,
+    decoder_symbols,
     head_classes,
     head_field,
     hf_readers_hook,
+    labels_kwargs,
     num_labels_field,
     table_values,
 )
@@ -136,15 +139,14 @@ def _norm(name: str, d: Poly, cfg: OptConfig) -> Block:
 
 
 def build(cfg: OptConfig) -> Block:
-    d = symbol("d", cfg.d_model)
-    V = symbol("V", cfg.vocab_size)
+    s = decoder_symbols(cfg)
+    d, V, L = s.d, s.V, s.L
     P = symbol("P", cfg.max_positions)
-    L = symbol("L", cfg.n_layers)
     d_ff = symbol("d_ff", cfg.d_ff)
     width = EMBEDDING_WIDTH(cfg.d_embed) if cfg.projects and cfg.d_embed is not None else d
 
     attention_norm = _norm("attention_norm", d, cfg)
-    self_attention = attention("attention", d, d, bias=cfg.bias, causal=True, heads=symbol("h", cfg.n_heads))
+    self_attention = attention("attention", d, d, bias=cfg.bias, causal=True, heads=s.h)
     mlp_norm = _norm("mlp_norm", d, cfg)
     mlp = feed_forward("mlp", d, d_ff, activation=cfg.activation, bias=cfg.bias)
     if cfg.pre_norm:
@@ -207,28 +209,24 @@ def reference_modules(cfg: OptConfig) -> dict[str, tuple[str, ...]]:
 
 def reference(cfg: OptConfig) -> Reference:
     """OPTModel or OPTForCausalLM, built from an OPTConfig with the same keys."""
-    return Reference(
-        library="transformers",
-        target=f"transformers.{CLASSES[cfg.head]}",
-        config_class="transformers.OPTConfig",
-        kwargs=dict(
-            vocab_size=cfg.vocab_size,
-            hidden_size=cfg.d_model,
-            num_hidden_layers=cfg.n_layers,
-            num_attention_heads=cfg.n_heads,
-            ffn_dim=cfg.d_ff,
-            max_position_embeddings=cfg.max_positions,
-            word_embed_proj_dim=cfg.d_embed or cfg.d_model,
-            do_layer_norm_before=cfg.pre_norm,
-            _remove_final_layer_norm=cfg.pre_norm and not cfg.has_final_norm,
-            enable_bias=cfg.bias,
-            layer_norm_elementwise_affine=cfg.norm_affine,
-            activation_function=cfg.activation,
-            tie_word_embeddings=cfg.tie_embeddings,
-            pad_token_id=None,  # OPT's default padding index 1 lies beyond a one-token vocabulary
-            **({"num_labels": cfg.num_labels} if cfg.head == "sequence_classification" else {}),
-        ),
+    kwargs = dict(
+        vocab_size=cfg.vocab_size,
+        hidden_size=cfg.d_model,
+        num_hidden_layers=cfg.n_layers,
+        num_attention_heads=cfg.n_heads,
+        ffn_dim=cfg.d_ff,
+        max_position_embeddings=cfg.max_positions,
+        word_embed_proj_dim=cfg.d_embed or cfg.d_model,
+        do_layer_norm_before=cfg.pre_norm,
+        _remove_final_layer_norm=cfg.pre_norm and not cfg.has_final_norm,
+        enable_bias=cfg.bias,
+        layer_norm_elementwise_affine=cfg.norm_affine,
+        activation_function=cfg.activation,
+        tie_word_embeddings=cfg.tie_embeddings,
+        pad_token_id=None,  # OPT's default padding index 1 lies beyond a one-token vocabulary
+        **labels_kwargs(cfg, ("sequence_classification",)),
     )
+    return decoder_reference(CLASSES, cfg.head, "OPTConfig", kwargs)
 
 
 # ---- Hugging Face config.json: OPTConfig's keys, as transformers 5.23 defines them ----------------------

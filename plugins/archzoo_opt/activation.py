@@ -3,9 +3,7 @@ activation formula."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from archzoo import hookimpl
+from archzoo.decoder_saves import activation_memory_hook
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
     ActivationSaves,
@@ -80,6 +78,4 @@ SAVES = ActivationSaves(
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

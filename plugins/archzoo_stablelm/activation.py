@@ -3,18 +3,18 @@ plugin's activation formula (the plugin's ``__init__`` imports its hook)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from archzoo import hookimpl
-from archzoo.formula import N, Poly, const
-from archzoo.saved_tensors import (
-    ActivationSaves,
-    GapTerm,
-    SavedTerms,
-    fp32_softmax_gap,
-    layer_norm_statistics_gap,
-    symbol_of,
+from archzoo.decoder_saves import (
+    activation_memory_hook,
+    head_width,
+    kv_heads_of,
+    repeat_kv_qkv,
+    rotary_tables,
+    shared_norm_gap,
+    swiglu_gap,
+    token_and_lm_head,
 )
+from archzoo.formula import N, Poly, const
+from archzoo.saved_tensors import ActivationSaves, GapTerm, SavedTerms, fp32_softmax_gap, layer_norm_statistics_gap
 from archzoo.symbols import declare_symbol
 
 __all__ = ["SAVES", "register_activation_memory"]
@@ -23,27 +23,6 @@ __all__ = ["SAVES", "register_activation_memory"]
 ROTARY = declare_symbol(
     "d_rot", latex="d_{rot}", meaning="rotary channels of a head (partial_rotary_factor · d_h)", order=29
 )
-
-
-def _head_width(terms: SavedTerms) -> Poly:
-    if terms.attention_block.d_head is not None:
-        return terms.attention_block.d_head
-    cfg = terms.config
-    return symbol_of(terms.root, "d_h", cfg.d_model // cfg.n_heads, definition="d / h")
-
-
-def _kv_heads(terms: SavedTerms) -> Poly:
-    if terms.attention_block.kv_heads is not None:
-        return terms.attention_block.kv_heads
-    return terms.h
-
-
-def _eager_qkv(terms: SavedTerms) -> Poly:
-    """The queries, keys and values eager attention's products save: repeat_kv copies the keys and values to every
-    query head, except that one key/value head broadcast to all is a view of the h_kv-wide tensor (no copy)."""
-    if _kv_heads(terms).evaluate() == 1:
-        return terms.Ni + 2 * N * terms.kv
-    return 3 * terms.Ni
 
 
 def _layer(terms: SavedTerms) -> dict[str, Poly]:
@@ -66,7 +45,7 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
         # (SDPA saves its output besides the copy the output projection reads: the rotary concatenation leaves the
         # queries head-major, so the output is too)
         attention: terms.attention_saves(
-            upcast=True, eager_qkv=_eager_qkv(terms), fused_held=2 * Ni + 2 * N * terms.kv
+            upcast=True, eager_qkv=repeat_kv_qkv(terms), fused_held=2 * Ni + 2 * N * terms.kv
         ),
         # SwiGLU: silu's input (the gate's output), the product's two factors, the down projection's input
         mlp: (const(0) if cfg.parallel_residual else b * Nd) + 4 * b * Nf,
@@ -74,8 +53,8 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
     if cfg.qk_norm:
         # StableLmLayerNormPerHead: one contiguous copy of the queries (keys) that each head's LayerNorm reads a
         # slice of, and each head's mean and 1/σ per token
-        d_h = _head_width(terms)
-        for name, heads in (("q_norm", terms.h), ("k_norm", _kv_heads(terms))):
+        d_h = head_width(terms)
+        for name, heads in (("q_norm", terms.h), ("k_norm", kv_heads_of(terms))):
             norm = b * N * heads * d_h + 2 * terms.stats * heads * N
             parts[f"{attention}.{name}"] = norm
             parts[attention] = parts[attention] + norm
@@ -83,25 +62,16 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
 
 
 def _stack(terms: SavedTerms) -> Poly:
-    """The rotary cos and sin tables, ``d_rot`` wide, every layer multiplies by (recomputed layers take them as
-    keyword arguments, not saved)."""
-    if terms.recompute:
-        return const(0)
+    """The rotary cos and sin tables, ``d_rot`` wide (the rotary channels of a head, as StableLmAttention truncates
+    them)."""
     cfg = terms.config
-    d_h = cfg.d_model // cfg.n_heads
-    rotary = ROTARY(int(d_h * cfg.rotary_fraction))  # as StableLmAttention truncates it
-    return 2 * terms.b * N * rotary
-
-
-def _outside(terms: SavedTerms) -> dict[str, Poly]:
-    return {"token": terms.token_ids, "lm_head": terms.b * terms.Nd}
+    return rotary_tables(terms, ROTARY(int((cfg.d_model // cfg.n_heads) * cfg.rotary_fraction)))
 
 
 def _gap(terms: SavedTerms) -> list[GapTerm | None]:
     cfg = terms.config
-    Nd, Nf = terms.Nd, terms.Nf
     gaps: list[GapTerm | None] = [layer_norm_statistics_gap(terms), fp32_softmax_gap(terms)]
-    width = 2 * _eager_qkv(terms) - 6 * Nd
+    width = 2 * repeat_kv_qkv(terms) - 6 * terms.Nd
     if not width.is_zero():
         gaps.append(
             GapTerm(
@@ -112,30 +82,14 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
             )
         )
     if cfg.parallel_residual:
-        gaps.append(
-            GapTerm(
-                "one LayerNorm, its output shared",
-                -4 * Nd,
-                "the parallel layer has one LayerNorm, whose output both the attention's projections and the "
-                "feed-forward read and save once, where Korthikanti's sequential layer saves a second LayerNorm's "
-                "input and the MLP's input (2 bytes each)",
-            )
-        )
-    gaps.append(
-        GapTerm(
-            "SwiGLU feed-forward",
-            8 * Nf - 16 * Nd,
-            "the gated feed-forward saves the gate's output, silu's output, the up projection's output and their "
-            "product (4 tensors of d_ff, 2 bytes each) besides its input, where Korthikanti's MLP saves the GeLU's "
-            "input and output, 4h wide (16 s b h)",
-        )
-    )
+        gaps.append(shared_norm_gap(terms))
+    gaps.append(swiglu_gap(terms, with_input=True))
     if cfg.qk_norm:
-        kv_heads, d_h = _kv_heads(terms), _head_width(terms)
+        heads, d_h = terms.h + kv_heads_of(terms), head_width(terms)
         gaps.append(
             GapTerm(
                 "per-head QK LayerNorms",
-                2 * N * (terms.h + kv_heads) * d_h + 8 * N * (terms.h + kv_heads),
+                2 * N * heads * d_h + 8 * N * heads,
                 "a LayerNorm per query and key head saves a copy of the queries and keys (2 bytes each) and each "
                 "head's mean and 1/σ per token in fp32, which Korthikanti's layer has no counterpart for",
             )
@@ -150,12 +104,10 @@ SAVES = ActivationSaves(
     classes=("transformers.StableLmModel", "transformers.StableLmForCausalLM"),
     activations={},
     layer=_layer,
-    outside=_outside,
+    outside=token_and_lm_head,
     gap=_gap,
     stack=_stack,
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)
