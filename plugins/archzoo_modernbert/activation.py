@@ -1,0 +1,203 @@
+"""What transformers' ModernBertModel and its head classes save for backward in a training step: the modernbert
+plugin's activation formula (the plugin's ``__init__`` imports its hook)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from archzoo import hookimpl
+from archzoo.formula import N, Poly, const
+from archzoo.saved_tensors import (
+    ActivationSaves,
+    GapTerm,
+    SavedTerms,
+    UnsupportedActivationMemory,
+    fp32_softmax_gap,
+    layer_norm_statistics_gap,
+)
+
+__all__ = ["GLOBAL_EVERY", "SAVES", "SLIDING_WINDOW", "register_activation_memory"]
+
+#: every third layer is global, the others local: ModernBertConfig's global_attn_every_n_layers, which archzoo's
+#: reference leaves at its default (the layers' kinds change no parameter and no eager FLOP, so the configuration
+#: does not carry them)
+GLOBAL_EVERY = 3
+#: a local layer attends to tokens at most this far away: ModernBertConfig's default local_attention (128) halved,
+#: as transformers' configuration does; from this many tokens on, SDPA is given the window as a mask
+SLIDING_WINDOW = 64
+
+#: d_ff-wide tensors each activation transformers' ModernBERT may run saves besides its input (a view of Wi's
+#: output): gelu_new is written out in Python ops (tanh's output, 1 + tanh, 0.5·x)
+_ACTIVATION_EXTRA = {"gelu": 0, "gelu_pytorch_tanh": 0, "silu": 0, "swish": 0, "gelu_new": 3}
+
+
+def _layer_kinds(layers: int) -> tuple[int, int]:
+    """The global and the local layers of a stack of ``layers`` (layer i is global when i % 3 == 0)."""
+    global_layers = (layers + GLOBAL_EVERY - 1) // GLOBAL_EVERY
+    return global_layers, layers - global_layers
+
+
+def _rotary_tables(terms: SavedTerms) -> Poly:
+    """One kind of layer's cos and sin tables, N × d_h each: global and local layers rotate with tables of their
+    own (different bases), which every layer of the kind multiplies its queries and keys by."""
+    d_h = terms.attention_block.d_head
+    if d_h is None:
+        raise UnsupportedActivationMemory("modernbert: its attention records no head width (d_head)")
+    return 2 * terms.b * N * d_h
+
+
+def _windowed(terms: SavedTerms) -> bool:
+    """Whether SDPA is given each local layer's sliding-window mask (an N × N tensor in the dtype, saved by its
+    kernel): only when some token lies beyond the window, so at N of SLIDING_WINDOW tokens or more."""
+    # SavedTerms.seq_len comes with archzoo.memory's reading of layer runs, which this module's registration awaits
+    return terms.attention == "fused" and terms.seq_len >= SLIDING_WINDOW  # type: ignore[attr-defined,unused-ignore]
+
+
+def _layer(terms: SavedTerms) -> dict[str, Poly]:
+    """Mapped to the blocks: the attention (with its Wqkv) and its output linear, the feed-forward (with its Wi and
+    activation) and its output linear. Its LayerNorms are the default's."""
+    b, Nd, Ni, Nf = terms.b, terms.Nd, terms.Ni, terms.Nf
+    attention, mlp = terms.attention_block.name, terms.ff.name
+    extra = _ACTIVATION_EXTRA.get(terms.activation)
+    if extra is None:
+        raise UnsupportedActivationMemory(
+            f"modernbert: activation {terms.activation!r}: the formula knows what {', '.join(_ACTIVATION_EXTRA)} "
+            "save in the gated feed-forward; relu and others share their output with the product or save more"
+        )
+    # eager: q and k after the rotation, the transposed key, Wqkv's whole output (the value is a view of it) and the
+    # fp32 softmax with its copy in the dtype; SDPA holds the same q, k and Wqkv output, and a log-sum-exp
+    held = 2 * Ni + 3 * Ni
+    saves = terms.attention_saves(upcast=True, eager_qkv=held, fused_held=held)
+    # this copy (the first of its run: layer 0, global, or layer 1, local) holds its kind's rotary tables when it is
+    # the only layer of its kind; else the stack holds them
+    global_layers, local_layers = _layer_kinds(terms.config.n_layers)
+    first = terms.layer.name == "first_layer"
+    if (global_layers if first else local_layers) == 1 and not terms.recompute:
+        saves = saves + _rotary_tables(terms)
+    if not first and _windowed(terms):
+        saves = saves + b * N**2
+    return {
+        attention: saves,
+        # SDPA's output is saved by SDPA first and read as it is; eager attention's is copied for Wo
+        f"{attention}.out_proj": b * Ni if terms.attention == "eager" else const(0),
+        # Wi's input, its 2·d_ff-wide output (the activation's input and the gate are views of it), the
+        # activation's output, the product (Wo's input)
+        mlp: b * Nd + (4 + extra) * b * Nf,
+        f"{mlp}.fc_out": b * Nf,
+    }
+
+
+def _stack(terms: SavedTerms) -> Poly:
+    """The rotary tables of each kind of layer that several layers share, held by the stack; and, where SDPA is
+    given the window, the global layers among the copies of the "layer" run (layers 3, 6, ...) take back the mask
+    that run's per-copy figure counts (its first copy is local). Recomputed layers take the tables as keyword
+    arguments and save neither."""
+    if terms.recompute:
+        return const(0)
+    global_layers, local_layers = _layer_kinds(terms.config.n_layers)
+    shared = sum(1 for count in (global_layers, local_layers) if count > 1) * _rotary_tables(terms)
+    if _windowed(terms) and global_layers > 1:
+        shared = shared - (global_layers - 1) * terms.b * N**2
+    return shared
+
+
+def _activation_saves(activation: str, rows: Poly, width: Poly, b: Poly) -> Poly:
+    if activation in ("gelu", "gelu_pytorch_tanh", "silu", "swish"):
+        return b * rows * width
+    if activation == "gelu_new":
+        return 4 * b * rows * width
+    raise UnsupportedActivationMemory(
+        f"modernbert: classifier_activation {activation!r}: the formula knows what gelu, gelu_pytorch_tanh, silu, "
+        "swish and gelu_new save in the prediction head; relu and tanh share their output with the LayerNorm"
+    )
+
+
+def _outside(terms: SavedTerms) -> dict[str, Poly]:
+    b, d = terms.b, terms.d
+    out = {"token": terms.token_ids}
+    names = [block.name for block in terms.root.children]
+    if "prediction_head" in names:
+        pooled = terms.config.head == "sequence_classification"
+        rows = const(1) if pooled else N
+        # dense's input (the pooled first token is a view holding the whole last hidden state), the activation's
+        # saves (its input is dense's output), the LayerNorm's input and statistics
+        out["prediction_head"] = (
+            b * terms.Nd
+            + _activation_saves(terms.config.classifier_activation, rows, d, b)
+            + b * rows * d
+            + 2 * terms.stats * rows
+        )
+    for name in ("decoder", "classifier"):
+        if name in names:  # the head's output, on every token or on the pooled one
+            out[name] = b * (d if terms.config.head == "sequence_classification" else terms.Nd)
+    return out
+
+
+def _gap(terms: SavedTerms) -> list[GapTerm | None]:
+    Nd, Ni, Nf = terms.Nd, terms.Ni, terms.Nf
+    parts = _layer(terms)
+    attention = parts[terms.attention_block.name]
+    gaps: list[GapTerm | None] = [
+        layer_norm_statistics_gap(terms),
+        GapTerm(
+            "fused QKV output held",
+            # the rotated q, the transposed k, Wqkv's whole output and Wo's input (2 bytes each) against
+            # Korthikanti's Q, K, V and output projection input
+            2 * (Ni + Ni + 3 * Ni + Ni) - 8 * Nd,
+            "Wqkv computes Q, K and V as one 3d-wide tensor, and the value the probabilities multiply is a view "
+            "holding all of it (6 bytes a token and channel), besides the rotated queries and keys, where Korthikanti "
+            "counts the value's 2",
+        ),
+        fp32_softmax_gap(terms),
+        GapTerm(
+            "gated GeLU feed-forward",
+            8 * Nf - 16 * Nd,
+            "Wi makes the GeLU's input and the gate as one 2·d_ff-wide tensor (both saved as views of it), and the "
+            "GeLU's output and the product are saved too (4 tensors of d_ff, 2 bytes each), where Korthikanti's MLP "
+            "saves the GeLU's input and output, 4h wide (16 s b h)",
+        ),
+    ]
+    if not any(block.name == "attention_norm" for block in terms.layer.children):
+        gaps.append(
+            GapTerm(
+                "no LayerNorm before the first layer's attention",
+                -2 * Nd,
+                "the first layer reads the normalised embedding, so it has one LayerNorm, where Korthikanti's layer "
+                "saves two LayerNorms' inputs (2 bytes each)",
+            )
+        )
+    rotary = attention - terms.attention_saves(upcast=True, eager_qkv=5 * Ni)
+    if not rotary.is_zero():
+        gaps.append(
+            GapTerm(
+                "rotary tables",
+                rotary,
+                "the only layer of its kind (global or local) holds that kind's rotary cos and sin tables (N·d_h "
+                "each), which Korthikanti's layer has no counterpart for",
+            )
+        )
+    return gaps
+
+
+#: measured with transformers 5.23 and torch 2.13 (tests/test_activation_modernbert.py, at several configurations,
+#: heads and lengths)
+SAVES = ActivationSaves(
+    architecture="modernbert",
+    classes=(
+        "transformers.ModernBertModel",
+        "transformers.ModernBertForMaskedLM",
+        "transformers.ModernBertForSequenceClassification",
+        "transformers.ModernBertForTokenClassification",
+        "transformers.ModernBertForQuestionAnswering",
+    ),
+    activations={},
+    layer=_layer,
+    outside=_outside,
+    gap=_gap,
+    stack=_stack,
+)
+
+
+@hookimpl
+def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
+    register(SAVES)
