@@ -55,13 +55,13 @@ from archzoo.seq2seq_parts import (
     TRAINING_ONLY,
     bart_layer_modules,
     check_side_heads,
+    cross_attention_not_run,
     eos_classification_head,
     eos_classification_modules,
     feed_forward_widths,
     side_kwargs,
     source_target_note,
     stack_modules,
-    stored_not_run,
     without_cache,
 )
 from archzoo.symbols import symbol
@@ -145,8 +145,7 @@ def _layer(cfg: BartConfig, d: Poly, d_ff: Poly, *, decoder: bool) -> Block:
         cross = attention("cross_attention", d, d, cross=True, description="cross-attention to the encoder's output")
         cross_norm = layer_norm("cross_attention_norm", d)
         if cfg.head == "causal_lm":
-            skipped = "built, but with no encoder output BartForCausalLM never runs it"
-            cross, cross_norm = stored_not_run(cross, skipped), stored_not_run(cross_norm, skipped)
+            cross, cross_norm = cross_attention_not_run(cross, cross_norm, model_class="BartForCausalLM")
         pairs.append((cross, cross_norm))
     pairs.append(
         (

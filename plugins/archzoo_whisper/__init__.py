@@ -77,10 +77,10 @@ from archzoo.seq2seq_parts import (
     TRAINING_ONLY,
     bart_layer_modules,
     check_side_heads,
+    cross_attention_not_run,
     feed_forward_widths,
     side_kwargs,
     stack_modules,
-    stored_not_run,
 )
 from archzoo.symbols import declare_symbol, symbol
 
@@ -276,8 +276,7 @@ def _decoder(cfg: WhisperConfig, d: Poly, d_ff: Poly, V: Poly) -> Block:
     )
     cross_norm = layer_norm("cross_attention_norm", d, description="LayerNorm(d) (encoder_attn_layer_norm)")
     if cfg.head == "causal_lm":
-        skipped = "built, but with no encoder output WhisperForCausalLM never runs it"
-        cross, cross_norm = stored_not_run(cross, skipped), stored_not_run(cross_norm, skipped)
+        cross, cross_norm = cross_attention_not_run(cross, cross_norm, model_class="WhisperForCausalLM")
     layer = composite(
         "layer",
         "decoder_layer",

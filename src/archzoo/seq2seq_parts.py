@@ -29,6 +29,7 @@ __all__ = [
     "SideConfig",
     "bart_layer_modules",
     "check_side_heads",
+    "cross_attention_not_run",
     "eos_classification_head",
     "eos_classification_modules",
     "feed_forward_widths",
@@ -115,6 +116,13 @@ def stored_not_run(block: Block, why: str) -> Block:
         cross_kv_cache=ZERO,
         description=f"{block.description}; {why}" if block.children or not block.description else block.description,
     )
+
+
+def cross_attention_not_run(*blocks: Block, model_class: str) -> tuple[Block, ...]:
+    """The cross-attention ``blocks`` (and their norm) of a decoder run alone as a causal LM (``model_class``,
+    ``BartForCausalLM``): built, so counted, but with no encoder output never run (`stored_not_run`)."""
+    why = f"built, but with no encoder output {model_class} never runs it"
+    return tuple(stored_not_run(block, why) for block in blocks)
 
 
 def without_cache(block: Block) -> Block:
