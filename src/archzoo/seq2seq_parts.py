@@ -40,8 +40,8 @@ __all__ = [
     "without_cache",
 ]
 
-ZERO = const(0)
-ONE = const(1)
+_ZERO = const(0)
+_ONE = const(1)
 
 #: Feed-forward widths of each side, when they differ (when they agree, both are the shared ``d_ff``).
 D_FF_ENCODER = declare_symbol(
@@ -107,13 +107,13 @@ def stored_not_run(block: Block, why: str) -> Block:
     return replace(
         block,
         children=tuple(stored_not_run(c, why) for c in block.children),
-        flops=ZERO,
-        attention_flops=ZERO,
-        backward_flops=ZERO,
-        prefill_flops=ZERO,
-        decode_flops=ZERO,
-        kv_cache=ZERO,
-        cross_kv_cache=ZERO,
+        flops=_ZERO,
+        attention_flops=_ZERO,
+        backward_flops=_ZERO,
+        prefill_flops=_ZERO,
+        decode_flops=_ZERO,
+        kv_cache=_ZERO,
+        cross_kv_cache=_ZERO,
         description=f"{block.description}; {why}" if block.children or not block.description else block.description,
     )
 
@@ -128,7 +128,7 @@ def cross_attention_not_run(*blocks: Block, model_class: str) -> tuple[Block, ..
 def without_cache(block: Block) -> Block:
     """``block`` keeping no key/value cache: a class that is never run as generation's cached calls."""
     children = tuple(without_cache(c) for c in block.children)
-    return replace(block, children=children, kv_cache=ZERO, cross_kv_cache=ZERO)
+    return replace(block, children=children, kv_cache=_ZERO, cross_kv_cache=_ZERO)
 
 
 def eos_classification_head(d: Poly, labels: Poly) -> Block:
@@ -138,8 +138,8 @@ def eos_classification_head(d: Poly, labels: Poly) -> Block:
         "classification_head",
         "head",
         [
-            linear("dense", d, d, tokens=ONE, description="dense + tanh on one token"),
-            linear("out_proj", d, labels, tokens=ONE, description="class scores"),
+            linear("dense", d, d, tokens=_ONE, description="dense + tanh on one token"),
+            linear("out_proj", d, labels, tokens=_ONE, description="class scores"),
         ],
         "classification head on the last end-of-sequence token's decoder output",
     )
