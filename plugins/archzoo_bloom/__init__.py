@@ -19,13 +19,14 @@ from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig
 from archzoo.blocks import Block, composite, embedding, feed_forward, layer_norm, repeat, with_modules
 from archzoo.decoder_parts import (
+    SPECIAL_TOKENS,
     architectures_hook,
     decoder_heads,
     decoder_modules,
     decoder_reference,
     decoder_symbols,
+    decoder_table,
     fused_attention,
-    head_classes,
     head_field,
     hf_readers_hook,
     labels_kwargs,
@@ -40,7 +41,6 @@ from archzoo.hf_config import (
     NOT_READ,
     TOKEN_ID,
     USE_CACHE,
-    HFTable,
     hf_reader,
 )
 
@@ -163,9 +163,10 @@ _SAME_PRODUCTS = (
     "slow_but_exact is set: the same weights, and slices whose products add up to the same FLOPs"
 )
 
-HF_BLOOM = HFTable(
-    model_type="bloom",
-    config_class="BloomConfig",
+HF_BLOOM = decoder_table(
+    "bloom",
+    "BloomConfig",
+    CLASSES,
     defaults=dict(
         vocab_size=250880,
         hidden_size=64,
@@ -199,8 +200,7 @@ HF_BLOOM = HFTable(
         "layer_norm_epsilon": NORM_EPSILON,
         "initializer_range": INITIALISATION,
         "use_cache": USE_CACHE,
-        "bos_token_id": TOKEN_ID,
-        "eos_token_id": TOKEN_ID,
+        **SPECIAL_TOKENS,
         "pad_token_id": TOKEN_ID + " (BLOOM's token embedding has no padding index)",
         "unk_token_id": TOKEN_ID,
         "apply_residual_connection_post_layernorm": "adds the normalised rather than the raw input back: no "
@@ -218,9 +218,6 @@ HF_BLOOM = HFTable(
         "skip_bias_add": _MEGATRON,
         "skip_bias_add_qkv": _MEGATRON,
     },
-    refused={},
-    base_class="BloomModel",
-    classes=head_classes(CLASSES),
 )
 
 

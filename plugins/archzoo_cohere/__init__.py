@@ -20,6 +20,9 @@ from pydantic import Field, PositiveInt
 from archzoo import Architecture, Reference
 from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
+    PADDING_CHECKED,
+    ROTARY_TYPE_CHECKED,
+    SPECIAL_TOKENS,
     HeadWidthConfig,
     architectures_hook,
     attention_modules,
@@ -31,7 +34,7 @@ from archzoo.decoder_parts import (
     decoder_modules,
     decoder_reference,
     decoder_symbols,
-    head_classes,
+    decoder_table,
     head_dim_kwargs,
     head_field,
     hf_readers_hook,
@@ -43,9 +46,7 @@ from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
     NORM_EPSILON,
-    TOKEN_ID,
     USE_CACHE,
-    HFTable,
     hf_reader,
 )
 from archzoo.symbols import symbol
@@ -128,9 +129,10 @@ def reference(cfg: CohereConfig) -> Reference:
 
 # ---- Hugging Face config.json: CohereConfig's keys, as transformers 5.23 defines them -----------------------
 
-HF_COHERE = HFTable(
-    model_type="cohere",
-    config_class="CohereConfig",
+HF_COHERE = decoder_table(
+    "cohere",
+    "CohereConfig",
+    CLASSES,
     defaults=dict(
         vocab_size=256000,
         hidden_size=8192,
@@ -153,7 +155,6 @@ HF_COHERE = HFTable(
         attention_dropout=0.0,
         use_qk_norm=False,
     ),
-    aliases={},
     read={
         "vocab_size": "vocab_size",
         "hidden_size": "d_model",
@@ -168,10 +169,8 @@ HF_COHERE = HFTable(
         "attention_bias": "attention_bias",
         "use_qk_norm": "qk_norm",
         "tie_word_embeddings": "tie_embeddings",
-        # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
-        "pad_token_id": "(checked: inside the vocabulary)",
-        # rotary settings change no count; read to refuse a type transformers does not build
-        "rope_parameters": "(checked: a rotary type transformers builds)",
+        "pad_token_id": PADDING_CHECKED,
+        "rope_parameters": ROTARY_TYPE_CHECKED,
     },
     ignored={
         "logit_scale": "a factor on the logits: element-wise, no parameters and no matmul",
@@ -179,12 +178,8 @@ HF_COHERE = HFTable(
         "initializer_range": INITIALISATION,
         "layer_norm_eps": NORM_EPSILON,
         "use_cache": USE_CACHE,
-        "bos_token_id": TOKEN_ID,
-        "eos_token_id": TOKEN_ID,
+        **SPECIAL_TOKENS,
     },
-    refused={},
-    base_class="CohereModel",
-    classes=head_classes(CLASSES),
 )
 
 

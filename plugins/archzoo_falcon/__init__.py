@@ -35,6 +35,7 @@ from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_activation
 from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
+    SPECIAL_TOKENS,
     DecoderSymbols,
     architectures_hook,
     decoder_descriptions,
@@ -42,8 +43,8 @@ from archzoo.decoder_parts import (
     decoder_modules,
     decoder_reference,
     decoder_symbols,
+    decoder_table,
     fused_attention,
-    head_classes,
     head_field,
     hf_readers_hook,
     kv_heads,
@@ -52,7 +53,7 @@ from archzoo.decoder_parts import (
     table_values,
 )
 from archzoo.formula import const
-from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, HFTable, hf_reader, rope_type
+from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, hf_reader, rope_type
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -263,9 +264,10 @@ def reference(cfg: FalconConfig) -> Reference:
 
 # ---- Hugging Face config.json: FalconConfig's keys, as transformers 5.23 defines them ----------------------
 
-HF_FALCON = HFTable(
-    model_type="falcon",
-    config_class="FalconConfig",
+HF_FALCON = decoder_table(
+    "falcon",
+    "FalconConfig",
+    CLASSES,
     defaults=dict(
         vocab_size=65024,
         hidden_size=4544,
@@ -319,13 +321,9 @@ HF_FALCON = HFTable(
         "initializer_range": INITIALISATION,
         "layer_norm_epsilon": NORM_EPSILON,
         "use_cache": USE_CACHE,
-        "bos_token_id": TOKEN_ID,
-        "eos_token_id": TOKEN_ID,
+        **SPECIAL_TOKENS,
         "pad_token_id": TOKEN_ID + " (Falcon's token embedding has no padding index)",
     },
-    refused={},
-    base_class="FalconModel",
-    classes=head_classes(CLASSES),
 )
 
 

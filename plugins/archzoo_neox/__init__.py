@@ -30,6 +30,8 @@ from archzoo.architecture import TransformerConfig, check_head_count, check_kv_h
 from archzoo.blocks import Block, attention, composite, layer_norm, linear, lm_head
 from archzoo.decoder_parts import (
     LABELS,
+    PADDING_CHECKED,
+    SPECIAL_TOKENS,
     architectures_hook,
     attention_modules,
     decoder_descriptions,
@@ -38,8 +40,8 @@ from archzoo.decoder_parts import (
     decoder_modules,
     decoder_reference,
     decoder_symbols,
+    decoder_table,
     fused_attention,
-    head_classes,
     head_field,
     hf_readers_hook,
     kv_heads,
@@ -47,6 +49,7 @@ from archzoo.decoder_parts import (
     labels_kwargs,
     num_labels_field,
     partial_rotary,
+    read_partial_rotary,
     rotary_fraction,
     table_values,
     with_norms,
@@ -59,8 +62,6 @@ from archzoo.hf_config import (
     NOT_READ,
     TOKEN_ID,
     USE_CACHE,
-    HFTable,
-    check_padding_index,
     hf_reader,
 )
 from archzoo.symbols import symbol
@@ -233,9 +234,10 @@ def reference(cfg: NeoXConfig) -> Reference:
 # ---- Hugging Face config.json: GPTNeoXConfig's keys, as transformers 5.23 defines them -------------------
 
 
-HF_GPT_NEOX = HFTable(
-    model_type="gpt_neox",
-    config_class="GPTNeoXConfig",
+HF_GPT_NEOX = decoder_table(
+    "gpt_neox",
+    "GPTNeoXConfig",
+    CLASSES,
     defaults=dict(
         vocab_size=50432,
         hidden_size=6144,
@@ -259,7 +261,6 @@ HF_GPT_NEOX = HFTable(
         attention_bias=True,
         is_decoder=False,
     ),
-    aliases={},
     read={
         "vocab_size": "vocab_size",
         "hidden_size": "d_model",
@@ -284,17 +285,13 @@ HF_GPT_NEOX = HFTable(
         "initializer_range": INITIALISATION,
         "layer_norm_eps": NORM_EPSILON,
         "use_cache": USE_CACHE,
-        "bos_token_id": TOKEN_ID,
-        "eos_token_id": TOKEN_ID,
+        **SPECIAL_TOKENS,
         "pad_token_id": TOKEN_ID + " (GPT-NeoX's token embedding has no padding index)",
         "is_decoder": "not read by GPT-NeoX's modules: every layer is causal whatever its value",
         # keys EleutherAI's GPT-NeoX-20B and early Pythia files carry from older transformers releases
         "attention_probs_dropout_prob": f"{NOT_READ}; a dropout: no parameters or FLOPs",
         "hidden_dropout_prob": f"{NOT_READ}; a dropout: no parameters or FLOPs",
     },
-    refused={},
-    base_class="GPTNeoXModel",
-    classes=head_classes(CLASSES),
 )
 
 
@@ -567,9 +564,10 @@ def phi_reference(cfg: PhiConfig) -> Reference:
     return decoder_reference(PHI_CLASSES, cfg.head, "PhiConfig", dict(**decoder_kwargs(cfg), **own, **tail))
 
 
-HF_GPTJ = HFTable(
-    model_type="gptj",
-    config_class="GPTJConfig",
+HF_GPTJ = decoder_table(
+    "gptj",
+    "GPTJConfig",
+    GPTJ_CLASSES,
     defaults=dict(
         vocab_size=50400,
         n_positions=2048,
@@ -615,8 +613,7 @@ HF_GPTJ = HFTable(
         "layer_norm_epsilon": NORM_EPSILON,
         "initializer_range": INITIALISATION,
         "use_cache": USE_CACHE,
-        "bos_token_id": TOKEN_ID,
-        "eos_token_id": TOKEN_ID,
+        **SPECIAL_TOKENS,
         "pad_token_id": TOKEN_ID + " (GPT-J's token embedding has no padding index)",
         # keys EleutherAI's GPT-J-6B file carries from the mesh-transformer-jax conversion and GPT-2's configuration
         "rotary": f"{NOT_READ}: GPT-J always turns rotary_dim channels",
@@ -632,9 +629,6 @@ HF_GPTJ = HFTable(
             )
         },
     },
-    refused={},
-    base_class="GPTJModel",
-    classes=head_classes(GPTJ_CLASSES),
 )
 
 
@@ -643,9 +637,10 @@ def _from_gptj(hf: dict[str, Any], model_class: str = "GPTJModel") -> dict[str, 
     return table_values(hf, HF_GPTJ)
 
 
-HF_PHI = HFTable(
-    model_type="phi",
-    config_class="PhiConfig",
+HF_PHI = decoder_table(
+    "phi",
+    "PhiConfig",
+    PHI_CLASSES,
     defaults=dict(
         vocab_size=51200,
         hidden_size=2048,
@@ -668,7 +663,6 @@ HF_PHI = HFTable(
         eos_token_id=2,
         pad_token_id=None,
     ),
-    aliases={},
     read={
         "vocab_size": "vocab_size",
         "hidden_size": "d_model",
@@ -680,8 +674,7 @@ HF_PHI = HFTable(
         "max_position_embeddings": "max_positions",
         "tie_word_embeddings": "tie_embeddings",
         "qk_layernorm": "qk_norm",
-        # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
-        "pad_token_id": "(checked: inside the vocabulary)",
+        "pad_token_id": PADDING_CHECKED,
         # rotary settings change no count; read for the fraction it turns and to refuse a type transformers
         # does not build
         "rope_parameters": "rotary_fraction",
@@ -694,20 +687,14 @@ HF_PHI = HFTable(
         "initializer_range": INITIALISATION,
         "layer_norm_eps": NORM_EPSILON,
         "use_cache": USE_CACHE,
-        "bos_token_id": TOKEN_ID,
-        "eos_token_id": TOKEN_ID,
+        **SPECIAL_TOKENS,
     },
-    refused={},
-    base_class="PhiModel",
-    classes=head_classes(PHI_CLASSES),
 )
 
 
 @hf_reader(HF_PHI)
 def _from_phi(hf: dict[str, Any], model_class: str = "PhiModel") -> dict[str, Any]:
-    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
-    # 0.5: PhiConfig's own default when neither rope_parameters nor the file's partial_rotary_factor sets it
-    return table_values(hf, HF_PHI, rotary_fraction=rotary_fraction(hf["rope_parameters"], 0.5, "PhiConfig"))
+    return read_partial_rotary(hf, HF_PHI, 0.5)  # PhiConfig's own default fraction
 
 
 ARCHITECTURE = Architecture(

@@ -29,11 +29,13 @@ from archzoo.blocks import (
     with_modules,
 )
 from archzoo.decoder_parts import (
+    PADDING_CHECKED,
+    SPECIAL_TOKENS,
     architectures_hook,
     decoder_heads,
     decoder_reference,
     decoder_symbols,
-    head_classes,
+    decoder_table,
     head_field,
     hf_readers_hook,
     labels_kwargs,
@@ -45,9 +47,7 @@ from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
     NOT_READ,
-    TOKEN_ID,
     USE_CACHE,
-    HFTable,
     check_padding_index,
     hf_reader,
 )
@@ -231,9 +231,10 @@ def reference(cfg: OptConfig) -> Reference:
 
 # ---- Hugging Face config.json: OPTConfig's keys, as transformers 5.23 defines them ----------------------
 
-HF_OPT = HFTable(
-    model_type="opt",
-    config_class="OPTConfig",
+HF_OPT = decoder_table(
+    "opt",
+    "OPTConfig",
+    CLASSES,
     defaults=dict(
         vocab_size=50272,
         hidden_size=768,
@@ -257,7 +258,6 @@ HF_OPT = HFTable(
         layer_norm_elementwise_affine=True,
         tie_word_embeddings=True,
     ),
-    aliases={},
     read={
         "vocab_size": "vocab_size",
         "hidden_size": "d_model",
@@ -273,8 +273,7 @@ HF_OPT = HFTable(
         "layer_norm_elementwise_affine": "norm_affine",
         "tie_word_embeddings": "tie_embeddings",
         "num_labels": "num_labels",
-        # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
-        "pad_token_id": "(checked: inside the vocabulary)",
+        "pad_token_id": PADDING_CHECKED,
     },
     ignored={
         "dropout": DROPOUT,
@@ -284,12 +283,8 @@ HF_OPT = HFTable(
         "pass runs every layer",
         "init_std": INITIALISATION,
         "use_cache": USE_CACHE,
-        "bos_token_id": TOKEN_ID,
-        "eos_token_id": TOKEN_ID,
+        **SPECIAL_TOKENS,
     },
-    refused={},
-    base_class="OPTModel",
-    classes=head_classes(CLASSES),
 )
 
 

@@ -22,6 +22,8 @@ from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_activation, check_kv_heads
 from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
+    PADDING_CHECKED,
+    SPECIAL_TOKENS,
     architectures_hook,
     attention_modules,
     causal_attention,
@@ -31,25 +33,21 @@ from archzoo.decoder_parts import (
     decoder_modules,
     decoder_reference,
     decoder_symbols,
-    head_classes,
+    decoder_table,
     head_field,
     hf_readers_hook,
     kv_heads_field,
     labels_kwargs,
     num_labels_field,
     partial_rotary,
-    rotary_fraction,
-    table_values,
+    read_partial_rotary,
     with_norms,
 )
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
     NORM_EPSILON,
-    TOKEN_ID,
     USE_CACHE,
-    HFTable,
-    check_padding_index,
     hf_reader,
 )
 from archzoo.symbols import symbol
@@ -173,9 +171,10 @@ def reference(cfg: StableLmConfig) -> Reference:
 
 # ---- Hugging Face config.json: StableLmConfig's keys, as transformers 5.23 defines them ---------------------
 
-HF_STABLELM = HFTable(
-    model_type="stablelm",
-    config_class="StableLmConfig",
+HF_STABLELM = decoder_table(
+    "stablelm",
+    "StableLmConfig",
+    CLASSES,
     defaults=dict(
         vocab_size=50304,
         intermediate_size=6912,
@@ -199,7 +198,6 @@ HF_STABLELM = HFTable(
         eos_token_id=0,
         pad_token_id=None,
     ),
-    aliases={},
     read={
         "vocab_size": "vocab_size",
         "intermediate_size": "d_ff",
@@ -216,8 +214,7 @@ HF_STABLELM = HFTable(
         # rotary settings change no count; read for the fraction it turns and to refuse a type transformers
         # does not build (archzoo.hf_config folds a top-level partial_rotary_factor into it, as loading does)
         "rope_parameters": "rotary_fraction",
-        # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
-        "pad_token_id": "(checked: inside the vocabulary)",
+        "pad_token_id": PADDING_CHECKED,
         "num_labels": "num_labels",
     },
     ignored={
@@ -227,20 +224,14 @@ HF_STABLELM = HFTable(
         "initializer_range": INITIALISATION,
         "layer_norm_eps": NORM_EPSILON,
         "use_cache": USE_CACHE,
-        "bos_token_id": TOKEN_ID,
-        "eos_token_id": TOKEN_ID,
+        **SPECIAL_TOKENS,
     },
-    refused={},
-    base_class="StableLmModel",
-    classes=head_classes(CLASSES),
 )
 
 
 @hf_reader(HF_STABLELM)
 def _from_stablelm(hf: dict[str, Any], model_class: str = "StableLmModel") -> dict[str, Any]:
-    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
-    # 0.25: StableLmConfig's own default when neither rope_parameters nor the file's partial_rotary_factor sets it
-    return table_values(hf, HF_STABLELM, rotary_fraction=rotary_fraction(hf["rope_parameters"], 0.25, "StableLmConfig"))
+    return read_partial_rotary(hf, HF_STABLELM, 0.25)  # StableLmConfig's own default fraction
 
 
 ARCHITECTURE = Architecture(

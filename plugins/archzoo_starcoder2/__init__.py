@@ -22,6 +22,9 @@ from pydantic import Field, PositiveInt
 from archzoo import Architecture, Reference
 from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
+    PADDING_CHECKED,
+    ROTARY_TYPE_CHECKED,
+    SPECIAL_TOKENS,
     HeadWidthConfig,
     architectures_hook,
     attention_modules,
@@ -33,7 +36,7 @@ from archzoo.decoder_parts import (
     decoder_modules,
     decoder_reference,
     decoder_symbols,
-    head_classes,
+    decoder_table,
     head_dim_kwargs,
     head_field,
     hf_readers_hook,
@@ -46,9 +49,7 @@ from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
     NORM_EPSILON,
-    TOKEN_ID,
     USE_CACHE,
-    HFTable,
     hf_reader,
 )
 from archzoo.symbols import symbol
@@ -129,9 +130,10 @@ def reference(cfg: Starcoder2Config) -> Reference:
 
 # ---- Hugging Face config.json: Starcoder2Config's keys, as transformers 5.23 defines them -------------------
 
-HF_STARCODER2 = HFTable(
-    model_type="starcoder2",
-    config_class="Starcoder2Config",
+HF_STARCODER2 = decoder_table(
+    "starcoder2",
+    "Starcoder2Config",
+    CLASSES,
     defaults=dict(
         vocab_size=49152,
         hidden_size=3072,
@@ -155,7 +157,6 @@ HF_STARCODER2 = HFTable(
         use_bias=True,
         tie_word_embeddings=True,
     ),
-    aliases={},
     read={
         "vocab_size": "vocab_size",
         "hidden_size": "d_model",
@@ -169,10 +170,8 @@ HF_STARCODER2 = HFTable(
         "max_position_embeddings": "max_positions",
         "use_bias": "bias",
         "tie_word_embeddings": "tie_embeddings",
-        # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
-        "pad_token_id": "(checked: inside the vocabulary)",
-        # rotary settings change no count; read to refuse a type transformers does not build
-        "rope_parameters": "(checked: a rotary type transformers builds)",
+        "pad_token_id": PADDING_CHECKED,
+        "rope_parameters": ROTARY_TYPE_CHECKED,
         "num_labels": "num_labels",
     },
     ignored={
@@ -183,14 +182,10 @@ HF_STARCODER2 = HFTable(
         "initializer_range": INITIALISATION,
         "norm_epsilon": NORM_EPSILON,
         "use_cache": USE_CACHE,
-        "bos_token_id": TOKEN_ID,
-        "eos_token_id": TOKEN_ID,
+        **SPECIAL_TOKENS,
         "sliding_window": "sliding-window attention: a mask on the same score products, so no parameters and the "
         "same eager FLOPs (archzoo counts the full N x N products, as eager attention computes them)",
     },
-    refused={},
-    base_class="Starcoder2Model",
-    classes=head_classes(CLASSES),
 )
 
 

@@ -26,7 +26,7 @@ from .architecture import (
 )
 from .blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat, with_modules
 from .formula import Poly, const, sym
-from .hf_vocabulary import HFTable, check_padding_index, rope_type
+from .hf_vocabulary import TOKEN_ID, HFTable, check_padding_index, rope_type
 from .hookspecs import hookimpl
 from .symbols import declare_symbol, symbol
 
@@ -36,6 +36,9 @@ __all__ = [
     "LABELLED_HEADS",
     "LABELS",
     "LABELS_WORDS",
+    "PADDING_CHECKED",
+    "ROTARY_TYPE_CHECKED",
+    "SPECIAL_TOKENS",
     "DecoderKeys",
     "DecoderSymbols",
     "HeadWidthConfig",
@@ -51,6 +54,7 @@ __all__ = [
     "decoder_reference",
     "decoder_stack",
     "decoder_symbols",
+    "decoder_table",
     "describe_heads",
     "fused_attention",
     "head_classes",
@@ -62,6 +66,7 @@ __all__ = [
     "labels_kwargs",
     "num_labels_field",
     "partial_rotary",
+    "read_partial_rotary",
     "read_rotary_decoder",
     "rotary_fraction",
     "table_values",
@@ -458,6 +463,52 @@ def rotary_fraction(rope: Any, default: float, config_class: str) -> Any:
         return default
     fraction = rope.get("partial_rotary_factor")
     return default if fraction is None else fraction
+
+
+#: what a decoder's table reads ``pad_token_id`` for: an index, not a size, read only to refuse what transformers'
+#: nn.Embedding refuses (`read_rotary_decoder`)
+PADDING_CHECKED = "(checked: inside the vocabulary)"
+
+#: what a decoder's table reads ``rope_parameters`` for when the family turns whole heads: rotary settings change no
+#: count, and a type transformers does not build is refused (`read_rotary_decoder`)
+ROTARY_TYPE_CHECKED = "(checked: a rotary type transformers builds)"
+
+#: the special tokens' ids, which most decoders' configurations hold and no module sizes anything by
+SPECIAL_TOKENS = {"bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID}
+
+
+def decoder_table(
+    model_type: str,
+    config_class: str,
+    classes: Mapping[str, str],
+    *,
+    defaults: Mapping[str, Any],
+    read: Mapping[str, str],
+    ignored: Mapping[str, str],
+    aliases: Mapping[str, str] | None = None,
+) -> HFTable:
+    """The `HFTable` of a decoder's ``model_type``, whose head classes are ``classes`` (archzoo's head ->
+    transformers' class; the base model, head ``none``, is the class AutoModel builds), with nothing refused."""
+    return HFTable(
+        model_type=model_type,
+        config_class=config_class,
+        defaults=defaults,
+        aliases=aliases or {},
+        read=read,
+        ignored=ignored,
+        refused={},
+        base_class=classes["none"],
+        classes=head_classes(classes),
+    )
+
+
+def read_partial_rotary(hf: Mapping[str, Any], table: HFTable, default: float) -> dict[str, Any]:
+    """A decoder's values (`table_values`) with the fraction of each head its rotary positions turn
+    (`rotary_fraction`; ``default``: the configuration class's own when neither rope_parameters nor the file's
+    partial_rotary_factor sets it), after refusing a padding index outside the vocabulary."""
+    check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
+    fraction = rotary_fraction(hf["rope_parameters"], default, table.config_class)
+    return table_values(hf, table, rotary_fraction=fraction)
 
 
 def read_rotary_decoder(hf: Mapping[str, Any], table: HFTable) -> dict[str, Any]:
