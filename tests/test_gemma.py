@@ -542,6 +542,13 @@ EXTRA = {
             layer_types=["sliding_attention"] * 2,
             rope_parameters={"full_attention": {"rope_type": "spiral"}, "sliding_attention": {"rope_type": "default"}},
         ),
+        "rope_scaling-over-flat-rope_parameters": dict(
+            rope_parameters={"rope_type": "linear", "factor": 2.0}, rope_scaling={"rope_type": "linear", "factor": 4.0}
+        ),
+        "rope_scaling-without-global-settings": dict(
+            rope_parameters={"sliding_attention": {"rope_type": "default"}},
+            rope_scaling={"rope_type": "dynamic", "factor": 2.0},
+        ),
         "rope-linear-without-factor": dict(
             rope_parameters={"full_attention": {"rope_type": "linear"}, "sliding_attention": {"rope_type": "default"}}
         ),
@@ -586,22 +593,54 @@ def test_each_key_against_transformers(T, host, tmp_path, model_type, change, ca
     """The base file with one change, counted by `archzoo count --hf-config` as every class the plugin supports for
     the type, against the class transformers builds from the same file (AutoConfig, eager attention, one forward
     pass of SWEEP_N tokens on the CPU): parameters and FLOPs equal, or both refuse the file."""
+    path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **change})
+    _assert_exact_or_refused(T, host, path, ALL_CLASSES[model_type].values(), capsys, change)
+
+
+def _assert_exact_or_refused(T, host, path, classes, capsys, label) -> list[str]:
+    """Each class: archzoo's figures equal transformers', or both refuse (archzoo in one line naming the file).
+    Returns the outcome of each class, "exact" or "refused"."""
     from transformers_models import config_json_figures
 
-    path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **change})
-    for model_class in ALL_CLASSES[model_type].values():
+    outcomes = []
+    for model_class in classes:
         try:
             expected: tuple[int, int] | None = config_json_figures(T, path, model_class, SWEEP_N)
         except Exception as exc:  # transformers refuses the file for this class: archzoo must too
             expected, why = None, f"{type(exc).__name__}: {exc}"
         got = _cli_figures(path, model_class, capsys)
         if expected is None:
-            assert isinstance(got, str), f"{model_class}: transformers refuses ({why}), archzoo counts {got}"
+            assert isinstance(got, str), f"{model_class}: transformers refuses ({why}), archzoo counts {got} ({label})"
             assert len(got.splitlines()) == 1 and str(path) in got and "Traceback" not in got, got
+            outcomes.append("refused")
         else:
-            assert got == expected, (model_class, change)
+            assert got == expected, (model_class, label)
             reading = load_hf_config(path, host, hf_class=model_class)
             assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+            outcomes.append("exact")
+    return outcomes
+
+
+def _mixes() -> list:
+    cases = []
+    for model_type, sweep in SWEEPS.items():
+        for seed in range(6):
+            rng = random.Random(f"{model_type}-mix-{seed}")
+            keys = [k for k in [*sweep, *EXTRA[model_type]] if rng.random() < 0.4]
+            cases.append(pytest.param(model_type, keys, id=f"{model_type}-mix{seed}"))
+    return cases
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type, keys", _mixes())
+def test_random_mixes_of_the_swept_changes(T, host, tmp_path, model_type, keys, capsys):
+    """Swept values and extra changes taken together at random (the combinations one key at a time never makes),
+    as every class: exact, or refused by both."""
+    data = {"model_type": model_type, **BASES[model_type]}
+    for key in keys:
+        data |= {key: SWEEPS[model_type][key]} if key in SWEEPS[model_type] else EXTRA[model_type][key]
+    path = write_json(tmp_path, data)
+    _assert_exact_or_refused(T, host, path, ALL_CLASSES[model_type].values(), capsys, keys)
 
 
 @pytest.mark.reference

@@ -603,12 +603,20 @@ def _check_gemma3_rope(hf: dict[str, Any], kinds: list[str]) -> None:
                 f'rope_scaling: expected an object such as {{"rope_type": "linear", "factor": 8.0}} or null, '
                 f"got {str(scaling)[:60]}; transformers' Gemma3TextConfig cannot load it either"
             )
-        # Gemma3TextConfig updates rope_parameters.full_attention with it. A flat rope_parameters here is the file's
-        # or the one archzoo's loader builds from rope_theta (as released files give it), which this reader cannot
-        # tell apart: both are read as transformers reads the second, the global layers' settings the default ones
-        # updated (a file's own flat rope_parameters next to rope_scaling, which transformers fails to load, is
-        # counted alike: the same layers either way)
+        # Gemma3TextConfig updates rope_parameters.full_attention with it, which a flat rope_parameters lacks
+        # (transformers then fails with a KeyError). A flat one here is the file's, or the one archzoo's loader
+        # builds from rope_theta as released files give it ({"rope_type": "default", "rope_theta": ...}), with
+        # which transformers starts from the default settings instead. Only settings beyond those are surely the
+        # file's; a file's own flat default settings next to rope_scaling are read like the loader's (the same
+        # layers either way, where transformers fails to load the file)
         full = rope.get(FULL)
+        if full is None and ({*rope} - {"rope_type", "type", "rope_theta"} or rope.get("rope_type") != "default"):
+            raise ValueError(
+                f"rope_scaling: Gemma3TextConfig updates rope_parameters.{FULL} with it, and this file's "
+                f"rope_parameters give one flat set of settings ({str(hf['rope_parameters'])[:60]}) instead, which "
+                "transformers fails to load (KeyError); give the global layers' settings nested under "
+                f"rope_parameters.{FULL}, or rope_scaling alone"
+            )
         rope[FULL] = {**(full if isinstance(full, dict) else {"rope_type": "default"}), **scaling}
     for kind in (FULL, SLIDING):
         params = rope.setdefault(kind, {"rope_type": "default"})
