@@ -607,10 +607,13 @@ def count_via_cli(path: Path, model_class: str, seq_len: int = SWEEP_SEQ_LEN) ->
     return code, out.getvalue(), err.getvalue()
 
 
-def compare_config_json(T, host, path: Path, model_class: str, seq_len: int = SWEEP_SEQ_LEN) -> str:
+def compare_config_json(
+    T, host, path: Path, model_class: str, seq_len: int = SWEEP_SEQ_LEN, *, reference: str | None = None
+) -> str:
     """Exact or refused: ``archzoo count --hf-config`` of the file as ``model_class`` prints transformers'
-    parameters and forward FLOPs (and archzoo's reference names that class), or, where transformers cannot build or
-    run the file, archzoo refuses it with one line naming the file and a non-zero exit. Returns which."""
+    parameters and forward FLOPs (and archzoo's reference names that class, or ``reference``), or, where
+    transformers cannot build or run the file, archzoo refuses it with one line naming the file and a non-zero exit.
+    Returns which."""
     try:
         expected = sweep_figures(T, path, model_class, seq_len)
     except Exception as exc:  # transformers refuses the file for this class
@@ -632,7 +635,7 @@ def compare_config_json(T, host, path: Path, model_class: str, seq_len: int = SW
         f"{expected[0]:,} and {expected[1]:,}"
     )
     reading = load_hf_config(path, host, hf_class=model_class)
-    assert reading.architecture.reference(reading.config).target == f"transformers.{model_class}"
+    assert reading.architecture.reference(reading.config).target == f"transformers.{reference or model_class}"
     return "exact"
 
 

@@ -199,3 +199,86 @@ def test_a_null_head_dim_is_refused(host, tmp_path):
         f"{path}: head_dim: null, which Olmo2Config's attention multiplies by the number of heads (transformers "
         "fails); remove the key for hidden_size // num_attention_heads, or give the width"
     )
+
+
+# ---- config.json key by key: every key the olmo2 table reads, against transformers --------------------------------
+
+from test_llama import assert_sweep_covers_the_table, compare_config_json, sweep_case_ids, sweep_cases  # noqa: E402
+
+BASE = dict(
+    vocab_size=97,
+    hidden_size=48,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=40,
+    max_position_embeddings=24,
+    pad_token_id=None,
+)
+#: one value per key the table reads, changed alone; every one is a file transformers builds and runs
+SWEEPS: dict[str, dict[str, Any]] = {
+    "olmo2": dict(
+        vocab_size=101,
+        hidden_size=64,
+        intermediate_size=33,
+        num_hidden_layers=3,
+        num_attention_heads=6,  # the base's 2 key/value heads serve 3 query heads each
+        num_key_value_heads=1,
+        head_dim=10,  # a plain attribute Olmo2Attention reads: the query and key norms span 4 x 10 and 2 x 10
+        hidden_act="gelu_pytorch_tanh",
+        max_position_embeddings=64,
+        attention_bias=True,
+        tie_word_embeddings=True,
+        pad_token_id=3,
+        rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
+        num_labels=5,
+    )
+}
+#: (change, what transformers 5.23 does with the file: "exact" where it runs it, "refused" where it cannot)
+EDGES = [
+    (dict(num_key_value_heads=None), "exact"),  # one key/value head per query head
+    (dict(head_dim=None), "refused"),  # multiplied by the number of heads
+    (dict(hidden_size=50), "exact"),  # heads of 50 // 4 = 12, rounded down as transformers does
+    (dict(num_attention_heads=5), "refused"),  # 2 key/value heads cannot serve 5 query heads
+    (dict(rope_parameters={"rope_type": "spiral"}), "refused"),
+    (dict(pad_token_id=97), "refused"),  # outside the vocabulary
+]
+IGNORED = dict(
+    attention_dropout=0.3, initializer_range=0.5, rms_norm_eps=1e-3, use_cache=False, bos_token_id=5, eos_token_id=6
+)
+
+
+def _classes(host) -> list[str]:
+    return list(hf_table(host.hf_readers()["olmo2"].reader).classes)
+
+
+@pytest.mark.reference
+def test_the_sweep_covers_every_key(host):
+    assert_sweep_covers_the_table(host, "olmo2", SWEEPS["olmo2"])
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("change", sweep_cases(SWEEPS["olmo2"]), ids=sweep_case_ids(SWEEPS["olmo2"]))
+def test_each_key_against_transformers(T, host, tmp_path, change):
+    """`archzoo count --hf-config` of the base file with one key changed, as every Olmo2 class: transformers'
+    parameters and forward FLOPs."""
+    path = write_json(tmp_path, {"model_type": "olmo2", **BASE, **change})
+    for model_class in _classes(host):
+        assert compare_config_json(T, host, path, model_class) == "exact", model_class
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("change, outcome", EDGES, ids=["-".join(f"{k}={v}" for k, v in c.items()) for c, _ in EDGES])
+def test_edges_against_transformers(T, host, tmp_path, change, outcome):
+    path = write_json(tmp_path, {"model_type": "olmo2", **BASE, **change})
+    for model_class in ("Olmo2Model", "Olmo2ForSequenceClassification"):
+        assert compare_config_json(T, host, path, model_class) == outcome, model_class
+
+
+@pytest.mark.reference
+def test_ignored_keys_change_no_figure(T, host, tmp_path):
+    """The norms' epsilon (OLMo 2's QK-norms' too) and the rest of what the table ignores, changed at once."""
+    assert set(IGNORED) == set(hf_table(host.hf_readers()["olmo2"].reader).ignored)
+    path = write_json(tmp_path, {"model_type": "olmo2", **BASE, **IGNORED})
+    for model_class in _classes(host):
+        assert compare_config_json(T, host, path, model_class) == "exact", model_class

@@ -366,3 +366,143 @@ def test_moe_entries_total_and_active_equal_the_reference(T, model_id):
     model = build_model(ref.target.rpartition(".")[2], T.Qwen3MoeConfig(**ref.kwargs))
     assert entry.params == n_params(model)
     assert entry.active_params == n_params(model) - unused_expert_params(model, entry.config.top_k)
+
+
+# ---- config.json key by key: every key the qwen3 and qwen3_moe tables read, against transformers ------------------
+
+from test_llama import assert_sweep_covers_the_table, compare_config_json, sweep_case_ids, sweep_cases  # noqa: E402
+
+PREFIX = {"qwen3": "Qwen3", "qwen3_moe": "Qwen3Moe"}
+_ROPE = {"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0}
+#: two layers, the second a sliding-window layer of 4 tokens (shorter than the sweep's 9), as Qwen3Config derives it
+#: from max_window_layers
+BASES: dict[str, dict[str, Any]] = {
+    "qwen3": dict(
+        vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=40, head_dim=12, max_position_embeddings=24, use_sliding_window=True, sliding_window=4,
+        max_window_layers=1,
+    ),
+    # three layers, the last without experts (a dense gated feed-forward of intermediate_size); every layer masks by
+    # the window
+    "qwen3_moe": dict(
+        vocab_size=97, hidden_size=48, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=40, max_position_embeddings=24, num_experts=4, num_experts_per_tok=2,
+        moe_intermediate_size=16, decoder_sparse_step=1, mlp_only_layers=[2], use_sliding_window=True,
+        sliding_window=4,
+    ),
+}  # fmt: skip
+_SHARED = dict(
+    vocab_size=101,
+    hidden_size=64,
+    intermediate_size=33,
+    num_hidden_layers=4,
+    num_attention_heads=6,  # the base's 2 key/value heads serve 3 query heads each
+    num_key_value_heads=1,
+    head_dim=10,
+    hidden_act="gelu_pytorch_tanh",
+    max_position_embeddings=64,
+    attention_bias=True,
+    tie_word_embeddings=True,
+    pad_token_id=3,
+    rope_parameters=_ROPE,
+    num_labels=5,
+    use_sliding_window=False,
+    sliding_window=1,  # a window of one token: each query sees itself
+)
+#: one value per key each table reads, changed alone; every one is a file transformers builds and runs
+SWEEPS: dict[str, dict[str, Any]] = {
+    "qwen3": dict(
+        _SHARED,
+        max_window_layers=0,  # every layer sliding
+        layer_types=["sliding_attention", "full_attention"],  # the other way round from the base's
+    ),
+    "qwen3_moe": dict(
+        _SHARED,
+        num_experts=6,
+        num_experts_per_tok=3,
+        moe_intermediate_size=12,
+        decoder_sparse_step=2,  # experts in the middle layer only (the last is listed without)
+        mlp_only_layers=[0, 1],  # experts in none of the first two
+    ),
+}
+#: (model type, change, what transformers 5.23 does with the file: "exact" where it runs it, "refused" where it cannot
+#: build or run it) for edges the one-key sweep does not reach
+EDGES = [
+    ("qwen3", dict(layer_types=["sliding_attention"]), "refused"),  # one entry for two layers
+    ("qwen3", dict(layer_types=["chunked_attention", "full_attention"]), "refused"),  # no chunk size, no such mask
+    ("qwen3", dict(use_sliding_window=False, layer_types=["sliding_attention"] * 2), "refused"),  # no window
+    ("qwen3", dict(sliding_window=0), "refused"),
+    ("qwen3", dict(sliding_window=None, max_window_layers=5), "exact"),  # no layer sliding: no window needed
+    ("qwen3", dict(head_dim=None), "refused"),
+    ("qwen3", dict(hidden_size=50, head_dim=16, num_attention_heads=3, num_key_value_heads=1), "exact"),
+    ("qwen3_moe", dict(sliding_window=None), "exact"),
+    ("qwen3_moe", dict(sliding_window=-1), "refused"),
+    ("qwen3_moe", dict(num_experts=0), "exact"),  # the dense Qwen3's layers
+    ("qwen3_moe", dict(decoder_sparse_step=-2), "exact"),  # (i + 1) % -2 == 0 where (i + 1) % 2 == 0
+    ("qwen3_moe", dict(decoder_sparse_step=0), "refused"),
+    ("qwen3_moe", dict(mlp_only_layers=[1, 9]), "exact"),  # a listed layer beyond the stack changes nothing
+    ("qwen3_moe", dict(mlp_only_layers=None), "exact"),
+    ("qwen3_moe", dict(num_local_experts=5), "exact"),  # the alias Qwen3MoeConfig writes, set last
+    ("qwen3_moe", dict(num_experts_per_tok=5), "refused"),  # 5 of 4 experts
+    ("qwen3_moe", dict(head_dim=None), "refused"),
+    (
+        "qwen3_moe",
+        dict(hidden_size=50, num_attention_heads=3, num_key_value_heads=1),
+        "exact",
+    ),  # heads of 16, rounded down
+]
+#: the keys each table ignores, changed at once
+IGNORED: dict[str, dict[str, Any]] = {
+    "qwen3": dict(attention_dropout=0.3, initializer_range=0.5, rms_norm_eps=1e-3, use_cache=False, bos_token_id=5,
+                  eos_token_id=6),
+    "qwen3_moe": dict(attention_dropout=0.3, initializer_range=0.5, rms_norm_eps=1e-3, use_cache=False, bos_token_id=5,
+                      eos_token_id=6, max_window_layers=1, norm_topk_prob=True, output_router_logits=True,
+                      router_aux_loss_coef=0.5),
+}  # fmt: skip
+
+
+def _classes(host, model_type: str) -> list[str]:
+    return list(hf_table(host.hf_readers()[model_type].reader).classes)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", sorted(SWEEPS))
+def test_the_sweep_covers_every_key(host, model_type):
+    assert_sweep_covers_the_table(host, model_type, SWEEPS[model_type])
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "model_type, change",
+    [(t, c) for t in SWEEPS for c in sweep_cases(SWEEPS[t])],
+    ids=[f"{t}-{i}" for t in SWEEPS for i in sweep_case_ids(SWEEPS[t])],
+)
+def test_each_key_against_transformers(T, host, tmp_path, model_type, change):
+    """`archzoo count --hf-config` of the base file with one key changed, as every class transformers has for the
+    type: transformers' parameters and forward FLOPs (a mixture of experts by test_hf_published's weightless pass)."""
+    path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **change})
+    for model_class in _classes(host, model_type):
+        assert compare_config_json(T, host, path, model_class) == "exact", model_class
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "model_type, change, outcome",
+    EDGES,
+    ids=[f"{t}-{'-'.join(f'{k}={v}' for k, v in c.items())}" for t, c, _ in EDGES],
+)
+def test_edges_against_transformers(T, host, tmp_path, model_type, change, outcome):
+    path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **change})
+    for model_class in (f"{PREFIX[model_type]}Model", f"{PREFIX[model_type]}ForSequenceClassification"):
+        # without experts the layers are the dense Qwen3's, which archzoo's reference builds (the same figures)
+        dense = model_class.replace("Qwen3Moe", "Qwen3") if change.get("num_experts") == 0 else None
+        assert compare_config_json(T, host, path, model_class, reference=dense) == outcome, model_class
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", sorted(IGNORED))
+def test_ignored_keys_change_no_figure(T, host, tmp_path, model_type):
+    assert set(IGNORED[model_type]) == set(hf_table(host.hf_readers()[model_type].reader).ignored)
+    path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **IGNORED[model_type]})
+    for model_class in _classes(host, model_type):
+        assert compare_config_json(T, host, path, model_class) == "exact", model_class
