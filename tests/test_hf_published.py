@@ -155,10 +155,10 @@ def _inputs(torch: Any, model: Any, config: Any, n: int, device: str) -> tuple[i
         frames = 2 * config.max_source_positions
         dtype = next(model.parameters()).dtype  # a file's "dtype": "float16" builds a float16 convolution
         offered["input_features"] = torch.zeros(1, config.num_mel_bins, frames, dtype=dtype, device=device)
-    if getattr(config, "is_encoder_decoder", False):
-        # a file's "use_cache": false sends Whisper's decoder down a path that reads a tensor's value (.item()),
-        # which the meta device has not; the cache changes no FLOP of the forward pass
-        offered["use_cache"] = True
+    # a file's "use_cache": false sends Whisper's decoder, and a decoder such as Olmo2Model (its packed-sequence check
+    # of the position ids), down a path that reads a tensor's value (.item()), which the meta device has not; the
+    # cache changes no FLOP of the forward pass (the signature filter below drops it where forward takes none)
+    offered["use_cache"] = True
     taken = inspect.signature(model.forward).parameters
     inputs = {key: value for key, value in offered.items() if key in taken}
     if "input_features" in inputs:
