@@ -497,6 +497,21 @@ SWEEPS = {
 #: that exercises it, and the combinations the one-key sweep does not make: transformers' figures must still
 #: equal archzoo's, or both refuse
 _SOFTCAPS = dict(final_logit_softcapping=5.0, attn_logit_softcapping=3.0)
+#: keys a file may give as null: some transformers computes (layer_types), some it cannot run without
+_NULLS = {
+    f"{key}-null": {key: None}
+    for key in (
+        "head_dim",
+        "num_key_value_heads",
+        "layer_types",
+        "use_bidirectional_attention",
+        "query_pre_attn_scalar",
+        "attention_dropout",
+        "rms_norm_eps",
+        "pad_token_id",
+        "hidden_activation",
+    )
+}
 EXTRA = {
     "gemma2": {
         "no-softcapping": dict(final_logit_softcapping=None, attn_logit_softcapping=None),
@@ -518,6 +533,7 @@ EXTRA = {
         "rope-unknown-type": dict(rope_parameters={"rope_type": "spiral"}),
         "layer_types-too-short": dict(layer_types=["full_attention"]),
         "heads-not-dividing-width": dict(num_attention_heads=5, num_key_value_heads=1),
+        **_NULLS,
     },
     "gemma3_text": {
         "softcapping": dict(_SOFTCAPS),
@@ -554,6 +570,7 @@ EXTRA = {
         ),
         "layer_types-too-short": dict(layer_types=["full_attention"]),
         "heads-not-dividing-width": dict(num_attention_heads=5, num_key_value_heads=1),
+        **_NULLS,
     },
 }
 ALL_CLASSES = {"gemma2": GEMMA2_CLASSES, "gemma3_text": GEMMA3_CLASSES}
@@ -578,12 +595,21 @@ def _cli_figures(path, model_class: str, capsys) -> tuple[int, int] | str:
     return report["params"]["total"], report["flops"]["forward"]
 
 
+#: null for a field transformers' strict configuration classes type as a number: transformers refuses the file
+#: (StrictDataclassFieldValidationError), archzoo counts it, because archzoo's loader (src/archzoo/hf_reading.py)
+#: does not check the type of a key a table ignores, and a reader never sees those keys. Not the plugin's to fix:
+#: reported to the loader's owner; strict, so these cases fail the day the loader refuses them
+_LOADER_GAPS = {"query_pre_attn_scalar-null", "rms_norm_eps-null"}
+
+
 def _sweep_cases() -> list:
     cases = []
     for model_type, sweep in SWEEPS.items():
         changes = {"(base)": {}, **{key: {key: value} for key, value in sweep.items()}, **EXTRA[model_type]}
         for label, change in changes.items():
-            cases.append(pytest.param(model_type, change, id=f"{model_type}-{label}"))
+            gap = pytest.mark.xfail(strict=True, reason="archzoo's loader checks no ignored key's type")
+            marks = [gap] if label in _LOADER_GAPS else []
+            cases.append(pytest.param(model_type, change, id=f"{model_type}-{label}", marks=marks))
     return cases
 
 
@@ -626,7 +652,7 @@ def _mixes() -> list:
     for model_type, sweep in SWEEPS.items():
         for seed in range(6):
             rng = random.Random(f"{model_type}-mix-{seed}")
-            keys = [k for k in [*sweep, *EXTRA[model_type]] if rng.random() < 0.4]
+            keys = [k for k in [*sweep, *EXTRA[model_type]] if k not in _NULLS and rng.random() < 0.4]
             cases.append(pytest.param(model_type, keys, id=f"{model_type}-mix{seed}"))
     return cases
 
