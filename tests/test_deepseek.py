@@ -25,7 +25,7 @@ from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.registry import load_registry
 from archzoo.report import make_report
 from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model, check_plugin
-from family_checks import saved_config
+from family_checks import saved_config, write_json
 from transformers_models import forward_flops, n_params, unused_expert_params
 
 pytestmark = pytest.mark.sweep
@@ -453,3 +453,155 @@ def test_weightless_moe_pass_counts_what_a_real_one_does(T, tmp_path, model_type
     _, n, params, flops = _transformers_figures(T, path, "auto")
     real = build_model(f"{CLASSES[model_type]}ForCausalLM", T.AutoConfig.from_pretrained(str(path)), device="cpu")
     assert (params, flops) == (n_params(real), forward_flops(real, n, random_ids=True))
+
+
+# ---- config.json key by key: every key the deepseek_v2 and deepseek_v3 tables read, against transformers ----------
+
+from test_llama import assert_sweep_covers_the_table, compare_config_json, sweep_case_ids, sweep_cases  # noqa: E402
+
+_SWEEP_BASE = dict(
+    vocab_size=97, hidden_size=32, intermediate_size=24, moe_intermediate_size=8, num_hidden_layers=2,
+    num_attention_heads=4, num_key_value_heads=None, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1,
+    first_k_dense_replace=1, kv_lora_rank=8, q_lora_rank=8, qk_nope_head_dim=4, qk_rope_head_dim=4, v_head_dim=4,
+    max_position_embeddings=64, n_group=2, topk_group=1,
+)  # fmt: skip
+#: two layers, a dense one then one of 4 routed experts (2 a token, in 1 of 2 groups) and a shared one; a low-rank
+#: query; V2 routes within groups too (its default, greedy, does not read n_group and topk_group)
+BASES: dict[str, dict[str, Any]] = {
+    "deepseek_v3": _SWEEP_BASE,
+    "deepseek_v2": dict(_SWEEP_BASE, topk_method="group_limited_greedy"),
+}
+_YARN = {"rope_type": "yarn", "factor": 4.0, "rope_theta": 1e4, "original_max_position_embeddings": 16,
+         "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}  # fmt: skip
+_FP8 = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+_SHARED_SWEEP = dict(
+    vocab_size=101,
+    hidden_size=48,
+    intermediate_size=40,
+    moe_intermediate_size=12,
+    num_hidden_layers=3,
+    num_attention_heads=8,
+    num_key_value_heads=4,  # the same as the heads: the only count transformers' latent attention runs with
+    hidden_act="gelu_pytorch_tanh",
+    max_position_embeddings=128,
+    first_k_dense_replace=0,  # experts in every layer
+    n_routed_experts=6,  # 2 groups of 3
+    num_experts_per_tok=3,  # more than the kept group's 2: the rest are taken from the masked scores
+    n_shared_experts=0,  # no shared experts (transformers keeps an MLP of width 0)
+    topk_group=2,
+    q_lora_rank=None,  # one plain query projection, as DeepSeek-V2-Lite
+    qk_rope_head_dim=6,
+    v_head_dim=7,
+    attention_bias=True,
+    tie_word_embeddings=True,
+    pad_token_id=3,
+    rope_parameters=_YARN,
+    quantization_config=_FP8,  # DeepSeek-V3's fp8: every weight at its shape
+    num_labels=5,
+)
+#: one value per key each table reads, changed alone; every one is a file transformers builds and runs
+SWEEPS: dict[str, dict[str, Any]] = {
+    "deepseek_v3": dict(
+        _SHARED_SWEEP,
+        n_group=1,
+        kv_lora_rank=7,  # odd widths: DeepSeek-V3's classes take them
+        qk_nope_head_dim=5,
+        head_dim=2,  # angles for 2 channels, broadcast over the 4 rotary channels when interleaved
+        rope_interleave=False,
+    ),
+    "deepseek_v2": dict(
+        _SHARED_SWEEP,
+        n_group=4,  # 4 groups of 1
+        kv_lora_rank=6,  # even: V2 turns its rotary channels as complex numbers at this offset
+        qk_nope_head_dim=6,
+        mlp_bias=True,
+        topk_method="greedy",
+    ),
+}
+#: (model type, change, what transformers 5.23 does with the file: "exact" where it runs it, "refused" where it
+#: cannot build or run it) for edges the one-key sweep does not reach
+EDGES = [
+    ("deepseek_v3", dict(first_k_dense_replace=2), "exact"),  # every layer dense
+    ("deepseek_v3", dict(first_k_dense_replace=5), "exact"),  # more dense layers than layers
+    ("deepseek_v3", dict(n_shared_experts=2, num_hidden_layers=3), "exact"),
+    ("deepseek_v3", dict(num_local_experts=6), "exact"),  # the alias of n_routed_experts
+    ("deepseek_v3", dict(num_key_value_heads=2), "refused"),
+    ("deepseek_v3", dict(n_group=3), "refused"),  # 3 groups cannot split 4 experts
+    ("deepseek_v3", dict(n_group=4), "refused"),  # groups of 1: each group's score sums its 2 best experts
+    ("deepseek_v3", dict(topk_group=3), "refused"),
+    ("deepseek_v3", dict(num_experts_per_tok=5), "refused"),  # 5 of 4 experts
+    ("deepseek_v3", dict(head_dim=8), "refused"),
+    ("deepseek_v3", dict(num_hidden_layers=4, moe_layer_freq=3), "exact"),  # not read: experts from layer 1 on
+    ("deepseek_v2", dict(num_experts=6, n_group=3), "exact"),  # the alias of n_routed_experts
+    ("deepseek_v2", dict(topk_method="noaux_tc"), "refused"),
+    ("deepseek_v2", dict(topk_method="group_limited_greedy", n_group=None), "refused"),
+    ("deepseek_v2", dict(num_experts_per_tok=None), "refused"),
+    ("deepseek_v2", dict(qk_nope_head_dim=5), "refused"),
+    ("deepseek_v2", dict(kv_lora_rank=7), "refused"),
+    ("deepseek_v2", dict(num_attention_heads=3), "refused"),  # 32 is not a multiple of 3
+    ("deepseek_v2", dict(num_hidden_layers=4, moe_layer_freq=2), "exact"),  # not read
+]
+_IGNORED = dict(
+    attention_dropout=0.3, aux_loss_alpha=0.5, bos_token_id=5, eos_token_id=6, ep_size=2, initializer_range=0.5,
+    moe_layer_freq=2, norm_topk_prob=True, output_router_logits=True, pretraining_tp=2, qk_head_dim=99,
+    rms_norm_eps=1e-3, routed_scaling_factor=2.5, scoring_func="sigmoid", seq_aux=False, use_cache=False,
+)  # fmt: skip
+#: the keys each table ignores, changed at once
+IGNORED: dict[str, dict[str, Any]] = {
+    "deepseek_v3": dict(
+        _IGNORED,
+        norm_topk_prob=False,
+        scoring_func="softmax",
+        topk_method="noaux_tc",
+        num_mtp_layers=2,
+        num_nextn_predict_layers=1,
+    ),
+    "deepseek_v2": dict(_IGNORED, head_dim=16),
+}
+
+
+def _classes(host, model_type: str) -> list[str]:
+    return list(hf_table(host.hf_readers()[model_type].reader).classes)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", sorted(SWEEPS))
+def test_the_sweep_covers_every_key(host, model_type):
+    assert_sweep_covers_the_table(host, model_type, SWEEPS[model_type])
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "model_type, change",
+    [(t, c) for t in SWEEPS for c in sweep_cases(SWEEPS[t])],
+    ids=[f"{t}-{i}" for t in SWEEPS for i in sweep_case_ids(SWEEPS[t])],
+)
+def test_each_key_against_transformers(T, host, tmp_path, model_type, change):
+    """`archzoo count --hf-config` of the base file with one key changed, as every class transformers has for the
+    type: transformers' parameters, and its forward FLOPs by test_hf_published's weightless mixture-of-experts pass
+    (checked against a pass with random weights in test_weightless_moe_pass_counts_what_a_real_one_does)."""
+    path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **change})
+    for model_class in _classes(host, model_type):
+        assert compare_config_json(T, host, path, model_class) == "exact", model_class
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "model_type, change, outcome",
+    EDGES,
+    ids=[f"{t}-{'-'.join(f'{k}={v}' for k, v in c.items())}" for t, c, _ in EDGES],
+)
+def test_edges_against_transformers(T, host, tmp_path, model_type, change, outcome):
+    path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **change})
+    for model_class in (f"{CLASSES[model_type]}Model", f"{CLASSES[model_type]}ForSequenceClassification"):
+        assert compare_config_json(T, host, path, model_class) == outcome, model_class
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", sorted(IGNORED))
+def test_ignored_keys_change_no_figure(T, host, tmp_path, model_type):
+    """DeepSeek's own routing and training keys, which transformers' classes never read, changed at once."""
+    assert set(IGNORED[model_type]) == set(hf_table(host.hf_readers()[model_type].reader).ignored)
+    path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **IGNORED[model_type]})
+    for model_class in _classes(host, model_type):
+        assert compare_config_json(T, host, path, model_class) == "exact", model_class
