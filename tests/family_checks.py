@@ -14,16 +14,22 @@ import importlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from archzoo.architecture import parse_config
-from archzoo.errors import HFConfigError
+from archzoo.errors import ConfigError, HFConfigError
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.host import PluginHost, get_host
 from archzoo.report import Report, make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model
+from archzoo.testing import (
+    assert_activation_memory_matches,
+    assert_blocks_match_modules,
+    assert_matches_reference,
+    build_model,
+    check_plugin,
+)
 from transformers_models import config_json_figures, forward_flops, n_params
 
 #: the sequence lengths a random configuration's FLOPs are checked at: one token, an odd length, a longer one
@@ -38,6 +44,14 @@ ACTIVATION_CASES = [
     ("bf16", "fused", False, "cpu"),
     ("bf16", "eager", True, "meta"),
 ]
+
+
+def activation_cases(seeds: Iterable[int] = (1, 2, 3, 4)) -> list[Any]:
+    """Each of `ACTIVATION_CASES` for each random configuration's seed: ``(seed, dtype, attention, recompute,
+    device)``, for `assert_activation_case`."""
+    return [
+        pytest.param((seed, *case), id="-".join(map(str, (seed, *case)))) for seed in seeds for case in ACTIVATION_CASES
+    ]
 
 
 def counter(architecture: str) -> Callable[..., Report]:
@@ -173,3 +187,136 @@ def assert_unknown_rotary_type_refused(
     path = write_json(folder, {"model_type": model_type, **base, "rope_parameters": {"rope_type": "spiral"}})
     with pytest.raises(HFConfigError, match=rf"rope_type \"spiral\" is not one transformers' {config_class} accepts"):
         load_hf_config(path, host)
+
+
+def assert_activation_case(
+    architecture: str, config: Mapping[str, Any], case: tuple[Any, ...], *, base: str = "model.", layers: str = "layers"
+) -> None:
+    """The activation formula of ``config`` against autograd in one of `activation_cases`, at a length that changes
+    with the seed; recomputed, every layer is (the module list ``layers``, under ``base`` in the LM class)."""
+    seed, dtype, attention, recompute, device = case
+    stack = (f"{base}{layers}",) if config["head"] == "lm" else (layers,)
+    assert_activation_memory_matches(
+        architecture,
+        config,
+        5 + 4 * seed,
+        dtype=dtype,
+        attention=attention,
+        recompute=stack if recompute else (),
+        device=device,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class DecoderFamily:
+    """What a decoder family's test module states for `DecoderChecks`: its architecture and config.json
+    ``model_type`` (the architecture's name unless given), its head classes (archzoo's head -> transformers'
+    class), configuration class and modeling module, random small configurations, a small config.json (``base``)
+    with one changed value per key the table reads (``sweep``, and ``more_changes`` by id) and a value for each key
+    it ignores (``ignored``); for `RotaryDecoderChecks`, configurations whose KV cache is compared (``kv_cache``) and
+    configurations refused with their messages (``refused``)."""
+
+    architecture: str
+    classes: Mapping[str, str]
+    config_class: str
+    modeling: str
+    configs: list[dict[str, Any]]
+    base: Mapping[str, Any]
+    sweep: Mapping[str, Any]
+    ignored: Mapping[str, Any]
+    model_type: str = ""
+    more_changes: Mapping[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    kv_cache: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    refused: list[tuple[dict[str, Any], str]] = dataclasses.field(default_factory=list)
+
+    @property
+    def hf_type(self) -> str:
+        return self.model_type or self.architecture
+
+
+class DecoderChecks:
+    """The checks a decoder family's test module makes against transformers, as the methods of a class the module
+    derives with its `DecoderFamily` (``class TestCohere(RotaryDecoderChecks): FAMILY = DecoderFamily(...)``). Not
+    named ``Test...``: pytest collects the checks only through a module's class."""
+
+    FAMILY: ClassVar[DecoderFamily]
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """Each method's cases, from the family's facts."""
+        family = self.FAMILY
+        if "config" in metafunc.fixturenames:
+            metafunc.parametrize("config", family.configs, ids=[f"seed{i}" for i in range(len(family.configs))])
+        if "change" in metafunc.fixturenames:
+            changes = [{}, *({k: v} for k, v in family.sweep.items()), *family.more_changes.values()]
+            metafunc.parametrize("change", changes, ids=["(base)", *family.sweep, *family.more_changes])
+        if "cached" in metafunc.fixturenames:
+            metafunc.parametrize("cached", family.kv_cache, ids=[f"cache{i}" for i in range(len(family.kv_cache))])
+        if "refused" in metafunc.fixturenames:
+            metafunc.parametrize("refused", family.refused, ids=[f"refused{i}" for i in range(len(family.refused))])
+
+    @pytest.mark.reference
+    def test_plugin_passes_check_plugin(self, host: PluginHost) -> None:
+        """archzoo.testing's conformance checks: hooks, configuration keys, reference built block by block, HF
+        table."""
+        assert check_plugin(self.FAMILY.architecture) == []
+
+    @pytest.mark.reference
+    def test_defaults_are_transformers_defaults(self, T: Any, host: PluginHost) -> None:
+        """The configuration's defaults are the transformers configuration class's: the same parameters and
+        FLOPs."""
+        family = self.FAMILY
+        count = counter(family.architecture)
+        assert_defaults_are_transformers_defaults(T, count, family.classes["lm"], family.config_class)
+
+    @pytest.mark.reference
+    def test_random_configs_equal_transformers(self, host: PluginHost, config: dict[str, Any]) -> None:
+        assert_random_config_matches(host, self.FAMILY.architecture, config)
+
+    @pytest.mark.reference
+    def test_table_equals_the_transformers_configuration_class(self, T: Any, host: PluginHost) -> None:
+        """Fields and defaults, AutoModel's class, every model class; every key of a saved config known."""
+        family = self.FAMILY
+        assert_table_is_the_configuration_class(T, host, family.hf_type, family.config_class, family.modeling)
+
+    @pytest.mark.reference
+    def test_the_sweep_covers_every_key(self, host: PluginHost) -> None:
+        assert set(self.FAMILY.sweep) == set(table_of(host, self.FAMILY.hf_type).read)
+
+    @pytest.mark.reference
+    def test_each_key_against_transformers(self, T: Any, host: PluginHost, tmp_path: Path, change: dict) -> None:
+        """Each key changed alone, read as the base model and the LM class (num_labels: as each head class)."""
+        family = self.FAMILY
+        path = write_json(tmp_path, {"model_type": family.hf_type, **family.base, **change})
+        classes = [family.classes["none"], family.classes["lm"]]
+        if "num_labels" in change:
+            classes = [name for head, name in family.classes.items() if head not in ("lm", "none")]
+        assert_config_json_matches(T, host, path, classes, label=change)
+
+    @pytest.mark.reference
+    def test_ignored_keys_change_no_figure(self, T: Any, host: PluginHost, tmp_path: Path) -> None:
+        """Every key archzoo ignores, changed at once: transformers' figures still equal archzoo's."""
+        family = self.FAMILY
+        assert set(family.ignored) == set(table_of(host, family.hf_type).ignored)
+        path = write_json(tmp_path, {"model_type": family.hf_type, **family.base, **family.ignored})
+        assert_config_json_matches(T, host, path, family.classes.values())
+
+
+class RotaryDecoderChecks(DecoderChecks):
+    """`DecoderChecks` and those of a decoder with rotary positions and a cache: the KV cache of each of the
+    family's ``kv_cache`` configurations, its ``refused`` configurations refused with their messages, and a rotary
+    type transformers does not build refused."""
+
+    @pytest.mark.reference
+    def test_kv_cache_equals_what_transformers_caches(self, T: Any, host: PluginHost, cached: dict) -> None:
+        """The elements transformers' DynamicCache holds after one forward pass on the CPU."""
+        family = self.FAMILY
+        assert_kv_cache_matches(T, host, family.architecture, family.classes["lm"], cached)
+
+    def test_what_transformers_cannot_run_is_refused(self, host: PluginHost, refused: tuple[dict, str]) -> None:
+        config, message = refused
+        with pytest.raises(ConfigError, match=message):
+            counter(self.FAMILY.architecture)(**config)
+
+    def test_a_rotary_type_transformers_does_not_build_is_refused(self, host: PluginHost, tmp_path: Path) -> None:
+        family = self.FAMILY
+        assert_unknown_rotary_type_refused(host, tmp_path, family.hf_type, family.base, family.config_class)

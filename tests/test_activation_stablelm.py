@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from family_checks import ACTIVATION_CASES, counter
+from family_checks import activation_cases, assert_activation_case, counter
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -27,18 +27,10 @@ def _config(seed: int) -> dict:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
-@pytest.mark.parametrize("dtype, attention, recompute, device", ACTIVATION_CASES)
-def test_activation_formula_is_what_autograd_saves(seed, dtype, attention, recompute, device):
+@pytest.mark.parametrize("case", activation_cases())
+def test_activation_formula_is_what_autograd_saves(case):
     """In total and block by block, at a length that changes with the case."""
-    from archzoo.testing import assert_activation_memory_matches
-
-    config = _config(seed)
-    layers = ("model.layers",) if config["head"] == "lm" else ("layers",)
-    assert_activation_memory_matches(
-        "stablelm", config, 5 + 4 * seed, dtype=dtype, attention=attention,
-        recompute=layers if recompute else (), device=device,
-    )  # fmt: skip
+    assert_activation_case("stablelm", _config(case[0]), case)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@ config.json files key by key, both classes, the KV cache.
 
 Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the Cohere class transformers 5.23 builds
 (on the meta device, or on the CPU where values are needed), what ``torch.utils.flop_counter.FlopCounterMode``
-reports for one eager forward pass of batch 1, or the elements transformers' cache holds.
+reports for one eager forward pass of batch 1, or the elements transformers' cache holds. The checks every decoder
+family makes are `family_checks.RotaryDecoderChecks`'; this module gives Cohere's facts and its own checks.
 """
 
 from __future__ import annotations
@@ -12,38 +13,14 @@ import random
 
 import pytest
 
-from archzoo.errors import ConfigError
-from archzoo.testing import check_plugin
-from family_checks import (
-    assert_config_json_matches,
-    assert_defaults_are_transformers_defaults,
-    assert_kv_cache_matches,
-    assert_random_config_matches,
-    assert_table_is_the_configuration_class,
-    assert_unknown_rotary_type_refused,
-    counter,
-    table_of,
-    write_json,
-)
+from family_checks import DecoderFamily, RotaryDecoderChecks, counter
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
 
 CLASSES = {"lm": "CohereForCausalLM", "none": "CohereModel"}
 
-
 count = counter("cohere")
-
-
-@pytest.mark.reference
-def test_plugin_passes_check_plugin(host):
-    assert check_plugin("cohere") == []
-
-
-@pytest.mark.reference
-def test_defaults_are_transformers_defaults(T, host):
-    """The configuration's defaults are CohereConfig's (Command R): the same parameters and FLOPs."""
-    assert_defaults_are_transformers_defaults(T, count, "CohereForCausalLM", "CohereConfig")
 
 
 def _random_config(rng: random.Random) -> dict:
@@ -66,19 +43,49 @@ def _random_config(rng: random.Random) -> dict:
     return config
 
 
-CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
-def test_random_configs_equal_transformers(host, config):
-    assert_random_config_matches(host, "cohere", config)
-
-
-@pytest.mark.reference
-def test_kv_cache_equals_what_transformers_caches(T, host):
-    config = dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
-    assert_kv_cache_matches(T, host, "cohere", "CohereForCausalLM", config)
+class TestCohere(RotaryDecoderChecks):
+    FAMILY = DecoderFamily(
+        architecture="cohere",
+        classes=CLASSES,
+        config_class="CohereConfig",
+        modeling="transformers.models.cohere.modeling_cohere",
+        configs=[_random_config(random.Random(seed)) for seed in range(12)],
+        kv_cache=[dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)],
+        refused=[
+            (dict(n_heads=8, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3"),
+            (dict(d_model=48, n_heads=16), r"n_heads: rotary positions turn pairs of channels"),
+            # the width comes from d_model too: the error names both keys (a --set of d_model must see its key)
+            (dict(d_model=24, n_heads=24, n_kv_heads=2), r"got 1 \(d_model 24 / n_heads 24\)"),
+            (dict(activation="prelu"), r"activation: "),
+        ],
+        base=dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+        | dict(intermediate_size=40, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+        sweep=dict(
+            vocab_size=101,
+            hidden_size=64,
+            intermediate_size=33,
+            num_hidden_layers=1,
+            num_attention_heads=8,
+            num_key_value_heads=1,
+            head_dim=10,
+            hidden_act="relu",
+            max_position_embeddings=64,
+            attention_bias=True,
+            use_qk_norm=True,
+            tie_word_embeddings=False,
+            pad_token_id=3,
+            rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
+        ),
+        ignored=dict(
+            logit_scale=0.5,
+            attention_dropout=0.3,
+            initializer_range=0.5,
+            layer_norm_eps=1e-3,
+            use_cache=False,
+            bos_token_id=5,
+            eos_token_id=6,
+        ),
+    )
 
 
 def test_qk_norm_weights_have_a_row_per_head(host):
@@ -86,77 +93,3 @@ def test_qk_norm_weights_have_a_row_per_head(host):
     base = count(vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16)
     normed = count(vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
     assert normed.params - base.params == 4 * 8 + 2 * 8
-
-
-@pytest.mark.parametrize(
-    "config, message",
-    [
-        (dict(n_heads=8, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3"),
-        (dict(d_model=48, n_heads=16), r"n_heads: rotary positions turn pairs of channels"),
-        # the width comes from d_model too: the error names both keys (a --set of d_model must see its key)
-        (dict(d_model=24, n_heads=24, n_kv_heads=2), r"got 1 \(d_model 24 / n_heads 24\)"),
-        (dict(activation="prelu"), r"activation: "),
-    ],
-)
-def test_what_transformers_cannot_run_is_refused(host, config, message):
-    with pytest.raises(ConfigError, match=message):
-        count(**config)
-
-
-@pytest.mark.reference
-def test_table_equals_the_transformers_configuration_class(T, host):
-    assert_table_is_the_configuration_class(
-        T, host, "cohere", "CohereConfig", "transformers.models.cohere.modeling_cohere"
-    )
-
-
-BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
-BASE |= dict(intermediate_size=40, pad_token_id=0, bos_token_id=1, eos_token_id=2)
-SWEEP = dict(
-    vocab_size=101,
-    hidden_size=64,
-    intermediate_size=33,
-    num_hidden_layers=1,
-    num_attention_heads=8,
-    num_key_value_heads=1,
-    head_dim=10,
-    hidden_act="relu",
-    max_position_embeddings=64,
-    attention_bias=True,
-    use_qk_norm=True,
-    tie_word_embeddings=False,
-    pad_token_id=3,
-    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
-)
-
-
-@pytest.mark.reference
-def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(table_of(host, "cohere").read)
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
-def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = write_json(tmp_path, {"model_type": "cohere", **BASE, **change})
-    assert_config_json_matches(T, host, path, CLASSES.values(), label=change)
-
-
-@pytest.mark.reference
-def test_ignored_keys_change_no_figure(T, host, tmp_path):
-    changed = dict(
-        logit_scale=0.5,
-        attention_dropout=0.3,
-        initializer_range=0.5,
-        layer_norm_eps=1e-3,
-        use_cache=False,
-        bos_token_id=5,
-        eos_token_id=6,
-    )
-    assert set(changed) == set(table_of(host, "cohere").ignored)
-    path = write_json(tmp_path, {"model_type": "cohere", **BASE, **changed})
-    assert_config_json_matches(T, host, path, CLASSES.values())
-
-
-def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
-    assert_unknown_rotary_type_refused(host, tmp_path, "cohere", BASE, "CohereConfig")

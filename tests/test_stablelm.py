@@ -3,7 +3,8 @@ option, config.json files key by key, every head class, the KV cache.
 
 Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the StableLm class transformers 5.23 builds
 (on the meta device, or on the CPU where values are needed), what ``torch.utils.flop_counter.FlopCounterMode``
-reports for one eager forward pass of batch 1, or the elements transformers' cache holds.
+reports for one eager forward pass of batch 1, or the elements transformers' cache holds. The checks every decoder
+family makes are `family_checks.RotaryDecoderChecks'`; this module gives StableLM's facts and its own checks.
 """
 
 from __future__ import annotations
@@ -12,20 +13,8 @@ import random
 
 import pytest
 
-from archzoo.errors import ConfigError
 from archzoo.hf_config import load_hf_config
-from archzoo.testing import check_plugin
-from family_checks import (
-    assert_config_json_matches,
-    assert_defaults_are_transformers_defaults,
-    assert_kv_cache_matches,
-    assert_random_config_matches,
-    assert_table_is_the_configuration_class,
-    assert_unknown_rotary_type_refused,
-    counter,
-    table_of,
-    write_json,
-)
+from family_checks import DecoderFamily, RotaryDecoderChecks, counter, write_json
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -40,23 +29,8 @@ CLASSES = {
 
 count = counter("stablelm")
 
-
-@pytest.mark.reference
-def test_plugin_passes_check_plugin(host):
-    assert check_plugin("stablelm") == []
-
-
-@pytest.mark.reference
-def test_defaults_are_transformers_defaults(T, host):
-    """The configuration's defaults are StableLmConfig's (StableLM-3B-4E1T, whose model card prints 2,795,443,200
-    parameters): the same parameters and FLOPs."""
-    assert_defaults_are_transformers_defaults(T, count, "StableLmForCausalLM", "StableLmConfig")
-
-
-def test_the_model_cards_exact_count():
-    """The StableLM-3B-4E1T model card's 'Model Architecture' table (stabilityai/stablelm-3b-4e1t) prints
-    Parameters 2,795,443,200 for Hidden Size 2560, Layers 32, Heads 32, Sequence Length 4096."""
-    assert count().params == 2_795_443_200
+BASE = dict(vocab_size=97, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+BASE |= dict(intermediate_size=40)
 
 
 def _random_config(rng: random.Random) -> dict:
@@ -79,19 +53,58 @@ def _random_config(rng: random.Random) -> dict:
     )
 
 
-CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
+class TestStableLm(RotaryDecoderChecks):
+    FAMILY = DecoderFamily(
+        architecture="stablelm",
+        classes=CLASSES,
+        config_class="StableLmConfig",
+        modeling="transformers.models.stablelm.modeling_stablelm",
+        configs=[_random_config(random.Random(seed)) for seed in range(12)],
+        kv_cache=[dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)],
+        refused=[
+            (dict(n_heads=8, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3"),
+            (
+                dict(d_model=48, n_heads=4, rotary_fraction=0.25),
+                r"rotary_fraction: 0.25 of a 12-wide head \(d_model 48 / n_heads 4\) is 3 channels",
+            ),
+            (dict(d_model=100, n_heads=16), r"n_heads: d_model 100 is not divisible by n_heads 16"),
+            (dict(activation="prelu"), r"activation: "),
+        ],
+        base=BASE,
+        sweep=dict(
+            vocab_size=101,
+            intermediate_size=33,
+            hidden_size=96,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            hidden_act="relu",
+            max_position_embeddings=64,
+            tie_word_embeddings=True,
+            use_qkv_bias=True,
+            qk_layernorm=True,
+            use_parallel_residual=True,
+            rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0, "partial_rotary_factor": 0.5},
+            pad_token_id=3,
+            num_labels=5,
+        ),
+        ignored=dict(
+            hidden_dropout=0.1,
+            classifier_dropout=0.2,
+            attention_dropout=0.3,
+            initializer_range=0.5,
+            layer_norm_eps=1e-3,
+            use_cache=False,
+            bos_token_id=5,
+            eos_token_id=6,
+        ),
+    )
 
 
-@pytest.mark.reference
-@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
-def test_random_configs_equal_transformers(host, config):
-    assert_random_config_matches(host, "stablelm", config)
-
-
-@pytest.mark.reference
-def test_kv_cache_equals_what_transformers_caches(T, host):
-    config = dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
-    assert_kv_cache_matches(T, host, "stablelm", "StableLmForCausalLM", config)
+def test_the_model_cards_exact_count():
+    """The StableLM-3B-4E1T model card's 'Model Architecture' table (stabilityai/stablelm-3b-4e1t) prints
+    Parameters 2,795,443,200 for Hidden Size 2560, Layers 32, Heads 32, Sequence Length 4096."""
+    assert count().params == 2_795_443_200
 
 
 def test_qk_norm_weights_have_a_row_per_head(host):
@@ -99,87 +112,6 @@ def test_qk_norm_weights_have_a_row_per_head(host):
     base = count(vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16)
     normed = count(vocab_size=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=16, qk_norm=True)
     assert normed.params - base.params == 4 * 8 + 2 * 8
-
-
-@pytest.mark.parametrize(
-    "config, message",
-    [
-        (dict(n_heads=8, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3"),
-        (
-            dict(d_model=48, n_heads=4, rotary_fraction=0.25),
-            r"rotary_fraction: 0.25 of a 12-wide head \(d_model 48 / n_heads 4\) is 3 channels",
-        ),
-        (dict(d_model=100, n_heads=16), r"n_heads: d_model 100 is not divisible by n_heads 16"),
-        (dict(activation="prelu"), r"activation: "),
-    ],
-)
-def test_what_transformers_cannot_run_is_refused(host, config, message):
-    with pytest.raises(ConfigError, match=message):
-        count(**config)
-
-
-@pytest.mark.reference
-def test_table_equals_the_transformers_configuration_class(T, host):
-    assert_table_is_the_configuration_class(
-        T, host, "stablelm", "StableLmConfig", "transformers.models.stablelm.modeling_stablelm"
-    )
-
-
-BASE = dict(vocab_size=97, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
-BASE |= dict(intermediate_size=40)
-SWEEP = dict(
-    vocab_size=101,
-    intermediate_size=33,
-    hidden_size=96,
-    num_hidden_layers=1,
-    num_attention_heads=2,
-    num_key_value_heads=1,
-    hidden_act="relu",
-    max_position_embeddings=64,
-    tie_word_embeddings=True,
-    use_qkv_bias=True,
-    qk_layernorm=True,
-    use_parallel_residual=True,
-    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0, "partial_rotary_factor": 0.5},
-    pad_token_id=3,
-    num_labels=5,
-)
-
-
-@pytest.mark.reference
-def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(table_of(host, "stablelm").read)
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
-def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = write_json(tmp_path, {"model_type": "stablelm", **BASE, **change})
-    classes = ["StableLmModel", "StableLmForCausalLM"]
-    if "num_labels" in change:
-        classes = list(CLASSES.values())[2:]
-    assert_config_json_matches(T, host, path, classes, label=change)
-
-
-@pytest.mark.reference
-def test_ignored_keys_change_no_figure(T, host, tmp_path):
-    changed = dict(
-        hidden_dropout=0.1,
-        classifier_dropout=0.2,
-        attention_dropout=0.3,
-        initializer_range=0.5,
-        layer_norm_eps=1e-3,
-        use_cache=False,
-        bos_token_id=5,
-        eos_token_id=6,
-    )
-    assert set(changed) == set(table_of(host, "stablelm").ignored)
-    path = write_json(tmp_path, {"model_type": "stablelm", **BASE, **changed})
-    assert_config_json_matches(T, host, path, CLASSES.values())
-
-
-def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
-    assert_unknown_rotary_type_refused(host, tmp_path, "stablelm", BASE, "StableLmConfig")
 
 
 @pytest.mark.reference

@@ -4,7 +4,8 @@ config.json files key by key, every head class, the KV cache.
 Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the Starcoder2 class transformers 5.23
 builds (on the meta device, or on the CPU where values are needed), what
 ``torch.utils.flop_counter.FlopCounterMode`` reports for one eager forward pass of batch 1, or the elements
-transformers' cache holds. The plugin's own checks go through archzoo's kit for plugin authors (`archzoo.testing`).
+transformers' cache holds. The checks every decoder family makes are `family_checks.RotaryDecoderChecks'`, through
+archzoo's kit for plugin authors (`archzoo.testing`); this module gives StarCoder2's facts and its own checks.
 """
 
 from __future__ import annotations
@@ -13,20 +14,7 @@ import random
 
 import pytest
 
-from archzoo.errors import ConfigError
-from archzoo.testing import check_plugin
-from family_checks import (
-    assert_config_json_matches,
-    assert_defaults_are_transformers_defaults,
-    assert_head_class_matches,
-    assert_kv_cache_matches,
-    assert_random_config_matches,
-    assert_table_is_the_configuration_class,
-    assert_unknown_rotary_type_refused,
-    counter,
-    table_of,
-    write_json,
-)
+from family_checks import DecoderFamily, RotaryDecoderChecks, assert_head_class_matches
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -37,28 +25,6 @@ CLASSES = {
     "sequence_classification": "Starcoder2ForSequenceClassification",
     "token_classification": "Starcoder2ForTokenClassification",
 }
-
-
-count = counter("starcoder2")
-
-
-@pytest.mark.reference
-def test_plugin_passes_check_plugin(host):
-    """archzoo.testing's conformance checks: hooks, configuration keys, reference built block by block, HF table."""
-    assert check_plugin("starcoder2") == []
-
-
-@pytest.mark.reference
-def test_defaults_are_transformers_defaults(T, host):
-    """The configuration's defaults are Starcoder2Config's: the same parameters and FLOPs."""
-    assert_defaults_are_transformers_defaults(T, count, "Starcoder2ForCausalLM", "Starcoder2Config")
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize("head", CLASSES)
-def test_every_head_class(T, host, head):
-    config = dict(vocab_size=301, d_model=64, n_layers=2, n_heads=8, n_kv_heads=2, d_ff=96, head=head, num_labels=3)
-    assert_head_class_matches(T, host, "starcoder2", CLASSES[head], config)
 
 
 def _random_config(rng: random.Random) -> dict:
@@ -81,105 +47,59 @@ def _random_config(rng: random.Random) -> dict:
     return config
 
 
-CONFIGS = [_random_config(random.Random(seed)) for seed in range(12)]
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
-def test_random_configs_equal_transformers(host, config):
-    assert_random_config_matches(host, "starcoder2", config)
-
-
-@pytest.mark.reference
-def test_kv_cache_equals_what_transformers_caches(T, host):
-    """The elements transformers' DynamicCache holds after one forward pass on the CPU (no sliding window)."""
-    config = dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16)
-    assert_kv_cache_matches(T, host, "starcoder2", "Starcoder2ForCausalLM", config)
-
-
-@pytest.mark.parametrize(
-    "config, message",
-    [
-        (dict(n_heads=8, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3"),
-        (dict(d_model=48, n_heads=16, n_kv_heads=2), r"n_heads: rotary positions turn pairs of channels"),
-        # the width comes from d_model too: the error names both keys (a --set of d_model must see its key)
-        (dict(d_model=24, n_heads=24, n_kv_heads=2), r"got 1 \(d_model 24 / n_heads 24\)"),
-        (dict(d_model=4, n_heads=8, n_kv_heads=2), r"n_heads: d_model 4 leaves each of 8 heads 0 wide"),
-        (dict(activation="prelu"), r"activation: "),
-    ],
-)
-def test_what_transformers_cannot_run_is_refused(host, config, message):
-    with pytest.raises(ConfigError, match=message):
-        count(**config)
-
-
-# ---- Hugging Face config.json: every key accounted for --------------------------------------------------
-
-
-@pytest.mark.reference
-def test_table_equals_the_transformers_configuration_class(T, host):
-    """Fields and defaults, AutoModel's class, every model class; every key of a saved config known."""
-    assert_table_is_the_configuration_class(
-        T, host, "starcoder2", "Starcoder2Config", "transformers.models.starcoder2.modeling_starcoder2"
+class TestStarcoder2(RotaryDecoderChecks):
+    FAMILY = DecoderFamily(
+        architecture="starcoder2",
+        classes=CLASSES,
+        config_class="Starcoder2Config",
+        modeling="transformers.models.starcoder2.modeling_starcoder2",
+        configs=[_random_config(random.Random(seed)) for seed in range(12)],
+        # no sliding window: the cache holds every token
+        kv_cache=[dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_ff=16)],
+        refused=[
+            (dict(n_heads=8, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not divisible by n_kv_heads 3"),
+            (dict(d_model=48, n_heads=16, n_kv_heads=2), r"n_heads: rotary positions turn pairs of channels"),
+            # the width comes from d_model too: the error names both keys (a --set of d_model must see its key)
+            (dict(d_model=24, n_heads=24, n_kv_heads=2), r"got 1 \(d_model 24 / n_heads 24\)"),
+            (dict(d_model=4, n_heads=8, n_kv_heads=2), r"n_heads: d_model 4 leaves each of 8 heads 0 wide"),
+            (dict(activation="prelu"), r"activation: "),
+        ],
+        base=dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+        | dict(intermediate_size=40),
+        sweep=dict(
+            vocab_size=101,
+            hidden_size=64,
+            intermediate_size=33,
+            num_hidden_layers=1,
+            num_attention_heads=8,
+            num_key_value_heads=1,
+            head_dim=10,
+            hidden_act="relu",
+            max_position_embeddings=64,
+            use_bias=False,
+            tie_word_embeddings=False,
+            pad_token_id=3,
+            rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
+            num_labels=5,
+        ),
+        # a sliding window among them: a mask on the same products
+        ignored=dict(
+            attention_dropout=0.3,
+            residual_dropout=0.2,
+            embedding_dropout=0.1,
+            classifier_dropout=0.4,
+            initializer_range=0.5,
+            norm_epsilon=1e-3,
+            use_cache=False,
+            bos_token_id=5,
+            eos_token_id=6,
+            sliding_window=4,
+        ),
     )
 
 
-BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
-BASE |= dict(intermediate_size=40)
-#: one value per key the table reads, each changed alone
-SWEEP = dict(
-    vocab_size=101,
-    hidden_size=64,
-    intermediate_size=33,
-    num_hidden_layers=1,
-    num_attention_heads=8,
-    num_key_value_heads=1,
-    head_dim=10,
-    hidden_act="relu",
-    max_position_embeddings=64,
-    use_bias=False,
-    tie_word_embeddings=False,
-    pad_token_id=3,
-    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
-    num_labels=5,
-)
-
-
 @pytest.mark.reference
-def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(table_of(host, "starcoder2").read)
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
-def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = write_json(tmp_path, {"model_type": "starcoder2", **BASE, **change})
-    classes = ["Starcoder2Model", "Starcoder2ForCausalLM"]
-    if "num_labels" in change:
-        classes = list(CLASSES.values())[2:]
-    assert_config_json_matches(T, host, path, classes, label=change)
-
-
-@pytest.mark.reference
-def test_ignored_keys_change_no_figure(T, host, tmp_path):
-    """Every key archzoo ignores, changed at once (a sliding window among them): transformers' figures still equal
-    archzoo's."""
-    changed = dict(
-        attention_dropout=0.3,
-        residual_dropout=0.2,
-        embedding_dropout=0.1,
-        classifier_dropout=0.4,
-        initializer_range=0.5,
-        norm_epsilon=1e-3,
-        use_cache=False,
-        bos_token_id=5,
-        eos_token_id=6,
-        sliding_window=4,
-    )
-    assert set(changed) == set(table_of(host, "starcoder2").ignored)
-    path = write_json(tmp_path, {"model_type": "starcoder2", **BASE, **changed})
-    assert_config_json_matches(T, host, path, CLASSES.values())
-
-
-def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
-    assert_unknown_rotary_type_refused(host, tmp_path, "starcoder2", BASE, "Starcoder2Config")
+@pytest.mark.parametrize("head", CLASSES)
+def test_every_head_class(T, host, head):
+    config = dict(vocab_size=301, d_model=64, n_layers=2, n_heads=8, n_kv_heads=2, d_ff=96, head=head, num_labels=3)
+    assert_head_class_matches(T, host, "starcoder2", CLASSES[head], config)
