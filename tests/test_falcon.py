@@ -3,8 +3,9 @@ option, config.json files key by key, every head class, the KV cache.
 
 Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the Falcon class transformers 5.23 builds
 (on the meta device, or on the CPU where values are needed), what ``torch.utils.flop_counter.FlopCounterMode``
-reports for one eager forward pass of batch 1, or the elements transformers' cache holds. The plugin's own checks go
-through archzoo's kit for plugin authors (`archzoo.testing`), as a third-party plugin's would.
+reports for one eager forward pass of batch 1, or the elements transformers' cache holds. The checks every decoder
+family makes are `family_checks.RotaryDecoderChecks'`, through archzoo's kit for plugin authors (`archzoo.testing`)
+as a third-party plugin's would; this module gives Falcon's facts and its own checks.
 """
 
 from __future__ import annotations
@@ -15,20 +16,15 @@ import random
 import pytest
 
 from archzoo.cli import main
-from archzoo.errors import ConfigError, HFConfigError
+from archzoo.errors import HFConfigError
 from archzoo.hf_config import load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import build_model, check_plugin
+from archzoo.testing import build_model
 from family_checks import (
-    assert_config_json_matches,
-    assert_defaults_are_transformers_defaults,
+    DecoderFamily,
+    RotaryDecoderChecks,
     assert_head_class_matches,
-    assert_kv_cache_matches,
-    assert_random_config_matches,
-    assert_table_is_the_configuration_class,
-    assert_unknown_rotary_type_refused,
     counter,
-    table_of,
     write_json,
 )
 from transformers_models import forward_flops, n_params
@@ -47,20 +43,7 @@ CLASSES = {
 
 count = counter("falcon")
 
-
-# ---- the kit's conformance checks and the defaults -------------------------------------------------------
-
-
-@pytest.mark.reference
-def test_plugin_passes_check_plugin(host):
-    """archzoo.testing's conformance checks: hooks, configuration keys, reference built block by block, HF table."""
-    assert check_plugin("falcon") == []
-
-
-@pytest.mark.reference
-def test_defaults_are_transformers_defaults(T, host):
-    """The configuration's defaults are FalconConfig's (Falcon-7B): the same parameters and FLOPs."""
-    assert_defaults_are_transformers_defaults(T, count, "FalconForCausalLM", "FalconConfig")
+BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4)
 
 
 # ---- the published shapes --------------------------------------------------------------------------------
@@ -152,50 +135,74 @@ def _random_config(rng: random.Random) -> dict:
     return config
 
 
-CONFIGS = [_random_config(random.Random(seed)) for seed in range(16)]
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
-def test_random_configs_equal_transformers(host, config):
-    assert_random_config_matches(host, "falcon", config)
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize(
-    "layout",
-    [
-        dict(multi_query=True),
-        dict(multi_query=False),
-        dict(new_decoder_architecture=True, n_kv_heads=2),
-        dict(new_decoder_architecture=True, n_kv_heads=2, alibi=True),
-    ],
-    ids=["multi-query", "multi-head", "new-decoder", "new-decoder-alibi"],
-)
-def test_kv_cache_equals_what_transformers_caches(T, host, layout):
-    """The elements transformers' DynamicCache holds after one forward pass on the CPU: the new decoder
-    architecture's keys and values after they are broadcast to every query head."""
-    config = dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, **layout)
-    assert_kv_cache_matches(T, host, "falcon", "FalconForCausalLM", config)
+class TestFalcon(RotaryDecoderChecks):
+    FAMILY = DecoderFamily(
+        architecture="falcon",
+        classes=CLASSES,
+        config_class="FalconConfig",
+        modeling="transformers.models.falcon.modeling_falcon",
+        configs=[_random_config(random.Random(seed)) for seed in range(16)],
+        # multi-query, multi-head, the new decoder architecture (its keys and values cached after they are
+        # broadcast to every query head), and that with ALiBi
+        kv_cache=[
+            dict(vocab_size=50, d_model=32, n_layers=3, n_heads=4, **layout)
+            for layout in (
+                dict(multi_query=True),
+                dict(multi_query=False),
+                dict(new_decoder_architecture=True, n_kv_heads=2),
+                dict(new_decoder_architecture=True, n_kv_heads=2, alibi=True),
+            )
+        ],
+        refused=[
+            (dict(d_model=100, n_heads=16), r"n_heads: d_model 100 is not divisible by n_heads 16"),
+            (dict(new_decoder_architecture=True, n_heads=8, d_model=64, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not"),
+            (dict(new_decoder_architecture=True, d_model=64, n_heads=8, parallel_attn=False), r"parallel_attn: "),
+            (dict(num_norms=2), r"num_norms: two LayerNorms"),
+            (dict(multi_query=False, d_model=64, n_heads=8, n_kv_heads=2), r"n_kv_heads: classic multi-head"),
+            (dict(activation="prelu"), r"activation: "),
+        ],
+        base=BASE,
+        # one value per key the table reads, each changed alone (on the multi-query default unless it says
+        # otherwise), and two layouts of the new decoder architecture
+        sweep=dict(
+            vocab_size=101,
+            hidden_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=8,
+            num_kv_heads=4,
+            ffn_hidden_size=33,
+            max_position_embeddings=64,
+            activation="relu",
+            bias=True,
+            new_decoder_architecture=True,
+            multi_query=False,
+            parallel_attn=False,
+            num_ln_in_parallel_attn=1,
+            alibi=True,
+            tie_word_embeddings=False,
+            rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
+            num_labels=5,
+        ),
+        more_changes={
+            "new-one-norm": dict(new_decoder_architecture=True, num_kv_heads=2, num_ln_in_parallel_attn=1),
+            "new-alibi-bias": dict(
+                new_decoder_architecture=True, num_kv_heads=2, alibi=True, bias=True, ffn_hidden_size=20
+            ),
+        },
+        ignored=dict(
+            hidden_dropout=0.2,
+            attention_dropout=0.3,
+            initializer_range=0.5,
+            layer_norm_epsilon=1e-3,
+            use_cache=False,
+            bos_token_id=5,
+            eos_token_id=6,
+            pad_token_id=7,
+        ),
+    )
 
 
 # ---- refusals of what transformers cannot run --------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "config, message",
-    [
-        (dict(d_model=100, n_heads=16), r"n_heads: d_model 100 is not divisible by n_heads 16"),
-        (dict(new_decoder_architecture=True, n_heads=8, d_model=64, n_kv_heads=3), r"n_kv_heads: n_heads 8 is not"),
-        (dict(new_decoder_architecture=True, d_model=64, n_heads=8, parallel_attn=False), r"parallel_attn: "),
-        (dict(num_norms=2), r"num_norms: two LayerNorms"),
-        (dict(multi_query=False, d_model=64, n_heads=8, n_kv_heads=2), r"n_kv_heads: classic multi-head"),
-        (dict(activation="prelu"), r"activation: "),
-    ],
-)
-def test_what_transformers_cannot_run_is_refused(host, config, message):
-    with pytest.raises(ConfigError, match=message):
-        count(**config)
 
 
 @pytest.mark.reference
@@ -245,90 +252,12 @@ def test_the_layout_changes_the_fused_projection(host):
 
 
 @pytest.mark.reference
-def test_table_equals_the_transformers_configuration_class(T, host):
-    """Fields and defaults, AutoModel's class, every model class; every key of a saved config known."""
-    assert_table_is_the_configuration_class(
-        T, host, "falcon", "FalconConfig", "transformers.models.falcon.modeling_falcon"
-    )
-
-
-BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4)
-#: one value per key the table reads, each changed alone (on the multi-query default unless it says otherwise)
-SWEEP = dict(
-    vocab_size=101,
-    hidden_size=64,
-    num_hidden_layers=1,
-    num_attention_heads=8,
-    num_kv_heads=4,
-    ffn_hidden_size=33,
-    max_position_embeddings=64,
-    activation="relu",
-    bias=True,
-    new_decoder_architecture=True,
-    multi_query=False,
-    parallel_attn=False,
-    num_ln_in_parallel_attn=1,
-    alibi=True,
-    tie_word_embeddings=False,
-    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
-    num_labels=5,
-)
-
-
-@pytest.mark.reference
-def test_the_sweep_covers_every_key(host):
-    assert set(SWEEP) == set(table_of(host, "falcon").read)
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize(
-    "change",
-    [
-        {},
-        *({k: v} for k, v in SWEEP.items()),
-        dict(new_decoder_architecture=True, num_kv_heads=2, num_ln_in_parallel_attn=1),
-        dict(new_decoder_architecture=True, num_kv_heads=2, alibi=True, bias=True, ffn_hidden_size=20),
-    ],
-    ids=["(base)", *SWEEP, "new-one-norm", "new-alibi-bias"],
-)
-def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = write_json(tmp_path, {"model_type": "falcon", **BASE, **change})
-    classes = ["FalconModel", "FalconForCausalLM"]
-    if "num_labels" in change:
-        classes = list(CLASSES.values())[2:]
-    assert_config_json_matches(T, host, path, classes, label=change)
-
-
-@pytest.mark.reference
 def test_n_embed_is_read_as_the_width(T, host, tmp_path):
     """FalconConfig takes a legacy n_embed argument for hidden_size."""
     data = {"model_type": "falcon", **BASE}
     data["n_embed"] = data.pop("hidden_size")
     path = write_json(tmp_path, data)
     assert load_hf_config(path, host).config.d_model == T.AutoConfig.from_pretrained(str(path)).hidden_size
-
-
-@pytest.mark.reference
-def test_ignored_keys_change_no_figure(T, host, tmp_path):
-    """Every key FalconConfig has that archzoo ignores, changed at once: transformers' figures still equal
-    archzoo's."""
-    changed = dict(
-        hidden_dropout=0.2,
-        attention_dropout=0.3,
-        initializer_range=0.5,
-        layer_norm_epsilon=1e-3,
-        use_cache=False,
-        bos_token_id=5,
-        eos_token_id=6,
-        pad_token_id=7,
-    )
-    assert set(changed) == set(table_of(host, "falcon").ignored)
-    path = write_json(tmp_path, {"model_type": "falcon", **BASE, **changed})
-    assert_config_json_matches(T, host, path, CLASSES.values())
-
-
-def test_a_rotary_type_transformers_does_not_build_is_refused(host, tmp_path):
-    assert_unknown_rotary_type_refused(host, tmp_path, "falcon", BASE, "FalconConfig")
 
 
 @pytest.mark.reference
