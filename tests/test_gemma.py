@@ -609,18 +609,20 @@ def _sweep_cases() -> list:
         for label, change in changes.items():
             gap = pytest.mark.xfail(strict=True, reason="archzoo's loader checks no ignored key's type")
             marks = [gap] if label in _LOADER_GAPS else []
-            cases.append(pytest.param(model_type, change, id=f"{model_type}-{label}", marks=marks))
+            cases.append(pytest.param(model_type, label, change, id=f"{model_type}-{label}", marks=marks))
     return cases
 
 
 @pytest.mark.reference
-@pytest.mark.parametrize("model_type, change", _sweep_cases())
-def test_each_key_against_transformers(T, host, tmp_path, model_type, change, capsys):
+@pytest.mark.parametrize("model_type, label, change", _sweep_cases())
+def test_each_key_against_transformers(T, host, tmp_path, model_type, label, change, capsys):
     """The base file with one change, counted by `archzoo count --hf-config` as every class the plugin supports for
     the type, against the class transformers builds from the same file (AutoConfig, eager attention, one forward
     pass of SWEEP_N tokens on the CPU): parameters and FLOPs equal, or both refuse the file."""
     path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **change})
-    _assert_exact_or_refused(T, host, path, ALL_CLASSES[model_type].values(), capsys, change)
+    outcomes = _assert_exact_or_refused(T, host, path, ALL_CLASSES[model_type].values(), capsys, change)
+    if label == "(base)" or label in SWEEPS[model_type]:  # each swept value is one transformers builds: counted
+        assert set(outcomes) == {"exact"}, outcomes
 
 
 def _assert_exact_or_refused(T, host, path, classes, capsys, label) -> list[str]:
