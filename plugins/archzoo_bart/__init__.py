@@ -41,8 +41,6 @@ from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook, t
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
-    INITIALISATION,
-    TOKEN_ID,
     TRANSFORMERS_VERSION,
     HFTable,
     check_padding_index,
@@ -53,6 +51,7 @@ from archzoo.seq2seq_parts import (
     BART_STACK_PARTS,
     STACK_KEYS,
     TRAINING_ONLY,
+    WEIGHT_INIT_AND_TOKEN_IDS,
     bart_layer_modules,
     check_side_heads,
     cross_attention_not_run,
@@ -372,10 +371,7 @@ def _table(
         ignored={
             **TRAINING_ONLY,
             "classifier_dropout": DROPOUT,
-            "init_std": INITIALISATION,
-            "bos_token_id": TOKEN_ID,
-            "eos_token_id": TOKEN_ID,
-            "decoder_start_token_id": TOKEN_ID,
+            **WEIGHT_INIT_AND_TOKEN_IDS,
             "forced_eos_token_id": _GENERATION,
             "is_decoder": f"{prefix}ForCausalLM sets it to true itself, and the other classes build the same modules "
             "either way",

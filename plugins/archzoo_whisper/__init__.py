@@ -62,8 +62,6 @@ from archzoo.blocks import (
 from archzoo.decoder_parts import LABELS, architectures_hook, head_classes, hf_readers_hook, table_values
 from archzoo.formula import N, Poly, const
 from archzoo.hf_config import (
-    INITIALISATION,
-    TOKEN_ID,
     TRANSFORMERS_VERSION,
     USE_CACHE,
     HFTable,
@@ -75,6 +73,7 @@ from archzoo.seq2seq_parts import (
     BART_STACK_PARTS,
     STACK_KEYS,
     TRAINING_ONLY,
+    WEIGHT_INIT_AND_TOKEN_IDS,
     bart_layer_modules,
     check_side_heads,
     cross_attention_not_run,
@@ -530,10 +529,7 @@ HF_WHISPER = HFTable(
     },
     ignored={
         **TRAINING_ONLY,
-        "init_std": INITIALISATION,
-        "bos_token_id": TOKEN_ID,
-        "eos_token_id": TOKEN_ID,
-        "decoder_start_token_id": TOKEN_ID,
+        **WEIGHT_INIT_AND_TOKEN_IDS,
         "use_cache": USE_CACHE,
         "scale_embedding": f"transformers {TRANSFORMERS_VERSION}'s Whisper computes embed_scale from it and never "
         "multiplies by it; a scale would be element-wise anyway (no parameters, no FLOPs)",

@@ -14,8 +14,9 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from .blocks import Block, composite, linear
+from .decoder_parts import SPECIAL_TOKENS
 from .formula import Poly, const
-from .hf_vocabulary import DROPOUT
+from .hf_vocabulary import DROPOUT, INITIALISATION, TOKEN_ID
 from .symbols import declare_symbol, symbol
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "LAYERDROP",
     "STACK_KEYS",
     "TRAINING_ONLY",
+    "WEIGHT_INIT_AND_TOKEN_IDS",
     "SideConfig",
     "bart_layer_modules",
     "check_side_heads",
@@ -222,6 +224,10 @@ TRAINING_ONLY = {
     "attention_dropout": DROPOUT,
     "activation_dropout": DROPOUT,
 }
+
+#: Their keys of the weights' initialisation and of the special tokens' ids (the decoder's start token with the
+#: others): values and indices, not sizes.
+WEIGHT_INIT_AND_TOKEN_IDS = {"init_std": INITIALISATION, **SPECIAL_TOKENS, "decoder_start_token_id": TOKEN_ID}
 
 #: Their attribute_map: the generic names transformers gives the encoder's keys.
 ATTRIBUTE_MAP = {
