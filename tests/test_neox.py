@@ -24,12 +24,13 @@ from archzoo.cli import main
 from archzoo.errors import ConfigError, HFConfigError
 from archzoo.hf_config import COMMON_KEYS, hf_table, load_hf_config
 from archzoo.report import make_report
-from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model, check_plugin
+from archzoo.testing import assert_blocks_match_modules, assert_matches_reference, build_model
 from family_checks import (
+    DecoderChecks,
+    DecoderFamily,
     assert_config_json_matches,
-    assert_defaults_are_transformers_defaults,
     assert_head_class_matches,
-    assert_random_config_matches,
+    assert_table_is_the_configuration_class,
     counter,
     table_of,
     write_json,
@@ -50,21 +51,6 @@ CLASSES = {
 
 
 count = counter("neox")
-
-
-# ---- the kit's conformance checks and the defaults -------------------------------------------------------
-
-
-@pytest.mark.reference
-def test_plugin_passes_check_plugin(host):
-    """archzoo.testing's conformance checks: hooks, configuration keys, reference built block by block, HF table."""
-    assert check_plugin("neox") == []
-
-
-@pytest.mark.reference
-def test_defaults_are_transformers_defaults(T, host):
-    """The configuration's defaults are GPTNeoXConfig's (GPT-NeoX-20B): the same parameters and FLOPs."""
-    assert_defaults_are_transformers_defaults(T, count, "GPTNeoXForCausalLM", "GPTNeoXConfig")
 
 
 # ---- published configurations ----------------------------------------------------------------------------
@@ -205,13 +191,70 @@ def _random_config(rng: random.Random) -> dict:
     )
 
 
-CONFIGS = [_random_config(random.Random(seed)) for seed in range(16)]
+BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, intermediate_size=40)
+#: one value per key the table reads, each changed alone
+SWEEP = dict(
+    vocab_size=101,
+    hidden_size=60,
+    num_hidden_layers=1,
+    num_attention_heads=6,
+    intermediate_size=33,
+    hidden_act="relu",
+    max_position_embeddings=64,
+    tie_word_embeddings=True,
+    use_parallel_residual=False,
+    attention_bias=False,
+    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0, "partial_rotary_factor": 0.5},
+    num_labels=5,
+)
 
 
-@pytest.mark.reference
-@pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
-def test_random_configs_equal_transformers(host, config):
-    assert_random_config_matches(host, "neox", config)
+class TestNeoX(DecoderChecks):
+    FAMILY = DecoderFamily(
+        architecture="neox",
+        model_type="gpt_neox",
+        classes=CLASSES,
+        config_class="GPTNeoXConfig",
+        modeling="transformers.models.gpt_neox.modeling_gpt_neox",
+        configs=[_random_config(random.Random(seed)) for seed in range(16)],
+        base=BASE,
+        sweep=SWEEP,
+        more_changes={"(all keys)": SWEEP},
+        ignored=dict(
+            attention_dropout=0.3,
+            hidden_dropout=0.2,
+            classifier_dropout=0.4,
+            initializer_range=0.5,
+            layer_norm_eps=1e-3,
+            use_cache=False,
+            bos_token_id=5,
+            eos_token_id=6,
+            pad_token_id=7,
+            is_decoder=True,
+            attention_probs_dropout_prob=0.1,
+            hidden_dropout_prob=0.1,
+        ),
+    )
+
+    @pytest.mark.reference
+    def test_table_equals_the_transformers_configuration_class(self, T, host):
+        """The shared check (fields and defaults, AutoModel's class, every model class, every key of a saved config
+        known), and the aliases are GPTNeoXConfig's attribute_map, no class refused."""
+        family = self.FAMILY
+        table = assert_table_is_the_configuration_class(T, host, "gpt_neox", family.config_class, family.modeling)
+        assert dict(table.aliases) == dict(T.GPTNeoXConfig.attribute_map)
+        assert not table.unsupported_classes
+
+    @pytest.mark.reference
+    def test_ignored_keys_change_no_figure(self, T, host, tmp_path):
+        """Every key GPTNeoXConfig has that archzoo ignores, changed at once, and the legacy keys EleutherAI's files
+        carry, with the rotary ones (converted into rope_parameters): transformers' figures still equal archzoo's."""
+        changed = self.FAMILY.ignored
+        assert set(changed) == set(table_of(host, "gpt_neox").ignored)
+        path = write_json(
+            tmp_path, {"model_type": "gpt_neox", **BASE, **changed, "rotary_emb_base": 500, "rotary_pct": 0.5}
+        )
+        assert_config_json_matches(T, host, path, CLASSES.values())
 
 
 def test_options_that_change_no_count():
@@ -242,26 +285,6 @@ def test_rotary_positions_have_no_parameters(host):
 
 
 @pytest.mark.reference
-def test_table_equals_the_transformers_configuration_class(T, host):
-    """Fields and defaults, aliases, AutoModel's class, every model class; every key of a saved config known."""
-    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
-
-    table = table_of(host, "gpt_neox")
-    common = {f.name for f in dataclasses.fields(T.PreTrainedConfig)}
-    fields = {f.name: f.default for f in dataclasses.fields(T.GPTNeoXConfig) if f.name not in common}
-    assert dict(table.defaults) == fields
-    assert dict(table.aliases) == dict(T.GPTNeoXConfig.attribute_map)
-    assert table.base_class == MODEL_MAPPING_NAMES["gpt_neox"]
-    module = importlib.import_module("transformers.models.gpt_neox.modeling_gpt_neox")
-    classes = {n for n in module.__all__ if ("For" in n or n.endswith("Model")) and "PreTrained" not in n}
-    assert set(table.classes) == classes  # every head class is counted: none refused
-    assert not table.unsupported_classes
-    full = T.GPTNeoXConfig().to_dict()
-    known = set(table.read) | set(table.ignored) | set(table.refused) | set(table.aliases) | set(COMMON_KEYS)
-    assert set(full) - known == set()
-
-
-@pytest.mark.reference
 def test_the_files_extra_keys_are_read_by_no_module(T, host):
     """The keys beyond GPTNeoXConfig's fields that the table ignores (legacy dropouts) appear nowhere in
     transformers' gpt_neox modeling or configuration code."""
@@ -273,44 +296,6 @@ def test_the_files_extra_keys_are_read_by_no_module(T, host):
         assert extra == {"attention_probs_dropout_prob", "hidden_dropout_prob"}
         for key in extra:
             assert key not in source, (module, key)
-
-
-BASE = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, intermediate_size=40)
-#: one value per key the table reads, each changed alone
-SWEEP = dict(
-    vocab_size=101,
-    hidden_size=60,
-    num_hidden_layers=1,
-    num_attention_heads=6,
-    intermediate_size=33,
-    hidden_act="relu",
-    max_position_embeddings=64,
-    tie_word_embeddings=True,
-    use_parallel_residual=False,
-    attention_bias=False,
-    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0, "partial_rotary_factor": 0.5},
-    num_labels=5,
-)
-
-
-@pytest.mark.reference
-def test_the_sweep_covers_every_key(host):
-    table = table_of(host, "gpt_neox")
-    assert set(SWEEP) == set(table.read)
-
-
-@pytest.mark.reference
-@pytest.mark.parametrize(
-    "change",
-    [{}, *({k: v} for k, v in SWEEP.items()), SWEEP],
-    ids=["(base)", *SWEEP, "(all keys)"],
-)
-def test_each_key_against_transformers(T, host, tmp_path, change):
-    path = write_json(tmp_path, {"model_type": "gpt_neox", **BASE, **change})
-    classes = ["GPTNeoXModel", "GPTNeoXForCausalLM"]
-    if "num_labels" in change:
-        classes = list(CLASSES.values())[2:]
-    assert_config_json_matches(T, host, path, classes, label=change)
 
 
 @pytest.mark.reference
@@ -339,31 +324,6 @@ def test_a_top_level_partial_rotary_factor_is_not_gpt_neoxs(T, host, tmp_path):
     path = write_json(tmp_path, {"model_type": "gpt_neox", **BASE, "partial_rotary_factor": 0.75})
     expected = T.AutoConfig.from_pretrained(str(path)).rope_parameters["partial_rotary_factor"]
     assert load_hf_config(path, host).config.rotary_fraction == expected
-
-
-@pytest.mark.reference
-def test_ignored_keys_change_no_figure(T, host, tmp_path):
-    """Every key GPTNeoXConfig has that archzoo ignores, changed at once, and the legacy keys EleutherAI's files
-    carry, with the rotary ones (converted into rope_parameters): transformers' figures still equal archzoo's."""
-    changed = dict(
-        attention_dropout=0.3,
-        hidden_dropout=0.2,
-        classifier_dropout=0.4,
-        initializer_range=0.5,
-        layer_norm_eps=1e-3,
-        use_cache=False,
-        bos_token_id=5,
-        eos_token_id=6,
-        pad_token_id=7,
-        is_decoder=True,
-        attention_probs_dropout_prob=0.1,
-        hidden_dropout_prob=0.1,
-    )
-    assert set(changed) == set(table_of(host, "gpt_neox").ignored)
-    path = write_json(
-        tmp_path, {"model_type": "gpt_neox", **BASE, **changed, "rotary_emb_base": 500, "rotary_pct": 0.5}
-    )
-    assert_config_json_matches(T, host, path, CLASSES.values())
 
 
 @pytest.mark.parametrize(
