@@ -9,6 +9,7 @@ import random
 import pytest
 
 import archzoo_deberta
+from archzoo.blocks import ACTIVATIONS
 from archzoo_deberta.activation import SAVES
 from family_checks import ACTIVATION_CASES, counter
 
@@ -137,9 +138,23 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_deberta_layer(options):
 
 
 @needs_registration
-def test_an_activation_the_formula_does_not_know_is_refused_with_the_reason():
-    from archzoo.memory import UnsupportedActivationMemory, activation_formula
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("head", ["masked_lm", "sequence_classification"])
+def test_every_activation_in_the_feed_forward_and_the_heads(activation, head):
+    """Each activation archzoo accepts, between fc_in and fc_out, in the masked-LM head and in the sequence
+    classifier's pooler: relu and tanh save their output (which the next linear layer then does not save again),
+    gelu_new and quick_gelu, written in Python ops, their intermediates; with the gap to Korthikanti's layer still
+    exact."""
+    from archzoo.formula import total
+    from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
+    from archzoo.testing import assert_activation_memory_matches
 
-    report = counter("deberta")(9, d_model=32, n_heads=4, n_layers=2, d_ff=24, head="none", activation="relu")
-    with pytest.raises(UnsupportedActivationMemory, match=r"^deberta: activation 'relu': the formula knows"):
-        activation_formula(report)
+    config = dict(
+        vocab_size=64, d_model=16, n_layers=2, n_heads=2, d_ff=24, position_buckets=3, head=head,
+        activation=activation, pooler_activation=activation,
+    )  # fmt: skip
+    assert_activation_memory_matches("deberta", config, 9, dtype="bf16")
+    report = counter("deberta")(9, **config)
+    layer = activation_formula(report, dtype="bf16").per_copy["deberta.layers.layer"]
+    gap = total(t.bytes for t in korthikanti_gap(report))
+    assert (korthikanti_layer_bytes(report) + gap - layer).is_zero()

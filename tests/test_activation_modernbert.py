@@ -9,6 +9,7 @@ import random
 import pytest
 
 import archzoo_modernbert
+from archzoo.blocks import ACTIVATIONS
 from archzoo_modernbert.activation import SAVES
 from family_checks import ACTIVATION_CASES, counter
 
@@ -119,7 +120,7 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_modernbert_layer(layers, ty
     assert gap["fp32 softmax"].evaluate(N=n) == 4 * h * n * n
     # Wi's 2·d_ff output, the GeLU's output, the product: 4 tensors of d_ff in bf16, against the GeLU's input and
     # output, 4d wide, in Korthikanti's MLP
-    assert gap["gated GeLU feed-forward"].evaluate(N=n) == 2 * 4 * n * d_ff - 2 * 2 * 4 * n * d
+    assert gap["gated feed-forward"].evaluate(N=n) == 2 * 4 * n * d_ff - 2 * 2 * 4 * n * d
     if layers == 2:  # the first layer: one LayerNorm, and the only global layer, holding its rotary tables
         assert gap["no LayerNorm before the first layer's attention"].evaluate(N=n) == -2 * n * d
         assert gap["rotary tables"].evaluate(N=n) == 2 * 2 * n * (d // h)
@@ -128,9 +129,22 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_modernbert_layer(layers, ty
 
 
 @needs_registration
-def test_an_activation_the_formula_does_not_know_is_refused_with_the_reason():
-    from archzoo.memory import UnsupportedActivationMemory, activation_formula
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("head", ["masked_lm", "sequence_classification"])
+def test_every_activation_in_the_feed_forward_and_the_prediction_head(activation, head):
+    """Each activation archzoo accepts, in the gated feed-forward (its input a view of Wi's output) and in the
+    prediction head on every token or on the pooled one: relu and tanh save their output, gelu_new and quick_gelu,
+    written in Python ops, their intermediates; with the gap to Korthikanti's layer still exact."""
+    from archzoo.formula import total
+    from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
+    from archzoo.testing import assert_activation_memory_matches
 
-    report = counter("modernbert")(9, d_model=32, n_heads=4, n_layers=2, d_ff=24, head="none", activation="relu")
-    with pytest.raises(UnsupportedActivationMemory, match=r"^modernbert: activation 'relu': the formula knows"):
-        activation_formula(report)
+    config = dict(
+        vocab_size=64, d_model=16, n_layers=2, n_heads=2, d_ff=24, head=head, activation=activation,
+        classifier_activation=activation,
+    )  # fmt: skip
+    assert_activation_memory_matches("modernbert", config, 9, dtype="bf16")
+    report = counter("modernbert")(9, **config)
+    layer = activation_formula(report, dtype="bf16").per_copy["modernbert.layers.first_layers.first_layer"]
+    gap = total(t.bytes for t in korthikanti_gap(report))
+    assert (korthikanti_layer_bytes(report) + gap - layer).is_zero()

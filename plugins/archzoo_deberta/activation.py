@@ -21,19 +21,35 @@ from archzoo.saved_tensors import (
 
 __all__ = ["SAVES", "register_activation_memory"]
 
-#: tensors of the activation's input size each activation saves (its input, and for gelu_new, written out in
-#: Python ops, tanh's output, 1 + tanh and 0.5·x)
-_ACTIVATION_SAVES = {"gelu": 1, "gelu_pytorch_tanh": 1, "silu": 1, "swish": 1, "gelu_new": 4}
+#: tensors of its input's size each activation saves: its input, and for gelu_new, written out in Python ops,
+#: tanh's output, 1 + tanh and 0.5·x, for quick_gelu the sigmoid's output; relu and tanh save their output, which
+#: the next linear layer reads (`_SAVE_OUTPUT`: saved once, by the activation first)
+_ACTIVATION_SAVES = {
+    "gelu": 1,
+    "gelu_pytorch_tanh": 1,
+    "silu": 1,
+    "swish": 1,
+    "gelu_new": 4,
+    "quick_gelu": 2,
+    "relu": 1,
+    "tanh": 1,
+}
+_SAVE_OUTPUT = ("relu", "tanh")
 
 
 def _activation(terms: SavedTerms, key: str) -> int:
     activation = getattr(terms.config, key)
     if activation not in _ACTIVATION_SAVES:
         raise UnsupportedActivationMemory(
-            f"deberta: {key} {activation!r}: the formula knows what {', '.join(_ACTIVATION_SAVES)} save; relu and "
-            "tanh save their output, which the next linear layer shares"
+            f"deberta: {key} {activation!r}: the formula knows what {', '.join(_ACTIVATION_SAVES)} save"
         )
     return _ACTIVATION_SAVES[activation]
+
+
+def _next_reads_own(terms: SavedTerms, key: str) -> bool:
+    """Whether the linear layer after the activation saves its input itself (else the activation saved it first:
+    relu, tanh)."""
+    return getattr(terms.config, key) not in _SAVE_OUTPUT
 
 
 def _rows(terms: SavedTerms) -> Poly:
@@ -103,7 +119,7 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
         f"{attention}.v_proj": const(0),
         f"{attention}.out_proj": b * terms.Ni,
         "fc_in": b * Nd,
-        "fc_out": b * Nf,
+        "fc_out": b * Nf if _next_reads_own(terms, "activation") else const(0),
         # the activation between fc_in and fc_out, a module no block maps
         "": _activation(terms, "activation") * b * Nf,
     }
@@ -148,21 +164,18 @@ def _outside(terms: SavedTerms) -> dict[str, Poly]:
         out["embed_proj"] = b * N * over(child(root, "embed_proj").approx, d)
     if "mlm_head" in names:
         width = over(child(child(root, "mlm_head"), "dense").approx, d)
-        # dense's input, the activation's saves (dense's output), the LayerNorm's input and statistics, the
-        # decoder's input
+        # dense's input, the activation's saves (dense's output; relu's and tanh's output is the LayerNorm's input),
+        # the LayerNorm's input and statistics, the decoder's input
+        norm_input = b * N * width if _next_reads_own(terms, "activation") else const(0)
         out["mlm_head"] = (
-            b * Nd
-            + _activation(terms, "activation") * b * N * width
-            + b * N * width
-            + 2 * terms.stats * N
-            + b * N * width
+            b * Nd + _activation(terms, "activation") * b * N * width + norm_input + 2 * terms.stats * N + b * N * width
         )
     if cfg.head == "sequence_classification":
         # the first token is a view holding the last hidden state; the pooler's activation (a module no block maps)
         # saves the dense layer's output; the classifier reads the pooled vector
         out["pooler"] = b * Nd
         out[""] = out[""] + _activation(terms, "pooler_activation") * b * d
-        out["classifier"] = b * d
+        out["classifier"] = b * d if _next_reads_own(terms, "pooler_activation") else const(0)
     else:
         for name in ("classifier", "qa_outputs"):
             out[name] = b * Nd
@@ -203,13 +216,23 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
                 "the one layer holds the normalised 2k-row position table its projections read",
             )
         )
-    if terms.config.activation == "gelu_new":
+    intermediates = {
+        "gelu_new": "gelu_new is written in Python (0.5 x (1 + tanh(...))): autograd saves tanh's output, 1 + tanh "
+        "and 0.5 x besides the input, three more d_ff-wide tensors",
+        "quick_gelu": "quick_gelu is written in Python (x · sigmoid(1.702 x)): autograd saves the sigmoid's output "
+        "besides the input, one more d_ff-wide tensor",
+    }
+    activation = terms.config.activation
+    if activation in intermediates:
+        more = _activation(terms, "activation") - 1
+        gaps.append(GapTerm(f"{activation} intermediates", more * b * terms.Nf, intermediates[activation]))
+    if activation in _SAVE_OUTPUT:
         gaps.append(
             GapTerm(
-                "gelu_new intermediates",
-                3 * b * terms.Nf,
-                "gelu_new is written in Python (0.5 x (1 + tanh(...))): autograd saves tanh's output, 1 + tanh and "
-                "0.5 x besides the input, three more d_ff-wide tensors",
+                f"{activation} output shared",
+                -b * terms.Nf,
+                f"{activation} saves its output, the tensor fc_out reads, once (2 bytes each), where Korthikanti's "
+                "MLP saves the GeLU's input and its output",
             )
         )
     gaps.append(feed_forward_width_gap(terms))

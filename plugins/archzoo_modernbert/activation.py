@@ -26,9 +26,21 @@ GLOBAL_EVERY = 3
 #: as transformers' configuration does; from this many tokens on, SDPA is given the window as a mask
 SLIDING_WINDOW = 64
 
-#: d_ff-wide tensors each activation transformers' ModernBERT may run saves besides its input (a view of Wi's
-#: output): gelu_new is written out in Python ops (tanh's output, 1 + tanh, 0.5·x)
-_ACTIVATION_EXTRA = {"gelu": 0, "gelu_pytorch_tanh": 0, "silu": 0, "swish": 0, "gelu_new": 3}
+#: tensors of its input's size each activation saves besides its input and its output: gelu_new is written out in
+#: Python ops (tanh's output, 1 + tanh, 0.5·x), quick_gelu too (the sigmoid's output); relu and tanh save their
+#: output instead of their input, which the next operation saves anyway
+_ACTIVATION_EXTRA = {
+    "gelu": 0,
+    "gelu_pytorch_tanh": 0,
+    "silu": 0,
+    "swish": 0,
+    "gelu_new": 3,
+    "quick_gelu": 1,
+    "relu": 0,
+    "tanh": 0,
+}
+#: the activations that save their output, not their input
+_SAVE_OUTPUT = ("relu", "tanh")
 
 
 def _layer_kinds(layers: int) -> tuple[int, int]:
@@ -62,7 +74,7 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
     if extra is None:
         raise UnsupportedActivationMemory(
             f"modernbert: activation {terms.activation!r}: the formula knows what {', '.join(_ACTIVATION_EXTRA)} "
-            "save in the gated feed-forward; relu and others share their output with the product or save more"
+            "save in the gated feed-forward"
         )
     # eager: q and k after the rotation, the transposed key, Wqkv's whole output (the value is a view of it) and the
     # fp32 softmax with its copy in the dtype; SDPA holds the same q, k and Wqkv output, and a log-sum-exp
@@ -80,8 +92,8 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
         attention: saves,
         # SDPA's output is saved by SDPA first and read as it is; eager attention's is copied for Wo
         f"{attention}.out_proj": b * Ni if terms.attention == "eager" else const(0),
-        # Wi's input, its 2·d_ff-wide output (the activation's input and the gate are views of it), the
-        # activation's output, the product (Wo's input)
+        # Wi's input, its 2·d_ff-wide output (the activation's input and the gate are views of it, the gate saved
+        # by the product whatever the activation saves), the activation's output, the product (Wo's input)
         mlp: b * Nd + (4 + extra) * b * Nf,
         f"{mlp}.fc_out": b * Nf,
     }
@@ -102,14 +114,15 @@ def _stack(terms: SavedTerms) -> Poly:
 
 
 def _activation_saves(activation: str, rows: Poly, width: Poly, b: Poly) -> Poly:
-    if activation in ("gelu", "gelu_pytorch_tanh", "silu", "swish"):
-        return b * rows * width
-    if activation == "gelu_new":
-        return 4 * b * rows * width
-    raise UnsupportedActivationMemory(
-        f"modernbert: classifier_activation {activation!r}: the formula knows what gelu, gelu_pytorch_tanh, silu, "
-        "swish and gelu_new save in the prediction head; relu and tanh share their output with the LayerNorm"
-    )
+    """What the prediction head's activation saves besides its output (which the LayerNorm saves): its input and
+    intermediates, or nothing more for relu and tanh, which save that output."""
+    extra = _ACTIVATION_EXTRA.get(activation)
+    if extra is None:
+        raise UnsupportedActivationMemory(
+            f"modernbert: classifier_activation {activation!r}: the formula knows what {', '.join(_ACTIVATION_EXTRA)} "
+            "save in the prediction head"
+        )
+    return (extra + (0 if activation in _SAVE_OUTPUT else 1)) * b * rows * width
 
 
 def _outside(terms: SavedTerms) -> dict[str, Poly]:
@@ -150,11 +163,12 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
         ),
         fp32_softmax_gap(terms),
         GapTerm(
-            "gated GeLU feed-forward",
-            8 * Nf - 16 * Nd,
-            "Wi makes the GeLU's input and the gate as one 2·d_ff-wide tensor (both saved as views of it), and the "
-            "GeLU's output and the product are saved too (4 tensors of d_ff, 2 bytes each), where Korthikanti's MLP "
-            "saves the GeLU's input and output, 4h wide (16 s b h)",
+            "gated feed-forward",
+            (8 + 2 * _ACTIVATION_EXTRA[terms.activation]) * Nf - 16 * Nd,
+            f"Wi makes the {terms.activation}'s input and the gate as one 2·d_ff-wide tensor (both saved as views of "
+            "it), and the activation's output and the product are saved too (4 tensors of d_ff, 2 bytes each, and "
+            "any intermediate the activation keeps), where Korthikanti's MLP saves the GeLU's input and output, 4h "
+            "wide (16 s b h)",
         ),
     ]
     if not any(block.name == "attention_norm" for block in terms.layer.children):
@@ -190,7 +204,8 @@ SAVES = ActivationSaves(
         "transformers.ModernBertForTokenClassification",
         "transformers.ModernBertForQuestionAnswering",
     ),
-    activations={},
+    # accepted for the gated feed-forward, whose saves `_layer` states: elements in a plain two-linear MLP
+    activations={"quick_gelu": 2, "relu": 0, "tanh": 0},
     layer=_layer,
     outside=_outside,
     gap=_gap,
