@@ -453,9 +453,9 @@ _IGNORED = {
     "query_pre_attn_scalar": _SCALAR,
     "final_logit_softcapping": _SOFTCAP,
     "attn_logit_softcapping": _SOFTCAP,
-    # keys the released files carry that are no field of the configuration classes; none of transformers 5.23's
-    # Gemma 2/3 configuration, modeling, cache, mask or rotary code reads them (archzoo.hf_keys_read derives no
-    # scope for these types, so the table says it)
+    # keys the released files carry that are no field of the configuration classes: no module of transformers 5.23
+    # that builds or runs the Gemma 2/3 models reads hidden_act or sliding_window_size, and only generate() reads
+    # cache_implementation (archzoo.hf_keys_read's scopes of gemma2 and gemma3_text)
     "cache_implementation": "the cache generate() builds (a generation setting): no module, no parameters or FLOPs",
     "hidden_act": "an older name of hidden_activation that the files keep; the Gemma 2/3 code reads hidden_activation",
     "sliding_window_size": "an older name of sliding_window that the files keep; the Gemma 2/3 code reads sliding_window",
