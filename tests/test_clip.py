@@ -614,6 +614,15 @@ def test_the_explanation_says_which_projection_and_labels_each_class_reads(T, ho
     assert keys["text_config.projection_dim"] == ("read", "projection_dim")
     assert keys["text_config.id2label"] == unread
     assert told("CLIPVisionModelWithProjection")["vision_config.projection_dim"] == ("read", "projection_dim")
+    # the classes without a projection read no projection_dim at all (before, each listed one as read)
+    for model_class, key in (
+        ("CLIPForImageClassification", "projection_dim"),
+        ("CLIPTextModel", "text_config.projection_dim"),
+        ("CLIPVisionModel", "vision_config.projection_dim"),
+    ):
+        modules = [name for name, _ in _loaded_model(T, path, model_class).named_modules()]
+        assert not any(name.endswith("projection") for name in modules), model_class
+        assert told(model_class)[key] == unread, model_class
     # the same when the file leaves every projection_dim to its default: CLIPConfig's own sets the archzoo key
     defaults = write_json(tmp_path, {"model_type": "clip"}, "defaults.json")
     keys = {k.key: (k.disposition, k.archzoo_key) for k in load_hf_config(defaults, host).keys}

@@ -17,6 +17,7 @@ Nothing here imports torch or transformers; a test checks the tables against tra
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 from collections.abc import Callable, Mapping
@@ -234,6 +235,7 @@ def _read_data(
             )
         raise HFConfigError(f"{path}: {_as_written(data, table, message)}") from None
     class_values = dict(table.classes[model_class])
+    keys = _unread_by_class(keys, {**values, **class_values}, table, resolved, reader, found.plugin, model_class)
     values = {**values, **class_values, **overrides}
     config = _validate(path, arch, values, origin, overrides, model_class)
     return HFReading(
@@ -248,6 +250,54 @@ def _read_data(
         class_values,
         overrides,
     )
+
+
+def _unread_by_class(
+    keys: list[KeyReading],
+    values: Mapping[str, Any],
+    table: HFTable,
+    resolved: Mapping[str, Any],
+    reader: Callable,
+    plugin: str,
+    model_class: str,
+) -> list[KeyReading]:
+    """The readings, where a key the table reads into an archzoo key the reader leaves unset for ``model_class``
+    but sets for another class of the table is told as not read by this class (CLIPForImageClassification builds
+    no projection, so it never reads projection_dim, which CLIPModel reads). The reader is the plugin's statement
+    of what each class reads; the other classes' readers are run only when some key's archzoo key is unset."""
+    unset = {
+        k.archzoo_key
+        for k in keys
+        if k.disposition in ("read", "defaulted") and k.archzoo_key.isidentifier() and k.archzoo_key not in values
+    }
+    if not unset:
+        return keys
+    readers: dict[str, list[str]] = {}
+    for other in table.classes:
+        if other == model_class or other in table.class_sub_configs:
+            continue
+        try:
+            got = call_plugin(plugin, "its reader", reader, copy.deepcopy(dict(resolved)), other, expected=(Exception,))
+        except Exception:  # a class the file cannot build tells nothing about this one
+            continue
+        for target in unset & set(got):
+            readers.setdefault(target, []).append(other)
+    if not readers:
+        return keys
+
+    def told(k: KeyReading) -> KeyReading:
+        if k.archzoo_key not in readers or k.disposition not in ("read", "defaulted"):
+            return k
+        names = readers[k.archzoo_key]
+        why = (
+            f"not read by {model_class}: of the {table.model_type} classes, only {_listed(names)} "
+            f"{'reads' if len(names) == 1 else 'read'} it"
+        )
+        if k.disposition == "defaulted":
+            return replace(k, archzoo_key="", detail=f"{k.detail}; {why}")
+        return replace(k, disposition="ignored", archzoo_key="", detail=why)
+
+    return [told(k) for k in keys]
 
 
 def _as_written(data: dict[str, Any], table: HFTable, message: str) -> str:
