@@ -38,6 +38,7 @@ _SAVE_OUTPUT = ("relu", "tanh")
 
 
 def _activation(terms: SavedTerms, key: str) -> int:
+    """The tensors of its input's size the activation the configuration names under ``key`` saves."""
     activation = getattr(terms.config, key)
     if activation not in _ACTIVATION_SAVES:
         raise UnsupportedActivationMemory(
@@ -57,7 +58,7 @@ def _rows(terms: SavedTerms) -> Poly:
     return 2 * symbol_of(terms.root, "k", terms.config.span)
 
 
-def _terms_run(terms: SavedTerms) -> tuple[str, ...]:
+def _relative_terms(terms: SavedTerms) -> tuple[str, ...]:
     """The relative terms the attention adds (c2p, p2c), none without relative attention."""
     cfg = terms.config
     return tuple(cfg.pos_att_type) if cfg.relative_attention else ()
@@ -104,7 +105,7 @@ def _attention(terms: SavedTerms) -> Poly:
         + b * Ni  # the values
         + b * Ni  # the output linear's input
     )
-    for term in _terms_run(terms):
+    for term in _relative_terms(terms):
         saves = saves + _relative(terms, term)
     return saves
 
@@ -184,12 +185,12 @@ def _outside(terms: SavedTerms) -> dict[str, Poly]:
 
 def _gap(terms: SavedTerms) -> list[GapTerm | None]:
     b = terms.b
-    terms_run = _terms_run(terms)
+    relative_terms = _relative_terms(terms)
     gaps: list[GapTerm | None] = [
         layer_norm_statistics_gap(terms),
         GapTerm(
             "attention scales",
-            (1 + len(terms_run)) * b,
+            (1 + len(relative_terms)) * b,
             "each score product is divided by a 0-dimensional tensor (the square root of d_h times the number of "
             "score terms), which the division saves (2 bytes each)",
         ),
@@ -206,7 +207,7 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
         "p2c": "position-to-content: the 2k position queries, the keys (a copy of their own), the h·N·2k scores the "
         "gather reads from, its N² int64 index and the scale",
     }
-    for term in terms_run:
+    for term in relative_terms:
         gaps.append(GapTerm(f"{term} relative scores", _relative(terms, term) - b, reasons[term]))
     if _table_saver(terms) is not None and terms.config.n_layers == 1:
         gaps.append(
