@@ -170,9 +170,12 @@ class Block:
             visit = stack.pop()
             yield visit
             block = visit.block
-            stored = visit.stored * block.stored_factor()
-            executed = visit.executed * block.executed_factor()
-            active = visit.active * block.active_factor()
+            if block.repeat is None:  # every factor is one: the products are the parent's, already in order
+                stored, executed, active = visit.stored, visit.executed, visit.active
+            else:
+                stored = visit.stored * block.stored_factor()
+                executed = visit.executed * block.executed_factor()
+                active = visit.active * block.active_factor()
             for child in reversed(block.children):
                 stack.append(BlockVisit(f"{visit.path}.{child.name}", visit.depth + 1, child, stored, executed, active))
 
