@@ -114,6 +114,16 @@ def test_deberta_v3_base_shrunk_to_two_layers(dtype):
 
 
 @needs_registration
+@pytest.mark.slow
+def test_deberta_v3_base_whole_at_its_context():
+    """DeBERTa-v3-base as published, 12 layers, at its 512-token context in bf16 (eager, meta device): the figure
+    `archzoo show deberta-v3-base` prints."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    assert_activation_memory_matches("deberta", None, 512, dtype="bf16")
+
+
+@needs_registration
 @pytest.mark.parametrize("options", [dict(), dict(pos_att_type=["c2p"], share_att_key=False, n_layers=1)])
 def test_korthikanti_plus_the_named_gap_is_the_exact_deberta_layer(options):
     from archzoo.formula import total

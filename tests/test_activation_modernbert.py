@@ -88,6 +88,16 @@ def test_modernbert_base_shrunk_to_four_layers(dtype):
 
 
 @needs_registration
+@pytest.mark.slow
+def test_modernbert_base_whole_at_its_context():
+    """ModernBERT-base as published, 22 layers, at its 8,192-token context in bf16 (eager, meta device): the figure
+    `archzoo show modernbert-base` prints."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    assert_activation_memory_matches("modernbert", None, 8192, dtype="bf16")
+
+
+@needs_registration
 @pytest.mark.parametrize("layers", [1, 2, 3, 4])
 def test_rotary_tables_belong_to_the_one_layer_of_their_kind(layers):
     """Global and local layers rotate with tables of their own (cos and sin, N × d_h each), saved by every layer of
