@@ -22,7 +22,6 @@ from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
     PADDING_CHECKED,
     ROTARY_TYPE_CHECKED,
-    SPECIAL_TOKENS,
     HeadWidthConfig,
     architectures_hook,
     attention_modules,
@@ -40,13 +39,11 @@ from archzoo.decoder_parts import (
     hf_readers_hook,
     kv_heads_field,
     read_rotary_decoder,
+    settings_ignored,
     with_norms,
 )
 from archzoo.hf_config import (
     DROPOUT,
-    INITIALISATION,
-    NORM_EPSILON,
-    USE_CACHE,
     hf_reader,
 )
 from archzoo.symbols import symbol
@@ -175,10 +172,7 @@ HF_COHERE = decoder_table(
     ignored={
         "logit_scale": "a factor on the logits: element-wise, no parameters and no matmul",
         "attention_dropout": DROPOUT,
-        "initializer_range": INITIALISATION,
-        "layer_norm_eps": NORM_EPSILON,
-        "use_cache": USE_CACHE,
-        **SPECIAL_TOKENS,
+        **settings_ignored(),
     },
 )
 

@@ -35,7 +35,6 @@ from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_activation
 from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
-    SPECIAL_TOKENS,
     DecoderSymbols,
     architectures_hook,
     decoder_descriptions,
@@ -50,10 +49,11 @@ from archzoo.decoder_parts import (
     kv_heads,
     labels_kwargs,
     num_labels_field,
+    settings_ignored,
     table_values,
 )
 from archzoo.formula import const
-from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, hf_reader, rope_type
+from archzoo.hf_config import DROPOUT, TOKEN_ID, hf_reader, rope_type
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -318,10 +318,7 @@ HF_FALCON = decoder_table(
     ignored={
         "hidden_dropout": DROPOUT,
         "attention_dropout": DROPOUT,
-        "initializer_range": INITIALISATION,
-        "layer_norm_epsilon": NORM_EPSILON,
-        "use_cache": USE_CACHE,
-        **SPECIAL_TOKENS,
+        **settings_ignored("layer_norm_epsilon"),
         "pad_token_id": TOKEN_ID + " (Falcon's token embedding has no padding index)",
     },
 )

@@ -51,6 +51,7 @@ from archzoo.decoder_parts import (
     partial_rotary,
     read_partial_rotary,
     rotary_fraction,
+    settings_ignored,
     table_values,
     with_norms,
 )
@@ -282,10 +283,7 @@ HF_GPT_NEOX = decoder_table(
         "attention_dropout": DROPOUT,
         "hidden_dropout": DROPOUT,
         "classifier_dropout": DROPOUT,
-        "initializer_range": INITIALISATION,
-        "layer_norm_eps": NORM_EPSILON,
-        "use_cache": USE_CACHE,
-        **SPECIAL_TOKENS,
+        **settings_ignored(),
         "pad_token_id": TOKEN_ID + " (GPT-NeoX's token embedding has no padding index)",
         "is_decoder": "not read by GPT-NeoX's modules: every layer is causal whatever its value",
         # keys EleutherAI's GPT-NeoX-20B and early Pythia files carry from older transformers releases
@@ -684,10 +682,7 @@ HF_PHI = decoder_table(
         "resid_pdrop": DROPOUT,
         "embd_pdrop": DROPOUT,
         "attention_dropout": DROPOUT,
-        "initializer_range": INITIALISATION,
-        "layer_norm_eps": NORM_EPSILON,
-        "use_cache": USE_CACHE,
-        **SPECIAL_TOKENS,
+        **settings_ignored(),
     },
 )
 

@@ -23,7 +23,6 @@ from archzoo.architecture import TransformerConfig, check_activation, check_kv_h
 from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
     PADDING_CHECKED,
-    SPECIAL_TOKENS,
     architectures_hook,
     attention_modules,
     causal_attention,
@@ -41,13 +40,11 @@ from archzoo.decoder_parts import (
     num_labels_field,
     partial_rotary,
     read_partial_rotary,
+    settings_ignored,
     with_norms,
 )
 from archzoo.hf_config import (
     DROPOUT,
-    INITIALISATION,
-    NORM_EPSILON,
-    USE_CACHE,
     hf_reader,
 )
 from archzoo.symbols import symbol
@@ -221,10 +218,7 @@ HF_STABLELM = decoder_table(
         "hidden_dropout": DROPOUT,
         "attention_dropout": DROPOUT,
         "classifier_dropout": DROPOUT,
-        "initializer_range": INITIALISATION,
-        "layer_norm_eps": NORM_EPSILON,
-        "use_cache": USE_CACHE,
-        **SPECIAL_TOKENS,
+        **settings_ignored(),
     },
 )
 

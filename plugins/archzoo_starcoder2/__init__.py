@@ -24,7 +24,6 @@ from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
     PADDING_CHECKED,
     ROTARY_TYPE_CHECKED,
-    SPECIAL_TOKENS,
     HeadWidthConfig,
     architectures_hook,
     attention_modules,
@@ -44,12 +43,10 @@ from archzoo.decoder_parts import (
     labels_kwargs,
     num_labels_field,
     read_rotary_decoder,
+    settings_ignored,
 )
 from archzoo.hf_config import (
     DROPOUT,
-    INITIALISATION,
-    NORM_EPSILON,
-    USE_CACHE,
     hf_reader,
 )
 from archzoo.symbols import symbol
@@ -179,10 +176,7 @@ HF_STARCODER2 = decoder_table(
         "residual_dropout": DROPOUT,
         "embedding_dropout": DROPOUT,
         "classifier_dropout": DROPOUT,
-        "initializer_range": INITIALISATION,
-        "norm_epsilon": NORM_EPSILON,
-        "use_cache": USE_CACHE,
-        **SPECIAL_TOKENS,
+        **settings_ignored("norm_epsilon"),
         "sliding_window": "sliding-window attention: a mask on the same score products, so no parameters and the "
         "same eager FLOPs (archzoo counts the full N x N products, as eager attention computes them)",
     },

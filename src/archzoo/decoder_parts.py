@@ -26,7 +26,7 @@ from .architecture import (
 )
 from .blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat, with_modules
 from .formula import Poly, const, sym
-from .hf_vocabulary import TOKEN_ID, HFTable, check_padding_index, rope_type
+from .hf_vocabulary import INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, HFTable, check_padding_index, rope_type
 from .hookspecs import hookimpl
 from .symbols import declare_symbol, symbol
 
@@ -69,6 +69,7 @@ __all__ = [
     "read_partial_rotary",
     "read_rotary_decoder",
     "rotary_fraction",
+    "settings_ignored",
     "table_values",
     "with_norms",
 ]
@@ -475,6 +476,12 @@ ROTARY_TYPE_CHECKED = "(checked: a rotary type transformers builds)"
 
 #: the special tokens' ids, which most decoders' configurations hold and no module sizes anything by
 SPECIAL_TOKENS = {"bos_token_id": TOKEN_ID, "eos_token_id": TOKEN_ID}
+
+
+def settings_ignored(norm_epsilon: str = "layer_norm_eps") -> dict[str, str]:
+    """What most decoders' tables ignore, in their usual order: the initialisation's range, the norms' epsilon
+    (under the family's key ``norm_epsilon``), the cache switch and the special tokens' ids; none sizes anything."""
+    return {"initializer_range": INITIALISATION, norm_epsilon: NORM_EPSILON, "use_cache": USE_CACHE, **SPECIAL_TOKENS}
 
 
 def decoder_table(
