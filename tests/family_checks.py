@@ -190,16 +190,23 @@ def assert_unknown_rotary_type_refused(
 
 
 def assert_activation_case(
-    architecture: str, config: Mapping[str, Any], case: tuple[Any, ...], *, base: str = "model.", layers: str = "layers"
+    architecture: str,
+    config: Mapping[str, Any],
+    case: tuple[Any, ...],
+    *,
+    base: str = "model.",
+    layers: str = "layers",
+    seq_len: int | None = None,
 ) -> None:
-    """The activation formula of ``config`` against autograd in one of `activation_cases`, at a length that changes
-    with the seed; recomputed, every layer is (the module list ``layers``, under ``base`` in the LM class)."""
+    """The activation formula of ``config`` against autograd in one of `activation_cases`, at ``seq_len`` (None: a
+    length that changes with the seed, 5 + 4·seed); recomputed, every layer is (the module list ``layers``, under
+    ``base`` in the LM class)."""
     seed, dtype, attention, recompute, device = case
     stack = (f"{base}{layers}",) if config["head"] == "lm" else (layers,)
     assert_activation_memory_matches(
         architecture,
         config,
-        5 + 4 * seed,
+        5 + 4 * seed if seq_len is None else seq_len,
         dtype=dtype,
         attention=attention,
         recompute=stack if recompute else (),

@@ -25,8 +25,10 @@ from archzoo.hf_config import COMMON_KEYS, load_hf_config
 from archzoo.report import make_report
 from archzoo.testing import build_model
 from family_checks import (
-    ACTIVATION_CASES,
+    activation_cases,
+    assert_activation_case,
     assert_config_json_matches,
+    assert_random_config_matches,
     counter,
     table_of,
     write_json,
@@ -100,14 +102,9 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(16)]
 
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
-def test_random_configs_params_and_flops_equal_transformers(T, host, config):
-    report = count(**config)
-    arch = host.architecture("bloom")
-    ref = arch.reference(report.config)
-    model = build_model(ref.target.rpartition(".")[2], T.BloomConfig(**ref.kwargs))
-    assert report.params == n_params(model), (config, ref)
-    for n in (1, 7, 16):
-        assert make_report(arch, report.config, n).flops == forward_flops(model, n), (config, n)
+def test_random_configs_equal_transformers(host, config):
+    """Block by block against the reference's submodules, and in total (parameters, FLOPs at 1, 7 and 16)."""
+    assert_random_config_matches(host, "bloom", config)
 
 
 def test_heads_must_divide_the_width(host):
@@ -300,24 +297,20 @@ def test_plugin_passes_check_plugin(host):
 
 
 #: (dtype, attention, recompute, device); BloomAttention has no SDPA path: asked for it, transformers runs eager
-@pytest.mark.parametrize("seed", [1, 2, 3])
-@pytest.mark.parametrize("dtype, attention, recompute, device", ACTIVATION_CASES)
-def test_activation_formula_is_what_autograd_saves(seed, dtype, attention, recompute, device):
-    """The bloom plugin's activation formula (archzoo_bloom.activation) against torch's saved-tensor hooks on
-    transformers' BLOOM classes, in total and block by block."""
-    from archzoo.testing import assert_activation_memory_matches
-
+def _activation_config(seed: int) -> dict:
     rng = random.Random(seed)
     heads = rng.choice([2, 4])
-    config = dict(
+    return dict(
         vocab_size=rng.choice([64, 97]), d_model=heads * rng.choice([4, 6]), n_layers=rng.choice([1, 2, 3]),
         n_heads=heads, head=rng.choice(["lm", "none"]),
     )  # fmt: skip
-    layers = ("transformer.h",) if config["head"] == "lm" else ("h",)
-    assert_activation_memory_matches(
-        "bloom", config, 5 + 4 * seed, dtype=dtype, attention=attention, recompute=layers if recompute else (),
-        device=device,
-    )  # fmt: skip
+
+
+@pytest.mark.parametrize("case", activation_cases((1, 2, 3)))
+def test_activation_formula_is_what_autograd_saves(case):
+    """The bloom plugin's activation formula (archzoo_bloom.activation) against torch's saved-tensor hooks on
+    transformers' BLOOM classes, in total and block by block."""
+    assert_activation_case("bloom", _activation_config(case[0]), case, base="transformer.", layers="h")
 
 
 def test_korthikanti_plus_the_named_gap_is_the_exact_bloom_layer():

@@ -26,7 +26,9 @@ from archzoo.hf_config import COMMON_KEYS, load_hf_config
 from archzoo.report import make_report
 from archzoo.testing import build_model
 from family_checks import (
-    ACTIVATION_CASES,
+    activation_cases,
+    assert_activation_case,
+    assert_random_config_matches,
     counter,
     saved_config,
     table_of,
@@ -129,14 +131,9 @@ CONFIGS = [_random_config(random.Random(seed)) for seed in range(24)]
 
 @pytest.mark.reference
 @pytest.mark.parametrize("config", CONFIGS, ids=[f"seed{i}" for i in range(len(CONFIGS))])
-def test_random_configs_params_and_flops_equal_transformers(T, host, config):
-    report = count(**config)
-    arch = host.architecture("opt")
-    ref = arch.reference(report.config)
-    model = build_model(ref.target.rpartition(".")[2], T.OPTConfig(**ref.kwargs))
-    assert report.params == n_params(model), (config, ref)
-    for n in (1, 7, 16):
-        assert make_report(arch, report.config, n).flops == forward_flops(model, n), (config, n)
+def test_random_configs_equal_transformers(host, config):
+    """Block by block against the reference's submodules, and in total (parameters, FLOPs at 1, 7 and 16)."""
+    assert_random_config_matches(host, "opt", config)
 
 
 def test_final_norm_only_in_pre_ln_models(host):
@@ -423,19 +420,13 @@ def _activation_config(seed: int) -> dict[str, Any]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("seed", [6, 3, 14])  # post-LN projected ReLU LM; pre-LN ReLU LM; projected GELU base
-@pytest.mark.parametrize("dtype, attention, recompute, device", ACTIVATION_CASES)
-def test_activation_formula_is_what_autograd_saves(seed, dtype, attention, recompute, device):
+# seeds 6, 3, 14: a post-LN projected ReLU LM; a pre-LN ReLU LM; a projected GELU base model
+@pytest.mark.parametrize("case", activation_cases((6, 3, 14)))
+def test_activation_formula_is_what_autograd_saves(case):
     """The opt plugin's activation formula (archzoo_opt.activation) against torch's saved-tensor hooks on
     transformers' OPT classes, in total and block by block."""
-    from archzoo.testing import assert_activation_memory_matches
-
-    config = _activation_config(seed)
-    layers = ("model.decoder.layers",) if config["head"] == "lm" else ("decoder.layers",)
-    assert_activation_memory_matches(
-        "opt", config, 5 + seed, dtype=dtype, attention=attention, recompute=layers if recompute else (),
-        device=device,
-    )  # fmt: skip
+    config = _activation_config(case[0])
+    assert_activation_case("opt", config, case, layers="decoder.layers", seq_len=5 + case[0])
 
 
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
