@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
@@ -11,16 +12,26 @@ from pydantic import Field, PositiveInt, ValidationError
 from archzoo.architecture import Architecture, TransformerConfig, check_head_count, check_kv_heads, context_length
 from archzoo.blocks import Block, layer_norm
 from archzoo.decoder_parts import (
+    HeadWidthConfig,
     architectures_hook,
     attention_modules,
     causal_attention,
+    d_head_field,
     decoder_heads,
+    decoder_kwargs,
     decoder_modules,
+    decoder_reference,
+    decoder_symbols,
+    decoder_table,
     describe_heads,
+    fused_attention,
     head_classes,
+    head_dim_kwargs,
     hf_readers_hook,
     kv_heads,
+    kv_heads_field,
     rotary_fraction,
+    settings_ignored,
     table_values,
     with_norms,
 )
@@ -283,3 +294,93 @@ def test_the_rotary_fraction_is_the_files_or_the_classs_and_an_unknown_type_is_r
         rotary_fraction({"rope_type": "bogus"}, 0.5, "PhiConfig")
     with pytest.raises(ValueError, match=r"^rope_parameters: expected an object"):
         rotary_fraction("default", 0.5, "PhiConfig")
+
+
+class _HeadWidth(HeadWidthConfig):
+    """A family on the head-width base: its own keys in its own order, checked as transformers' classes fail."""
+
+    DEFAULTS: ClassVar[dict[str, Any]] = {"vocab_size": 100, "d_model": 48, "n_layers": 2, "n_heads": 4}
+
+    n_kv_heads: PositiveInt | None = kv_heads_field()
+    d_head: PositiveInt | None = d_head_field()
+    activation: str = Field("silu", description="activation")
+    max_positions: PositiveInt = Field(32, description="context length")
+
+
+def test_the_head_width_base_checks_what_a_rotary_decoder_class_refuses():
+    assert list(_HeadWidth.model_fields) == [
+        "vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "d_head", "activation", "max_positions"
+    ]  # fmt: skip
+    # 7 heads do not divide 48: a head is rounded down to 6, as transformers does, not refused
+    assert (_HeadWidth().head_width, _HeadWidth(n_heads=7).head_width, _HeadWidth(d_head=10).head_width) == (12, 6, 10)
+    refusals = [
+        (dict(d_model=4, n_heads=8), r"n_heads: d_model 4 leaves each of 8 heads 0 wide; .*or give d_head"),
+        (dict(n_kv_heads=3), r"n_kv_heads: n_heads 4 is not divisible by n_kv_heads 3"),
+        (dict(n_heads=16), r"n_heads: rotary positions turn pairs of channels, .* got 3 \(d_model 48 / n_heads 16\)"),
+        (dict(d_head=7), r"d_head: rotary positions turn pairs of channels, .* got 7;"),
+        (dict(activation="nope"), r"activation: unknown activation 'nope'"),
+    ]
+    for config, message in refusals:
+        with pytest.raises(ValidationError, match=message):
+            _HeadWidth(**config)
+
+
+@pytest.mark.reference
+def test_the_decoder_symbols_and_keyword_arguments_are_what_transformers_builds(T):
+    """Heads that divide the width, heads of d_model // n_heads rounded down, and heads of their own width: the
+    query projection transformers' Starcoder2Attention builds from decoder_kwargs is ``inner`` wide, h·d_h."""
+    from archzoo.testing import build_model
+
+    for config in (dict(n_heads=4), dict(n_heads=7), dict(n_heads=4, d_head=10)):
+        cfg = _HeadWidth(**config, n_kv_heads=1)
+        s = decoder_symbols(cfg)
+        kwargs = dict(decoder_kwargs(SimpleNamespace(**cfg.model_dump(), d_ff=16)), **head_dim_kwargs(cfg))
+        assert kwargs["num_key_value_heads"] == 1 and kwargs["hidden_act"] == "silu"
+        model = build_model("Starcoder2Model", T.Starcoder2Config(**kwargs))
+        q_proj = model.layers[0].self_attn.q_proj
+        assert (q_proj.in_features, q_proj.out_features) == (s.d.evaluate(), s.inner.evaluate()), config
+        assert (s.h * s.d_h).evaluate() == s.inner.evaluate()
+    ref = decoder_reference({"lm": "XForCausalLM", "none": "XModel"}, "none", "XConfig", {"vocab_size": 3})
+    assert (ref.target, ref.config_class, ref.kwargs) == (
+        "transformers.XModel",
+        "transformers.XConfig",
+        {"vocab_size": 3},
+    )
+
+
+def test_a_fused_attention_holds_its_torch_linears_and_a_multi_head_cache():
+    torch = pytest.importorskip("torch")
+    d = sym("d", 64)
+    for bias in (True, False):
+        block = fused_attention(d, 3 * d, bias=bias, qkv="q", scores="s", description="a")
+        linears = (torch.nn.Linear(64, 192, bias=bias), torch.nn.Linear(64, 64, bias=bias))
+        assert block.params.evaluate() == sum(p.numel() for m in linears for p in m.parameters())
+        qkv, core, out = block.children
+        assert (qkv.name, core.kind, out.name) == ("qkv_proj", "attention_core", "out_proj")
+        assert block.kv_cache.evaluate() == 2 * 64  # a key and a value of d per token and layer
+
+
+def test_the_table_of_a_decoder_sets_its_base_class_and_head_classes():
+    table = decoder_table(
+        "x", "XConfig", {"lm": "XForCausalLM", "none": "XModel"}, defaults={}, read={}, ignored=settings_ignored()
+    )
+    assert (table.base_class, list(table.classes), table.refused, table.aliases) == (
+        "XModel", ["XModel", "XForCausalLM"], {}, {}
+    )  # fmt: skip
+    assert list(table.ignored) == ["initializer_range", "layer_norm_eps", "use_cache", "bos_token_id", "eos_token_id"]
+
+
+def test_the_activation_kit_refuses_an_activation_it_does_not_know_and_registers_through_a_hook():
+    from types import SimpleNamespace as Terms
+
+    from archzoo.decoder_saves import activation_memory_hook, configured_activation
+    from archzoo.saved_tensors import UnsupportedActivationMemory
+
+    assert configured_activation(Terms(activation="", config=Terms(activation="relu")), "x") == "relu"  # type: ignore[arg-type]
+    with pytest.raises(UnsupportedActivationMemory, match=r"^x: activation 'prelu': the formula knows what gelu"):
+        configured_activation(Terms(activation="prelu", config=None), "x")  # type: ignore[arg-type]
+    saves: list[Any] = []
+    hook = activation_memory_hook("a", "b")  # type: ignore[arg-type]
+    assert hasattr(hook, "archzoo_impl") and hook.__name__ == "register_activation_memory"
+    hook(saves.append)
+    assert saves == ["a", "b"]
