@@ -386,14 +386,52 @@ def _saves_for(report: Report) -> ActivationSaves:
     return saves
 
 
+def _stack_runs(root: Block) -> list[tuple[str, Block, Poly]]:
+    """The runs of ``root``'s stack of layers, each as (path of one copy, the layer, its copies): one run for a
+    stack of alike layers (``layers.layer``), one per run of a `archzoo.blocks.layer_runs` stack
+    (``layers.first_layers.first_layer``, ...)."""
+    stack = child(root, "layers")
+    if stack.kind == "layer_runs":
+        runs = []
+        for run in stack.children:
+            assert run.repeat is not None
+            (layer,) = run.children
+            runs.append((f"{root.name}.layers.{run.name}.{layer.name}", layer, run.repeat))
+        return runs
+    assert stack.repeat is not None
+    return [(f"{root.name}.layers.layer", stack.children[0], stack.repeat)]
+
+
+def _typical_layer(root: Block) -> Block:
+    """The layer of the stack's longest run (the first of equal runs): the one layer the shared terms, the
+    Korthikanti comparison and the gap are read for."""
+    runs = _stack_runs(root)
+    return max(runs, key=lambda run: run[2].evaluate())[1]
+
+
+def _layer_count(root: Block) -> int:
+    """The layers of ``root``'s stack, every run's copies."""
+    return sum(copies.evaluate() for _, _, copies in _stack_runs(root))
+
+
 def _terms(
-    report: Report, saves: ActivationSaves, dtype: Dtype, attention: AttentionKind, recompute: bool, device: Device
+    report: Report,
+    saves: ActivationSaves,
+    dtype: Dtype,
+    attention: AttentionKind,
+    recompute: bool,
+    device: Device,
+    layer: Block | None = None,
+    seq_len: int | None = None,
 ) -> SavedTerms:
-    """The shared terms of ``report``'s first layer, read off its block tree."""
+    """The shared terms of one layer of ``report``'s stack (default the layer of its longest run), read off its
+    block tree."""
     root: Block = report.root
-    layer = child(root, "layers").children[0]
+    layer = _typical_layer(root) if layer is None else layer
     attention_block = next(c for c in layer.children if c.kind == "self_attention")
-    ff = next(c for c in layer.children if c.kind == "feed_forward")
+    # a layer whose feed-forward linears are its own children (DeBERTa's fc_in, fc_out) stands for its
+    # feed-forward; its plugin states what the activation between them saves
+    ff = next((c for c in layer.children if c.kind == "feed_forward"), layer)
     names = [c.name for c in attention_block.children]
     # the query projection, or the fused one that computes it (its input width is d); keys and values at the
     # query width where no projection of their own says otherwise
@@ -423,6 +461,7 @@ def _terms(
         d_ff=over(child(ff, "fc_in").approx, d),
         activation=ff.activation,
         activation_elements={**ACTIVATION_SAVES, **saves.activations}.get(ff.activation, 0),
+        seq_len=report.seq_len if seq_len is None else seq_len,
     )
 
 
@@ -433,19 +472,22 @@ def activation_formula(
     attention: AttentionKind = "eager",
     recompute: bool = False,
     device: Device = "meta",
+    seq_len: int | None = None,
 ) -> ActivationFormula:
     """The bytes autograd saves in one training step of ``report``'s configuration (batch 1, dropout 0, its
     transformers reference in ``dtype``), as a polynomial in ``N`` per block: what `measure_activations`
     measures, exactly. ``device`` matters for LayerNorm's mean and reciprocal deviation, which the meta device
     keeps in fp32 for a 16-bit input (as CUDA does) and the CPU kernel in the input's dtype; fused attention
     (SDPA's flash kernel) is what the CPU runs, since the meta device falls back to SDPA's math path, which
-    saves the probabilities. What a family's layers save is its plugin's (`ActivationSaves`); raises
+    saves the probabilities. ``seq_len`` (default the report's N) is the length the formula is asked at: where what
+    a family saves changes form with N (a mask SDPA is given only from some length on), the polynomial is the one
+    that holds there. What a family's layers save is its plugin's (`ActivationSaves`); raises
     `UnsupportedActivationMemory` for an implementation no plugin states."""
     arch = report.architecture.name
     saves = _saves_for(report)
     activations = {**ACTIVATION_SAVES, **saves.activations}
-    terms = _terms(report, saves, dtype, attention, recompute, device)
-    if terms.activation not in activations:
+    terms = _terms(report, saves, dtype, attention, recompute, device, seq_len=seq_len)
+    if terms.ff.kind == "feed_forward" and terms.activation not in activations:
         raise UnsupportedActivationMemory(
             f"{arch}: activation {terms.activation!r}: the formula knows what {', '.join(activations)} save; "
             "relu and tanh save their output, which the next layer shares, and others save several intermediates"
@@ -455,57 +497,70 @@ def activation_formula(
             "fused attention is SDPA's flash kernel, which the CPU runs; on the meta device SDPA falls back to its "
             "math path, which saves the h·N² probabilities like eager attention: use device='cpu'"
         )
-    root, layer, b = terms.root, terms.layer, terms.b
-    layers_block = child(root, "layers")
-    L = layers_block.repeat
-    assert L is not None
-    lp = f"{root.name}.layers.layer"
-    layer_parts = saves.layer(terms)
-    own = layer_parts.pop("", const(0))  # what the layer's own modules save, outside every block of it
-    per = {f"{lp}.{path}": poly for path, poly in layer_parts.items()}
-    for part in layer.children:
-        if part.kind in NORM_KINDS:
-            per[f"{lp}.{part.name}"] = saves.norm(terms)
-    if recompute:  # only each layer's input (and what the family's layers take as arguments, in `stack`)
-        per = {path: const(0) for path in per}
-        per[lp] = b * terms.Nd
-    else:
-        per[lp] = total(per[f"{lp}.{part.name}"] for part in layer.children)
-        if not own.is_zero():
-            per[lp] = per[lp] + own
+    root, b = terms.root, terms.b
+    per: dict[str, Poly] = {}
+    copies_of: dict[str, Poly] = {}  # path -> copies of the layer it lies in
+    runs = _stack_runs(root)
+    for lp, layer, copies in runs:
+        run_terms = (
+            terms
+            if layer is terms.layer
+            else _terms(report, saves, dtype, attention, recompute, device, layer, seq_len)
+        )
+        layer_parts = saves.layer(run_terms)
+        own = layer_parts.pop("", const(0))  # what the layer's own modules save, outside every block of it
+        run = {f"{lp}.{path}": poly for path, poly in layer_parts.items()}
+        for part in layer.children:
+            if part.kind in NORM_KINDS:
+                run[f"{lp}.{part.name}"] = saves.norm(run_terms)
+        if recompute:  # only each layer's input (and what the family's layers take as arguments, in `stack`)
+            run = {path: const(0) for path in run}
+            run[lp] = b * run_terms.Nd
+        else:
+            run[lp] = total(run[f"{lp}.{part.name}"] for part in layer.children)
+            if not own.is_zero():
+                run[lp] = run[lp] + own
+        per.update(run)
+        copies_of.update(dict.fromkeys(run, copies))
     blocks: dict[str, Poly] = {}
     shared = saves.stack(terms)
-    if L.evaluate() == 1 and not shared.is_zero():  # one layer saves it: the layer's (its attention's) own
+    if _layer_count(root) == 1 and not shared.is_zero():  # one layer saves it: the layer's (its attention's) own
+        lp, layer, _ = runs[0]
+        attention_path = f"{lp}.{next(c for c in layer.children if c.kind == 'self_attention').name}"
         if not recompute:
-            per[f"{lp}.{terms.attention_block.name}"] = per[f"{lp}.{terms.attention_block.name}"] + shared
+            per[attention_path] = per[attention_path] + shared
         per[lp], shared = per[lp] + shared, const(0)
-    blocks[f"{root.name}.layers"] = L * per[lp] + shared
+    if child(root, "layers").kind == "layer_runs":  # each run's copies
+        for lp, _, copies in runs:
+            blocks[lp.rsplit(".", 1)[0]] = copies * per[lp]
+    blocks[f"{root.name}.layers"] = total(copies * per[lp] for lp, _, copies in runs) + shared
     for path, poly in per.items():
-        blocks[path] = L * poly
+        blocks[path] = copies_of[path] * poly
     outside = saves.outside(terms)
+    root_own = outside.pop("", const(0))  # what the model's own forward saves, outside every block
     tops: dict[str, Poly] = {}
     for top in root.children:
         path = f"{root.name}.{top.name}"
         if top.name == "layers":
             continue
-        if top.kind in NORM_KINDS:
-            tops[path] = saves.norm(terms)
-        elif top.name in outside:
+        if top.name in outside:  # the family's own figure first: a norm over other rows than N tokens
             tops[path] = outside[top.name]
+        elif top.kind in NORM_KINDS:
+            tops[path] = saves.norm(terms)
         elif top.children:  # a composite (the embeddings): its parts' saves
             parts: dict[str, Poly] = {}
             for part in top.children:
                 name = f"{top.name}.{part.name}"
                 parts[f"{path}.{part.name}"] = (
-                    saves.norm(terms) if part.kind in NORM_KINDS else outside.get(name, const(0))
+                    outside[name] if name in outside else saves.norm(terms) if part.kind in NORM_KINDS else const(0)
                 )
             tops.update(parts)
             tops[path] = total(parts.values())
         else:
             raise UnsupportedActivationMemory(f"{arch}: block {path} ({top.kind}) is not known to the formula")
     blocks.update(tops)
-    blocks[root.name] = blocks[f"{root.name}.layers"] + total(
-        poly for path, poly in tops.items() if path.count(".") == 1
+    blocks[root.name] = (
+        blocks[f"{root.name}.layers"] + total(poly for path, poly in tops.items() if path.count(".") == 1) + root_own
     )
     assumptions = (
         f"batch 1, dropout 0, training mode, weights and activations in {dtype}",
@@ -705,7 +760,9 @@ def training_peak(
     o = _check_dtype("optimizer_states", optimizer_states)
     params = report.params
     act_dtype: Dtype = "fp32" if weights == "fp32" else "bf16"
-    formula = activations or activation_formula(report, dtype=act_dtype, attention=attention, recompute=recompute)
+    formula = activations or activation_formula(
+        report, dtype=act_dtype, attention=attention, recompute=recompute, seq_len=n
+    )
     items = [
         MemoryItem("weights", params * w, f"{params:,} parameters in {weights}"),
         MemoryItem("gradients", params * g, f"one gradient per parameter in {gradients}"),
@@ -723,8 +780,8 @@ def training_peak(
         )
     )
     if recompute:  # backward runs one layer again, saving its activations, while the others' inputs wait
-        full = activation_formula(report, dtype=act_dtype, attention=attention)
-        layer = full.per_copy[f"{full.root}.layers.layer"].evaluate(N=n)
+        full = activation_formula(report, dtype=act_dtype, attention=attention, seq_len=n)
+        layer = max(full.per_copy[lp].evaluate(N=n) for lp, _, _ in _stack_runs(report.root))
         items.append(MemoryItem("one recomputed layer", layer, "a layer's saved tensors, alive during its backward"))
     return PeakMemory(
         "training",
@@ -764,10 +821,8 @@ def memory_dict(report: Report) -> dict[str, Any]:
                     "assumptions": list(formula.assumptions),
                 }
         out["activations"] = variants
-        layers = child(report.root, "layers").repeat
-        assert layers is not None
         out["korthikanti"] = {
-            "bytes": layers.evaluate() * korthikanti_layer_bytes(report).evaluate(N=n),
+            "bytes": _layer_count(report.root) * korthikanti_layer_bytes(report).evaluate(N=n),
             "layer_formula": korthikanti_layer_bytes(report).text(),
             "source": "Korthikanti et al. 2022, arXiv:2205.05198, eq. 1 (16-bit, with dropout masks), times L",
             "gap_per_layer": [
@@ -796,9 +851,7 @@ def memory_rows(report: Report) -> list[tuple[str, str, str]]:
         return [*rows, ("activations", "", f"not known: {exc}")]
     fused = activation_formula(report, dtype="bf16", attention="fused", device="cpu").bytes_at(n)
     recomputed = activation_formula(report, dtype="bf16", recompute=True).bytes_at(n)
-    layers = child(report.root, "layers").repeat
-    assert layers is not None
-    korthikanti = layers.evaluate() * korthikanti_layer_bytes(report).evaluate(N=n)
+    korthikanti = _layer_count(report.root) * korthikanti_layer_bytes(report).evaluate(N=n)
     training = training_peak(report)
     return [
         *rows,

@@ -140,6 +140,9 @@ class SavedTerms:
     d_ff: Poly
     activation: str
     activation_elements: int = 0  # the d_ff-wide tensors the activation saves (`ActivationSaves.activations`)
+    # the N the formula is asked at (the report's): for saves that change form with N, such as a mask SDPA is given
+    # only from some length on, the family states the polynomial that holds there
+    seq_len: int = 0
     fp32: Poly = field(default_factory=lambda: const(4))
     int64: Poly = field(default_factory=lambda: const(8))
 
@@ -203,8 +206,9 @@ class ActivationSaves:
     LayerNorm's); ``stack`` what the stack of layers saves once for all of them (a rotary table; ``recompute``
     says whether layers are recomputed); ``outside`` the blocks outside the layers, by path below the root
     (``token``, ``embeddings.segment``: a composite's parts it does not name save nothing, a top-level block it
-    does not name is refused); ``gap`` the terms after the dropout ones that take Korthikanti et al.'s layer to
-    this one (`archzoo.memory.korthikanti_gap`). ``fused_note`` replaces the fused-attention assumption for
+    does not name is refused, a norm it names takes that figure instead of ``norm``'s; ``""`` for what the model's
+    own forward saves outside every block); ``gap`` the terms after the dropout ones that take Korthikanti et al.'s
+    layer to this one (`archzoo.memory.korthikanti_gap`). ``fused_note`` replaces the fused-attention assumption for
     classes that have no SDPA path (transformers then runs their eager attention)."""
 
     architecture: str
