@@ -27,9 +27,11 @@ from archzoo.decoder_parts import (
     decoder_symbols,
     decoder_table,
     fused_attention,
+    fused_attention_modules,
     head_field,
     hf_readers_hook,
     labels_kwargs,
+    mlp_modules,
     num_labels_field,
     table_values,
 )
@@ -125,13 +127,9 @@ def reference_modules(cfg: BloomConfig) -> dict[str, tuple[str, ...]]:
     block path -> submodule names, inside a layer relative to the layer."""
     layer = {
         "attention_norm": "input_layernorm",
-        "attention": "self_attention",
-        "attention.qkv_proj": "self_attention.query_key_value",
-        "attention.out_proj": "self_attention.dense",
+        **fused_attention_modules("self_attention", "query_key_value", "dense"),
         "mlp_norm": "post_attention_layernorm",
-        "mlp": "mlp",
-        "mlp.fc_in": "mlp.dense_h_to_4h",
-        "mlp.fc_out": "mlp.dense_4h_to_h",
+        **mlp_modules("dense_h_to_4h", "dense_4h_to_h"),
     }
     return decoder_modules(
         "bloom",

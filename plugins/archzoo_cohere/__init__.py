@@ -38,6 +38,7 @@ from archzoo.decoder_parts import (
     head_field,
     hf_readers_hook,
     kv_heads_field,
+    mlp_modules,
     read_rotary_decoder,
     settings_ignored,
     with_norms,
@@ -108,10 +109,7 @@ def reference_modules(cfg: CohereConfig) -> dict[str, tuple[str, ...]]:
     layer = {
         "norm": "input_layernorm",
         **attention_modules(norms=("q_norm", "k_norm")),
-        "mlp": "mlp",
-        "mlp.fc_in": "mlp.up_proj",
-        "mlp.fc_gate": "mlp.gate_proj",
-        "mlp.fc_out": "mlp.down_proj",
+        **mlp_modules("up_proj", "down_proj", gate="gate_proj"),
     }
     return decoder_modules("cohere", cfg.head, layer, heads=("lm_head",))
 

@@ -44,10 +44,12 @@ from archzoo.decoder_parts import (
     decoder_symbols,
     decoder_table,
     fused_attention,
+    fused_attention_modules,
     head_field,
     hf_readers_hook,
     kv_heads,
     labels_kwargs,
+    mlp_modules,
     num_labels_field,
     settings_ignored,
     table_values,
@@ -220,12 +222,8 @@ def reference_modules(cfg: FalconConfig) -> dict[str, tuple[str, ...]]:
         norms = {"attention_norm": "input_layernorm", "mlp_norm": "post_attention_layernorm"}
     layer = {
         **norms,
-        "attention": "self_attention",
-        "attention.qkv_proj": "self_attention.query_key_value",
-        "attention.out_proj": "self_attention.dense",
-        "mlp": "mlp",
-        "mlp.fc_in": "mlp.dense_h_to_4h",
-        "mlp.fc_out": "mlp.dense_4h_to_h",
+        **fused_attention_modules("self_attention", "query_key_value", "dense"),
+        **mlp_modules("dense_h_to_4h", "dense_4h_to_h"),
     }
     return decoder_modules(
         "falcon",

@@ -42,11 +42,13 @@ from archzoo.decoder_parts import (
     decoder_symbols,
     decoder_table,
     fused_attention,
+    fused_attention_modules,
     head_field,
     hf_readers_hook,
     kv_heads,
     kv_heads_field,
     labels_kwargs,
+    mlp_modules,
     num_labels_field,
     partial_rotary,
     read_partial_rotary,
@@ -205,13 +207,9 @@ def reference_modules(cfg: NeoXConfig) -> dict[str, tuple[str, ...]]:
     block path -> submodule names, inside a layer relative to the layer."""
     layer = {
         "attention_norm": "input_layernorm",
-        "attention": "attention",
-        "attention.qkv_proj": "attention.query_key_value",
-        "attention.out_proj": "attention.dense",
+        **fused_attention_modules("attention", "query_key_value", "dense"),
         "mlp_norm": "post_attention_layernorm",
-        "mlp": "mlp",
-        "mlp.fc_in": "mlp.dense_h_to_4h",
-        "mlp.fc_out": "mlp.dense_4h_to_h",
+        **mlp_modules("dense_h_to_4h", "dense_4h_to_h"),
     }
     return decoder_modules(
         "neox",
@@ -425,9 +423,7 @@ def gptj_reference_modules(cfg: GPTJConfig) -> dict[str, tuple[str, ...]]:
     layer = {
         "norm": "ln_1",
         **attention_modules("attn", out="out_proj"),
-        "mlp": "mlp",
-        "mlp.fc_in": "mlp.fc_in",
-        "mlp.fc_out": "mlp.fc_out",
+        **mlp_modules("fc_in", "fc_out"),
     }
     return decoder_modules(
         "gptj",
@@ -548,9 +544,7 @@ def phi_reference_modules(cfg: PhiConfig) -> dict[str, tuple[str, ...]]:
     layer = {
         "norm": "input_layernorm",
         **attention_modules(out="dense", norms=("q_layernorm", "k_layernorm")),
-        "mlp": "mlp",
-        "mlp.fc_in": "mlp.fc1",
-        "mlp.fc_out": "mlp.fc2",
+        **mlp_modules("fc1", "fc2"),
     }
     return decoder_modules("phi", cfg.head, layer, final_norm="final_layernorm")
 

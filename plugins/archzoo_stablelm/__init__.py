@@ -37,6 +37,7 @@ from archzoo.decoder_parts import (
     hf_readers_hook,
     kv_heads_field,
     labels_kwargs,
+    mlp_modules,
     num_labels_field,
     partial_rotary,
     read_partial_rotary,
@@ -150,10 +151,7 @@ def reference_modules(cfg: StableLmConfig) -> dict[str, tuple[str, ...]]:
         "attention_norm": "input_layernorm",
         **attention_modules(norms=("q_layernorm", "k_layernorm")),
         "mlp_norm": "post_attention_layernorm",
-        "mlp": "mlp",
-        "mlp.fc_in": "mlp.up_proj",
-        "mlp.fc_gate": "mlp.gate_proj",
-        "mlp.fc_out": "mlp.down_proj",
+        **mlp_modules("up_proj", "down_proj", gate="gate_proj"),
     }
     return decoder_modules("stablelm", cfg.head, layer)
 

@@ -41,6 +41,7 @@ from archzoo.decoder_parts import (
     hf_readers_hook,
     kv_heads_field,
     labels_kwargs,
+    mlp_modules,
     num_labels_field,
     read_rotary_decoder,
     settings_ignored,
@@ -111,9 +112,7 @@ def reference_modules(cfg: Starcoder2Config) -> dict[str, tuple[str, ...]]:
         "attention_norm": "input_layernorm",
         **attention_modules(),
         "mlp_norm": "post_attention_layernorm",
-        "mlp": "mlp",
-        "mlp.fc_in": "mlp.c_fc",
-        "mlp.fc_out": "mlp.c_proj",
+        **mlp_modules("c_fc", "c_proj"),
     }
     return decoder_modules("starcoder2", cfg.head, layer)
 

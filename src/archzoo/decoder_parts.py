@@ -57,6 +57,7 @@ __all__ = [
     "decoder_table",
     "describe_heads",
     "fused_attention",
+    "fused_attention_modules",
     "head_classes",
     "head_dim_kwargs",
     "head_field",
@@ -64,6 +65,7 @@ __all__ = [
     "kv_heads",
     "kv_heads_field",
     "labels_kwargs",
+    "mlp_modules",
     "num_labels_field",
     "partial_rotary",
     "read_partial_rotary",
@@ -363,6 +365,22 @@ def attention_modules(
     rows["attention.out_proj"] = f"{module}.{out}"
     if norms:
         rows["attention.q_norm"], rows["attention.k_norm"] = (f"{module}.{n}" for n in norms)
+    return rows
+
+
+def fused_attention_modules(module: str, qkv: str, out: str) -> dict[str, str]:
+    """The block -> submodule rows of a `fused_attention` (``module`` its name in the layer, ``qkv`` its fused
+    projection's, ``out`` its output projection's)."""
+    return {"attention": module, "attention.qkv_proj": f"{module}.{qkv}", "attention.out_proj": f"{module}.{out}"}
+
+
+def mlp_modules(fc_in: str, fc_out: str, *, gate: str | None = None, module: str = "mlp") -> dict[str, str]:
+    """The block -> submodule rows of a feed-forward (``module`` its name in the layer; its up, down and, gated, gate
+    projections' names)."""
+    rows = {"mlp": module, "mlp.fc_in": f"{module}.{fc_in}"}
+    if gate is not None:
+        rows["mlp.fc_gate"] = f"{module}.{gate}"
+    rows["mlp.fc_out"] = f"{module}.{fc_out}"
     return rows
 
 
