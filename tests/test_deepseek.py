@@ -7,7 +7,10 @@ their first dimension, ``E - k`` of them unused). FLOPs are what ``torch.utils.f
 for one eager forward pass (eager attention, eager experts) of small models with random weights on the CPU, since
 routing reads the router's scores; each token reaches exactly ``top_k`` distinct experts, so the count does not
 depend on the weights. Prefill, decode and training FLOPs are FlopCounterMode's on the real cached calls and a real
-backward pass, and the KV cache is what transformers' ``DynamicCache`` holds after a forward pass.
+backward pass, and the KV cache is what transformers' ``DynamicCache`` holds after a forward pass. The config.json
+sweeps change one key each table reads at a time and count the file with `archzoo count --hf-config` as every class,
+against the class transformers builds from the same file, its FLOPs by test_hf_published's weightless pass (test_llama's
+compare_config_json: exact, or refused by both).
 """
 
 from __future__ import annotations

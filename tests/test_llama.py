@@ -5,7 +5,9 @@ it, built on the meta device (transformers 5.23), or what ``torch.utils.flop_cou
 for one eager forward pass of batch 1. The four published Llama figures are pinned as literals (measured with
 transformers 5.23, ``LlamaForCausalLM`` on the meta device) and rebuilt from transformers in the same test; the
 others are built on the fly. The tests use the installed plugin host, and skip only when the llama plugin is
-not installed.
+not installed. Granite's config.json is swept key by key here, with the exact-or-refused comparison
+(`compare_config_json`: `archzoo count --hf-config` against the class transformers builds from the same file) that the
+Qwen3, OLMo 2 and DeepSeek modules' sweeps import; the sliding-window edges of the types swept in test_hf_sweep too.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ Every expected figure is transformers 5.23's: ``sum(p.numel() for p in model.par
 beside it, built on the meta device, and FLOPs as ``torch.utils.flop_counter.FlopCounterMode`` counts one eager
 forward pass (archzoo.testing.assert_matches_reference). The published shapes are those of OLMo 2's model cards and
 its official training configuration (registry/olmo2 names the sources); their config.json is the one
-Olmo2Config writes for them.
+Olmo2Config writes for them. The config.json sweep changes one key the table reads at a time and counts the file with
+`archzoo count --hf-config` as every class, against the class transformers builds from the same file (test_llama's
+compare_config_json: exact, or refused by both).
 """
 
 from __future__ import annotations

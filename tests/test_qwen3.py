@@ -5,7 +5,9 @@ beside it, built on the meta device, and FLOPs as ``torch.utils.flop_counter.Flo
 forward pass (archzoo.testing.assert_matches_reference; a mixture of experts on the CPU with random weights, since
 routing reads the router's scores). Active parameters are the total less the experts one token does not use, read
 off the model's fused ``mlp.experts`` tensors (``E - k`` of their ``E`` slices per layer). The published files are
-the copies in tests/data/hf_published (SOURCES-llama.md says where each was taken).
+the copies in tests/data/hf_published (SOURCES-llama.md says where each was taken). The config.json sweeps change
+one key each table reads at a time and count the file with `archzoo count --hf-config` as every class, against the
+class transformers builds from the same file (test_llama's compare_config_json: exact, or refused by both).
 """
 
 from __future__ import annotations

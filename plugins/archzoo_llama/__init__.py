@@ -30,6 +30,15 @@ Qwen2-MoE and Qwen3-MoE may leave layers without experts: a layer ``i`` has them
 ``moe_layers``, each with the positions of its layers, so the parameters, active parameters, FLOPs and KV cache
 are summed over the runs (symbols ``L_dense`` and ``L_moe``).
 
+Sliding windows (Mistral's ``sliding_window``; Qwen2's, Qwen2-MoE's and Qwen3's ``use_sliding_window``,
+``max_window_layers`` or ``layer_types``) mask the same score products, which eager attention computes in full: no
+parameters and the same forward FLOPs. The window keys are read only to refuse what transformers cannot run (a window
+under one token, sliding layers without a window, ``layer_types`` of the wrong length or kinds). The KV cache and
+decode figures count every one of the ``N`` tokens in every layer; transformers' ``DynamicCache`` keeps at most
+``W - 1`` of them between steps in a layer that masks by a window of ``W`` (``W`` while a step reads a new token),
+so for a model with a window those two figures are transformers' only up to the window (the Gemma 2/3 plugin, whose
+windows are short, defaults ``N`` to its window for that reason; here ``N`` defaults to the context length).
+
 Exact, for every configuration transformers 5.23 builds: parameters (on the meta device), active parameters,
 and forward FLOPs of an eager pass (FlopCounterMode), for the base model and every head class of each type
 (causal LM, sequence and token classification, question answering where the type has them); training, prefill
