@@ -74,6 +74,8 @@ from archzoo.hf_config import (
 )
 from archzoo.symbols import declare_symbol, symbol
 
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 SLIDING = "sliding_attention"

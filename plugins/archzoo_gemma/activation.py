@@ -1,0 +1,263 @@
+"""What transformers' Gemma 2 and Gemma 3 text classes save for backward in a training step: the gemma plugin's
+activation formula (the plugin's ``__init__`` imports its hook).
+
+Gemma's layers are Llama's with four things of their own, each measured against autograd (tests/test_activation_gemma.py):
+its RMSNorm works in fp32 and scales by ``1 + w``, a sum it computes, so each of the four norms of a layer (and the
+final one) saves an fp32 copy of its input, ``1/rms`` per token, the fp32 normalised tensor and the fp32 ``1 + w``;
+Gemma 2's attention logits are soft-capped (``c tanh(x / c)``: tanh saves its output, ``h N²`` in the dtype) and so
+are its output logits (``N V``); Gemma 3 has QK-norm, the same RMSNorm on every query and key head.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from archzoo.decoder_saves import (
+    activation_memory_hook,
+    attention_width_gap,
+    head_width,
+    kv_heads_of,
+    repeat_kv_qkv,
+    rotary_tables,
+)
+from archzoo.formula import N, Poly, const
+from archzoo.saved_tensors import (
+    ActivationSaves,
+    GapTerm,
+    SavedTerms,
+    UnsupportedActivationMemory,
+    fp32_softmax_gap,
+    symbol_of,
+)
+
+__all__ = ["GEMMA2_SAVES", "GEMMA3_SAVES", "register_activation_memory"]
+
+#: the gate activations whose saves the gated feed-forward's formula states: each saves its input (the gate's
+#: output) and nothing else, so the feed-forward saves that input, the product's two factors and the product
+GATE_ACTIVATIONS = ("gelu_pytorch_tanh", "gelu", "silu", "swish")
+
+
+def _gemma_rms_norm(terms: SavedTerms, elements: Poly, rows: Poly, width: Poly) -> Poly:
+    """Gemma's RMSNorm runs in fp32 and multiplies by ``1 + w``: it saves its input in fp32 (a copy for a 16-bit
+    model, the input itself in fp32), 1/rms per row, the normalised fp32 tensor the scale multiplies and the fp32
+    ``1 + w`` (``width`` elements, a sum the norm computes, so no parameter)."""
+    fp32 = terms.fp32
+    return 2 * fp32 * elements + fp32 * rows + fp32 * width
+
+
+def _norm(terms: SavedTerms) -> Poly:
+    return _gemma_rms_norm(terms, terms.Nd, N, terms.d)
+
+
+def _gemma3(terms: SavedTerms) -> bool:
+    """A Gemma 3 text class (the gemma3 architecture's tree), not a Gemma 2 one."""
+    return terms.root.name == "gemma3"
+
+
+def _softcapped(terms: SavedTerms) -> bool:
+    """Gemma 2's classes soft-cap the attention and output logits (Gemma2Config's defaults, 50 and 30, which archzoo
+    builds them with); Gemma 3's do not (Gemma3TextConfig's defaults, None)."""
+    return not _gemma3(terms)
+
+
+def _kind(terms: SavedTerms) -> str:
+    """The kind of ``terms``' layer: its run's (``sliding_layer``, ``global_layer``), or the stack's one kind."""
+    kinds = terms.config.kinds()
+    if terms.layer.name == "sliding_layer":
+        return "sliding_attention"
+    if terms.layer.name == "global_layer":
+        return "full_attention"
+    return str(kinds[0])
+
+
+def _table_readers(terms: SavedTerms) -> dict[str, int]:
+    """The layers reading each rotary cos and sin table, by the kind that reads it: Gemma 3's model builds one
+    table for each layer kind it has (the global layers' base and scaling, the sliding layers' base), Gemma 2's one
+    for all its layers."""
+    kinds = [str(kind) for kind in terms.config.kinds()]
+    if _gemma3(terms):
+        return {kind: kinds.count(kind) for kind in set(kinds)}
+    return {"": len(kinds)}
+
+
+def _rotary_stack(terms: SavedTerms) -> Poly:
+    """The rotary tables several layers read (a storage saved by several layers belongs to the stack); a table
+    only one layer of several reads is that layer's attention's (`_layer`), and a one-layer stack's table the
+    layer's, as the formula's core folds it."""
+    readers = _table_readers(terms)
+    if sum(readers.values()) == 1:
+        return rotary_tables(terms)
+    return sum((rotary_tables(terms) for count in readers.values() if count > 1), const(0))
+
+
+def _own_table(terms: SavedTerms) -> Poly:
+    """The rotary table the one layer of its kind reads in a stack of several (Gemma 3's lone global layer)."""
+    readers = _table_readers(terms)
+    if sum(readers.values()) > 1 and readers.get(_kind(terms)) == 1:
+        return rotary_tables(terms)
+    return const(0)
+
+
+def _sdpa_mask(terms: SavedTerms) -> Poly:
+    """The mask SDPA saves in a Gemma 3 sliding layer from ``N = W`` on (below it the window is the causal one and
+    transformers passes SDPA no mask, is_causal instead): ``N²`` in the dtype, each sliding layer its own (SDPA
+    saves the mask it turns the model's into); none in eager attention (the mask is added, which saves nothing) or
+    in a global layer. ``terms.seq_len`` is the N the formula is asked at."""
+    window = terms.config.sliding_window
+    if terms.attention != "fused" or _kind(terms) != "sliding_attention" or terms.seq_len < window:
+        return const(0)
+    return terms.b * N**2
+
+
+def _check_activation(terms: SavedTerms) -> None:
+    if terms.activation not in GATE_ACTIVATIONS:
+        raise UnsupportedActivationMemory(
+            f"gemma: hidden_activation {terms.activation!r}: the gated feed-forward's formula knows what "
+            f"{', '.join(GATE_ACTIVATIONS)} save (their input); measure another with "
+            "archzoo.memory.measure_activations"
+        )
+
+
+def _layer(terms: SavedTerms) -> dict[str, Poly]:
+    """Mapped to the projections: each linear's input where it is first saved."""
+    _check_activation(terms)
+    b, Nd, Ni, Nf = terms.b, terms.Nd, terms.Ni, terms.Nf
+    attention, mlp = terms.attention_block.name, terms.ff.name
+    if not _gemma3(terms):  # Gemma 2 has no SDPA path (transformers refuses it): its attention is eager
+        terms = replace(terms, attention="eager")
+    mask = _sdpa_mask(terms)
+    # SDPA given a mask takes the keys and values repeat_kv copies to every head: transformers uses SDPA's
+    # grouped-query path only without a mask
+    held = terms.Ni + 2 * N * terms.kv if mask.is_zero() else repeat_kv_qkv(terms)
+    core = terms.attention_saves(upcast=True, eager_qkv=repeat_kv_qkv(terms), fused_held=held)
+    core = core + mask + _own_table(terms)
+    if _softcapped(terms):
+        core = core + b * terms.h * N**2  # the soft-capping's tanh output, in the dtype
+    parts = {
+        f"{attention}.q_proj": b * Nd,
+        f"{attention}.k_proj": const(0),
+        f"{attention}.v_proj": const(0),
+        # SDPA's output is saved by SDPA first; eager attention's is copied for the projection
+        f"{attention}.out_proj": b * Ni if terms.attention == "eager" else const(0),
+        f"{mlp}.fc_gate": b * Nd,
+        f"{mlp}.fc_in": const(0),
+        f"{mlp}.fc_out": b * Nf,
+        attention: core,
+        # GeGLU: the gate's output (the activation's input), the product's two factors, the down projection's input
+        mlp: b * Nd + 4 * b * Nf,
+    }
+    if terms.config.qk_norm:
+        d_h = head_width(terms)
+        for name, heads in (("q_norm", terms.h), ("k_norm", kv_heads_of(terms))):
+            norm = _gemma_rms_norm(terms, N * heads * d_h, N * heads, d_h)
+            parts[f"{attention}.{name}"] = norm
+            parts[attention] = parts[attention] + norm
+    return parts
+
+
+def _outside(terms: SavedTerms) -> dict[str, Poly]:
+    """The token ids, the head's input and, for Gemma 2's LM head, the final soft-capping's tanh output (``N V`` in
+    the dtype), which the model's own forward computes after the head: no block's."""
+    parts = {"token": terms.token_ids, "lm_head": terms.b * terms.Nd, "score": terms.b * terms.Nd}
+    head = terms.config.head
+    if _softcapped(terms) and head == "lm":
+        V = symbol_of(terms.root, "V", terms.config.vocab_size)
+        parts[""] = terms.b * N * V
+    elif head == "token_classification":
+        # GenericForTokenClassification's dropout reads classifier_dropout or hidden_dropout, which Gemma2Config does
+        # not declare, so it runs at its own p = 0.1 whatever the configuration's dropout: it saves its mask, in the
+        # dtype, which the score layer's input (its output) does not share
+        parts[""] = terms.b * terms.Nd
+    elif head == "sequence_classification":
+        # the last token's scores are picked with an index tensor (torch.arange over the batch of 1); the reference
+        # is built without a padding id, so the last token is index -1, a Python number
+        parts[""] = terms.int64
+    return parts
+
+
+def _gap(terms: SavedTerms) -> list[GapTerm | None]:
+    Nd, N2h = terms.Nd, terms.h * N**2
+    gaps: list[GapTerm | None] = [
+        GapTerm(
+            "four RMSNorms in fp32",
+            4 * _norm(terms) - 4 * Nd,
+            "the sandwich layer has four RMSNorms, each saving an fp32 copy of its input, 1/rms per token, the fp32 "
+            "normalised tensor and the fp32 1 + w, where Korthikanti counts two LayerNorms' 2-byte inputs",
+        ),
+        attention_width_gap(terms, repeat_kv_qkv(terms)),
+        fp32_softmax_gap(terms),
+        GapTerm(
+            "GeGLU feed-forward",
+            8 * terms.Nf - 16 * Nd,
+            "the gated feed-forward saves the gate's output, the up projection's output, the activation's output and "
+            "their product (4 tensors of d_ff, 2 bytes each), where Korthikanti's MLP saves the GeLU's input and "
+            "output, 4h wide (16 s b h)",
+        ),
+    ]
+    if _softcapped(terms):
+        gaps.append(
+            GapTerm(
+                "attention soft-capping",
+                2 * N2h,
+                "Gemma 2 soft-caps the scores, c·tanh(s / c): tanh saves its 2-byte output, h·N² elements",
+            )
+        )
+    if terms.config.qk_norm:
+        parts = _layer(terms)
+        attention = terms.attention_block.name
+        gaps.append(
+            GapTerm(
+                "QK-norm",
+                parts[f"{attention}.q_norm"] + parts[f"{attention}.k_norm"],
+                "Gemma 3's RMSNorm on every query and key head saves an fp32 copy of the queries and keys, 1/rms per "
+                "token and head, the fp32 normalised tensors and the fp32 1 + w, which Korthikanti's layer lacks",
+            )
+        )
+    # a table only this layer reads is its own: a one-layer stack's, or the lone layer of its kind's (Gemma 3)
+    own = _rotary_stack(terms) if len(terms.config.kinds()) == 1 else _own_table(terms)
+    if not own.is_zero():
+        gaps.append(
+            GapTerm(
+                "a rotary table of its own",
+                own,
+                "no other layer reads this layer's rotary cos and sin table (Gemma 3 builds one per layer kind), so it "
+                "is saved with the layer, where Korthikanti's layer has no position table",
+            )
+        )
+    return gaps
+
+
+GEMMA2_SAVES = ActivationSaves(
+    architecture="gemma2",
+    classes=(
+        "transformers.Gemma2Model",
+        "transformers.Gemma2ForCausalLM",
+        "transformers.Gemma2ForSequenceClassification",
+        "transformers.Gemma2ForTokenClassification",
+    ),
+    activations={},
+    layer=_layer,
+    outside=_outside,
+    gap=_gap,
+    norm=_norm,
+    fused_note="Gemma 2's classes have no fused (SDPA) path in transformers 5.23 (set_attn_implementation('sdpa') "
+    "is refused): transformers runs their eager attention, the h·N² probabilities saved",
+    stack=_rotary_stack,
+)
+
+GEMMA3_SAVES = ActivationSaves(
+    architecture="gemma3",
+    classes=(
+        "transformers.Gemma3TextModel",
+        "transformers.Gemma3ForCausalLM",
+        "transformers.Gemma3TextForSequenceClassification",
+    ),
+    activations={},
+    layer=_layer,
+    outside=_outside,
+    gap=_gap,
+    norm=_norm,
+    stack=_rotary_stack,
+)
+
+register_activation_memory = activation_memory_hook(GEMMA2_SAVES, GEMMA3_SAVES)
