@@ -327,3 +327,35 @@ class RotaryDecoderChecks(DecoderChecks):
     def test_a_rotary_type_transformers_does_not_build_is_refused(self, host: PluginHost, tmp_path: Path) -> None:
         family = self.FAMILY
         assert_unknown_rotary_type_refused(host, tmp_path, family.hf_type, family.base, family.config_class)
+
+
+def assert_config_json_refused(host: PluginHost, folder: Path, data: Mapping[str, Any], hf_class: Any, message: str):
+    """The config.json of ``data``, read as ``hf_class`` (None: its base class), is refused with ``message`` exactly
+    (``{path}`` standing for the file's path)."""
+    path = write_json(folder, data)
+    with pytest.raises(HFConfigError) as info:
+        load_hf_config(path, host, hf_class=hf_class)
+    assert str(info.value) == message.format(path=path)
+
+
+def assert_verify_maps_every_block(
+    host: PluginHost, folder: Path, architecture: str, config: Mapping[str, Any], model_class: str
+) -> Any:
+    """An entry of ``config`` written as a registry file and verified (`archzoo verify`) against transformers'
+    ``model_class`` passes, and every leaf block but the attention products (which hold no parameters) is compared on
+    its own. Returns the verification, for a family's further checks."""
+    import yaml
+
+    from archzoo.verify import verify_target
+
+    path = folder / "small.yaml"
+    entry = dict(architecture=architecture, title="A test entry", year=2022, summary="Written by the test suite.")
+    path.write_text(yaml.safe_dump({**entry, "config": dict(config)}, sort_keys=False))
+    verification = verify_target(str(path), host=host)
+    assert verification.target == f"transformers.{model_class}"
+    assert verification.ok, verification.render()
+    mapped = {row.path for row in verification.blocks}
+    leaves = {p for p, _, block in counter(architecture)(**config).root.walk() if not block.children}
+    cores = {p for p, _, block in counter(architecture)(**config).root.walk() if block.kind == "attention_core"}
+    assert leaves - cores <= mapped, leaves - cores - mapped
+    return verification

@@ -16,11 +16,10 @@ import json
 import random
 
 import pytest
-import yaml
 
 from archzoo.architecture import parse_config
 from archzoo.cli import main
-from archzoo.errors import ConfigError, HFConfigError
+from archzoo.errors import ConfigError
 from archzoo.hf_config import COMMON_KEYS, load_hf_config
 from archzoo.report import make_report
 from archzoo.testing import build_model
@@ -28,7 +27,9 @@ from family_checks import (
     activation_cases,
     assert_activation_case,
     assert_config_json_matches,
+    assert_config_json_refused,
     assert_random_config_matches,
+    assert_verify_maps_every_block,
     counter,
     table_of,
     write_json,
@@ -248,10 +249,7 @@ def test_a_released_file_is_read_key_by_key(T, host, tmp_path, capsys):
     ],
 )
 def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
-    path = write_json(tmp_path, data)
-    with pytest.raises(HFConfigError) as info:
-        load_hf_config(path, host, hf_class=hf_class)
-    assert str(info.value) == message.format(path=path)
+    assert_config_json_refused(host, tmp_path, data, hf_class, message)
 
 
 # ---- archzoo verify: the block mapping ---------------------------------------------------------------------
@@ -269,20 +267,8 @@ VERIFY_CASES = {
 @pytest.mark.reference
 @pytest.mark.parametrize("case", VERIFY_CASES)
 def test_verify_maps_every_block(T, host, tmp_path, case):
-    from archzoo.verify import verify_target
-
     config, model_class = VERIFY_CASES[case]
-    path = tmp_path / "small.yaml"
-    entry = dict(
-        architecture="bloom", title="A test entry", year=2022, summary="Written by the test suite.", config=config
-    )
-    path.write_text(yaml.safe_dump(entry, sort_keys=False))
-    verification = verify_target(str(path), host=host)
-    assert verification.target == f"transformers.{model_class}"
-    assert verification.ok, verification.render()
-    mapped = {row.path for row in verification.blocks}
-    leaves = {p for p, _, block in count(**config).root.walk() if not block.children}
-    assert leaves - mapped == {"bloom.layers.layer.attention.scores"}  # the attention products hold no parameters
+    assert_verify_maps_every_block(host, tmp_path, "bloom", config, model_class)
 
 
 @pytest.mark.reference

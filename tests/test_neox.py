@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
 from archzoo.architecture import parse_config
 from archzoo.cli import main
@@ -29,8 +28,10 @@ from family_checks import (
     DecoderChecks,
     DecoderFamily,
     assert_config_json_matches,
+    assert_config_json_refused,
     assert_head_class_matches,
     assert_table_is_the_configuration_class,
+    assert_verify_maps_every_block,
     counter,
     table_of,
     write_json,
@@ -351,10 +352,7 @@ def test_a_top_level_partial_rotary_factor_is_not_gpt_neoxs(T, host, tmp_path):
     ],
 )
 def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
-    path = write_json(tmp_path, data)
-    with pytest.raises(HFConfigError) as info:
-        load_hf_config(path, host, hf_class=hf_class)
-    assert str(info.value) == message.format(path=path)
+    assert_config_json_refused(host, tmp_path, data, hf_class, message)
 
 
 # ---- archzoo verify: the block mapping -------------------------------------------------------------------
@@ -374,20 +372,8 @@ VERIFY_CASES = {
 @pytest.mark.reference
 @pytest.mark.parametrize("case", VERIFY_CASES)
 def test_verify_maps_every_block(T, host, tmp_path, case):
-    from archzoo.verify import verify_target
-
     config = VERIFY_CASES[case]
-    path = tmp_path / "small.yaml"
-    entry = dict(
-        architecture="neox", title="A test entry", year=2023, summary="Written by the test suite.", config=config
-    )
-    path.write_text(yaml.safe_dump(entry, sort_keys=False))
-    verification = verify_target(str(path), host=host)
-    assert verification.target == f"transformers.{CLASSES[config.get('head', 'lm')]}"
-    assert verification.ok, verification.render()
-    mapped = {row.path for row in verification.blocks}
-    leaves = {p for p, _, block in count(**config).root.walk() if not block.children}
-    assert leaves - mapped == {"neox.layers.layer.attention.scores"}  # the attention products hold no parameters
+    assert_verify_maps_every_block(host, tmp_path, "neox", config, CLASSES[config.get("head", "lm")])
 
 
 # ---- GPT-J and Phi: the plugin's other two architectures -------------------------------------------------

@@ -17,18 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from archzoo.architecture import parse_config
 from archzoo.cli import main
-from archzoo.errors import ConfigError, HFConfigError
+from archzoo.errors import ConfigError
 from archzoo.hf_config import COMMON_KEYS, load_hf_config
 from archzoo.report import make_report
 from archzoo.testing import build_model
 from family_checks import (
     activation_cases,
     assert_activation_case,
+    assert_config_json_refused,
     assert_random_config_matches,
+    assert_verify_maps_every_block,
     counter,
     saved_config,
     table_of,
@@ -336,10 +337,7 @@ def test_every_key_of_a_released_file_is_accounted_for(host, tmp_path):
     ],
 )
 def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
-    path = write_json(tmp_path, data)
-    with pytest.raises(HFConfigError) as info:
-        load_hf_config(path, host, hf_class=hf_class)
-    assert str(info.value) == message.format(path=path)
+    assert_config_json_refused(host, tmp_path, data, hf_class, message)
 
 
 # ---- archzoo verify: the block mapping ---------------------------------------------------------------------
@@ -375,21 +373,8 @@ VERIFY_CASES = {
 @pytest.mark.reference
 @pytest.mark.parametrize("case", VERIFY_CASES)
 def test_verify_maps_every_block(T, host, tmp_path, case):
-    from archzoo.verify import verify_target
-
     config, model_class = VERIFY_CASES[case]
-    path = tmp_path / "small.yaml"
-    entry = dict(
-        architecture="opt", title="A test entry", year=2022, summary="Written by the test suite.", config=config
-    )
-    path.write_text(yaml.safe_dump(entry, sort_keys=False))
-    verification = verify_target(str(path), host=host)
-    assert verification.target == f"transformers.{model_class}"
-    assert verification.ok, verification.render()
-    mapped = {row.path for row in verification.blocks}
-    report = count(**config)
-    leaves = {path for path, _, block in report.root.walk() if not block.children and block.kind != "attention_core"}
-    assert leaves <= mapped, leaves - mapped  # every block holding parameters is checked on its own
+    verification = assert_verify_maps_every_block(host, tmp_path, "opt", config, model_class)
     assert not verification.unmapped or all(within for _, within in verification.unmapped), verification.unmapped
 
 
