@@ -214,6 +214,13 @@ def assert_activation_case(
     )
 
 
+
+def changed_settings(norm_epsilon: str = "layer_norm_eps") -> dict[str, Any]:
+    """A changed value for each key `archzoo.decoder_parts.settings_ignored` names (the norm epsilon under the
+    family's key ``norm_epsilon``): what a family's ignored-keys check changes besides its own."""
+    return {"initializer_range": 0.5, norm_epsilon: 1e-3, "use_cache": False, "bos_token_id": 5, "eos_token_id": 6}
+
+
 @dataclasses.dataclass(frozen=True)
 class DecoderFamily:
     """What a decoder family's test module states for `DecoderChecks`: its architecture and config.json

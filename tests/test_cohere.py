@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from family_checks import DecoderFamily, RotaryDecoderChecks, counter
+from family_checks import DecoderFamily, RotaryDecoderChecks, changed_settings, counter
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -79,11 +79,7 @@ class TestCohere(RotaryDecoderChecks):
         ignored=dict(
             logit_scale=0.5,
             attention_dropout=0.3,
-            initializer_range=0.5,
-            layer_norm_eps=1e-3,
-            use_cache=False,
-            bos_token_id=5,
-            eos_token_id=6,
+            **changed_settings(),
         ),
     )
 

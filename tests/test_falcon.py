@@ -24,6 +24,7 @@ from family_checks import (
     DecoderFamily,
     RotaryDecoderChecks,
     assert_head_class_matches,
+    changed_settings,
     counter,
     write_json,
 )
@@ -192,11 +193,7 @@ class TestFalcon(RotaryDecoderChecks):
         ignored=dict(
             hidden_dropout=0.2,
             attention_dropout=0.3,
-            initializer_range=0.5,
-            layer_norm_epsilon=1e-3,
-            use_cache=False,
-            bos_token_id=5,
-            eos_token_id=6,
+            **changed_settings("layer_norm_epsilon"),
             pad_token_id=7,
         ),
     )

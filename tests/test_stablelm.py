@@ -14,7 +14,7 @@ import random
 import pytest
 
 from archzoo.hf_config import load_hf_config
-from family_checks import DecoderFamily, RotaryDecoderChecks, counter, write_json
+from family_checks import DecoderFamily, RotaryDecoderChecks, changed_settings, counter, write_json
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -92,11 +92,7 @@ class TestStableLm(RotaryDecoderChecks):
             hidden_dropout=0.1,
             classifier_dropout=0.2,
             attention_dropout=0.3,
-            initializer_range=0.5,
-            layer_norm_eps=1e-3,
-            use_cache=False,
-            bos_token_id=5,
-            eos_token_id=6,
+            **changed_settings(),
         ),
     )
 

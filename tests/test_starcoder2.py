@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from family_checks import DecoderFamily, RotaryDecoderChecks, assert_head_class_matches
+from family_checks import DecoderFamily, RotaryDecoderChecks, assert_head_class_matches, changed_settings
 
 #: many cases per function: the fast subset runs each function's first case, `make test` every case
 pytestmark = pytest.mark.sweep
@@ -88,11 +88,7 @@ class TestStarcoder2(RotaryDecoderChecks):
             residual_dropout=0.2,
             embedding_dropout=0.1,
             classifier_dropout=0.4,
-            initializer_range=0.5,
-            norm_epsilon=1e-3,
-            use_cache=False,
-            bos_token_id=5,
-            eos_token_id=6,
+            **changed_settings("norm_epsilon"),
             sliding_window=4,
         ),
     )
