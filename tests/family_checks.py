@@ -214,7 +214,6 @@ def assert_activation_case(
     )
 
 
-
 def changed_settings(norm_epsilon: str = "layer_norm_eps") -> dict[str, Any]:
     """A changed value for each key `archzoo.decoder_parts.settings_ignored` names (the norm epsilon under the
     family's key ``norm_epsilon``): what a family's ignored-keys check changes besides its own."""
