@@ -1150,9 +1150,12 @@ def _check_window(hf: dict[str, Any], family: str) -> None:
     if "sliding_window" not in hf:
         return
     flag = hf.get("use_sliding_window", True)
-    window = hf["sliding_window"] if flag else (0 if family == "qwen2_moe" else None)
-    if window is not None and not _whole(window):
-        raise ValueError(f"sliding_window: expected a number of tokens or null, got {json.dumps(window)[:40]}")
+    if not isinstance(flag, bool):
+        raise ValueError(f"use_sliding_window: expected true or false, got {json.dumps(flag)[:40]}")
+    given = hf["sliding_window"]
+    if given is not None and not _whole(given):  # the configuration class's field type, even when unused
+        raise ValueError(f"sliding_window: expected a number of tokens or null, got {json.dumps(given)[:40]}")
+    window = given if flag else (0 if family == "qwen2_moe" else None)
     sliding = _window_layers(hf, family, window)
     if window is None and family == "qwen2_moe":
         raise ValueError(
@@ -1167,9 +1170,9 @@ def _check_window(hf: dict[str, Any], family: str) -> None:
             "fails); give sliding_window and use_sliding_window true, or make every layer full_attention"
         )
     if window is not None and window < 1 and any(sliding):
-        given = window if flag else f"{json.dumps(hf['sliding_window'])[:20]} with use_sliding_window false (kept as 0)"
+        shown = window if flag else f"{json.dumps(given)[:20]} with use_sliding_window false (kept as 0)"
         raise ValueError(
-            f"sliding_window: {given}, a window under one token for layers that mask by it: transformers' "
+            f"sliding_window: {shown}, a window under one token for layers that mask by it: transformers' "
             f"{_config_class(family)} model builds their mask with the wrong shape (its forward pass fails); give "
             "the window in tokens, or null"
         )
