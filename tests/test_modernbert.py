@@ -126,6 +126,10 @@ def test_random_configs_equal_transformers(host, config):
         (dict(d_model=36, n_heads=12), r"n_heads: rotary positions turn pairs of channels"),
         (dict(head="question_answering", num_labels=3), r"num_labels: ModernBertForQuestionAnswering splits"),
         (dict(activation="prelu"), r"activation: "),
+        (dict(n_layers=3, layer_types=["full_attention"] * 2), r"layer_types: 2 entries for 3 layers \(n_layers\)"),
+        (dict(n_layers=1, layer_types=["chunked_attention"]), r"layer_types"),
+        (dict(pooling="max"), r"pooling"),
+        (dict(global_every=0), r"global_every"),
     ],
 )
 def test_what_transformers_cannot_run_is_refused(host, config, message):
@@ -183,6 +187,9 @@ SWEEP = dict(
     tie_word_embeddings=False,
     pad_token_id=5,
     layer_types=["full_attention", "full_attention", "sliding_attention", "full_attention"],
+    global_attn_every_n_layers=2,
+    local_attention=6,
+    classifier_pooling="mean",
     num_labels=5,
 )
 
@@ -195,11 +202,20 @@ def test_the_sweep_covers_every_key(host):
 @pytest.mark.reference
 @pytest.mark.parametrize("change", [{}, *({k: v} for k, v in SWEEP.items())], ids=["(base)", *SWEEP])
 def test_each_key_against_transformers(T, host, tmp_path, change):
+    """Parameters and FLOPs of every head class (the label count: of the classifiers that take any), and the layers'
+    kinds, the window and the pooling the reading carries for the activation figures, as transformers' AutoConfig
+    loads them from the same file."""
     path = write_json(tmp_path, {"model_type": "modernbert", **BASE, **change})
-    classes = ["ModernBertModel", "ModernBertForMaskedLM"]
+    classes = list(CLASSES.values())
     if "num_labels" in change:
         classes = ["ModernBertForSequenceClassification", "ModernBertForTokenClassification"]
     assert_config_json_matches(T, host, path, classes, label=change)
+    loaded = T.AutoConfig.from_pretrained(str(path))
+    for model_class in classes:
+        config = load_hf_config(path, host, hf_class=model_class).config
+        assert (config.kinds(), config.local_window) == (loaded.layer_types, loaded.local_attention), model_class
+        pools = model_class == "ModernBertForSequenceClassification"
+        assert config.pooling == (loaded.classifier_pooling if pools else "cls"), model_class
 
 
 @pytest.mark.reference
@@ -218,15 +234,12 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
         eos_token_id=6,
         cls_token_id=7,
         sep_token_id=8,
-        local_attention=4,
         rope_parameters={
             "full_attention": {"rope_type": "default", "rope_theta": 500.0},
             "sliding_attention": {"rope_type": "default", "rope_theta": 50.0},
         },
-        classifier_pooling="mean",
         deterministic_flash_attn=True,
         sparse_pred_ignore_index=-1,
-        global_attn_every_n_layers=2,
         global_rope_theta=160000.0,
         local_rope_theta=10000.0,
         reference_compile=True,
@@ -263,3 +276,68 @@ def test_multiple_choice_is_refused_saying_why(host, tmp_path):
     path = write_json(tmp_path, {"model_type": "modernbert", **BASE})
     with pytest.raises(HFConfigError, match=r"batch of choices"):
         load_hf_config(path, host, hf_class="ModernBertForMultipleChoice")
+
+
+#: values of the pattern key transformers loads though they are no positive whole number (it computes each layer's
+#: kind as ``i % global_attn_every_n_layers``), and a pattern it never reads (layer_types given)
+ODD_PATTERNS = {
+    "negative": dict(global_attn_every_n_layers=-2),
+    "float": dict(global_attn_every_n_layers=2.0),
+    "fraction": dict(global_attn_every_n_layers=1.5),
+    "true": dict(global_attn_every_n_layers=True),
+    "beyond-the-stack": dict(global_attn_every_n_layers=9),
+    "zero-beside-layer-types": dict(
+        global_attn_every_n_layers=0,
+        layer_types=["sliding_attention", "full_attention", "full_attention", "sliding_attention"],
+    ),
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("change", ODD_PATTERNS.values(), ids=list(ODD_PATTERNS))
+def test_patterns_transformers_loads_are_read_as_it_reads_them(T, host, tmp_path, change):
+    path = write_json(tmp_path, {"model_type": "modernbert", **BASE, **change})
+    loaded = T.AutoConfig.from_pretrained(str(path))
+    assert load_hf_config(path, host).config.kinds() == loaded.layer_types
+    assert_config_json_matches(T, host, path, ["ModernBertModel"], label=change)
+
+
+#: what transformers refuses to load or to build (each refusal checked here), and archzoo's one-line reason
+REFUSED_FILES = {
+    "pattern-zero": (dict(global_attn_every_n_layers=0), r"global_attn_every_n_layers: 0: ModernBertConfig makes"),
+    "pattern-null": (dict(global_attn_every_n_layers=None), r"global_attn_every_n_layers: None: ModernBertConfig"),
+    "pattern-text": (dict(global_attn_every_n_layers="3"), r"global_attn_every_n_layers: 3: ModernBertConfig"),
+    "layer-types-short": (dict(layer_types=["full_attention"] * 3), r"layer_types: 3 entries for 4 layers"),
+    # ModernBertConfig loads it, but the rotary embedding has no settings for the kind (KeyError)
+    "layer-types-kind": (dict(layer_types=["full_attention", "chunked_attention"] * 2), r"layer_types: expected"),
+    "pooling": (dict(classifier_pooling="max"), r"classifier_pooling: expected cls or mean, got max"),
+    "window-null": (dict(local_attention=None), r"local_attention"),
+    "window-float": (dict(local_attention=12.0), r"local_attention"),
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("change, message", REFUSED_FILES.values(), ids=list(REFUSED_FILES))
+def test_what_transformers_cannot_load_is_refused(T, host, tmp_path, change, message):
+    """For every class (the pooling too, which only the sequence classifier reads: transformers refuses the file)."""
+    from huggingface_hub.errors import StrictDataclassError
+
+    path = write_json(tmp_path, {"model_type": "modernbert", **BASE, **change})
+    with pytest.raises((StrictDataclassError, TypeError, KeyError, ZeroDivisionError)):
+        build_model("ModernBertModel", T.AutoConfig.from_pretrained(str(path)))
+    for model_class in CLASSES.values():
+        with pytest.raises(HFConfigError, match=message):
+            load_hf_config(path, host, hf_class=model_class)
+
+
+def test_only_the_sequence_classifier_reads_the_pooling(host, tmp_path):
+    """--explain says so: the other classes never pool."""
+    path = write_json(tmp_path, {"model_type": "modernbert", **BASE, "classifier_pooling": "mean"})
+    for model_class in CLASSES.values():
+        reading = load_hf_config(path, host, hf_class=model_class)
+        (key,) = (k for k in reading.keys if k.key == "classifier_pooling")
+        if model_class == "ModernBertForSequenceClassification":
+            assert (key.disposition, key.archzoo_key, reading.config.pooling) == ("read", "pooling", "mean")
+        else:
+            assert (key.disposition, key.archzoo_key, reading.config.pooling) == ("ignored", "", "cls"), model_class
+            assert "only ModernBertForSequenceClassification reads it" in key.detail

@@ -8,13 +8,16 @@ LayerNorm and a gated feed-forward (``Wi`` makes the input and the gate, ``2 d_f
 brings ``d_ff`` back to ``d``). By default every linear and LayerNorm is without bias (``attention_bias``,
 ``mlp_bias``, ``norm_bias``). A final LayerNorm closes the stack.
 
-Layers alternate between global attention and local attention over a window of ``local_attention`` tokens
-(every ``global_attn_every_n_layers``-th layer is global): a mask on the same score products, so no parameters
-and the same eager FLOPs (archzoo counts the full ``N x N`` products, as eager attention computes them).
+Layers attend globally or locally, over a window of ``local_window`` tokens (config.json's ``local_attention``: a
+token sees those at most ``local_window // 2`` away). Every ``global_every``-th layer from the first is global
+(``global_attn_every_n_layers``), or ``layer_types`` lists each layer's kind. The window is a mask on the same
+score products, so the kinds hold the same parameters and cost the same eager FLOPs (archzoo counts the full
+``N x N`` products, as eager attention computes them); they differ in what a training step saves (each kind's
+rotary table, SDPA's window mask: `archzoo_modernbert.activation`), which is why the configuration carries them.
 
 Heads share a prediction head (``dense``, an activation and a LayerNorm): the masked-LM decoder (tied to the
 token embedding, with a bias of its own) and the token and span classifiers run it on every token, the sequence
-classifier on one pooled vector (the first token's, or the mean: element-wise, no matmul).
+classifier on one pooled vector (``pooling``: the first token's, or the mean, element-wise, no matmul).
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ from archzoo.hf_config import (
 )
 from archzoo.symbols import symbol
 
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 #: archzoo's head -> transformers' class
@@ -61,6 +66,11 @@ CLASSES = {
     "token_classification": "ModernBertForTokenClassification",
     "question_answering": "ModernBertForQuestionAnswering",
 }
+
+#: the two kinds of layer, as transformers' layer_types names them: local (a window) and global attention
+SLIDING = "sliding_attention"
+FULL = "full_attention"
+LayerType = Literal["sliding_attention", "full_attention"]
 
 
 class ModernBertConfig(TransformerConfig):
@@ -99,6 +109,26 @@ class ModernBertConfig(TransformerConfig):
         2,
         description="outputs of the classifiers (transformers' num_labels); question answering runs only with 2",
     )
+    global_every: PositiveInt = Field(
+        3,
+        description="every global_every-th layer from the first attends globally, the others locally "
+        "(global_attn_every_n_layers); used when layer_types is null",
+    )
+    layer_types: list[LayerType] | None = Field(
+        None,
+        description="each layer's kind, full_attention (global) or sliding_attention (local), one per layer "
+        "(layer_types); null: from global_every",
+    )
+    local_window: int = Field(
+        128,
+        description="tokens a local layer's window spans (local_attention): a token attends to those at most "
+        "local_window // 2 away",
+    )
+    pooling: Literal["cls", "mean"] = Field(
+        "cls",
+        description="what the sequence classifier's head reads (classifier_pooling): cls, the first token's vector, "
+        "or mean, the mean of every token's",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -111,12 +141,24 @@ class ModernBertConfig(TransformerConfig):
                 f"{self.d_model // self.n_heads} (d_model {self.d_model} / n_heads {self.n_heads}); choose an even "
                 "head width"
             )
+        if self.layer_types is not None and len(self.layer_types) != self.n_layers:
+            raise ValueError(
+                f"layer_types: {len(self.layer_types)} entries for {self.n_layers} layers (n_layers); give one kind "
+                "per layer, as transformers requires, or null"
+            )
         if self.head == "question_answering" and self.num_labels != 2:
             raise ValueError(
                 f"num_labels: ModernBertForQuestionAnswering splits its {self.num_labels} outputs per token into "
                 "start and end logits, and its forward pass fails unless there are 2; set num_labels to 2"
             )
         return self
+
+    def kinds(self) -> list[str]:
+        """Each layer's kind, as transformers' ModernBertConfig computes it: ``layer_types``, else global
+        (full_attention) at every index divisible by ``global_every``, local (sliding_attention) elsewhere."""
+        if self.layer_types is not None:
+            return list(self.layer_types)
+        return [SLIDING if i % self.global_every else FULL for i in range(self.n_layers)]
 
 
 def _layer(cfg: ModernBertConfig, d: Poly, *, first: bool) -> Block:
@@ -153,6 +195,17 @@ def _layer(cfg: ModernBertConfig, d: Poly, *, first: bool) -> Block:
     )
 
 
+def _pattern(cfg: ModernBertConfig) -> str:
+    """The stack's kinds of layer in words: which are global, and the local layers' window."""
+    kinds = cfg.kinds()
+    global_at = [i for i, kind in enumerate(kinds) if kind == FULL]
+    shown = ", ".join(map(str, global_at[:4])) + (", ..." if len(global_at) > 4 else "")
+    where = f" (layer{'s' if len(global_at) > 1 else ''} {shown})" if global_at else ""
+    local = len(kinds) - len(global_at)
+    window = f", over a window of {cfg.local_window:,} tokens ({cfg.local_window // 2:,} each side)" if local else ""
+    return f"{len(global_at)} global{where} and {local} local layers{window}"
+
+
 def build(cfg: ModernBertConfig) -> Block:
     d = symbol("d", cfg.d_model)
     V = symbol("V", cfg.vocab_size)
@@ -163,7 +216,7 @@ def build(cfg: ModernBertConfig) -> Block:
     children = [
         embedding("token", V, d, role="token", description="token embeddings (tok_embeddings)"),
         layer_norm("embedding_norm", d, bias=cfg.norm_bias),
-        layer_runs("layers", runs),
+        layer_runs("layers", runs, description=_pattern(cfg)),
         layer_norm("final_norm", d, bias=cfg.norm_bias),
     ]
     K = LABELS(cfg.num_labels)
@@ -255,6 +308,9 @@ def reference(cfg: ModernBertConfig) -> Reference:
             classifier_activation=cfg.classifier_activation,
             decoder_bias=cfg.decoder_bias,
             tie_word_embeddings=cfg.tie_embeddings,
+            layer_types=cfg.kinds(),
+            local_attention=cfg.local_window,
+            classifier_pooling=cfg.pooling,
             pad_token_id=None,
             **({"num_labels": cfg.num_labels} if labelled else {}),
         ),
@@ -263,10 +319,6 @@ def reference(cfg: ModernBertConfig) -> Reference:
 
 # ---- Hugging Face config.json: ModernBertConfig's keys, as transformers 5.23 defines them ------------------
 
-_WINDOW = (
-    "local attention: a mask on the same score products, so no parameters and the same eager FLOPs (archzoo "
-    "counts the full N x N products, as eager attention computes them)"
-)
 _ROPE = "rotary position settings: no parameters, and the rotations cost no matmul FLOPs"
 
 HF_MODERNBERT = HFTable(
@@ -325,7 +377,11 @@ HF_MODERNBERT = HFTable(
         "tie_word_embeddings": "tie_embeddings",
         # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
         "pad_token_id": "(checked: inside the vocabulary)",
-        "layer_types": "(checked: one of sliding_attention or full_attention per layer)",
+        "layer_types": "layer_types",
+        # not a field: ModernBertConfig computes layer_types from it when they are null (as the released files are)
+        "global_attn_every_n_layers": "global_every",
+        "local_attention": "local_window",
+        "classifier_pooling": "pooling",
         "num_labels": "num_labels",
     },
     ignored={
@@ -340,14 +396,10 @@ HF_MODERNBERT = HFTable(
         "bos_token_id": TOKEN_ID,
         "cls_token_id": TOKEN_ID,
         "sep_token_id": TOKEN_ID,
-        "local_attention": _WINDOW,
         "rope_parameters": _ROPE,
-        "classifier_pooling": "how the sequence classifier pools the tokens (the first one's, or the mean: "
-        "element-wise, no matmul); the prediction head and the classifier run on one vector either way",
         "deterministic_flash_attn": "a setting of the flash-attention kernel, which archzoo does not count with",
         "sparse_pred_ignore_index": "the label that marks a token the masked-LM loss skips; no parameters",
         # keys the configuration class converts when it loads a file, as the released files write them
-        "global_attn_every_n_layers": f"{_WINDOW}: the layers that are global (layer_types)",
         "global_rope_theta": _ROPE,
         "local_rope_theta": _ROPE,
         "reference_compile": f"{NOT_READ}: a setting of an earlier release's compiled forward pass",
@@ -370,21 +422,54 @@ HF_MODERNBERT = HFTable(
 )
 
 
-def _check_layer_types(layer_types: Any, layers: Any) -> None:
-    if layer_types is None:
-        return
-    kinds = ("sliding_attention", "full_attention")
-    if not isinstance(layer_types, list) or any(kind not in kinds for kind in layer_types):
-        raise ValueError(f"layer_types: expected a list of {' or '.join(kinds)}, one per layer, or null")
-    if isinstance(layers, int) and len(layer_types) != layers:
+def _layer_kinds(hf: dict[str, Any]) -> dict[str, Any]:
+    """The archzoo keys of the layers' kinds: ``layer_types`` as the file gives them (checked as transformers
+    checks them), else ``global_attn_every_n_layers`` (3 when absent), from which ModernBertConfig computes them
+    with ``i % every``. A pattern that is no positive whole number but computes (2.0, -3, true) is carried as the
+    kinds it computes; one the computation fails for is refused."""
+    types, layers = hf["layer_types"], hf["num_hidden_layers"]
+    every = hf.get("global_attn_every_n_layers", 3)
+    whole = isinstance(every, int) and not isinstance(every, bool) and every > 0
+    read: dict[str, Any] = {"global_every": every} if whole else {}
+    if types is not None:
+        kinds = (SLIDING, FULL)
+        if not isinstance(types, list) or any(kind not in kinds for kind in types):
+            raise ValueError(
+                f"layer_types: expected a list of {' or '.join(kinds)}, one per layer, or null, got "
+                f"{str(types)[:60]}; ModernBERT's layers attend locally or globally, and transformers builds no other "
+                "kind for it"
+            )
+        if isinstance(layers, int) and len(types) != layers:
+            raise ValueError(
+                f"layer_types: {len(types)} entries for {layers} layers (num_hidden_layers); give one per layer"
+            )
+        return read | {"layer_types": list(types)}  # transformers then never reads global_attn_every_n_layers
+    if whole or not isinstance(layers, int) or isinstance(layers, bool):
+        return read  # a layer count of another type is refused by the configuration model, naming its key
+    try:
+        return {"layer_types": [SLIDING if i % every else FULL for i in range(layers)]}
+    except (TypeError, ZeroDivisionError):
         raise ValueError(
-            f"layer_types: {len(layer_types)} entries for {layers} layers (num_hidden_layers); give one per layer"
+            f"global_attn_every_n_layers: {str(every)[:60]}: ModernBertConfig makes layer i global when "
+            "i % global_attn_every_n_layers is 0, and transformers fails to load the file with this value; give a "
+            "positive whole number of layers (3 in the released models), or layer_types"
+        ) from None
+
+
+def _pooling(hf: dict[str, Any], model_class: str) -> dict[str, Any]:
+    """``pooling`` for the class that pools (ModernBertForSequenceClassification; the other classes never read
+    it), after refusing what ModernBertConfig refuses for every class."""
+    pooling = hf["classifier_pooling"]
+    if pooling not in ("cls", "mean"):
+        raise ValueError(
+            f"classifier_pooling: expected cls or mean, got {str(pooling)[:60]}, which transformers' "
+            "ModernBertConfig refuses; give cls (the first token's vector) or mean (every token's mean)"
         )
+    return {"pooling": pooling} if model_class == CLASSES["sequence_classification"] else {}
 
 
 @hf_reader(HF_MODERNBERT)
 def _from_modernbert(hf: dict[str, Any], model_class: str = "ModernBertModel") -> dict[str, Any]:
-    _check_layer_types(hf["layer_types"], hf["num_hidden_layers"])
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     return dict(
         vocab_size=hf["vocab_size"],
@@ -402,6 +487,9 @@ def _from_modernbert(hf: dict[str, Any], model_class: str = "ModernBertModel") -
         decoder_bias=hf["decoder_bias"],
         tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
+        local_window=hf["local_attention"],
+        **_layer_kinds(hf),
+        **_pooling(hf, model_class),
     )
 
 

@@ -3,10 +3,11 @@ plugin's activation formula (the plugin's ``__init__`` imports its hook)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 from archzoo import hookimpl
-from archzoo.formula import N, Poly, const
+from archzoo.formula import N, Poly, const, total
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
@@ -16,15 +17,7 @@ from archzoo.saved_tensors import (
     layer_norm_statistics_gap,
 )
 
-__all__ = ["GLOBAL_EVERY", "SAVES", "SLIDING_WINDOW", "register_activation_memory"]
-
-#: every third layer is global, the others local: ModernBertConfig's global_attn_every_n_layers, which archzoo's
-#: reference leaves at its default (the layers' kinds change no parameter and no eager FLOP, so the configuration
-#: does not carry them)
-GLOBAL_EVERY = 3
-#: a local layer attends to tokens at most this far away: ModernBertConfig's default local_attention (128) halved,
-#: as transformers' configuration does; from this many tokens on, SDPA is given the window as a mask
-SLIDING_WINDOW = 64
+__all__ = ["SAVES", "register_activation_memory"]
 
 #: tensors of its input's size each activation saves besides its input and its output: gelu_new is written out in
 #: Python ops (tanh's output, 1 + tanh, 0.5·x), quick_gelu too (the sigmoid's output); relu and tanh save their
@@ -43,12 +36,6 @@ _ACTIVATION_EXTRA = {
 _SAVE_OUTPUT = ("relu", "tanh")
 
 
-def _layer_kinds(layers: int) -> tuple[int, int]:
-    """The global and the local layers of a stack of ``layers`` (layer i is global when i % 3 == 0)."""
-    global_layers = (layers + GLOBAL_EVERY - 1) // GLOBAL_EVERY
-    return global_layers, layers - global_layers
-
-
 def _rotary_tables(terms: SavedTerms) -> Poly:
     """One kind of layer's cos and sin tables, N × d_h each: global and local layers rotate with tables of their
     own (different bases), which every layer of the kind multiplies its queries and keys by."""
@@ -60,9 +47,26 @@ def _rotary_tables(terms: SavedTerms) -> Poly:
 
 def _windowed(terms: SavedTerms) -> bool:
     """Whether SDPA is given each local layer's sliding-window mask (an N × N tensor in the dtype, saved by its
-    kernel): only when some token lies beyond the window, so at N of SLIDING_WINDOW tokens or more."""
-    # SavedTerms.seq_len comes with archzoo.memory's reading of layer runs, which this module's registration awaits
-    return terms.attention == "fused" and terms.seq_len >= SLIDING_WINDOW  # type: ignore[attr-defined,unused-ignore]
+    kernel): transformers skips the mask while N is under the half window (local_window // 2, ModernBertConfig's
+    sliding_window), so from that many tokens on."""
+    return terms.attention == "fused" and terms.seq_len >= terms.config.local_window // 2
+
+
+def _own(terms: SavedTerms, kind: str, alone: bool) -> Poly:
+    """What a layer of ``kind`` saves beyond what every layer saves: its kind's rotary tables when it is the only
+    layer of that kind (``alone``; else the stack holds them), and, if it is local, SDPA's window mask where SDPA is
+    given one. Recomputed layers save neither (the tables are keyword arguments of the checkpointed layer)."""
+    if terms.recompute:
+        return const(0)
+    saves = _rotary_tables(terms) if alone else const(0)
+    if kind == "sliding_attention" and _windowed(terms):
+        saves = saves + terms.b * N**2
+    return saves
+
+
+def _own_of_layer(terms: SavedTerms, index: int) -> Poly:
+    kinds = terms.config.kinds()
+    return _own(terms, kinds[index], kinds.count(kinds[index]) == 1)
 
 
 def _layer(terms: SavedTerms) -> dict[str, Poly]:
@@ -80,14 +84,9 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
     # fp32 softmax with its copy in the dtype; SDPA holds the same q, k and Wqkv output, and a log-sum-exp
     held = 2 * Ni + 3 * Ni
     saves = terms.attention_saves(upcast=True, eager_qkv=held, fused_held=held)
-    # this copy (the first of its run: layer 0, global, or layer 1, local) holds its kind's rotary tables when it is
-    # the only layer of its kind; else the stack holds them
-    global_layers, local_layers = _layer_kinds(terms.config.n_layers)
-    first = terms.layer.name == "first_layer"
-    if (global_layers if first else local_layers) == 1 and not terms.recompute:
-        saves = saves + _rotary_tables(terms)
-    if not first and _windowed(terms):
-        saves = saves + b * N**2
+    # this copy is the first of its run: layer 0 (the first layer), or layer 1 (the others' run, whose other copies
+    # differ from it in `_stack`)
+    saves = saves + _own_of_layer(terms, 0 if terms.layer.name == "first_layer" else 1)
     return {
         attention: saves,
         # SDPA's output is saved by SDPA first and read as it is; eager attention's is copied for Wo
@@ -100,16 +99,19 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
 
 
 def _stack(terms: SavedTerms) -> Poly:
-    """The rotary tables of each kind of layer that several layers share, held by the stack; and, where SDPA is
-    given the window, the global layers among the copies of the "layer" run (layers 3, 6, ...) take back the mask
-    that run's per-copy figure counts (its first copy is local). Recomputed layers take the tables as keyword
-    arguments and save neither."""
+    """The rotary tables of each kind of layer that several layers share, held by the stack; and what the copies of
+    the "layer" run after its first (layers 2, 3, ...) save beyond or short of that first copy, whose figure the run
+    counts for each: a window mask more or less where a layer's kind differs from layer 1's, a kind's tables where
+    it is the only layer of that kind."""
     if terms.recompute:
         return const(0)
-    global_layers, local_layers = _layer_kinds(terms.config.n_layers)
-    shared = sum(1 for count in (global_layers, local_layers) if count > 1) * _rotary_tables(terms)
-    if _windowed(terms) and global_layers > 1:
-        shared = shared - (global_layers - 1) * terms.b * N**2
+    kinds = terms.config.kinds()
+    counts = Counter(kinds)
+    shared = sum(1 for count in counts.values() if count > 1) * _rotary_tables(terms)
+    if len(kinds) > 2:
+        each = {kind: _own(terms, kind, count == 1) for kind, count in counts.items()}
+        later = Counter(kinds[2:])
+        shared = shared + total(n * (each[kind] - each[kinds[1]]) for kind, n in later.items())
     return shared
 
 
@@ -131,15 +133,20 @@ def _outside(terms: SavedTerms) -> dict[str, Poly]:
     names = [block.name for block in terms.root.children]
     if "prediction_head" in names:
         pooled = terms.config.head == "sequence_classification"
+        mean = pooled and terms.config.pooling == "mean"
         rows = const(1) if pooled else N
-        # dense's input (the pooled first token is a view holding the whole last hidden state), the activation's
-        # saves (its input is dense's output), the LayerNorm's input and statistics
+        # dense's input (the first token pooled is a view holding the whole last hidden state; the mean is a vector
+        # of its own), the activation's saves (its input is dense's output), the LayerNorm's input and statistics
         out["prediction_head"] = (
-            b * terms.Nd
+            (b * d if mean else b * terms.Nd)
             + _activation_saves(terms.config.classifier_activation, rows, d, b)
             + b * rows * d
             + 2 * terms.stats * rows
         )
+        if mean:
+            # the mean is (hidden · mask).sum / mask.sum, in the model's own forward: the product saves the mask (a
+            # bool a token, made when no attention mask is given) and the division the count (one int64)
+            out[""] = N + terms.int64
     for name in ("decoder", "classifier"):
         if name in names:  # the head's output, on every token or on the pooled one
             out[name] = b * (d if terms.config.head == "sequence_classification" else terms.Nd)
@@ -194,7 +201,7 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
 
 
 #: measured with transformers 5.23 and torch 2.13 (tests/test_activation_modernbert.py, at several configurations,
-#: heads and lengths)
+#: layer kinds, windows, poolings, heads and lengths)
 SAVES = ActivationSaves(
     architecture="modernbert",
     classes=(
