@@ -109,6 +109,30 @@ def test_gemma3_fused_attention_around_the_window(n, kv_heads):
     assert_activation_memory_matches("gemma3", config, n, dtype="bf16", attention="fused", device="cpu")
 
 
+@pytest.mark.parametrize("n", [1, 3, 4, 9])
+@pytest.mark.parametrize(("dtype", "attention", "device"), [("bf16", "fused", "cpu"), ("fp32", "eager", "meta")])
+def test_gemma3_bidirectional(n, dtype, attention, device):
+    """use_bidirectional_attention: SDPA is given every layer's mask at every length (transformers never skips a
+    mask built with an extra mask function), and one query token's heads are packed onto the key/value heads."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(
+        vocab_size=64, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_head=8, d_ff=24, sliding_window=4,
+        bidirectional=True, layer_types=["sliding_attention", "full_attention", "sliding_attention"], head="lm",
+    )  # fmt: skip
+    assert_activation_memory_matches("gemma3", config, n, dtype=dtype, attention=attention, device=device)
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_gemma3_fused_attention_with_heads_wider_than_256(n):
+    """SDPA's grouped-query path takes heads up to 256 wide: wider keys and values are repeated to every query head,
+    except for one query token, whose heads transformers packs onto the key/value heads."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_head=264, d_ff=24, head="lm")
+    assert_activation_memory_matches("gemma3", config, n, dtype="bf16", attention="fused", device="cpu")
+
+
 def test_gemma2_has_no_fused_attention():
     """transformers 5.23 refuses SDPA for Gemma 2 (its soft-capped scores), so its 'fused' figure is its eager
     one, and says so."""

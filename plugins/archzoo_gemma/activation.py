@@ -99,14 +99,27 @@ def _own_table(terms: SavedTerms) -> Poly:
 
 
 def _sdpa_mask(terms: SavedTerms) -> Poly:
-    """The mask SDPA saves in a Gemma 3 sliding layer from ``N = W`` on (below it the window is the causal one and
-    transformers passes SDPA no mask, is_causal instead): ``N²`` in the dtype, each sliding layer its own (SDPA
-    saves the mask it turns the model's into); none in eager attention (the mask is added, which saves nothing) or
-    in a global layer. ``terms.seq_len`` is the N the formula is asked at."""
-    window = terms.config.sliding_window
-    if terms.attention != "fused" or _kind(terms) != "sliding_attention" or terms.seq_len < window:
+    """The mask SDPA saves in a Gemma 3 layer, ``N²`` in the dtype, each layer its own (SDPA saves the mask it turns
+    the model's into): a causal sliding layer's from ``N = W`` on (below it the window is the causal one and
+    transformers passes SDPA no mask, is_causal instead), and every layer's at every N in a bidirectional model (its
+    masks are built with an extra mask function, which transformers never skips). None in eager attention (the mask
+    is added, which saves nothing). ``terms.seq_len`` is the N the formula is asked at."""
+    if terms.attention != "fused" or not _gemma3(terms):
         return const(0)
-    return terms.b * N**2
+    sliding_from_window = _kind(terms) == "sliding_attention" and terms.seq_len >= terms.config.sliding_window
+    if terms.config.bidirectional or sliding_from_window:
+        return terms.b * N**2
+    return const(0)
+
+
+def _sdpa_held(terms: SavedTerms, mask: Poly) -> Poly:
+    """The queries, keys and values SDPA saves (transformers' sdpa_attention_forward): the keys and values at their
+    own width where it runs SDPA's grouped-query path (no mask, heads at most 256 wide) or else packs one query
+    token's heads onto the key/value heads (N = 1); else the copies repeat_kv makes for every query head."""
+    grouped = mask.is_zero() and terms.config.d_head <= 256
+    if grouped or terms.seq_len == 1:
+        return terms.Ni + 2 * N * terms.kv
+    return repeat_kv_qkv(terms)
 
 
 def _check_activation(terms: SavedTerms) -> None:
@@ -126,10 +139,7 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
     if not _gemma3(terms):  # Gemma 2 has no SDPA path (transformers refuses it): its attention is eager
         terms = replace(terms, attention="eager")
     mask = _sdpa_mask(terms)
-    # SDPA given a mask takes the keys and values repeat_kv copies to every head: transformers uses SDPA's
-    # grouped-query path only without a mask
-    held = terms.Ni + 2 * N * terms.kv if mask.is_zero() else repeat_kv_qkv(terms)
-    core = terms.attention_saves(upcast=True, eager_qkv=repeat_kv_qkv(terms), fused_held=held)
+    core = terms.attention_saves(upcast=True, eager_qkv=repeat_kv_qkv(terms), fused_held=_sdpa_held(terms, mask))
     core = core + mask + _own_table(terms)
     if _softcapped(terms):
         core = core + b * terms.h * N**2  # the soft-capping's tanh output, in the dtype
