@@ -460,7 +460,13 @@ def test_weightless_moe_pass_counts_what_a_real_one_does(T, tmp_path, model_type
 
 # ---- config.json key by key: every key the deepseek_v2 and deepseek_v3 tables read, against transformers ----------
 
-from test_llama import assert_sweep_covers_the_table, compare_config_json, sweep_case_ids, sweep_cases  # noqa: E402
+from test_llama import (  # noqa: E402
+    assert_sweep_covers_the_table,
+    compare_config_json,
+    mixed_sweep_cases,
+    sweep_case_ids,
+    sweep_cases,
+)
 
 _SWEEP_BASE = dict(
     vocab_size=97, hidden_size=32, intermediate_size=24, moe_intermediate_size=8, num_hidden_layers=2,
@@ -608,3 +614,16 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path, model_type):
     path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **IGNORED[model_type]})
     for model_class in _classes(host, model_type):
         assert compare_config_json(T, host, path, model_class) == "exact", model_class
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", sorted(SWEEPS))
+def test_random_combinations_of_the_sweep(T, host, tmp_path, model_type):
+    """Exact, or refused by both, on files that change several keys at once."""
+    outcomes = [
+        compare_config_json(T, host, write_json(tmp_path, data), model_class)
+        for data, model_class in mixed_sweep_cases(
+            model_type, BASES[model_type], SWEEPS[model_type], _classes(host, model_type)
+        )
+    ]
+    assert "exact" in outcomes, outcomes  # not only refusals

@@ -650,6 +650,20 @@ def sweep_cases(sweep: dict[str, Any]) -> list[dict[str, Any]]:
     return [{}, *({key: value} for key, value in sweep.items())]
 
 
+def mixed_sweep_cases(
+    model_type: str, base: dict[str, Any], sweep: dict[str, Any], classes: list[str], count: int = 6
+) -> list[tuple[dict[str, Any], str]]:
+    """``count`` files of ``base`` with each key of ``sweep`` at its base or its sweep value at random (the
+    combinations the one-key sweep never makes), each with a class drawn from ``classes``; seeded by the type."""
+    rng = random.Random(model_type)
+    cases = []
+    for _ in range(count):
+        data = {"model_type": model_type, **base}
+        data.update({key: value for key, value in sweep.items() if rng.random() < 0.5})
+        cases.append((data, rng.choice(classes)))
+    return cases
+
+
 def assert_sweep_covers_the_table(host, model_type: str, sweep: dict[str, Any]) -> None:
     """The sweep changes exactly the keys the type's table reads (a key the table comes to read fails this)."""
     assert set(sweep) == set(hf_table(host.hf_readers()[model_type].reader).read), model_type
@@ -713,6 +727,14 @@ def test_each_granite_key_against_transformers(T, host, tmp_path, change):
     path = write_json(tmp_path, {"model_type": "granite", **GRANITE_BASE, **change})
     for model_class in GRANITE_CLASSES:
         assert compare_config_json(T, host, path, model_class) == "exact", model_class
+
+
+@pytest.mark.reference
+def test_granite_random_combinations_of_the_sweep(T, host, tmp_path):
+    """Exact, or refused by both, on files that change several keys at once."""
+    cases = mixed_sweep_cases("granite", GRANITE_BASE, SWEEPS["granite"], list(GRANITE_CLASSES))
+    outcomes = [compare_config_json(T, host, write_json(tmp_path, data), model_class) for data, model_class in cases]
+    assert "exact" in outcomes, outcomes  # not only refusals
 
 
 @pytest.mark.reference

@@ -205,7 +205,13 @@ def test_a_null_head_dim_is_refused(host, tmp_path):
 
 # ---- config.json key by key: every key the olmo2 table reads, against transformers --------------------------------
 
-from test_llama import assert_sweep_covers_the_table, compare_config_json, sweep_case_ids, sweep_cases  # noqa: E402
+from test_llama import (  # noqa: E402
+    assert_sweep_covers_the_table,
+    compare_config_json,
+    mixed_sweep_cases,
+    sweep_case_ids,
+    sweep_cases,
+)
 
 BASE = dict(
     vocab_size=97,
@@ -284,3 +290,13 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path):
     path = write_json(tmp_path, {"model_type": "olmo2", **BASE, **IGNORED})
     for model_class in _classes(host):
         assert compare_config_json(T, host, path, model_class) == "exact", model_class
+
+
+@pytest.mark.reference
+def test_random_combinations_of_the_sweep(T, host, tmp_path):
+    """Exact, or refused by both, on files that change several keys at once."""
+    outcomes = [
+        compare_config_json(T, host, write_json(tmp_path, data), model_class)
+        for data, model_class in mixed_sweep_cases("olmo2", BASE, SWEEPS["olmo2"], _classes(host))
+    ]
+    assert "exact" in outcomes, outcomes  # not only refusals

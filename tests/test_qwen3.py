@@ -372,7 +372,13 @@ def test_moe_entries_total_and_active_equal_the_reference(T, model_id):
 
 # ---- config.json key by key: every key the qwen3 and qwen3_moe tables read, against transformers ------------------
 
-from test_llama import assert_sweep_covers_the_table, compare_config_json, sweep_case_ids, sweep_cases  # noqa: E402
+from test_llama import (  # noqa: E402
+    assert_sweep_covers_the_table,
+    compare_config_json,
+    mixed_sweep_cases,
+    sweep_case_ids,
+    sweep_cases,
+)
 
 PREFIX = {"qwen3": "Qwen3", "qwen3_moe": "Qwen3Moe"}
 _ROPE = {"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0}
@@ -508,3 +514,16 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path, model_type):
     path = write_json(tmp_path, {"model_type": model_type, **BASES[model_type], **IGNORED[model_type]})
     for model_class in _classes(host, model_type):
         assert compare_config_json(T, host, path, model_class) == "exact", model_class
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", sorted(SWEEPS))
+def test_random_combinations_of_the_sweep(T, host, tmp_path, model_type):
+    """Exact, or refused by both, on files that change several keys at once."""
+    outcomes = [
+        compare_config_json(T, host, write_json(tmp_path, data), model_class)
+        for data, model_class in mixed_sweep_cases(
+            model_type, BASES[model_type], SWEEPS[model_type], _classes(host, model_type)
+        )
+    ]
+    assert "exact" in outcomes, outcomes  # not only refusals
