@@ -162,6 +162,16 @@ def test_the_defaults_shrunk_to_a_few_layers(architecture, n_layers, seq_len, re
     assert_activation_memory_matches(architecture, config, seq_len, dtype="bf16", recompute=stack)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("architecture", ["gemma2", "gemma3"])
+def test_the_defaults_whole_as_count_shows_them(architecture):
+    """Gemma 2 2B (26 layers, N = 4,096) and Gemma 3 1B (26 layers, N = 512), bf16 eager on the meta device: the
+    figures ``archzoo count gemma2`` and ``gemma3`` print, against autograd (about 6 s each)."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    assert_activation_memory_matches(architecture, None, None, dtype="bf16")
+
+
 @pytest.mark.parametrize(
     ("architecture", "options"),
     [
