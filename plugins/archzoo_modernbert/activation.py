@@ -65,6 +65,7 @@ def _own(terms: SavedTerms, kind: str, alone: bool) -> Poly:
 
 
 def _own_of_layer(terms: SavedTerms, index: int) -> Poly:
+    """`_own` of the stack's layer ``index``, by its kind (`ModernBertConfig.kinds`)."""
     kinds = terms.config.kinds()
     return _own(terms, kinds[index], kinds.count(kinds[index]) == 1)
 
