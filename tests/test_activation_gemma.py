@@ -94,6 +94,18 @@ def test_every_head_class_in_both_dtypes(architecture, head, dtype):
     assert_activation_memory_matches(architecture, config, 10, dtype=dtype)
 
 
+@pytest.mark.parametrize("architecture", ["gemma2", "gemma3"])
+def test_every_activation_archzoo_accepts(architecture):
+    """Each activation a configuration may name (archzoo.blocks.ACTIVATIONS) in the gated feed-forward: relu and
+    tanh keep their output (the product's factor too), gelu_new and quick_gelu their Python intermediates."""
+    from archzoo.blocks import ACTIVATIONS
+    from archzoo.testing import assert_activation_memory_matches
+
+    for activation in ACTIVATIONS:
+        config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, d_head=8, d_ff=24, activation=activation)
+        assert_activation_memory_matches(architecture, config, 7, dtype="bf16")
+
+
 @pytest.mark.parametrize("n", [5, 6, 7, 12])
 @pytest.mark.parametrize("kv_heads", [1, 2, 4])
 def test_gemma3_fused_attention_around_the_window(n, kv_heads):

@@ -1,11 +1,16 @@
 """What transformers' Gemma 2 and Gemma 3 text classes save for backward in a training step: the gemma plugin's
-activation formula (the plugin's ``__init__`` imports its hook).
+activation formula (the plugin's ``__init__`` imports its hook), each term measured against autograd in
+tests/test_activation_gemma.py.
 
-Gemma's layers are Llama's with four things of their own, each measured against autograd (tests/test_activation_gemma.py):
-its RMSNorm works in fp32 and scales by ``1 + w``, a sum it computes, so each of the four norms of a layer (and the
-final one) saves an fp32 copy of its input, ``1/rms`` per token, the fp32 normalised tensor and the fp32 ``1 + w``;
-Gemma 2's attention logits are soft-capped (``c tanh(x / c)``: tanh saves its output, ``h N²`` in the dtype) and so
-are its output logits (``N V``); Gemma 3 has QK-norm, the same RMSNorm on every query and key head.
+Gemma's layers save what Llama's do, and: each of the four RMSNorms of a layer (and the final one) works in fp32 and
+scales by ``1 + w``, a sum it computes, so it saves an fp32 copy of its input, ``1/rms`` per token, the fp32
+normalised tensor and the fp32 ``1 + w``; Gemma 2 soft-caps its scores and output logits (``c tanh(x / c)``: tanh
+saves its output, ``h N²`` and ``N V`` in the dtype); Gemma 3 norms every query and key head with the same RMSNorm and
+builds a rotary table per layer kind. Gemma 2 has no SDPA path in transformers 5.23, so its "fused" figure is its
+eager one; Gemma 3's SDPA saves each sliding layer's own ``N x N`` mask from ``N = W`` on (every layer's at every N
+when bidirectional), with the keys and values repeated to every head wherever transformers cannot use SDPA's
+grouped-query path. The heads' own saves (the pooled index of sequence classification, the token classifier's
+dropout mask, at its fixed p = 0.1) are the model's own forward's.
 """
 
 from __future__ import annotations
@@ -25,16 +30,16 @@ from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
     SavedTerms,
-    UnsupportedActivationMemory,
     fp32_softmax_gap,
     symbol_of,
 )
 
 __all__ = ["GEMMA2_SAVES", "GEMMA3_SAVES", "register_activation_memory"]
 
-#: the gate activations whose saves the gated feed-forward's formula states: each saves its input (the gate's
-#: output) and nothing else, so the feed-forward saves that input, the product's two factors and the product
-GATE_ACTIVATIONS = ("gelu_pytorch_tanh", "gelu", "silu", "swish")
+#: what the activations the core's table lacks keep of their input, for the gated feed-forward (Gemma's tree names
+#: its activation): relu and tanh their output, which the product reads too (one tensor for both, so none beyond
+#: it), quick_gelu (x · sigmoid(1.702 x), in Python) its input and the sigmoid's output
+GATE_SAVES = {"relu": 0, "tanh": 0, "quick_gelu": 2}
 
 
 def _gemma_rms_norm(terms: SavedTerms, elements: Poly, rows: Poly, width: Poly) -> Poly:
@@ -122,18 +127,8 @@ def _sdpa_held(terms: SavedTerms, mask: Poly) -> Poly:
     return repeat_kv_qkv(terms)
 
 
-def _check_activation(terms: SavedTerms) -> None:
-    if terms.activation not in GATE_ACTIVATIONS:
-        raise UnsupportedActivationMemory(
-            f"gemma: hidden_activation {terms.activation!r}: the gated feed-forward's formula knows what "
-            f"{', '.join(GATE_ACTIVATIONS)} save (their input); measure another with "
-            "archzoo.memory.measure_activations"
-        )
-
-
 def _layer(terms: SavedTerms) -> dict[str, Poly]:
     """Mapped to the projections: each linear's input where it is first saved."""
-    _check_activation(terms)
     b, Nd, Ni, Nf = terms.b, terms.Nd, terms.Ni, terms.Nf
     attention, mlp = terms.attention_block.name, terms.ff.name
     if not _gemma3(terms):  # Gemma 2 has no SDPA path (transformers refuses it): its attention is eager
@@ -153,8 +148,9 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
         f"{mlp}.fc_in": const(0),
         f"{mlp}.fc_out": b * Nf,
         attention: core,
-        # GeGLU: the gate's output (the activation's input), the product's two factors, the down projection's input
-        mlp: b * Nd + 4 * b * Nf,
+        # the gated feed-forward: what the activation saves of the gate's output (its input, for gelu), the
+        # product's two factors (the activation's output, the up projection's), the down projection's input
+        mlp: b * Nd + (terms.activation_elements + 3) * b * Nf,
     }
     if terms.config.qk_norm:
         d_h = head_width(terms)
@@ -197,11 +193,12 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
         attention_width_gap(terms, repeat_kv_qkv(terms)),
         fp32_softmax_gap(terms),
         GapTerm(
-            "GeGLU feed-forward",
-            8 * terms.Nf - 16 * Nd,
-            "the gated feed-forward saves the gate's output, the up projection's output, the activation's output and "
-            "their product (4 tensors of d_ff, 2 bytes each), where Korthikanti's MLP saves the GeLU's input and "
-            "output, 4h wide (16 s b h)",
+            "gated feed-forward",
+            2 * (terms.activation_elements + 3) * terms.Nf - 16 * Nd,
+            f"the gated feed-forward saves {terms.activation_elements} d_ff-wide tensor(s) its activation keeps "
+            "besides its output, the activation's and the up projection's outputs and their product (2 bytes each; "
+            "an activation that keeps its output shares it with the product), where Korthikanti's MLP saves the "
+            "GeLU's input and output, 4h wide (16 s b h)",
         ),
     ]
     if _softcapped(terms):
@@ -245,7 +242,7 @@ GEMMA2_SAVES = ActivationSaves(
         "transformers.Gemma2ForSequenceClassification",
         "transformers.Gemma2ForTokenClassification",
     ),
-    activations={},
+    activations=GATE_SAVES,
     layer=_layer,
     outside=_outside,
     gap=_gap,
@@ -262,7 +259,7 @@ GEMMA3_SAVES = ActivationSaves(
         "transformers.Gemma3ForCausalLM",
         "transformers.Gemma3TextForSequenceClassification",
     ),
-    activations={},
+    activations=GATE_SAVES,
     layer=_layer,
     outside=_outside,
     gap=_gap,
