@@ -107,8 +107,8 @@ def test_every_activation_archzoo_accepts(architecture):
 
 
 @pytest.mark.parametrize("n", [5, 6, 7, 12])
-@pytest.mark.parametrize("kv_heads", [1, 2, 4])
-def test_gemma3_fused_attention_around_the_window(n, kv_heads):
+@pytest.mark.parametrize(("kv_heads", "dtype"), [(1, "bf16"), (2, "bf16"), (4, "bf16"), (2, "fp32")])
+def test_gemma3_fused_attention_around_the_window(n, kv_heads, dtype):
     """SDPA on the CPU: below the window transformers passes no mask (is_causal), and grouped keys and values stay
     h_kv wide; from N = W on, every sliding layer saves its own N x N mask and the keys and values repeat_kv copies
     to every head (one key/value head stays a view of itself)."""
@@ -118,7 +118,7 @@ def test_gemma3_fused_attention_around_the_window(n, kv_heads):
         vocab_size=64, d_model=32, n_layers=3, n_heads=4, n_kv_heads=kv_heads, d_head=8, d_ff=24, sliding_window=6,
         layer_types=["sliding_attention", "full_attention", "sliding_attention"], head="lm",
     )  # fmt: skip
-    assert_activation_memory_matches("gemma3", config, n, dtype="bf16", attention="fused", device="cpu")
+    assert_activation_memory_matches("gemma3", config, n, dtype=dtype, attention="fused", device="cpu")
 
 
 @pytest.mark.parametrize("n", [1, 3, 4, 9])
