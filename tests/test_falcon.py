@@ -136,6 +136,28 @@ def _random_config(rng: random.Random) -> dict:
     return config
 
 
+#: one value per key the table reads, each changed alone (tests/test_hf_sweep.py reads it too)
+SWEEP = dict(
+    vocab_size=101,
+    hidden_size=64,
+    num_hidden_layers=1,
+    num_attention_heads=8,
+    num_kv_heads=4,
+    ffn_hidden_size=33,
+    max_position_embeddings=64,
+    activation="relu",
+    bias=True,
+    new_decoder_architecture=True,
+    multi_query=False,
+    parallel_attn=False,
+    num_ln_in_parallel_attn=1,
+    alibi=True,
+    tie_word_embeddings=False,
+    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
+    num_labels=5,
+)
+
+
 class TestFalcon(RotaryDecoderChecks):
     FAMILY = DecoderFamily(
         architecture="falcon",
@@ -163,27 +185,9 @@ class TestFalcon(RotaryDecoderChecks):
             (dict(activation="prelu"), r"activation: "),
         ],
         base=BASE,
-        # one value per key the table reads, each changed alone (on the multi-query default unless it says
-        # otherwise), and two layouts of the new decoder architecture
-        sweep=dict(
-            vocab_size=101,
-            hidden_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=8,
-            num_kv_heads=4,
-            ffn_hidden_size=33,
-            max_position_embeddings=64,
-            activation="relu",
-            bias=True,
-            new_decoder_architecture=True,
-            multi_query=False,
-            parallel_attn=False,
-            num_ln_in_parallel_attn=1,
-            alibi=True,
-            tie_word_embeddings=False,
-            rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
-            num_labels=5,
-        ),
+        # the sweep on the multi-query default unless a key says otherwise, and two layouts of the new decoder
+        # architecture
+        sweep=SWEEP,
         more_changes={
             "new-one-norm": dict(new_decoder_architecture=True, num_kv_heads=2, num_ln_in_parallel_attn=1),
             "new-alibi-bias": dict(

@@ -53,6 +53,26 @@ def _random_config(rng: random.Random) -> dict:
     )
 
 
+#: one value per key the table reads, each changed alone (tests/test_hf_sweep.py reads it too)
+SWEEP = dict(
+    vocab_size=101,
+    intermediate_size=33,
+    hidden_size=96,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    hidden_act="relu",
+    max_position_embeddings=64,
+    tie_word_embeddings=True,
+    use_qkv_bias=True,
+    qk_layernorm=True,
+    use_parallel_residual=True,
+    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0, "partial_rotary_factor": 0.5},
+    pad_token_id=3,
+    num_labels=5,
+)
+
+
 class TestStableLm(RotaryDecoderChecks):
     FAMILY = DecoderFamily(
         architecture="stablelm",
@@ -71,23 +91,7 @@ class TestStableLm(RotaryDecoderChecks):
             (dict(activation="prelu"), r"activation: "),
         ],
         base=BASE,
-        sweep=dict(
-            vocab_size=101,
-            intermediate_size=33,
-            hidden_size=96,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-            hidden_act="relu",
-            max_position_embeddings=64,
-            tie_word_embeddings=True,
-            use_qkv_bias=True,
-            qk_layernorm=True,
-            use_parallel_residual=True,
-            rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0, "partial_rotary_factor": 0.5},
-            pad_token_id=3,
-            num_labels=5,
-        ),
+        sweep=SWEEP,
         ignored=dict(
             hidden_dropout=0.1,
             classifier_dropout=0.2,

@@ -47,6 +47,25 @@ def _random_config(rng: random.Random) -> dict:
     return config
 
 
+#: one value per key the table reads, each changed alone (tests/test_hf_sweep.py reads it too)
+SWEEP = dict(
+    vocab_size=101,
+    hidden_size=64,
+    intermediate_size=33,
+    num_hidden_layers=1,
+    num_attention_heads=8,
+    num_key_value_heads=1,
+    head_dim=10,
+    hidden_act="relu",
+    max_position_embeddings=64,
+    use_bias=False,
+    tie_word_embeddings=False,
+    pad_token_id=3,
+    rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
+    num_labels=5,
+)
+
+
 class TestStarcoder2(RotaryDecoderChecks):
     FAMILY = DecoderFamily(
         architecture="starcoder2",
@@ -66,22 +85,7 @@ class TestStarcoder2(RotaryDecoderChecks):
         ],
         base=dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
         | dict(intermediate_size=40),
-        sweep=dict(
-            vocab_size=101,
-            hidden_size=64,
-            intermediate_size=33,
-            num_hidden_layers=1,
-            num_attention_heads=8,
-            num_key_value_heads=1,
-            head_dim=10,
-            hidden_act="relu",
-            max_position_embeddings=64,
-            use_bias=False,
-            tie_word_embeddings=False,
-            pad_token_id=3,
-            rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0},
-            num_labels=5,
-        ),
+        sweep=SWEEP,
         # a sliding window among them: a mask on the same products
         ignored=dict(
             attention_dropout=0.3,
