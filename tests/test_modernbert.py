@@ -341,3 +341,36 @@ def test_only_the_sequence_classifier_reads_the_pooling(host, tmp_path):
         else:
             assert (key.disposition, key.archzoo_key, reading.config.pooling) == ("ignored", "", "cls"), model_class
             assert "only ModernBertForSequenceClassification reads it" in key.detail
+
+
+@pytest.mark.reference
+def test_count_set_global_every_changes_the_activation_figures_as_autograd_does(T, capsys):
+    """``archzoo count modernbert --set global_every=...``: the JSON's activation figures (bf16: eager on the meta
+    device, SDPA on the CPU) are what autograd saves in ModernBertForMaskedLM built with that
+    global_attn_every_n_layers (six layers, 9 tokens, a window of 8: SDPA is given each local layer's mask), and
+    every second layer global (3 local layers) saves one 9 × 9 bf16 mask fewer than every third (4 local)."""
+    import json
+
+    from archzoo.architecture import Reference
+    from archzoo.cli import main
+    from archzoo.memory import measure_activations
+
+    fused = {}
+    for every in (2, 3):
+        shape = dict(vocab_size=64, d_model=32, n_heads=2, d_ff=24, n_layers=6, local_window=8, global_every=every)
+        code = main(["count", "modernbert", *(f"--set={k}={v}" for k, v in shape.items()), "--seq-len=9", "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        figures = json.loads(out)["memory"]["step"]["activations"]
+        ref = Reference(
+            library="transformers", target="transformers.ModernBertForMaskedLM",
+            config_class="transformers.ModernBertConfig",
+            kwargs=dict(
+                vocab_size=64, hidden_size=32, num_attention_heads=2, intermediate_size=24, num_hidden_layers=6,
+                local_attention=8, global_attn_every_n_layers=every, pad_token_id=None,
+            ),
+        )  # fmt: skip
+        eager = measure_activations(ref, 9, dtype="bf16").total_bytes
+        fused[every] = measure_activations(ref, 9, dtype="bf16", attention="fused", device="cpu").total_bytes
+        assert (figures["eager_bf16"]["bytes"], figures["fused_bf16"]["bytes"]) == (eager, fused[every]), every
+    assert fused[3] - fused[2] == 2 * 9 * 9
