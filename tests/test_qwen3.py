@@ -527,3 +527,16 @@ def test_random_combinations_of_the_sweep(T, host, tmp_path, model_type):
         )
     ]
     assert "exact" in outcomes, outcomes  # not only refusals
+
+
+@pytest.mark.reference
+def test_weightless_moe_pass_counts_what_a_real_one_does(T, host, tmp_path):
+    """The sweeps count a Qwen3-MoE file's FLOPs with zero weights and uncomputed products (every router score ties);
+    on the sweep's base (experts in two layers of three) that gives the FLOPs of a forward pass with random weights."""
+    from test_llama import SWEEP_SEQ_LEN, sweep_figures
+
+    path = write_json(tmp_path, {"model_type": "qwen3_moe", **BASES["qwen3_moe"]})
+    for model_class in ("Qwen3MoeForCausalLM", "Qwen3MoeForSequenceClassification"):
+        real = build_model(model_class, T.AutoConfig.from_pretrained(str(path)), device="cpu")
+        expected = (n_params(real), forward_flops(real, SWEEP_SEQ_LEN, random_ids=True))
+        assert sweep_figures(T, path, model_class) == expected, model_class
