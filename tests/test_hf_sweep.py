@@ -330,6 +330,18 @@ SWEEPS.update(
         ),
     }
 )
+#: the sliding-window keys, read only to refuse a window transformers' forward pass cannot run with (a window under
+#: one token, sliding layers without one, layer_types of the wrong length or kinds: tests/test_llama.py's
+#: WINDOW_EDGES); each value here is one transformers runs
+_WINDOW_SWEEP = {
+    "mistral": dict(sliding_window=4),
+    "phi3": dict(sliding_window=4),
+    "mixtral": dict(sliding_window=4),
+    "qwen2": dict(use_sliding_window=True, sliding_window=4, max_window_layers=0, layer_types=["full_attention"]),
+    "qwen2_moe": dict(use_sliding_window=True, sliding_window=4, max_window_layers=0, layer_types=["full_attention"]),
+}
+for _model_type, _keys in _WINDOW_SWEEP.items():
+    SWEEPS[_model_type].update(_keys)
 #: keys a type reads only to refuse a file archzoo cannot count as transformers' class uses it (each refusal is
 #: tested with its plugin, tests/test_t5.py): swept here they would be refused where transformers builds
 #: variants where a class built from the configuration is not what from_pretrained loads for such a file, and
@@ -488,10 +500,6 @@ SWEPT_IN_OWN_MODULE = {
     "clip_vision_model": "test_clip",
     "gemma2": "test_gemma",
     "gemma3_text": "test_gemma",
-}
-#: model types with no key-by-key sweep yet: their tables are checked field for field against the transformers
-#: configuration class, and their counts against published files and random configurations, in these modules
-NOT_SWEPT_KEY_BY_KEY = {
     "deepseek_v2": "test_deepseek",
     "deepseek_v3": "test_deepseek",
     "qwen3": "test_qwen3",
@@ -499,6 +507,9 @@ NOT_SWEPT_KEY_BY_KEY = {
     "olmo2": "test_olmo2",
     "granite": "test_llama",
 }
+#: model types with no key-by-key sweep yet: their tables are checked field for field against the transformers
+#: configuration class, and their counts against published files and random configurations, in these modules
+NOT_SWEPT_KEY_BY_KEY: dict[str, str] = {}
 
 
 def test_the_model_types_swept_elsewhere_are_swept_there():
