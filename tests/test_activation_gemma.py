@@ -230,3 +230,103 @@ def test_count_reads_well_in_the_terminal_and_as_json(capsys):
     text = capsys.readouterr().out
     assert "no SDPA path: eager" in text
     assert "activations (N=4,096)" in text
+
+
+# ---- soft-capping and the padding id: keys that change what autograd saves, not parameters or FLOPs -------------
+
+_CAPPED = dict(vocab_size=64, d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, d_head=8, d_ff=24, sliding_window=6)
+
+
+@pytest.mark.parametrize(
+    ("attn_softcap", "final_softcap"),
+    [(None, None), (50.0, 30.0), (2.5, None), (None, 7.0), (-3.0, 0.5)],
+    ids=["off", "gemma2-defaults", "scores-only", "logits-only", "other-values"],
+)
+@pytest.mark.parametrize("head", ["lm", "none", "sequence_classification"])
+@pytest.mark.parametrize("architecture", ["gemma2", "gemma3"])
+def test_soft_capping_on_off_and_other_values(architecture, head, attn_softcap, final_softcap):
+    """Each cap set, unset or at another value, in both architectures and three head classes, against autograd:
+    Gemma 2's capped scores save tanh's h·N² output in each layer, a causal LM's capped logits tanh's N·V output
+    (the other heads' outputs are not capped), and Gemma 3's attention saves nothing for its cap (transformers 5.23's
+    Gemma3Attention never passes it on)."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(_CAPPED, head=head, attn_softcap=attn_softcap, final_softcap=final_softcap)
+    assert_activation_memory_matches(architecture, config, 9, dtype="bf16")
+
+
+@pytest.mark.parametrize("architecture", ["gemma2", "gemma3"])
+def test_soft_capping_in_fp32_and_recomputed(architecture):
+    """Both caps at other values, in fp32 and with every layer recomputed (tanh's output lives in the layer)."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(_CAPPED, attn_softcap=20.0, final_softcap=10.0)
+    assert_activation_memory_matches(architecture, config, 7, dtype="fp32")
+    assert_activation_memory_matches(architecture, config, 7, dtype="bf16", recompute=("model.layers",))
+
+
+@pytest.mark.parametrize("n", [5, 9])
+def test_gemma3_soft_capping_under_sdpa(n):
+    """Gemma 3 with both caps set runs SDPA (its attention passes no softcap, which transformers' SDPA would refuse):
+    the fused figure is SDPA's, below and beyond the window, with the logits' tanh output."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(_CAPPED, head="lm", attn_softcap=50.0, final_softcap=30.0)
+    assert_activation_memory_matches("gemma3", config, n, dtype="bf16", attention="fused", device="cpu")
+
+
+@pytest.mark.parametrize("pad_token_id", [None, 0, 5, -1])
+@pytest.mark.parametrize("architecture", ["gemma2", "gemma3"])
+def test_padding_id_of_sequence_classification(architecture, pad_token_id):
+    """Sequence classification without a padding id takes the last token's scores (index -1, a Python number: one
+    int64 index tensor saved, the batch's arange); with one, the last non-padding token's index is an argmax, a
+    second int64 tensor autograd saves. Transformers' default padding id is 0."""
+    from archzoo.testing import assert_activation_memory_matches
+
+    config = dict(_CAPPED, head="sequence_classification", pad_token_id=pad_token_id)
+    assert_activation_memory_matches(architecture, config, 9, dtype="bf16")
+    assert_activation_memory_matches(architecture, config, 9, dtype="fp32")
+
+
+@pytest.mark.parametrize(
+    ("model_type", "model_class", "config_class", "keys"),
+    [
+        ("gemma2", "Gemma2ForCausalLM", "Gemma2Config", dict(attn_logit_softcapping=None)),
+        ("gemma2", "Gemma2ForCausalLM", "Gemma2Config", dict(final_logit_softcapping=None)),
+        ("gemma2", "Gemma2ForCausalLM", "Gemma2Config", dict(attn_logit_softcapping=5.0, final_logit_softcapping=2.0)),
+        ("gemma2", "Gemma2ForSequenceClassification", "Gemma2Config", dict(pad_token_id=None)),
+        ("gemma2", "Gemma2ForSequenceClassification", "Gemma2Config", dict(pad_token_id=7)),
+        ("gemma2", "Gemma2ForSequenceClassification", "Gemma2Config", {}),  # the default padding id, 0
+        ("gemma3_text", "Gemma3ForCausalLM", "Gemma3TextConfig", dict(final_logit_softcapping=30.0)),
+        ("gemma3_text", "Gemma3ForCausalLM", "Gemma3TextConfig", dict(attn_logit_softcapping=50.0)),
+        ("gemma3_text", "Gemma3TextForSequenceClassification", "Gemma3TextConfig", dict(pad_token_id=None)),
+        ("gemma3_text", "Gemma3TextForSequenceClassification", "Gemma3TextConfig", {}),
+    ],
+)
+def test_a_config_json_s_caps_and_padding_id_reach_the_formula(tmp_path, model_type, model_class, config_class, keys):
+    """A config.json read by archzoo, against the class transformers builds from the same file's keys (not from
+    archzoo's reference): the caps and the padding id the file gives (or leaves to the class's defaults) are the
+    ones the formula follows."""
+    import json
+
+    from archzoo import Reference
+    from archzoo.hf_config import load_hf_config
+    from archzoo.host import get_host
+    from archzoo.memory import activation_formula, measure_activations
+    from archzoo.report import make_report
+
+    values = dict(
+        vocab_size=64, hidden_size=32, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, sliding_window=6, **keys,
+    )  # fmt: skip
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": model_type, **values}))
+    reading = load_hf_config(path, get_host(), hf_class=model_class)
+    formula = activation_formula(make_report(reading.architecture, reading.config, 9), dtype="bf16")
+    from_file = Reference(
+        library="transformers",
+        target=f"transformers.{model_class}",
+        config_class=f"transformers.{config_class}",
+        kwargs=values,
+    )
+    assert formula.bytes_at(9) == measure_activations(from_file, 9, dtype="bf16").total_bytes

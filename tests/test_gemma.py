@@ -424,6 +424,9 @@ def test_a_gemma3_files_text_config_counts_its_text_model(T, host, tmp_path, cap
         ({"sliding_window": None}, "sliding_window"),
         ({"layer_types": ["sliding_attention", "local"]}, "layer_types"),
         ({"num_attention_heads": 5}, "n_heads"),
+        ({"attn_logit_softcapping": 50}, "attn_logit_softcapping: 50 is an integer"),  # Gemma2Config's strict float
+        ({"final_logit_softcapping": "30.0"}, "final_logit_softcapping"),
+        ({"pad_token_id": 2.0}, "pad_token_id"),
     ],
 )
 def test_bad_files_are_refused_in_one_line(host, tmp_path, change, key):
@@ -479,6 +482,8 @@ _COMMON_SWEEP = dict(
     pad_token_id=3,
     tie_word_embeddings=False,
     num_labels=5,
+    attn_logit_softcapping=3.0,  # neither Gemma 2's 50.0 nor Gemma 3's null
+    final_logit_softcapping=0.5,  # neither Gemma 2's 30.0 nor Gemma 3's null
 )
 #: one value per key each table reads (the check below holds them to the tables), changed alone
 SWEEPS = {
@@ -494,9 +499,9 @@ SWEEPS = {
     ),
 }
 #: the keys the tables ignore (they hold no parameters and cost no matmul FLOPs), each changed alone to a value
-#: that exercises it, and the combinations the one-key sweep does not make: transformers' figures must still
-#: equal archzoo's, or both refuse
-_SOFTCAPS = dict(final_logit_softcapping=5.0, attn_logit_softcapping=3.0)
+#: that exercises it, other values of the read keys, and the combinations the one-key sweep does not make:
+#: transformers' figures must still equal archzoo's, or both refuse
+_SOFTCAPS = dict(final_logit_softcapping=5.0, attn_logit_softcapping=3.0)  # both caps at once
 #: keys a file may give as null: some transformers computes (layer_types), some it cannot run without
 _NULLS = {
     f"{key}-null": {key: None}
@@ -510,7 +515,21 @@ _NULLS = {
         "rms_norm_eps",
         "pad_token_id",
         "hidden_activation",
+        "attn_logit_softcapping",
+        "final_logit_softcapping",
     )
+}
+#: caps transformers' strict fields refuse (a float or null only: JSON's 50 is an integer), and one it takes that
+#: computes nothing finite (a cap of 0.0 divides by zero: no count depends on it)
+_CAP_TYPES = {
+    "attn_logit_softcapping-integer": dict(attn_logit_softcapping=50),
+    "final_logit_softcapping-integer": dict(final_logit_softcapping=30),
+    "attn_logit_softcapping-true": dict(attn_logit_softcapping=True),
+    "final_logit_softcapping-string": dict(final_logit_softcapping="30.0"),
+    "softcapping-zero-negative": dict(attn_logit_softcapping=0.0, final_logit_softcapping=-2.0),
+    "pad_token_id-float": dict(pad_token_id=3.0),
+    "pad_token_id-beyond-vocabulary": dict(pad_token_id=97),
+    "pad_token_id-negative": dict(pad_token_id=-2),
 }
 EXTRA = {
     "gemma2": {
@@ -534,6 +553,7 @@ EXTRA = {
         "layer_types-too-short": dict(layer_types=["full_attention"]),
         "heads-not-dividing-width": dict(num_attention_heads=5, num_key_value_heads=1),
         **_NULLS,
+        **_CAP_TYPES,
     },
     "gemma3_text": {
         "softcapping": dict(_SOFTCAPS),
@@ -571,6 +591,7 @@ EXTRA = {
         "layer_types-too-short": dict(layer_types=["full_attention"]),
         "heads-not-dividing-width": dict(num_attention_heads=5, num_key_value_heads=1),
         **_NULLS,
+        **_CAP_TYPES,
     },
 }
 ALL_CLASSES = {"gemma2": GEMMA2_CLASSES, "gemma3_text": GEMMA3_CLASSES}
@@ -654,7 +675,7 @@ def _mixes() -> list:
     for model_type, sweep in SWEEPS.items():
         for seed in range(6):
             rng = random.Random(f"{model_type}-mix-{seed}")
-            keys = [k for k in [*sweep, *EXTRA[model_type]] if k not in _NULLS and rng.random() < 0.4]
+            keys = [k for k in [*sweep, *EXTRA[model_type]] if k not in {**_NULLS, **_CAP_TYPES} and rng.random() < 0.4]
             cases.append(pytest.param(model_type, keys, id=f"{model_type}-mix{seed}"))
     return cases
 
@@ -687,8 +708,6 @@ def test_ignored_keys_change_no_figure(T, host, tmp_path, model_type, capsys):
         attention_dropout=0.1,
         rms_norm_eps=1e-3,
         query_pre_attn_scalar=7,
-        final_logit_softcapping=5.0,
-        attn_logit_softcapping=3.0,
         cache_implementation="hybrid",
         hidden_act="relu",
         sliding_window_size=2,

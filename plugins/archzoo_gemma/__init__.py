@@ -4,9 +4,13 @@ Each layer is a sandwich: an RMSNorm before *and* after the attention, another p
 (four RMSNorms of width ``d`` per layer; Gemma's norm scales by ``1 + w``, the same ``d`` parameters). Attention is
 grouped-query with an explicit head width ``d_h`` (``h d_h`` need not be ``d``) and rotary positions; Gemma 3 adds
 QK-norm, an RMSNorm of width ``d_h`` on the queries and one on the keys (``2 d_h`` parameters per layer). The token
-embedding is scaled by ``sqrt(d)`` and the LM head is tied to it. Gemma 2's attention and final logit soft-capping
-(``c tanh(x / c)``), ``query_pre_attn_scalar``, Gemma 3's two rotary bases and the embedding scale hold no
-parameters and are elementwise: ``torch.utils.flop_counter.FlopCounterMode`` counts no FLOPs for them.
+embedding is scaled by ``sqrt(d)`` and the LM head is tied to it. The attention and final logit soft-capping
+(``c tanh(x / c)``: Gemma 2 caps at 50 and 30, Gemma 3 not at all), ``query_pre_attn_scalar``, Gemma 3's two rotary
+bases and the embedding scale hold no parameters and are elementwise: ``torch.utils.flop_counter.FlopCounterMode``
+counts no FLOPs for them. The soft-capping and the padding id are configuration keys all the same (``attn_softcap``,
+``final_softcap``, ``pad_token_id``): each tanh saves its output for backward, and a padding id makes the sequence
+classifier find the last token with an index tensor, so the activation memory (`archzoo_gemma.activation`) follows
+them. (Gemma 3's attention never caps its scores in transformers 5.23, whatever its ``attn_logit_softcapping``.)
 
 Layers are sliding-window (local) or global: Gemma 2 alternates them (sliding first), Gemma 3 puts one global layer
 after every five sliding ones (``sliding_window_pattern``), or ``layer_types`` lists them. The two kinds hold the same
@@ -126,10 +130,26 @@ class GemmaConfig(TransformerConfig):
         "token_classification (a score layer with bias on every token; Gemma 2 only)",
     )
     num_labels: PositiveInt = Field(2, description="outputs of the classification heads (transformers' num_labels)")
+    attn_softcap: float | None = Field(
+        50.0,
+        description="the attention scores' soft-capping c·tanh(s / c) (attn_logit_softcapping; null: none): no "
+        "parameters or FLOPs, but tanh saves its h·N² output",
+    )
+    final_softcap: float | None = Field(
+        30.0,
+        description="the LM head's logits' soft-capping c·tanh(x / c) (final_logit_softcapping; null: none): no "
+        "parameters or FLOPs, but tanh saves its N·V output",
+    )
+    pad_token_id: int | None = Field(
+        0,
+        description="the padding token (pad_token_id; null: none), inside the vocabulary: the sequence classifier "
+        "keeps the last token that is not padding, found with an index tensor (null: the last token)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Self:
         check_run_layers(self.n_layers)  # kinds() and the runs list every layer
+        check_padding_index(self.vocab_size, self.pad_token_id)
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"n_heads: {self.n_heads} heads do not divide d_model {self.d_model}, which transformers' Gemma "
@@ -165,6 +185,16 @@ class Gemma3Config(GemmaConfig):
 
     qk_norm: bool = Field(True, description="an RMSNorm of width d_head on the queries and on the keys")
     sliding_window: PositiveInt = Field(512, description="tokens a sliding-window layer attends to")
+    attn_softcap: float | None = Field(
+        None,
+        description="attn_logit_softcapping (null as released), which Gemma3TextConfig holds and transformers' Gemma 3 "
+        "attention never applies (it passes no softcap on): carried as the file gives it, it changes no figure",
+    )
+    final_softcap: float | None = Field(
+        None,
+        description="the LM head's logits' soft-capping c·tanh(x / c) (final_logit_softcapping; null: none, as "
+        "released): no parameters or FLOPs, but tanh saves its N·V output",
+    )
     sliding_window_pattern: PositiveInt = Field(
         6,
         description="every sliding_window_pattern-th layer is global, the others sliding; used when layer_types is null",
@@ -372,7 +402,9 @@ def _kwargs(cfg: GemmaConfig) -> dict[str, Any]:
         layer_types=cfg.kinds(),
         use_bidirectional_attention=cfg.bidirectional,
         tie_word_embeddings=cfg.tie_embeddings,
-        pad_token_id=None,  # the default padding index 0 is inside every vocabulary, but a file may give another
+        pad_token_id=cfg.pad_token_id,
+        attn_logit_softcapping=cfg.attn_softcap,  # a float (the configuration model makes 50 50.0), as transformers
+        final_logit_softcapping=cfg.final_softcap,  # takes a cap: its strict fields refuse the integer 50
     )
 
 
@@ -421,10 +453,6 @@ def _seq_len_note(cfg: GemmaConfig) -> str:
 # ---- Hugging Face config.json ----------------------------------------------------------------------------
 
 _EPS = NORM_EPSILON.replace("LayerNorm", "RMSNorm")
-_SOFTCAP = (
-    "tanh soft-capping c·tanh(x / c) of the scores or logits: elementwise, so no parameters and no FLOPs "
-    "FlopCounterMode counts"
-)
 _SCALAR = "scales the attention scores by its inverse square root: a constant, no parameters or matmul FLOPs"
 _ROPE = "rotary position settings: no parameters, and the rotary angles cost no matmul FLOPs in the eager forward pass"
 _READ = {
@@ -441,9 +469,11 @@ _READ = {
     "sliding_window": "sliding_window",
     "layer_types": "layer_types",
     "use_bidirectional_attention": "bidirectional",
-    "pad_token_id": "(checked: inside the vocabulary)",
+    "pad_token_id": "pad_token_id",
     "tie_word_embeddings": "tie_embeddings",
     "num_labels": "num_labels",
+    "attn_logit_softcapping": "attn_softcap",
+    "final_logit_softcapping": "final_softcap",
 }
 _IGNORED = {
     "initializer_range": INITIALISATION,
@@ -453,8 +483,6 @@ _IGNORED = {
     "attention_dropout": DROPOUT,
     "rms_norm_eps": _EPS,
     "query_pre_attn_scalar": _SCALAR,
-    "final_logit_softcapping": _SOFTCAP,
-    "attn_logit_softcapping": _SOFTCAP,
     # keys the released files carry that are no field of the configuration classes: no module of transformers 5.23
     # that builds or runs the Gemma 2/3 models reads hidden_act or sliding_window_size, and only generate() reads
     # cache_implementation (archzoo.hf_keys_read's scopes of gemma2 and gemma3_text)
@@ -539,7 +567,19 @@ HF_GEMMA3_TEXT = HFTable(
 )
 
 
-def _shared(hf: dict[str, Any]) -> dict[str, Any]:
+def _softcap(hf: dict[str, Any], key: str, config_class: str) -> Any:
+    """The file's cap, refused where transformers' strict field refuses it: a number that is not a float (JSON's
+    ``50`` is an integer, ``50.0`` a float). Other types are the configuration model's to refuse."""
+    cap = hf[key]
+    if isinstance(cap, int) and not isinstance(cap, bool):
+        raise ValueError(
+            f"{key}: {cap} is an integer, which transformers' {config_class} refuses (its field takes a float or "
+            f"null); write it as {cap}.0"
+        )
+    return cap
+
+
+def _shared(hf: dict[str, Any], config_class: str) -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     if hf["sliding_window"] is None:
         raise ValueError(
@@ -567,6 +607,9 @@ def _shared(hf: dict[str, Any]) -> dict[str, Any]:
         layer_types=types,
         bidirectional=bool(hf["use_bidirectional_attention"]),
         num_labels=hf["num_labels"],
+        pad_token_id=hf["pad_token_id"],
+        attn_softcap=_softcap(hf, "attn_logit_softcapping", config_class),
+        final_softcap=_softcap(hf, "final_logit_softcapping", config_class),
     )
 
 
@@ -580,7 +623,7 @@ def _from_gemma2(hf: dict[str, Any], model_class: str = "Gemma2Model") -> dict[s
                 f"rope_parameters: rope_type {str(kind)[:60]} is not one transformers' Gemma2Config accepts; "
                 f"expected one of {', '.join(ROPE_TYPES)}"
             )
-    return dict(_shared(hf), sliding_window_pattern=2, qk_norm=False)
+    return dict(_shared(hf, "Gemma2Config"), sliding_window_pattern=2, qk_norm=False)
 
 
 def _check_gemma3_rope(hf: dict[str, Any], kinds: list[str]) -> None:
@@ -647,7 +690,7 @@ def _check_gemma3_rope(hf: dict[str, Any], kinds: list[str]) -> None:
 @hf_reader(HF_GEMMA3_TEXT)
 def _from_gemma3_text(hf: dict[str, Any], model_class: str = "Gemma3TextModel") -> dict[str, Any]:
     window = hf["sliding_window"]
-    read = _shared(hf)
+    read = _shared(hf, "Gemma3TextConfig")
     pattern = hf.get("sliding_window_pattern", 6)
     kinds = read["layer_types"] or (
         [SLIDING if (i + 1) % pattern else FULL for i in range(read["n_layers"])]

@@ -4,13 +4,16 @@ tests/test_activation_gemma.py.
 
 Gemma's layers save what Llama's do, and: each of the four RMSNorms of a layer (and the final one) works in fp32 and
 scales by ``1 + w``, a sum it computes, so it saves an fp32 copy of its input, ``1/rms`` per token, the fp32
-normalised tensor and the fp32 ``1 + w``; Gemma 2 soft-caps its scores and output logits (``c tanh(x / c)``: tanh
-saves its output, ``h N²`` and ``N V`` in the dtype); Gemma 3 norms every query and key head with the same RMSNorm and
-builds a rotary table per layer kind. Gemma 2 has no SDPA path in transformers 5.23, so its "fused" figure is its
-eager one; Gemma 3's SDPA saves each sliding layer's own ``N x N`` mask from ``N = W`` on (every layer's at every N
-when bidirectional), with the keys and values repeated to every head wherever transformers cannot use SDPA's
-grouped-query path. The heads' own saves (the pooled index of sequence classification, the token classifier's
-dropout mask, at its fixed p = 0.1) are the model's own forward's.
+normalised tensor and the fp32 ``1 + w``; soft-capping, ``c tanh(x / c)``, saves tanh's output in the dtype: Gemma
+2's scores' (``attn_softcap``, ``h N²``) and a causal LM's logits (``final_softcap``, ``N V``), where the configuration
+sets a cap (Gemma 2's defaults do, Gemma 3's do not; transformers 5.23's Gemma 3 attention never caps its scores,
+whatever ``attn_logit_softcapping`` says); Gemma 3 norms every query and key head with the same RMSNorm and builds a
+rotary table per layer kind. Gemma 2 has no SDPA path in transformers 5.23, so its "fused" figure is its eager one;
+Gemma 3's SDPA saves each sliding layer's own ``N x N`` mask from ``N = W``
+on (every layer's at every N when bidirectional), with the keys and values repeated to every head wherever
+transformers cannot use SDPA's grouped-query path. The heads' own saves (the pooled index of sequence
+classification, two with a padding id, the token classifier's dropout mask, at its fixed p = 0.1) are the model's
+own forward's.
 """
 
 from __future__ import annotations
@@ -59,10 +62,17 @@ def _gemma3(terms: SavedTerms) -> bool:
     return terms.root.name == "gemma3"
 
 
-def _softcapped(terms: SavedTerms) -> bool:
-    """Gemma 2's classes soft-cap the attention and output logits (Gemma2Config's defaults, 50 and 30, which archzoo
-    builds them with); Gemma 3's do not (Gemma3TextConfig's defaults, None)."""
-    return not _gemma3(terms)
+def _scores_capped(terms: SavedTerms) -> bool:
+    """Gemma 2's attention soft-caps its scores where ``attn_softcap`` is set (Gemma2Config's default, 50).
+    Gemma3Attention keeps attn_logit_softcapping but passes no ``softcap`` to its attention function (transformers
+    5.23 and 5.24), so a Gemma 3 model's scores are never capped, whatever the configuration says."""
+    return not _gemma3(terms) and terms.config.attn_softcap is not None
+
+
+def _logits_capped(terms: SavedTerms) -> bool:
+    """The LM head's logits are soft-capped (``final_softcap``; Gemma2Config's default 30, Gemma3TextConfig's None):
+    only the causal-LM classes cap them, the others' outputs are not logits over the vocabulary."""
+    return terms.config.final_softcap is not None and terms.config.head == "lm"
 
 
 def _kind(terms: SavedTerms) -> str:
@@ -136,7 +146,7 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
     mask = _sdpa_mask(terms)
     core = terms.attention_saves(upcast=True, eager_qkv=repeat_kv_qkv(terms), fused_held=_sdpa_held(terms, mask))
     core = core + mask + _own_table(terms)
-    if _softcapped(terms):
+    if _scores_capped(terms):
         core = core + b * terms.h * N**2  # the soft-capping's tanh output, in the dtype
     parts = {
         f"{attention}.q_proj": b * Nd,
@@ -162,11 +172,11 @@ def _layer(terms: SavedTerms) -> dict[str, Poly]:
 
 
 def _outside(terms: SavedTerms) -> dict[str, Poly]:
-    """The token ids, the head's input and, for Gemma 2's LM head, the final soft-capping's tanh output (``N V`` in
-    the dtype), which the model's own forward computes after the head: no block's."""
+    """The token ids, the head's input and, for a soft-capped LM head, the final soft-capping's tanh output (``N V``
+    in the dtype), which the model's own forward computes after the head: no block's."""
     parts = {"token": terms.token_ids, "lm_head": terms.b * terms.Nd, "score": terms.b * terms.Nd}
     head = terms.config.head
-    if _softcapped(terms) and head == "lm":
+    if _logits_capped(terms):
         V = symbol_of(terms.root, "V", terms.config.vocab_size)
         parts[""] = terms.b * N * V
     elif head == "token_classification":
@@ -175,9 +185,10 @@ def _outside(terms: SavedTerms) -> dict[str, Poly]:
         # dtype, which the score layer's input (its output) does not share
         parts[""] = terms.b * terms.Nd
     elif head == "sequence_classification":
-        # the last token's scores are picked with an index tensor (torch.arange over the batch of 1); the reference
-        # is built without a padding id, so the last token is index -1, a Python number
-        parts[""] = terms.int64
+        # the last token's scores are picked with an index tensor (torch.arange over the batch of 1) and, without a
+        # padding id, the last token's index -1, a Python number; with one, the last non-padding token's index is
+        # an argmax, a one-element int64 tensor saved too
+        parts[""] = terms.int64 * (1 if terms.config.pad_token_id is None else 2)
     return parts
 
 
@@ -201,7 +212,7 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
             "GeLU's input and output, 4h wide (16 s b h)",
         ),
     ]
-    if _softcapped(terms):
+    if _scores_capped(terms):
         gaps.append(
             GapTerm(
                 "attention soft-capping",
