@@ -23,7 +23,8 @@ HEADS = {
 def _config(architecture: str, seed: int) -> dict:
     """A small random Gemma model: grouped, multi-query or multi-head keys and values, a head width of its own, a
     window shorter or longer than the sequence, the kinds of layers from the pattern or listed (a lone global or
-    sliding layer among the others), each head class, each gate activation the formula states."""
+    sliding layer among the others), each head class, each gate activation the formula states, each soft-cap set,
+    unset or at another value, a padding id or none."""
     rng = random.Random(f"{architecture}-{seed}")
     heads = rng.choice([2, 4])
     n_layers = rng.choice([1, 2, 3, 7])
@@ -36,6 +37,12 @@ def _config(architecture: str, seed: int) -> dict:
     )  # fmt: skip
     if rng.random() < 0.4:
         config["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(n_layers)]
+    # drawn last, so the draws above stay what they were: each cap set, unset or another value, a padding id or none
+    config |= dict(
+        attn_softcap=rng.choice([None, 50.0, 3.5]),
+        final_softcap=rng.choice([None, 30.0, 0.75]),
+        pad_token_id=rng.choice([None, 0, 7]),
+    )
     return config
 
 

@@ -230,6 +230,12 @@ def _small(rng: random.Random, arch: str) -> dict:
     )
     if rng.random() < 0.5:
         config["layer_types"] = [rng.choice(["sliding_attention", "full_attention"]) for _ in range(config["n_layers"])]
+    # drawn last, so the draws above stay what they were: keys that change neither parameters nor FLOPs
+    config |= dict(
+        attn_softcap=rng.choice([None, 50.0, 2.5]),
+        final_softcap=rng.choice([None, 30.0, 0.5]),
+        pad_token_id=rng.choice([None, 0, 5]),
+    )
     return config
 
 
