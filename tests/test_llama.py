@@ -330,7 +330,7 @@ def test_refusals_name_the_key(host, tmp_path, data, hf_class, message):
     assert str(info.value) == message.format(path=path)
 
 
-def test_count_neutral_keys_are_ignored_with_a_reason(host, tmp_path):
+def test_count_neutral_keys_are_ignored_with_a_reason(T, host, tmp_path):
     data = {
         "model_type": "qwen2",
         "hidden_size": 64,
@@ -344,8 +344,11 @@ def test_count_neutral_keys_are_ignored_with_a_reason(host, tmp_path):
     reading = load_hf_config(write_json(tmp_path, data), host)
     assert reading.config.family == "qwen2"
     keys = {k.key: k for k in reading.keys}
-    for key in ("use_sliding_window", "sliding_window", "max_window_layers"):  # read only to be checked
-        assert keys[key].disposition == "read" and keys[key].archzoo_key.startswith("(checked: a sliding-window"), key
+    for key in ("use_sliding_window", "sliding_window", "max_window_layers"):  # read into the window keys
+        assert keys[key].disposition == "read" and keys[key].archzoo_key.startswith("sliding_window, layer_types"), key
+    # the layers that mask by the window, as Qwen2Config derives them (from max_window_layers on)
+    expected = T.Qwen2Config(**{k: v for k, v in data.items() if k != "model_type"})
+    assert (reading.config.sliding_window, reading.config.layer_types) == (16, expected.layer_types)
     assert keys["rope_parameters"].disposition == "read"  # only its type is checked: yarn changes no count
     assert reading.config.qkv_bias and not reading.config.out_bias
 
@@ -615,7 +618,11 @@ def compare_config_json(
     """Exact or refused: ``archzoo count --hf-config`` of the file as ``model_class`` prints transformers'
     parameters and forward FLOPs (and archzoo's reference names that class, or ``reference``), or, where
     transformers cannot build or run the file, archzoo refuses it with one line naming the file and a non-zero exit.
-    Returns which."""
+    Returns which.
+
+    A file whose layers mask by a sliding window shorter than ``seq_len`` is compared at the window instead: archzoo's
+    KV cache and decode figures are transformers' only up to it, so it refuses a longer N, which is checked too."""
+    seq_len = _within_the_window(host, path, model_class, seq_len)
     try:
         expected = sweep_figures(T, path, model_class, seq_len)
     except Exception as exc:  # transformers refuses the file for this class
@@ -639,6 +646,24 @@ def compare_config_json(
     reading = load_hf_config(path, host, hf_class=model_class)
     assert reading.architecture.reference(reading.config).target == f"transformers.{reference or model_class}"
     return "exact"
+
+
+def _within_the_window(host, path: Path, model_class: str, seq_len: int) -> int:
+    """``seq_len``, or the longest N archzoo takes for the file where that is shorter (a sliding window), after
+    checking that archzoo refuses ``seq_len`` with the window as the reason and a non-zero exit."""
+    try:
+        reading = load_hf_config(path, host, hf_class=model_class)
+    except HFConfigError:
+        return seq_len  # refused whatever the length: compare_config_json checks the refusal
+    architecture = reading.architecture
+    if architecture.max_seq_len is None or architecture.max_seq_len(reading.config) >= seq_len:
+        return seq_len
+    longest = architecture.max_seq_len(reading.config)
+    code, out, err = count_via_cli(path, model_class, seq_len)
+    assert code != 0 and out == "" and err.startswith(f"archzoo: error: --seq-len {seq_len}: ") and err.count("\n") == 1
+    if longest < reading.config.max_positions:  # bound by the window, which the report's note names
+        assert architecture.seq_len_note(reading.config).startswith(f"the sliding window ({longest:,} tokens)")
+    return longest
 
 
 def sweep_case_ids(sweep: dict[str, Any]) -> list[str]:

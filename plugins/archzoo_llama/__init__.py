@@ -57,6 +57,7 @@ from pydantic.fields import FieldInfo
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
 from archzoo.architecture import (
+    MAX_SIZE,
     TransformerConfig,
     check_activation,
     check_heads,
@@ -105,7 +106,7 @@ HEADS = ("lm", "none", "sequence_classification", "token_classification", "quest
 
 class DecoderConfig(TransformerConfig):
     """The keys every LLaMA-style decoder shares (attention, norms, embeddings, head); defaults are
-    TinyLlama-1.1B (Zhang et al. 2024). `LlamaConfig` adds a dense feed-forward, `MoEConfig` experts; the other
+    TinyLlama-1.1B (Zhang et al. 2024). `DenseConfig` adds a dense feed-forward, `MoEConfig` experts; the other
     families change their values in ``DEFAULTS`` (`archzoo.architecture.TransformerConfig`)."""
 
     DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=32000, d_model=2048, n_layers=22, n_heads=32)
@@ -166,8 +167,64 @@ class DecoderConfig(TransformerConfig):
         return self
 
 
-class LlamaConfig(DecoderConfig):
-    """A LLaMA-style decoder; defaults are TinyLlama-1.1B (Zhang et al. 2024)."""
+SLIDING = "sliding_attention"
+FULL = "full_attention"
+
+
+class WindowedConfig(DecoderConfig):
+    """A decoder whose layers may mask by a sliding window (Mistral, Qwen2, Phi-3, Mixtral, Qwen2-MoE, Qwen3): the
+    window's width and which layers mask by it. No parameter or eager FLOP depends on them; the KV cache and the
+    decode step do beyond the window, so a report's N stops at it (`_window_seq_len`)."""
+
+    sliding_window: PositiveInt | None = Field(
+        None,
+        description="tokens a layer that masks by a sliding window attends to (null: no window); the KV cache and "
+        "decode figures are exact up to N = sliding_window, the longest N a report takes",
+    )
+    layer_types: list[Literal["sliding_attention", "full_attention"]] | None = Field(
+        None,
+        description="each layer's kind, sliding_attention or full_attention (null: every layer masks by "
+        "sliding_window, where one is given)",
+    )
+
+    @model_validator(mode="after")
+    def _check_window(self) -> Self:
+        if self.layer_types is None:
+            return self
+        if len(self.layer_types) != self.n_layers:
+            raise ValueError(
+                f"layer_types: {len(self.layer_types)} entries for {self.n_layers} layers; give one kind per layer "
+                "(as transformers requires) or null"
+            )
+        if self.sliding_window is None:
+            raise ValueError(
+                "layer_types: given without a sliding_window, which says the width of the sliding_attention "
+                "layers; give sliding_window, or null for layer_types"
+            )
+        if SLIDING not in self.layer_types:
+            raise ValueError(
+                "layer_types: no layer masks by the sliding window; give sliding_window null for a model without "
+                "one (and layer_types null)"
+            )
+        return self
+
+    def sliding_layers(self) -> list[bool]:
+        """Whether each layer masks by the window (all of them when layer_types is null and a window is given)."""
+        if self.sliding_window is None:
+            return [False] * self.n_layers
+        if self.layer_types is None:
+            return [True] * self.n_layers
+        return [kind == SLIDING for kind in self.layer_types]
+
+
+def sliding_layers(cfg: DecoderConfig) -> list[bool]:
+    """Which layers of ``cfg`` mask by a sliding window (none for a configuration without window keys)."""
+    return cfg.sliding_layers() if isinstance(cfg, WindowedConfig) else [False] * cfg.n_layers
+
+
+class DenseConfig(DecoderConfig):
+    """A LLaMA-style decoder with one gated feed-forward in every layer: OLMo 2 and Granite as they are, and
+    `LlamaConfig`, which adds sliding windows."""
 
     d_ff: PositiveInt = Field(5632, description="hidden width of the gated feed-forward (gate and up projections)")
     family: Literal["llama", "mistral", "qwen2", "gemma", "olmo", "phi3", "qwen3", "olmo2", "granite"] = Field(
@@ -177,13 +234,17 @@ class LlamaConfig(DecoderConfig):
     )
 
 
+class LlamaConfig(WindowedConfig, DenseConfig):
+    """A LLaMA-style decoder; defaults are TinyLlama-1.1B (Zhang et al. 2024)."""
+
+
 def _default(name: str, value: Any, base: type[ArchConfig]) -> Any:
     """``base``'s field ``name`` (its description and constraints) with another default, for a class that is not a
     subclass of ``base`` (an inherited field takes its value from the class's ``DEFAULTS``)."""
     return FieldInfo.merge_field_infos(base.model_fields[name], default=value)
 
 
-class Olmo2Config(LlamaConfig):
+class Olmo2Config(DenseConfig):
     """An OLMo 2 decoder: RMSNorms after attention and the feed-forward, QK-norm over the whole projections;
     defaults are OLMo 2 7B (allenai/OLMo-2-1124-7B config.json; OLMo et al. 2024, 2 OLMo 2 Furious,
     arXiv:2501.00656, Table 1)."""
@@ -205,7 +266,7 @@ class Olmo2Config(LlamaConfig):
     TITLE: ClassVar[str] = "OLMo 2 decoder"
 
 
-class GraniteConfig(LlamaConfig):
+class GraniteConfig(DenseConfig):
     """An IBM Granite 3.0 decoder: Llama's layers with multipliers on the embeddings, residuals, attention scores
     and logits, which change no count; defaults are Granite 3.0 8B (ibm-granite/granite-3.0-8b-base config.json)."""
 
@@ -225,7 +286,7 @@ class GraniteConfig(LlamaConfig):
     TITLE: ClassVar[str] = "Granite decoder"
 
 
-class MoEConfig(DecoderConfig):
+class MoEConfig(WindowedConfig):
     """A LLaMA-style decoder whose feed-forward is a mixture of experts; defaults are Mixtral 8x7B
     (Jiang et al. 2024, Table 1)."""
 
@@ -506,7 +567,7 @@ def task_heads(cfg: DecoderConfig, d: Poly) -> list[Block]:
     return []
 
 
-def build(cfg: LlamaConfig) -> Block:
+def build(cfg: DenseConfig) -> Block:
     d = symbol("d", cfg.d_model)
     mlp = _gated("mlp", d, symbol("d_ff", cfg.d_ff), cfg, "gated feed-forward")
     layers = repeat(_layer(cfg, "layer", mlp, _gated_kind(cfg)), symbol("L", cfg.n_layers), name="layers")
@@ -568,7 +629,7 @@ def _layer_modules(root: str, cfg: DecoderConfig) -> dict[str, tuple[str, ...]]:
     base = "" if cfg.head == "none" else "model."
     family = (
         _reference_family(cfg)
-        if isinstance(cfg, LlamaConfig)
+        if isinstance(cfg, DenseConfig)
         else _moe_family(cfg)
         if isinstance(cfg, MoEConfig)
         else None
@@ -612,7 +673,7 @@ def _mlp_modules(prefix: str, module: str) -> dict[str, tuple[str, ...]]:
     }
 
 
-def reference_modules(cfg: LlamaConfig) -> dict[str, tuple[str, ...]]:
+def reference_modules(cfg: DenseConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer. The families name them alike, except
     that Phi-3 fuses q/k/v into ``qkv_proj`` and gate/up into ``gate_up_proj`` (those blocks stay unmapped)."""
@@ -656,7 +717,7 @@ FAMILIES = {
 }
 
 
-def _builds(family: str, cfg: LlamaConfig) -> bool:
+def _builds(family: str, cfg: DenseConfig) -> bool:
     """Whether transformers' ``family`` classes build exactly this configuration."""
     # the families before Qwen3 and OLMo 2 norm a layer's inputs and neither queries nor keys
     rms = cfg.norm == "rms_norm" and cfg.qk_norm == "none" and not cfg.norm_after
@@ -664,25 +725,30 @@ def _builds(family: str, cfg: LlamaConfig) -> bool:
     same_bias = cfg.qkv_bias == cfg.out_bias
     no_bias = not (cfg.qkv_bias or cfg.out_bias or cfg.mlp_bias)
     natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads  # what transformers computes
+    sliding = sliding_layers(cfg)
+    # Mistral and Phi-3 mask every layer by their window or none; Qwen2 and Qwen3 take each layer's kind
+    # (layer_types); the other families have no window
+    no_window, one_kind = not any(sliding), len(set(sliding)) == 1
     return {
         # LlamaConfig refuses heads that do not divide d_model, even with head_dim given
-        "llama": rms and same_bias and cfg.d_model % cfg.n_heads == 0,
-        "mistral": rms and no_bias,
+        "llama": rms and same_bias and cfg.d_model % cfg.n_heads == 0 and no_window,
+        "mistral": rms and no_bias and one_kind,
         "qwen2": rms and cfg.qkv_bias and not cfg.out_bias and not cfg.mlp_bias and natural_head,
         # GemmaRMSNorm scales by 1 + weight and the embeddings by sqrt(d): the same parameters, no matmul FLOPs
-        "gemma": rms and same_bias and not cfg.mlp_bias,
+        "gemma": rms and same_bias and not cfg.mlp_bias and no_window,
         "olmo": cfg.norm != "rms_norm"
         and cfg.qk_norm == "none"
         and not cfg.norm_after
         and same_bias
         and not cfg.mlp_bias
-        and natural_head,
-        "phi3": rms and no_bias and natural_head,
+        and natural_head
+        and no_window,
+        "phi3": rms and no_bias and natural_head and one_kind,
         # Qwen3Attention: biases on q, k, v and o together (attention_bias), RMSNorm(head_dim) on each head
         "qwen3": rms_any and cfg.qk_norm == "per_head" and not cfg.norm_after and same_bias and not cfg.mlp_bias,
-        "olmo2": rms_any and cfg.qk_norm == "whole" and cfg.norm_after and same_bias and not cfg.mlp_bias,
+        "olmo2": rms_any and cfg.qk_norm == "whole" and cfg.norm_after and same_bias and not cfg.mlp_bias and no_window,
         # Granite reads head_dim as a plain attribute (getattr), so any head width builds
-        "granite": rms and same_bias,
+        "granite": rms and same_bias and no_window,
     }[family]
 
 
@@ -713,9 +779,10 @@ FAMILY_HEADS = {
 }
 
 
-def _reference_family(cfg: LlamaConfig) -> str | None:
+def _reference_family(cfg: DenseConfig) -> str | None:
     """``cfg.family`` when its classes build the configuration and its head, else the first family that does."""
-    for family in (cfg.family, "llama", "qwen2", "gemma", "olmo", "qwen3", "olmo2", "granite"):
+    # Mistral last: it builds a window on every layer that Llama cannot, and nothing else the others do not
+    for family in (cfg.family, "llama", "qwen2", "gemma", "olmo", "qwen3", "olmo2", "granite", "mistral"):
         if _builds(family, cfg) and cfg.head in FAMILY_HEADS[family]:
             return family
     return None
@@ -748,7 +815,7 @@ def _transformers_reference(name: str, cfg: DecoderConfig, kwargs: dict[str, Any
     )
 
 
-def reference(cfg: LlamaConfig) -> Reference | None:
+def reference(cfg: DenseConfig) -> Reference | None:
     """The transformers class of ``family`` (or of the first family that builds the configuration)."""
     family = _reference_family(cfg)
     if family is None:
@@ -761,7 +828,23 @@ def reference(cfg: LlamaConfig) -> Reference | None:
     if family in ("llama", "mistral", "gemma", "qwen3", "olmo2", "granite"):
         # a field of Llama, Mistral, Gemma and Qwen3's configurations; a plain attribute OLMo 2 and Granite read
         kwargs["head_dim"] = cfg.d_head or cfg.d_model // cfg.n_heads
+    kwargs.update(_window_kwargs(family, cfg))
     return _transformers_reference(FAMILIES[family], cfg, kwargs)
+
+
+def _window_kwargs(family: str, cfg: DecoderConfig) -> dict[str, Any]:
+    """The configuration-class arguments that give ``family``'s class the window of ``cfg`` (none where it has
+    none, which MistralConfig must be told: its default is a 4,096-token window)."""
+    sliding = sliding_layers(cfg)
+    if not any(sliding):
+        return {"sliding_window": None} if family == "mistral" else {}
+    assert isinstance(cfg, WindowedConfig)  # only a windowed configuration has sliding layers
+    if family in ("mistral", "phi3", "mixtral"):  # every layer masks by the window
+        return {"sliding_window": cfg.sliding_window}
+    kwargs: dict[str, Any] = {"use_sliding_window": True, "sliding_window": cfg.sliding_window}
+    if family != "qwen3_moe":  # Qwen3-MoE masks every layer, and has no layer_types
+        kwargs["layer_types"] = [SLIDING if s else FULL for s in sliding]
+    return kwargs
 
 
 #: MoE model type -> transformers' class prefix
@@ -776,11 +859,16 @@ def _builds_moe(family: str, cfg: MoEConfig) -> bool:
     plain = rms and not cfg.out_bias and cfg.qk_norm == "none"
     natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads
     every_layer = cfg.sparse_step == 1 and not cfg.dense_layers
+    one_kind = len(set(sliding_layers(cfg))) == 1  # Mixtral and Qwen3-MoE: every layer masks by the window, or none
     return {
-        "mixtral": plain and not cfg.qkv_bias and cfg.d_ff_shared == 0 and every_layer,
+        "mixtral": plain and not cfg.qkv_bias and cfg.d_ff_shared == 0 and every_layer and one_kind,
         "qwen2_moe": plain and cfg.d_ff_shared > 0 and natural_head,
         # Qwen3MoeAttention: biases on q, k, v and o together, RMSNorm(head_dim) on each head; no shared expert
-        "qwen3_moe": rms and cfg.qk_norm == "per_head" and cfg.qkv_bias == cfg.out_bias and cfg.d_ff_shared == 0,
+        "qwen3_moe": rms
+        and cfg.qk_norm == "per_head"
+        and cfg.qkv_bias == cfg.out_bias
+        and cfg.d_ff_shared == 0
+        and one_kind,
     }[family]
 
 
@@ -815,6 +903,7 @@ def moe_reference(cfg: MoEConfig) -> Reference | None:
             kwargs.update(attention_bias=cfg.qkv_bias, head_dim=cfg.d_head or cfg.d_model // cfg.n_heads)
         if cfg.d_ff is not None:
             kwargs["intermediate_size"] = cfg.d_ff
+    kwargs.update(_window_kwargs(family, cfg))
     return _transformers_reference(
         MOE_FAMILIES[family],
         cfg,
@@ -828,8 +917,11 @@ def moe_reference(cfg: MoEConfig) -> Reference | None:
 
 _ROPE = "rotary position settings: no parameters, and the rotary angles cost no matmul FLOPs in the eager forward pass"
 # a sliding window masks the same score products (eager attention computes all N x N of them): no parameters and
-# the same FLOPs, so the window keys are read only to refuse a window transformers' forward pass cannot run with
-_WINDOW = "(checked: a sliding-window mask transformers builds; the same parameters and eager FLOPs)"
+# the same forward FLOPs; but a sliding layer's cache keeps only the window, so the window bounds N
+_WINDOW = (
+    "sliding_window, layer_types (the window and the layers that mask by it: the longest N, where the KV cache and "
+    "decode step are transformers'; no parameters, the same forward FLOPs)"
+)
 _EPS = NORM_EPSILON.replace("LayerNorm", "RMSNorm")
 
 _READ = {
@@ -866,8 +958,8 @@ def _table(
     refused: dict[str, tuple[tuple[Any, ...], str]] | None = None,
     aliases: dict[str, str] | None = None,
 ) -> HFTable:
-    # the sliding-window keys a table lists with the others that change no count are read, to be checked
-    # (`_check_window`): a window transformers' forward pass cannot run with must be refused, not ignored
+    # the sliding-window keys a table lists among the ignored are read (`_read_window`): they give the window that
+    # bounds N, and a window transformers' forward pass cannot run with must be refused
     window = {k: v for k, v in ignored.items() if v is _WINDOW}
     ignored = {k: v for k, v in ignored.items() if k not in window}
     return HFTable(
@@ -1140,15 +1232,15 @@ def _window_layers(hf: dict[str, Any], family: str, window: Any) -> list[bool]:
     return [window is not None] * layers
 
 
-def _check_window(hf: dict[str, Any], family: str) -> None:
-    """Refuse a sliding window transformers' forward pass cannot run with. The window is a mask over the same
-    score products (no parameters, the same eager FLOPs), so a file's window is read only for this check. The
-    configuration keeps sliding_window only with use_sliding_window where the class has that flag (Qwen2-MoE
-    keeps 0 instead of null); a layer that masks by it then needs a window of at least one token (null is a
-    TypeError, 0 or less a mask of the wrong shape), and Qwen2-MoE builds its sliding mask even with no such
-    layer, which a null window fails."""
+def _read_window(hf: dict[str, Any], family: str) -> dict[str, Any]:
+    """The window keys of the configuration (`WindowedConfig`): ``sliding_window`` and ``layer_types`` (null when
+    every layer masks by the window), or none when no layer masks by one; a window transformers' forward pass
+    cannot run with is refused. The configuration keeps sliding_window only with use_sliding_window where the
+    class has that flag (Qwen2-MoE keeps 0 instead of null); a layer that masks by it then needs a window of at
+    least one token (null is a TypeError, 0 or less a mask of the wrong shape), and Qwen2-MoE builds its sliding
+    mask even with no such layer, which a null window fails."""
     if "sliding_window" not in hf:
-        return
+        return {}
     flag = hf.get("use_sliding_window", True)
     if not isinstance(flag, bool):
         raise ValueError(f"use_sliding_window: expected true or false, got {json.dumps(flag)[:40]}")
@@ -1176,6 +1268,12 @@ def _check_window(hf: dict[str, Any], family: str) -> None:
             f"{_config_class(family)} model builds their mask with the wrong shape (its forward pass fails); give "
             "the window in tokens, or null"
         )
+    if not any(sliding):
+        return {}
+    return {
+        "sliding_window": window,
+        "layer_types": None if all(sliding) else [SLIDING if s else FULL for s in sliding],
+    }
 
 
 def _config_class(family: str) -> str:
@@ -1187,8 +1285,8 @@ def _shared(hf: dict[str, Any], family: str) -> dict[str, Any]:
     key/value head per query head."""
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     _check_rope(hf["rope_parameters"], family)
-    _check_window(hf, family)
     return dict(
+        _read_window(hf, family),
         family=family,
         vocab_size=hf["vocab_size"],
         d_model=hf["hidden_size"],
@@ -1695,6 +1793,34 @@ def _from_qwen3_moe(hf: dict[str, Any], model_class: str = "Qwen3MoeModel") -> d
     )
 
 
+def _window_seq_len(cfg: DecoderConfig) -> int:
+    """The context, or the sliding window where a layer masks by one and it is shorter: the longest N at which the
+    KV cache and the decode step equal transformers' (its cache keeps at most W - 1 tokens in a sliding layer
+    between steps, W while a step reads a new token, and that step attends to W keys), so a report's default N
+    and the longest it takes."""
+    if any(sliding_layers(cfg)):
+        assert isinstance(cfg, WindowedConfig)  # only a windowed configuration has sliding layers
+        assert cfg.sliding_window is not None
+        return min(cfg.max_positions, cfg.sliding_window)
+    return cfg.max_positions
+
+
+def _longest_seq_len(cfg: DecoderConfig) -> int:
+    """`_window_seq_len` where a window bounds N; else no bound but archzoo's own (rotary positions go on past
+    the context, as transformers computes them)."""
+    return _window_seq_len(cfg) if any(sliding_layers(cfg)) else MAX_SIZE
+
+
+def _seq_len_note(cfg: DecoderConfig) -> str:
+    if _window_seq_len(cfg) < cfg.max_positions:
+        assert isinstance(cfg, WindowedConfig)
+        return (
+            f"the sliding window ({cfg.sliding_window:,} tokens), the longest context at which the KV cache and "
+            "decode figures equal transformers' (beyond it a sliding layer keeps only the window)"
+        )
+    return "the model's context length"
+
+
 ARCHITECTURE = Architecture(
     name="llama",
     title="LLaMA-style decoder",
@@ -1704,6 +1830,9 @@ ARCHITECTURE = Architecture(
     "Touvron et al. Llama 2: Open Foundation and Fine-Tuned Chat Models. 2023. arXiv:2307.09288",
     config_model=LlamaConfig,
     build=build,
+    seq_len=_window_seq_len,
+    max_seq_len=_longest_seq_len,
+    seq_len_note=_seq_len_note,
     reference=reference,
 )
 
@@ -1719,6 +1848,9 @@ MOE_ARCHITECTURE = Architecture(
     "arXiv:1701.06538; Yang et al. Qwen2 Technical Report. 2024. arXiv:2407.10671",
     config_model=MoEConfig,
     build=build_moe,
+    seq_len=_window_seq_len,
+    max_seq_len=_longest_seq_len,
+    seq_len_note=_seq_len_note,
     reference=moe_reference,
 )
 
@@ -1745,6 +1877,9 @@ QWEN3_ARCHITECTURE = Architecture(
     citation="Yang et al. Qwen3 Technical Report. 2025. arXiv:2505.09388",
     config_model=Qwen3Config,
     build=build_qwen3,
+    seq_len=_window_seq_len,
+    max_seq_len=_longest_seq_len,
+    seq_len_note=_seq_len_note,
     reference=qwen3_reference,
 )
 
