@@ -69,6 +69,8 @@ from archzoo.hf_config import (
 )
 from archzoo.symbols import symbol
 
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 
