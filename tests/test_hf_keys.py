@@ -47,6 +47,7 @@ def _committed() -> hf_keys.Derivation:
         hf_keys_read.MODEL_SCOPE,
         hf_keys_read.CONFIG_SCOPE,
         hf_keys_read.MEMBERS,
+        hf_keys_read.FIELD_TYPES,
     )
 
 
@@ -94,6 +95,32 @@ def test_committed_reads_are_the_pinned_transformers(host):
     # every type a plugin reads with a table was derived (and the data keeps types of plugins not installed)
     tabled = {t for t, found in host.hf_readers().items() if hf_table(found.reader) is not None}
     assert tabled <= set(committed)
+
+
+@pytest.mark.reference
+def test_committed_field_types_are_the_pinned_transformers():
+    """Each type's field annotations, derived from the source by ast, are the ones the strict validation of the
+    installed classes checks: the dataclass fields whose type is evaluated (a string annotation is skipped by
+    huggingface_hub's type_validator), each written as the committed text; and the committed data is the
+    derivation's at the pinned release."""
+    import dataclasses
+
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    derived = hf_keys.field_types(hf_keys.supported_model_types())
+    if transformers.__version__ == hf_keys_read.TRANSFORMERS_VERSION:
+        assert derived == hf_keys_read.FIELD_TYPES
+    for model_type, fields in derived.items():
+        config_class = CONFIG_MAPPING[model_type]
+        checked = {f.name: f.type for f in dataclasses.fields(config_class) if not isinstance(f.type, str)}
+        assert set(fields) == set(checked), model_type
+        for name, annotation in fields.items():
+            shown = str(checked[name]) if not isinstance(checked[name], type) else checked[name].__name__
+            # typing prints the classes by their qualified names: compare the words, not the module paths
+            words = shown.replace("typing.", "").replace("transformers.modeling_rope_utils.", "")
+            words = words.replace("transformers.models.clip.configuration_clip.", "")
+            assert words == annotation, (model_type, name, words, annotation)
 
 
 @pytest.mark.reference

@@ -28,6 +28,7 @@ tests/test_hf_keys.py derives it again from the pinned transformers and fails wh
 from __future__ import annotations
 
 import ast
+import copy
 import importlib.util
 import json
 import sys
@@ -39,7 +40,7 @@ from . import hf_keys_read
 from .hf_vocabulary import hf_table
 from .host import get_host
 
-__all__ = ["COMPUTED_NAMES", "Derivation", "derive", "render", "transformers_root"]
+__all__ = ["COMPUTED_NAMES", "Derivation", "derive", "field_types", "render", "transformers_root"]
 
 #: Reads through a name the constant-following cannot resolve: the exact source text of the call, the keys
 #: (or glob patterns) it can reach in a config.json of a supported type, and why. The derivation stops on a
@@ -351,6 +352,116 @@ def _class_members(tree: ast.Module) -> frozenset[str]:
     return frozenset(names)
 
 
+#: the names a field annotation may use that `huggingface_hub.dataclasses.strict` validates by themselves
+_TYPE_NAMES = frozenset(
+    {"Any", "Literal", "None", "Sequence", "Union", "bool", "dict", "float", "int", "list", "str", "tuple"}
+)
+
+
+def _future_annotations(tree: ast.Module) -> bool:
+    """Whether the module postpones its annotations: each field's type is then a string, which the strict
+    validation of huggingface_hub skips (``type_validator`` returns for a ``str`` type), so no value is refused."""
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(a.name == "annotations" for a in node.names)
+        for node in tree.body
+    )
+
+
+def _annotation(node: ast.expr, tree: ast.Module, where: str) -> str:
+    """A field's annotation as source text, each module-level alias of the module written out (``X = Literal[...]``),
+    and every other name checked: a type the strict validation knows, or a class (a ``TypedDict`` such as
+    ``RopeParameters``, another configuration class), which no JSON value is an instance of."""
+    assigned = {
+        t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+    }
+    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+
+    class Inline(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.AST:
+            if name.id in _TYPE_NAMES or name.id in classes or (name.id in imported and name.id not in assigned):
+                return name
+            if name.id in assigned:
+                return self.visit(copy.deepcopy(assigned[name.id]))
+            raise RuntimeError(f"{where}: annotation names {name.id!r}, neither a type nor a class; teach hf_keys it")
+
+        def visit_Attribute(self, attribute: ast.Attribute) -> ast.AST:
+            return attribute  # torch.dtype and the like: a class
+
+    return ast.unparse(Inline().visit(copy.deepcopy(node)))
+
+
+def _config_class(tree: ast.Module, model_type: str) -> ast.ClassDef | None:
+    """The configuration class of ``tree`` whose ``model_type`` class variable is ``model_type``."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if (
+                    isinstance(item, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == "model_type" for t in item.targets)
+                    and isinstance(item.value, ast.Constant)
+                    and item.value.value == model_type
+                ):
+                    return node
+    return None
+
+
+def _fields(source: _Source, dotted: str, name: str) -> dict[str, str]:
+    """The fields ``dotted``'s class ``name`` declares or inherits, each with the annotation the strict validation
+    checks (``""``: none, the annotation being a string), bases first so that a class's own annotation wins."""
+    tree = source.tree(dotted)
+    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+    if node is None:
+        raise RuntimeError(f"{dotted}: no class {name}")
+    if not any(
+        (isinstance(d, ast.Name) and d.id == "strict") or (isinstance(d, ast.Call) and ast.unparse(d.func) == "strict")
+        for d in node.decorator_list
+    ):
+        raise RuntimeError(f"{dotted}.{name} is not decorated with @strict; teach hf_keys which fields it checks")
+    found: dict[str, str] = {}
+    for base in node.bases:
+        base_name = ast.unparse(base)
+        if base_name in ("PreTrainedConfig", "PretrainedConfig"):
+            found.update(_fields(source, "transformers.configuration_utils", "PreTrainedConfig"))
+        elif any(isinstance(n, ast.ClassDef) and n.name == base_name for n in tree.body):
+            found.update(_fields(source, dotted, base_name))
+        elif base_name.endswith("Mixin") and name == "PreTrainedConfig":
+            continue  # PushToHubMixin and the rotary mixins are no dataclasses: their annotations are no fields
+        else:
+            raise RuntimeError(f"{dotted}.{name}: base class {base_name} not followed; teach hf_keys where it is")
+    future = _future_annotations(tree)
+    for item in node.body:
+        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+            continue
+        if ast.unparse(item.annotation).startswith(("ClassVar", "typing.ClassVar")):
+            continue
+        found[item.target.id] = (
+            "" if future else _annotation(item.annotation, tree, f"{dotted}.{name}.{item.target.id}")
+        )
+    return found
+
+
+def field_types(model_types: Mapping[str, str], root: Path | None = None) -> dict[str, dict[str, str]]:
+    """Each model type's configuration class's fields whose type transformers' strict validation checks when a
+    file loads, with the annotation (transformers' source text): the class's own, and ``PreTrainedConfig``'s
+    where its annotations are evaluated (in 5.23 they are strings, so none is checked)."""
+    return _field_types(_Source(root or transformers_root()), model_types)
+
+
+def _field_types(source: _Source, model_types: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    types: dict[str, dict[str, str]] = {}
+    for model_type, folder in sorted(model_types.items()):
+        configuration = f"transformers.models.{folder}.configuration_{folder}"
+        node = _config_class(source.tree(configuration), model_type)
+        if node is None:
+            raise RuntimeError(f"{configuration}: no configuration class with model_type = {model_type!r}")
+        checked = {k: v for k, v in _fields(source, configuration, node.name).items() if v}
+        types[model_type] = dict(sorted(checked.items()))
+    return types
+
+
 @dataclass(frozen=True)
 class Derivation:
     """What the derivation found: each module's reads, and the modules each model type runs."""
@@ -361,6 +472,8 @@ class Derivation:
     model_scope: Mapping[str, tuple[str, ...]]  # model type -> modeling module, then what it imports from
     config_scope: Mapping[str, tuple[str, ...]]  # model type -> its configuration module, then the shared ones
     members: Mapping[str, frozenset[str]]  # configuration module -> the names its configuration classes define
+    #: model type -> each field the strict validation type-checks -> its annotation
+    field_types: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 def _version(root: Path) -> str:
@@ -402,6 +515,7 @@ def derive(model_types: Mapping[str, str], root: Path | None = None) -> Derivati
         model_scope,
         config_scope,
         dict(sorted(members.items())),
+        _field_types(source, model_types),
     )
 
 
@@ -421,6 +535,19 @@ def _lines(name: str, mapping: Mapping[str, Iterable[str]], kind: str) -> Iterat
             yield f"    {json.dumps(key)}: ("
             yield from (f"        {json.dumps(v)}," for v in values)
             yield "    ),"
+    yield "}"
+
+
+def _nested_lines(name: str, mapping: Mapping[str, Mapping[str, str]]) -> Iterator[str]:
+    """``name = {type: {field: annotation}}`` as ruff formats it."""
+    yield f"{name}: dict[str, dict[str, str]] = {{"
+    for key, fields in mapping.items():
+        if not fields:
+            yield f"    {json.dumps(key)}: {{}},"
+            continue
+        yield f"    {json.dumps(key)}: {{"
+        yield from (f"        {json.dumps(k)}: {json.dumps(v)}," for k, v in fields.items())
+        yield "    },"
     yield "}"
 
 
@@ -450,6 +577,11 @@ def render(derivation: Derivation) -> str:
         "#: configuration module -> the names its configuration classes define (methods, properties, class",
         "#: variables, fields), which a key of the same name would replace on the config object",
         *_lines("MEMBERS", derivation.members, "frozenset[str]"),
+        "",
+        "#: model type -> each field of its configuration class whose type transformers' strict validation",
+        "#: (huggingface_hub.dataclasses.strict) checks when a file loads -> the field's annotation, as written in",
+        "#: transformers (module-level aliases written out; a class name matches no JSON value)",
+        *_nested_lines("FIELD_TYPES", derivation.field_types),
         "",
     ]
     return "\n".join(lines)
