@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from archzoo.cli import main
-from archzoo.errors import HFConfigError
+from archzoo.errors import ConfigError, HFConfigError
 from archzoo.hf_config import hf_table, load_hf_config
 from archzoo.host import get_host
 from archzoo.report import make_report
@@ -828,3 +828,131 @@ def test_a_window_transformers_cannot_run_with_is_refused(T, host, tmp_path, mod
         with pytest.raises(HFConfigError) as refused:
             load_hf_config(path, host)
         assert str(refused.value).startswith(f"{path}: {message}"), str(refused.value)
+
+
+# ---- sliding windows: the KV cache and the decode step, as transformers' own cache holds them -----------------------
+
+#: a window of 6 tokens on the 24-position bases: Mistral, Phi-3 and Mixtral mask every layer by it; Qwen2's three
+#: layers from max_window_layers (1) on, as Qwen2Config derives them
+_WINDOW = 6
+_WINDOWED_FILES: dict[str, dict[str, Any]] = {
+    "mistral": dict(_WINDOW_BASES["mistral"], sliding_window=_WINDOW),
+    "qwen2": dict(
+        _WINDOW_BASES["qwen2"],
+        num_hidden_layers=3,
+        use_sliding_window=True,
+        sliding_window=_WINDOW,
+        max_window_layers=1,
+    ),
+    "phi3": dict(_WINDOW_BASES["phi3"], sliding_window=_WINDOW),
+    "mixtral": dict(_WINDOW_BASES["mixtral"], sliding_window=_WINDOW),
+}
+
+
+def _windowed(T, host, tmp_path, model_type: str):
+    """archzoo's reading of the type's windowed file as its causal LM, and that class as transformers builds it from
+    the same file (AutoConfig), eager; Mixtral on the CPU with random weights (routing reads values), the rest on
+    the meta device."""
+    path = write_json(tmp_path, {"model_type": model_type, **_WINDOWED_FILES[model_type]})
+    model_class = hf_table(host.hf_readers()[model_type].reader).base_class.removesuffix("Model") + "ForCausalLM"
+    reading = load_hf_config(path, host, hf_class=model_class)
+    config = T.AutoConfig.from_pretrained(str(path))
+    model = build_model(model_class, config, device="cpu" if model_type == "mixtral" else "meta")
+    # the file's window is one transformers' cache honours: some of its layers keep only the window
+    assert any(layer.is_sliding for layer in T.DynamicCache(config=config).layers)
+    return path, model_class, reading, config, model
+
+
+def _cache_and_decode(T, model, config, n: int) -> tuple[int, int, int]:
+    """What transformers' ``DynamicCache(config=...)`` holds after a prefill of ``n`` tokens; the keys and values
+    the decode step reading token ``n`` holds (after a prefill of ``n - 1``: what each layer's update hands the
+    attention, the cached tokens and the new one); and that step's FlopCounterMode FLOPs, as
+    tests/test_generation_flops.py measures a decode step (archzoo.reference.reference_decode_flops)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    device = next(model.parameters()).device
+
+    def prefill(tokens: int):
+        cache = T.DynamicCache(config=config)
+        model(input_ids=torch.zeros(1, tokens, dtype=torch.long, device=device), past_key_values=cache, use_cache=True)
+        return cache
+
+    with torch.no_grad():
+        after_prefill = sum(layer.keys.numel() + layer.values.numel() for layer in prefill(n).layers)
+        cache = prefill(n - 1)
+        held: list[int] = []
+        for layer in cache.layers:
+            update = layer.update
+
+            def recording(*args, _update=update, **kwargs):
+                keys, values = _update(*args, **kwargs)
+                held.append(keys.numel() + values.numel())
+                return keys, values
+
+            layer.update = recording
+        step = torch.zeros(1, 1, dtype=torch.long, device=device)
+        with FlopCounterMode(display=False) as flops:
+            model(input_ids=step, past_key_values=cache, use_cache=True)
+    assert len(held) == config.num_hidden_layers
+    return after_prefill, sum(held), flops.get_total_flops()
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", list(_WINDOWED_FILES))
+def test_kv_cache_and_decode_within_the_window_are_transformers(T, host, tmp_path, model_type):
+    """Up to the window, N <= W, the KV cache (per token times N) is what transformers' DynamicCache holds while the
+    step reading token N runs, and after a prefill of N < W tokens; the decode step's FLOPs are FlopCounterMode's.
+    Before this issue archzoo's figures were the same here, and larger beyond the window, which is now refused."""
+    _, _, reading, config, model = _windowed(T, host, tmp_path, model_type)
+    for n in (3, _WINDOW - 1, _WINDOW):
+        report = make_report(reading.architecture, reading.config, n)
+        after_prefill, during_step, decode = _cache_and_decode(T, model, config, n)
+        assert report.kv_cache_elements_per_token * n == during_step, n
+        if n < _WINDOW:  # between steps a sliding layer keeps W - 1 tokens
+            assert report.kv_cache_elements_per_token * n == after_prefill, n
+        assert report.decode_flops == decode, n
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", list(_WINDOWED_FILES))
+def test_the_window_bounds_n_where_transformers_cache_drops_tokens(T, host, tmp_path, model_type):
+    """The default N is the window; one token past it transformers' cache holds fewer keys and values than archzoo
+    would count for every token, so archzoo refuses that N, through the CLI with one line and a non-zero exit."""
+    path, model_class, reading, config, model = _windowed(T, host, tmp_path, model_type)
+    assert make_report(reading.architecture, reading.config).seq_len == _WINDOW
+    _, during_step, _ = _cache_and_decode(T, model, config, _WINDOW + 1)
+    per_token = make_report(reading.architecture, reading.config).kv_cache_elements_per_token
+    assert during_step < per_token * (_WINDOW + 1)  # what archzoo counted here before
+    with pytest.raises(ConfigError, match=rf"^seq_len {_WINDOW + 1}: "):
+        make_report(reading.architecture, reading.config, _WINDOW + 1)
+    code, out, err = count_via_cli(path, model_class, _WINDOW + 1)
+    assert (
+        (code, out) == (1, "") and err.startswith(f"archzoo: error: --seq-len {_WINDOW + 1}: ") and err.count("\n") == 1
+    )
+    note = reading.architecture.seq_len_note(reading.config)
+    assert note.startswith(f"the sliding window ({_WINDOW} tokens), the longest context"), note
+
+
+PUBLISHED_FILES = Path(__file__).parent / "data" / "hf_published"
+
+
+def test_published_mistral_7b_v0_1_counts_up_to_its_window(host, tmp_path, capsys):
+    """mistralai/Mistral-7B-v0.1's config.json (tests/data/hf_published): its 4,096-token sliding_window, shorter than
+    its 32,768 positions, is the default N, and 8,192 tokens are refused with the reason; the same file without a
+    window (sliding_window null, as Mistral 7B v0.2 and later publish it) keeps N = max_position_embeddings."""
+    published = json.loads((PUBLISHED_FILES / "mistralai--Mistral-7B-v0.1.json").read_text())
+    path = write_json(tmp_path, published)
+    assert main(["count", "--hf-config", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flops"]["seq_len"] == published["sliding_window"] == 4096
+    assert main(["count", "--hf-config", str(path), "--seq-len", "8192"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("archzoo: error: --seq-len 8192: ") and err.count("\n") == 1, err
+    reading = load_hf_config(path, host)
+    assert reading.architecture.seq_len_note(reading.config).startswith("the sliding window (4,096 tokens)")
+
+    without = write_json(tmp_path, {**published, "sliding_window": None}, "v0.2.json")
+    assert main(["count", "--hf-config", str(without), "--seq-len", "8192", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flops"]["seq_len"] == 8192
+    assert main(["count", "--hf-config", str(without), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flops"]["seq_len"] == published["max_position_embeddings"]
