@@ -30,14 +30,18 @@ Qwen2-MoE and Qwen3-MoE may leave layers without experts: a layer ``i`` has them
 ``moe_layers``, each with the positions of its layers, so the parameters, active parameters, FLOPs and KV cache
 are summed over the runs (symbols ``L_dense`` and ``L_moe``).
 
-Sliding windows (Mistral's ``sliding_window``; Qwen2's, Qwen2-MoE's and Qwen3's ``use_sliding_window``,
-``max_window_layers`` or ``layer_types``) mask the same score products, which eager attention computes in full: no
-parameters and the same forward FLOPs. The window keys are read only to refuse what transformers cannot run (a window
-under one token, sliding layers without a window, ``layer_types`` of the wrong length or kinds). The KV cache and
-decode figures count every one of the ``N`` tokens in every layer; transformers' ``DynamicCache`` keeps at most
-``W - 1`` of them between steps in a layer that masks by a window of ``W`` (``W`` while a step reads a new token),
-so for a model with a window those two figures are transformers' only up to the window (the Gemma 2/3 plugin, whose
-windows are short, defaults ``N`` to its window for that reason; here ``N`` defaults to the context length).
+Sliding windows (Mistral's, Phi-3's and Mixtral's ``sliding_window`` on every layer; Qwen2's, Qwen2-MoE's and
+Qwen3's ``use_sliding_window`` with ``max_window_layers`` or ``layer_types``; Qwen3-MoE's on every layer) mask the same score products, which
+eager attention computes in full: no parameters and the same forward FLOPs. The configuration carries the window
+(``sliding_window``) and, where not every layer masks by it, each layer's kind (``layer_types``), as the config.json
+readers derive them the way each transformers configuration class does; a window transformers cannot run (under one
+token, sliding layers without one, ``layer_types`` of the wrong length or kinds) is refused. The KV cache and decode
+figures count every one of the ``N`` tokens in every layer; transformers' ``DynamicCache`` keeps at most ``W - 1`` of
+them between steps in a layer that masks by a window of ``W`` (``W`` while the step reading a new token runs, and
+that step attends to those ``W`` keys). So where a layer masks by a window, ``N`` stops at it: a report's default
+and longest ``N`` are ``min(max_positions, W)``, at which every figure, the KV cache the step reading token ``N``
+holds and that step's FLOPs included, is transformers'; a longer ``N`` is refused with that reason (as the Gemma 2/3
+plugin defaults ``N`` to its window). Without a window ``N`` defaults to the context length.
 
 Exact, for every configuration transformers 5.23 builds: parameters (on the meta device), active parameters,
 and forward FLOPs of an eager pass (FlopCounterMode), for the base model and every head class of each type
