@@ -17,8 +17,10 @@ Nothing here imports torch or transformers; a test checks the tables against tra
 
 from __future__ import annotations
 
+import ast
 import copy
 import difflib
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -238,6 +240,7 @@ def _read_data(
     keys = _unread_by_class(keys, {**values, **class_values}, table, resolved, reader, found.plugin, model_class)
     values = {**values, **class_values, **overrides}
     config = _validate(path, arch, values, origin, overrides, model_class)
+    _check_field_types(path, data, table)
     return HFReading(
         str(path),
         model_type,
@@ -447,6 +450,144 @@ def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> dict[str, str]:
             allowed = f"; archzoo counts {' or '.join(_text(a) for a in accepted)} only" if accepted else ""
             raise HFConfigError(f"{path}: {key}: {_text(value)} is not supported: {why}{allowed}")
     return plain
+
+
+# ---- the field types transformers' strict validation checks -------------------------------------------
+
+
+def _check_field_types(path: Path, data: Mapping[str, Any], table: HFTable, prefix: str = "") -> None:
+    """Refuse a key whose value the type of its configuration-class field refuses, as transformers 5.23's strict
+    dataclasses do when the file loads (``StrictDataclassFieldValidationError``), whether archzoo reads the key or
+    ignores it: ``rms_norm_eps: null`` changes no count, yet transformers loads no such file. The annotations are
+    transformers' own, derived from its source (`archzoo.hf_keys_read.FIELD_TYPES`); a key given through an alias of
+    ``attribute_map`` is not a field, and transformers checks it no more than archzoo does. A sub-configuration's
+    object (and a legacy override of it) is checked with its own class's types, as transformers builds it."""
+    fields = _derived().FIELD_TYPES.get(table.model_type)
+    if fields is None:
+        return  # a third-party plugin's type: its class was never derived
+    for key, value in data.items():
+        annotation = fields.get(key)
+        if annotation is None or _type_matches(_annotation_tree(annotation), value):
+            continue
+        expected = _expected(_annotation_tree(annotation))
+        if isinstance(value, int) and not isinstance(value, bool) and "float" in expected:
+            fix = f"write it as a float, {value}.0"
+        elif key in table.defaults and _type_matches(_annotation_tree(annotation), table.defaults[key]):
+            fix = f"give {expected}, or remove the key to take {table.config_class}'s default {_text(table.defaults[key])}"
+        else:
+            fix = f"give {expected}"
+        raise HFConfigError(
+            f"{path}: {prefix}{_key_text(key)}: {_text(value)} is not {expected}, which transformers "
+            f"{TRANSFORMERS_VERSION}'s {table.config_class} declares for it ({annotation}), so transformers refuses "
+            f"to load the file; {fix}"
+        )
+    for key, sub_table in table.nested.items():
+        if isinstance(data.get(key), dict):
+            _check_field_types(path, data[key], sub_table, f"{prefix}{key}.")
+    for override, target in table.nested_overrides.items():
+        if isinstance(data.get(override), dict):
+            _check_field_types(path, data[override], table.nested[target], f"{prefix}{override}.")
+
+
+@functools.cache
+def _annotation_tree(annotation: str) -> ast.expr:
+    return ast.parse(annotation, mode="eval").body
+
+
+def _arguments(node: ast.Subscript) -> list[ast.expr]:
+    return list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+
+#: a JSON value against a plain type, as ``isinstance`` sees it (a bool is no int; an int is no float)
+_SIMPLE_TYPES: dict[str, Callable[[Any], bool]] = {
+    "Any": lambda v: True,
+    "None": lambda v: v is None,
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, float),
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "dict": lambda v: isinstance(v, dict),
+    "list": lambda v: isinstance(v, list),
+    "Sequence": lambda v: isinstance(v, (list, str)),
+}
+
+
+def _type_matches(node: ast.expr, value: Any) -> bool:
+    """Whether the strict validation of huggingface_hub 2.4 (``type_validator``) accepts a JSON value for a field
+    annotated ``node``: a union takes any member; ``Literal`` compares a bool only with bools and an int only with
+    ints; ``list``, ``dict`` and ``Sequence`` check their items; a tuple, a set or a class (a ``TypedDict``, a
+    configuration class, ``torch.dtype``) is nothing JSON holds; a string annotation is not checked."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _type_matches(node.left, value) or _type_matches(node.right, value)
+    if isinstance(node, ast.Constant):
+        return (node.value is None and value is None) or isinstance(node.value, str)
+    if isinstance(node, ast.Name):
+        return _SIMPLE_TYPES.get(node.id, lambda v: False)(value)
+    if isinstance(node, ast.Subscript):
+        origin, args = ast.unparse(node.value), _arguments(node)
+        if origin in ("Union", "Optional"):
+            return any(_type_matches(a, value) for a in args) or (origin == "Optional" and value is None)
+        if origin == "Literal":
+            allowed = [a.value for a in args if isinstance(a, ast.Constant)]
+            if isinstance(value, bool):
+                return value in [a for a in allowed if isinstance(a, bool)]
+            if isinstance(value, int):
+                return value in [a for a in allowed if isinstance(a, int) and not isinstance(a, bool)]
+            return value in allowed
+        if origin in ("list", "List", "Sequence"):
+            return _SIMPLE_TYPES[origin.replace("List", "list")](value) and all(
+                _type_matches(args[0], v) for v in value
+            )
+        if origin in ("dict", "Dict"):
+            return isinstance(value, dict) and all(
+                _type_matches(args[0], k) and _type_matches(args[1], v) for k, v in value.items()
+            )
+    return False  # tuple[...], set[...], a class: no JSON value is one
+
+
+def _expected(node: ast.expr) -> str:
+    """An annotation in JSON's words, leaving out what no JSON value can be (a tuple, a class)."""
+    words: list[str] = []
+
+    def add(part: ast.expr) -> None:
+        if isinstance(part, ast.BinOp) and isinstance(part.op, ast.BitOr):
+            add(part.left)
+            add(part.right)
+            return
+        if isinstance(part, ast.Subscript) and ast.unparse(part.value) in ("Union", "Optional"):
+            for a in _arguments(part):
+                add(a)
+            if ast.unparse(part.value) == "Optional":
+                words.append("null")
+            return
+        text = _JSON_WORDS.get(ast.unparse(part))
+        if text is None and isinstance(part, ast.Subscript):
+            origin, args = ast.unparse(part.value), _arguments(part)
+            if origin == "Literal":
+                text = "one of " + ", ".join(_text(a.value) for a in args if isinstance(a, ast.Constant))
+            elif origin in ("list", "List", "Sequence"):
+                text = f"a list of {_JSON_PLURALS.get(ast.unparse(args[0]), ast.unparse(args[0]))}"
+            elif origin in ("dict", "Dict"):
+                text = "an object"
+        if text is not None and text not in words:
+            words.append(text)
+
+    add(node)
+    return " or ".join(words) or "a value JSON cannot hold"
+
+
+_JSON_WORDS = {
+    "None": "null",
+    "int": "an integer",
+    "float": "a float",
+    "bool": "true or false",
+    "str": "a string",
+    "dict": "an object",
+    "list": "a list",
+    "Sequence": "a list or a string",
+    "Any": "any value",
+}
+_JSON_PLURALS = {"int": "integers", "float": "floats", "str": "strings", "bool": "booleans"}
 
 
 def _reader_of(model_type: str, key: str) -> str | None:

@@ -1,0 +1,170 @@
+"""A config.json value of a type transformers' configuration class refuses is refused, read or ignored (issue 22).
+
+transformers 5.23's configuration classes are strict dataclasses: ``AutoConfig.from_pretrained`` raises
+``StrictDataclassFieldValidationError`` for a field whose value is not of its declared type (``rms_norm_eps: null``,
+a string for a float, an int for a float, a bool for an int). archzoo knows the annotations from transformers'
+source (`archzoo.hf_keys_read.FIELD_TYPES`) and refuses the same files, including for the keys it ignores. Each
+check builds the file and asks both: transformers is the reference.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from archzoo import hf_keys_read
+from archzoo.errors import HFConfigError
+from archzoo.hf_reading import load_hf_config
+from archzoo.hf_vocabulary import hf_table
+from archzoo.host import PluginHost
+
+pytestmark = pytest.mark.sweep
+
+#: values of every JSON kind, among them a wrong type for every annotation: null, a string, a whole number, a
+#: float, a bool, a list, an object
+PROBES: tuple[Any, ...] = (None, "abc", 3, 0.5, True, [3], {"a": 1})
+#: the words of archzoo's refusal for a field's type
+TYPE_REFUSAL = "so transformers refuses to load the file"
+
+
+#: what a type's defaults lack for archzoo to count them (DeepseekV2Config's give no experts per token, which
+#: transformers cannot run either: its table's defaults_unrunnable)
+FILLED: dict[str, dict[str, Any]] = {"deepseek_v2": {"num_experts_per_tok": 2}}
+
+
+@pytest.fixture(scope="module")
+def host() -> PluginHost:
+    return PluginHost().load()
+
+
+def _tabled_types() -> list[str]:
+    readers = PluginHost().load().hf_readers()
+    return sorted(t for t, found in readers.items() if hf_table(found.reader) is not None)
+
+
+def _base(host: PluginHost, tmp_path: Path, model_type: str) -> dict[str, Any]:
+    """A file both read: the class's defaults where archzoo counts them, else the smallest published file."""
+    path = tmp_path / "base.json"
+    candidates = [{"model_type": model_type, **FILLED.get(model_type, {})}]
+    published = Path(__file__).parent / "data" / "hf_published"
+    for file in sorted(published.glob("*.json"), key=lambda p: p.stat().st_size):
+        data = json.loads(file.read_text(encoding="utf-8"))
+        if data.get("model_type") == model_type:
+            candidates.append(data)
+    for data in candidates:
+        path.write_text(json.dumps(data), encoding="utf-8")
+        try:
+            load_hf_config(path, host)
+        except HFConfigError:
+            continue
+        return data
+    pytest.fail(f"{model_type}: neither the defaults nor a published file is read by archzoo")
+
+
+def _transformers_refusal(T, path: Path) -> Exception | None:
+    from huggingface_hub.errors import StrictDataclassClassValidationError, StrictDataclassFieldValidationError
+
+    try:
+        T.AutoConfig.from_pretrained(str(path))
+    except (StrictDataclassFieldValidationError, StrictDataclassClassValidationError, TypeError, ValueError) as exc:
+        return exc
+    return None
+
+
+def _archzoo_refusal(host: PluginHost, path: Path) -> str | None:
+    try:
+        load_hf_config(path, host)
+    except HFConfigError as exc:
+        return str(exc)
+    return None
+
+
+def _cases(model_type: str) -> list[tuple[str, str]]:
+    """(where, field): the type's own fields, and for a class with sub-configurations each nested class's."""
+    cases = [("", name) for name in hf_keys_read.FIELD_TYPES[model_type]]
+    for key, sub in hf_table(PluginHost().load().hf_readers()[model_type].reader).nested.items():
+        cases += [(key, name) for name in hf_keys_read.FIELD_TYPES[sub.model_type]]
+    return cases
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", _tabled_types())
+def test_a_field_of_the_wrong_type_is_refused_as_transformers_refuses_it(T, host, tmp_path, model_type):
+    """Every field of the type's configuration class (and of its sub-configurations), given each probe: where
+    transformers refuses the file for the field, archzoo refuses it; where archzoo refuses it for the field's type,
+    transformers refuses it too; and a key archzoo ignores, whose value transformers accepts, is still counted."""
+    from huggingface_hub.errors import StrictDataclassFieldValidationError
+
+    table = hf_table(host.hf_readers()[model_type].reader)
+    base = _base(host, tmp_path, model_type)
+    path = tmp_path / "config.json"
+    disagreements = []
+    for where, name in _cases(model_type):
+        sub_table = table.nested[where] if where else table
+        ignored = name in sub_table.ignored
+        for value in PROBES:
+            data = json.loads(json.dumps(base))
+            if where:
+                data[where] = {**(data.get(where) or {}), name: value}
+            else:
+                data[name] = value
+            path.write_text(json.dumps(data), encoding="utf-8")
+            theirs = _transformers_refusal(T, path)
+            ours = _archzoo_refusal(host, path)
+            key = f"{where}.{name}" if where else name
+            field_refused = isinstance(theirs, StrictDataclassFieldValidationError) and (
+                f"field '{name}'" in str(theirs)
+            )
+            if theirs is not None and ours is None:
+                disagreements.append(f"{key}={value!r}: counted, transformers refuses: {str(theirs).splitlines()[0]}")
+            elif ours is not None and TYPE_REFUSAL in ours and not field_refused:
+                disagreements.append(f"{key}={value!r}: refused for its type, transformers loads it ({theirs})")
+            elif ignored and theirs is None and ours is not None:
+                disagreements.append(f"{key}={value!r}: ignored key refused, transformers loads it: {ours}")
+    assert not disagreements, f"{model_type}: " + "; ".join(disagreements[:12])
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (None, "null is not a float"),
+        ("abc", '"abc" is not a float'),
+        (1, "1 is not a float"),
+    ],
+)
+def test_the_refusal_names_file_key_value_type_and_fix(host, tmp_path, value, expected):
+    """The one-line message: the file, the key, the value, the type transformers declares, and how to fix it."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", "rms_norm_eps": value}), encoding="utf-8")
+    fix = (
+        "write it as a float, 1.0"
+        if value == 1
+        else "give a float, or remove the key to take LlamaConfig's default 1e-06"
+    )
+    with pytest.raises(HFConfigError) as caught:
+        load_hf_config(path, host)
+    assert str(caught.value) == (
+        f"{path}: rms_norm_eps: {expected}, which transformers 5.23's LlamaConfig declares for it (float), so "
+        f"transformers refuses to load the file; {fix}"
+    )
+
+
+def test_a_nested_field_is_named_with_its_sub_configuration(host, tmp_path):
+    """CLIP's vision_config.projection_dim is a CLIPVisionConfig field (int): null is refused under its full name."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "clip", "vision_config": {"projection_dim": None}}), encoding="utf-8")
+    with pytest.raises(HFConfigError, match=r"^.*config\.json: vision_config\.projection_dim: null is not an integer"):
+        load_hf_config(path, host)
+
+
+def test_an_alias_is_not_checked_as_transformers_does_not(host, tmp_path):
+    """GPT2Config's field is n_embd; hidden_size is an alias of attribute_map, which transformers' strict validation
+    never sees (``GPT2Config(hidden_size="x")`` loads): its type is not what refuses it."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "gpt2", "hidden_size": "x"}), encoding="utf-8")
+    with pytest.raises(HFConfigError) as caught:
+        load_hf_config(path, host)
+    assert TYPE_REFUSAL not in str(caught.value)
