@@ -85,3 +85,154 @@ def test_gptj_activation_formula_is_what_autograd_saves(case):
 @pytest.mark.parametrize("case", activation_cases())
 def test_phi_activation_formula_is_what_autograd_saves(case):
     _check_case("phi", _phi(case[0]), case, "model.")
+
+
+@pytest.mark.parametrize(
+    ("architecture", "options"),
+    [
+        ("neox", dict(rotary_fraction=0.0, activation="relu")),
+        ("neox", dict(rotary_fraction=1.0, tie_embeddings=True, activation="gelu_new")),
+        ("gptj", dict(rotary_dim=8, tie_embeddings=True, activation="tanh")),
+        ("gptj", dict(rotary_dim=2, d_ff=40, activation="quick_gelu")),
+        ("phi", dict(n_kv_heads=1, qk_norm=True, tie_embeddings=True)),
+        ("phi", dict(n_kv_heads=2, qk_norm=False, rotary_fraction=1.0, activation="silu")),
+    ],
+)
+@pytest.mark.parametrize("n", [1, 2, 9])
+def test_each_option_that_changes_the_saves_at_short_lengths(architecture, options, n):
+    """No rotary channel or every one, a tied LM head, an activation that keeps its output (relu, tanh) or Python
+    intermediates (gelu_new, quick_gelu), one key/value head broadcast or two grouped, QK LayerNorms: against
+    autograd at one token (SDPA packs a lone query's heads), two and nine, in bf16 on the meta device and with
+    SDPA on the CPU."""
+    base = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, head="lm")
+    if architecture == "neox":
+        base.update(d_ff=24, parallel_residual=False)
+    if architecture == "gptj":
+        base.update(max_positions=16)
+    if architecture == "phi":
+        base.update(rotary_fraction=0.5)
+    config = {**base, **options}
+    assert_activation_memory_matches(architecture, config, n, dtype="bf16")
+    assert_activation_memory_matches(architecture, config, n, dtype="bf16", attention="fused", device="cpu")
+
+
+@pytest.mark.parametrize("kv_heads", [1, 2, 4])
+@pytest.mark.parametrize("n", [1, 5])
+def test_phi_sdpa_with_heads_wider_than_256(kv_heads, n):
+    """Heads wider than 256 leave SDPA's grouped-query path (transformers' use_gqa_in_sdpa): the keys and values
+    are repeated to every query head (one key/value head: broadcast, a view), except for one query token, whose
+    heads are packed onto the key/value heads; against autograd on the CPU."""
+    config = dict(
+        vocab_size=32,
+        d_model=4 * 264,
+        n_layers=1,
+        n_heads=4,
+        n_kv_heads=kv_heads,
+        d_ff=8,
+        rotary_fraction=0.5,
+        head="none",
+    )
+    assert_activation_memory_matches("phi", config, n, dtype="bf16", attention="fused", device="cpu")
+
+
+def test_gptj_has_no_fused_attention():
+    """GPTJForCausalLM keeps its eager attention when asked for SDPA (transformers warns), so its fused figure is
+    its eager one, and the assumptions say so."""
+    report = counter("gptj")(6, vocab_size=64, d_model=32, n_layers=2, n_heads=4, rotary_dim=4, max_positions=16)
+    fused = memory.activation_formula(report, dtype="bf16", attention="fused", device="cpu")
+    eager = memory.activation_formula(report, dtype="bf16", device="cpu")
+    assert (fused.total - eager.total).is_zero()
+    assert any("no attention implementation" in a for a in fused.assumptions)
+
+
+#: each architecture's defaults (transformers' configuration classes'), shrunk to two layers; GPT-NeoX's with the
+#: sequential residual, since its default parallel one is refused
+SHRUNK = {
+    "neox": dict(n_layers=2, parallel_residual=False),
+    "gptj": dict(n_layers=2),
+    "phi": dict(n_layers=2),
+}
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize("architecture", SHRUNK)
+def test_the_defaults_shrunk_to_two_layers(architecture, dtype):
+    """GPT-NeoX-20B's, GPT-J-6B's and Phi-2's widths, heads, rotary channels and activations at two layers, on the
+    meta device, at N = 32."""
+    assert_activation_memory_matches(architecture, {"head": "lm", **SHRUNK[architecture]}, 32, dtype=dtype)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("architecture", SHRUNK)
+def test_the_whole_defaults(architecture):
+    """Every layer of the defaults (44, 28 and 32), on the meta device, bf16, at their context length (2,048)."""
+    config = {"head": "lm", **SHRUNK[architecture], "n_layers": None}
+    config = {k: v for k, v in config.items() if v is not None}
+    assert_activation_memory_matches(architecture, config, 2048, dtype="bf16")
+
+
+@pytest.mark.parametrize("architecture", ["neox", "gptj", "phi"])
+def test_the_sequence_classifier_is_refused(architecture):
+    """With a padding token its forward pass saves the last token's index as a second int64 tensor, and archzoo's
+    configurations do not carry pad_token_id: refused, not guessed."""
+    config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, head="sequence_classification")
+    own = dict(neox=dict(parallel_residual=False), gptj=dict(rotary_dim=4), phi=dict(rotary_fraction=0.5))
+    report = counter(architecture)(7, **config, **own[architecture])
+    with pytest.raises(
+        UnsupportedActivationMemory, match=rf"^{architecture}: the sequence classifier saves one int64 index"
+    ):
+        memory.activation_formula(report)
+
+
+def test_the_parallel_residual_is_refused():
+    """GPT-NeoX's parallel residual (GPT-NeoX-20B's and Pythia's): post_attention_layernorm reads the input
+    input_layernorm saved and saves only its statistics, which the shared terms cannot state per LayerNorm."""
+    report = counter("neox")(7, vocab_size=64, d_model=32, n_layers=2, n_heads=4, parallel_residual=True)
+    with pytest.raises(UnsupportedActivationMemory, match=r"^neox: with use_parallel_residual both LayerNorms"):
+        memory.activation_formula(report)
+    assert "unsupported" in memory.memory_dict(report)["activations"]
+
+
+@pytest.mark.parametrize(
+    ("architecture", "options"),
+    [
+        ("neox", dict(parallel_residual=False, activation="gelu")),
+        ("neox", dict(parallel_residual=False, activation="relu", n_layers=1)),
+        ("gptj", dict(rotary_dim=4, activation="gelu_new")),
+        ("phi", dict(n_kv_heads=1, qk_norm=True, rotary_fraction=0.5)),
+        ("phi", dict(n_kv_heads=2, qk_norm=False, rotary_fraction=0.5, n_layers=1)),
+    ],
+)
+def test_korthikanti_plus_the_named_gap_is_the_exact_layer(architecture, options):
+    """Korthikanti et al. 2022 (arXiv:2205.05198), eq. 1, plus the named terms is the exact bf16 layer; the terms
+    each family owes to its own layer checked against the paper's accounting (2 bytes an element in 16-bit)."""
+    from archzoo.formula import total
+
+    config = {**dict(d_model=32, n_heads=4, n_layers=2, d_ff=40, vocab_size=64), **options}
+    report = counter(architecture)(11, **config)
+    layer = memory.activation_formula(report, dtype="bf16").per_copy[f"{architecture}.layers.layer"]
+    gap = {t.name: t.bytes for t in memory.korthikanti_gap(report)}
+    assert (memory.korthikanti_layer_bytes(report) + total(gap.values()) - layer).is_zero()
+    n, d = 11, 32
+    if architecture == "neox":
+        # two LayerNorms in sequence, as the paper's layer: no shared-input term
+        assert "one LayerNorm, its output shared" not in gap
+        # relu's output is the down projection's input: one 40-wide tensor where the paper's GeLU saves two 4·d wide
+        if options["activation"] == "relu":
+            assert gap["activation saves"].evaluate(N=n) == -2 * n * 40
+            # the lone layer reads the rotary tables (a quarter of an 8-wide head: 2 channels, cos and sin)
+            assert gap["a rotary table of its own"].evaluate(N=n) == 2 * 2 * n * 2
+    else:
+        # one LayerNorm whose output the attention and the feed-forward share: the paper's second LayerNorm input and
+        # MLP input (2 s b h each) are not saved
+        assert gap["one LayerNorm, its output shared"].evaluate(N=n) == -2 * 2 * n * d
+    if architecture == "gptj":
+        # four 4-wide sin/cos tables in bf16, and the queries and keys at 4 bytes where the paper counts 2
+        assert gap["rotary tables of its own"].evaluate(N=n) == 4 * 2 * n * 4
+        assert gap["fp32 queries and keys"].evaluate(N=n) == 2 * 2 * n * d
+    if architecture == "phi" and options["qk_norm"]:
+        # a 2-byte copy of 4 query heads and 1 key head of 8, and 8 bytes of statistics per head and token
+        assert gap["per-head QK LayerNorms"].evaluate(N=n) == n * (2 * 5 * 8 + 8 * 5)
+    if architecture == "phi" and options["n_kv_heads"] == 1:
+        # one key/value head broadcast: the key and value held 8 wide, not 32 (2 bytes each)
+        assert gap["attention width"].evaluate(N=n) == 2 * 2 * n * (8 - 32)

@@ -117,6 +117,14 @@ def _feed_forward(terms: SavedTerms, family: str, *, shared_input: bool) -> dict
     }
 
 
+def _output_copy(terms: SavedTerms) -> Poly:
+    """The output projection's input: the products' output with its heads side by side again, a copy; except
+    SDPA's for one token, whose transpose is contiguous already, so the projection reads the output SDPA saved."""
+    if terms.attention == "fused" and terms.seq_len == 1:
+        return const(0)
+    return terms.b * terms.Ni
+
+
 def _activation_gaps(terms: SavedTerms, family: str) -> list[GapTerm | None]:
     return [activation_saves_gap(terms, family), feed_forward_width_gap(terms)]
 
@@ -128,14 +136,14 @@ def _neox_layer(terms: SavedTerms) -> dict[str, Poly]:
     """Mapped to the projections: each linear's input where it is first saved."""
     _check(terms, "neox")
     b, Nd, Ni = terms.b, terms.Nd, terms.Ni
-    attention = terms.attention_block.name
+    attention, out = terms.attention_block.name, _output_copy(terms)
+    # eager: the rotary concatenation's queries and keys and a copy of the values, softmax upcast to fp32; SDPA:
+    # the queries, keys, values and its output, each h·d_h wide, and a log-sum-exp per query and head
+    core = terms.attention_saves(upcast=True, eager_qkv=3 * Ni, fused_held=4 * Ni) - b * Ni + out
     return {
         f"{attention}.qkv_proj": b * Nd,
-        # the products' output, its heads side by side again: a copy, with either attention
-        f"{attention}.out_proj": b * Ni,
-        # eager: the rotary concatenation's queries and keys and a copy of the values, softmax upcast to fp32; SDPA:
-        # the queries, keys, values and its output, each h·d_h wide, and a log-sum-exp per query and head
-        attention: terms.attention_saves(upcast=True, eager_qkv=3 * Ni, fused_held=4 * Ni),
+        f"{attention}.out_proj": out,
+        attention: core,
         **_feed_forward(terms, "neox", shared_input=False),
     }
 
@@ -245,15 +253,15 @@ def _phi_layer(terms: SavedTerms) -> dict[str, Poly]:
     """Mapped to the projections: each linear's input where it is first saved."""
     _check(terms, "phi")
     b, Nd, Ni = terms.b, terms.Nd, terms.Ni
-    attention = terms.attention_block.name
+    attention, out = terms.attention_block.name, _output_copy(terms)
     norms = _phi_qk_norms(terms)
     core = terms.attention_saves(upcast=True, eager_qkv=_phi_repeated_qkv(terms), fused_held=_phi_sdpa_held(terms))
+    core = core - b * Ni + out
     return {
         f"{attention}.q_proj": b * Nd,
         f"{attention}.k_proj": const(0),
         f"{attention}.v_proj": const(0),
-        # the products' (SDPA's) output, its heads side by side again: a copy, with either attention
-        f"{attention}.out_proj": b * Ni,
+        f"{attention}.out_proj": out,
         **norms,
         attention: core + sum(norms.values(), const(0)),
         **_feed_forward(terms, "phi", shared_input=True),
