@@ -846,18 +846,33 @@ _WINDOWED_FILES: dict[str, dict[str, Any]] = {
     ),
     "phi3": dict(_WINDOW_BASES["phi3"], sliding_window=_WINDOW),
     "mixtral": dict(_WINDOW_BASES["mixtral"], sliding_window=_WINDOW),
-}
+    # the even-numbered layers below max_window_layers, as Qwen2MoeConfig derives them
+    "qwen2_moe": dict(
+        _WINDOW_BASES["qwen2_moe"], num_hidden_layers=3, use_sliding_window=True, sliding_window=_WINDOW, max_window_layers=2
+    ),
+    # Qwen3 as Qwen2; Qwen3-MoE masks every layer
+    "qwen3": dict(
+        _WINDOW_BASES["qwen2"], head_dim=12, num_hidden_layers=3, use_sliding_window=True, sliding_window=_WINDOW,
+        max_window_layers=2,
+    ),
+    "qwen3_moe": dict(
+        _WINDOW_BASES["qwen2"], head_dim=12, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+        use_sliding_window=True, sliding_window=_WINDOW,
+    ),
+}  # fmt: skip
+#: the types whose routing reads values: built on the CPU with random weights
+_ROUTED = ("mixtral", "qwen2_moe", "qwen3_moe")
 
 
 def _windowed(T, host, tmp_path, model_type: str):
     """archzoo's reading of the type's windowed file as its causal LM, and that class as transformers builds it from
-    the same file (AutoConfig), eager; Mixtral on the CPU with random weights (routing reads values), the rest on
-    the meta device."""
+    the same file (AutoConfig), eager; a mixture of experts on the CPU with random weights (routing reads values),
+    the rest on the meta device."""
     path = write_json(tmp_path, {"model_type": model_type, **_WINDOWED_FILES[model_type]})
     model_class = hf_table(host.hf_readers()[model_type].reader).base_class.removesuffix("Model") + "ForCausalLM"
     reading = load_hf_config(path, host, hf_class=model_class)
     config = T.AutoConfig.from_pretrained(str(path))
-    model = build_model(model_class, config, device="cpu" if model_type == "mixtral" else "meta")
+    model = build_model(model_class, config, device="cpu" if model_type in _ROUTED else "meta")
     # the file's window is one transformers' cache honours: some of its layers keep only the window
     assert any(layer.is_sliding for layer in T.DynamicCache(config=config).layers)
     return path, model_class, reading, config, model
@@ -905,6 +920,13 @@ def test_kv_cache_and_decode_within_the_window_are_transformers(T, host, tmp_pat
     step reading token N runs, and after a prefill of N < W tokens; the decode step's FLOPs are FlopCounterMode's.
     Before this issue archzoo's figures were the same here, and larger beyond the window, which is now refused."""
     _, _, reading, config, model = _windowed(T, host, tmp_path, model_type)
+    # the class archzoo's reference builds (archzoo verify, the reference's code on the site) has the file's window
+    ref = reading.architecture.reference(reading.config)
+    assert ref.target == f"transformers.{type(model).__name__}"
+    ref_config = getattr(T, ref.config_class.rsplit(".", 1)[1])(**ref.kwargs)
+    for built in (ref_config, config):
+        windows = [getattr(layer, "sliding_window", None) for layer in T.DynamicCache(config=built).layers]
+        assert windows == [_WINDOW if s else None for s in reading.config.sliding_layers()], built
     for n in (3, _WINDOW - 1, _WINDOW):
         report = make_report(reading.architecture, reading.config, n)
         after_prefill, during_step, decode = _cache_and_decode(T, model, config, n)
