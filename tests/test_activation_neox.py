@@ -8,17 +8,19 @@ import random
 
 import pytest
 
+import archzoo_neox
 from archzoo import memory
 from archzoo.saved_tensors import UnsupportedActivationMemory
 from archzoo.testing import assert_activation_memory_matches
+from archzoo_neox.activation import ACTIVATION_SAVES
 from family_checks import activation_cases, counter
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytestmark = [pytest.mark.reference, pytest.mark.sweep]
 
-#: the activations each random configuration draws from: what the formula knows (archzoo.decoder_saves)
-ACTIVATIONS = ["gelu", "gelu_new", "relu", "silu", "gelu_pytorch_tanh", "tanh", "quick_gelu"]
+#: the activations each random configuration draws from: every one the configurations accept
+ACTIVATIONS = list(archzoo_neox.ACTIVATIONS)
 
 
 def _neox(seed: int) -> dict:
@@ -236,3 +238,13 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_layer(architecture, options
     if architecture == "phi" and options["n_kv_heads"] == 1:
         # one key/value head broadcast: the key and value held 8 wide, not 32 (2 bytes each)
         assert gap["attention width"].evaluate(N=n) == 2 * 2 * n * (8 - 32)
+
+
+@pytest.mark.parametrize("activation", archzoo_neox.ACTIVATIONS)
+def test_every_activation_the_configurations_accept(activation):
+    """What each activation saves (its Python intermediates, its output where the down projection reads it)
+    against autograd in bf16, GPT-NeoX's sequential layer and Phi's parallel one."""
+    assert set(ACTIVATION_SAVES) == set(archzoo_neox.ACTIVATIONS)
+    config = dict(vocab_size=64, d_model=32, n_layers=1, n_heads=4, d_ff=24, activation=activation, head="none")
+    assert_activation_memory_matches("neox", {**config, "parallel_residual": False}, 6, dtype="bf16")
+    assert_activation_memory_matches("phi", {**config, "rotary_fraction": 0.5}, 6, dtype="bf16", device="cpu")

@@ -24,10 +24,7 @@ from dataclasses import replace
 
 from archzoo.decoder_parts import kv_heads
 from archzoo.decoder_saves import (
-    OUTPUT_SAVED,
-    activation_elements,
     activation_memory_hook,
-    activation_saves_gap,
     attention_width_gap,
     head_width,
     rotary_tables,
@@ -55,6 +52,36 @@ ROTARY = declare_symbol(
     meaning="rotary channels of a head (rotary_pct or partial_rotary_factor · d_h, GPT-J's rotary_dim)",
     order=29,
 )
+
+#: each of transformers' activations without parameters (ACT2CLS, as archzoo_neox.ACTIVATIONS lists them): the
+#: d_ff-wide tensors its backward saves (in the dtype), and whether its output is one of them, which the down
+#: projection then reads without saving it again; measured with torch 2.13 in fp32 and bf16, on the meta device and
+#: the CPU (tests/test_activation_neox.py). Those written in Python ops keep their intermediates: gelu_new,
+#: gelu_python_tanh and gelu_accurate four, gelu_fast seven, gelu_python three, gelu_10 (a clamp) and quick_gelu two.
+ACTIVATION_SAVES: dict[str, tuple[int, bool]] = {
+    "gelu": (1, False),
+    "gelu_10": (2, False),
+    "gelu_accurate": (4, False),
+    "gelu_fast": (7, False),
+    "gelu_new": (4, False),
+    "gelu_python": (3, False),
+    "gelu_python_tanh": (4, False),
+    "gelu_pytorch_tanh": (1, False),
+    "hardswish": (1, False),
+    "laplace": (1, False),
+    "leaky_relu": (1, False),
+    "linear": (0, False),
+    "mish": (1, False),
+    "quick_gelu": (2, False),
+    "relu": (1, True),
+    "relu2": (1, False),
+    "relu6": (1, False),
+    "sigmoid": (1, True),
+    "silu": (1, False),
+    "sqrtsoftplus": (2, True),
+    "swish": (1, False),
+    "tanh": (1, True),
+}
 
 #: SDPA's grouped-query path takes heads up to this wide (transformers' use_gqa_in_sdpa on the CPU)
 SDPA_GROUPED_WIDTH = 256
@@ -102,18 +129,27 @@ def _own_table_gap(terms: SavedTerms) -> GapTerm | None:
     )
 
 
-def _feed_forward(terms: SavedTerms, family: str, *, shared_input: bool) -> dict[str, Poly]:
-    """The feed-forward's saves: its input (unless the layer's one LayerNorm output, saved by the query projection
-    first), what the activation keeps and the down projection's input (the activation's output, for relu and
-    tanh, which keep it)."""
-    b, Nd, Nf, mlp = terms.b, terms.Nd, terms.Nf, terms.ff.name
+def _activation(terms: SavedTerms) -> tuple[int, bool]:
+    """The configured activation's d_ff-wide saves (`ACTIVATION_SAVES`), refused for one the table lacks."""
     activation = str(terms.config.activation)
-    elements = activation_elements(terms, family)
+    if activation not in ACTIVATION_SAVES:
+        raise UnsupportedActivationMemory(
+            f"{terms.root.name}: activation {activation!r}: the formula knows what {', '.join(ACTIVATION_SAVES)} "
+            "save; measure another with archzoo.memory.measure_activations"
+        )
+    return ACTIVATION_SAVES[activation]
+
+
+def _feed_forward(terms: SavedTerms, *, shared_input: bool) -> dict[str, Poly]:
+    """The feed-forward's saves: its input (unless the layer's one LayerNorm output, saved by the query projection
+    first), what the activation keeps and the down projection's input (unless the activation's own output)."""
+    b, Nd, Nf, mlp = terms.b, terms.Nd, terms.Nf, terms.ff.name
+    tensors, output_saved = _activation(terms)
     fc_in = const(0) if shared_input else b * Nd
     return {
         f"{mlp}.fc_in": fc_in,
-        f"{mlp}.fc_out": const(0) if activation in OUTPUT_SAVED else b * Nf,
-        mlp: fc_in + (elements + 1) * b * Nf,
+        f"{mlp}.fc_out": const(0) if output_saved else b * Nf,
+        mlp: fc_in + (tensors + (0 if output_saved else 1)) * b * Nf,
     }
 
 
@@ -125,8 +161,20 @@ def _output_copy(terms: SavedTerms) -> Poly:
     return terms.b * terms.Ni
 
 
-def _activation_gaps(terms: SavedTerms, family: str) -> list[GapTerm | None]:
-    return [activation_saves_gap(terms, family), feed_forward_width_gap(terms)]
+def _activation_gaps(terms: SavedTerms) -> list[GapTerm | None]:
+    """The activation's d_ff-wide saves against Korthikanti's GeLU (its input and output, two tensors), and the
+    feed-forward's width against the paper's 4 d."""
+    tensors, output_saved = _activation(terms)
+    held = tensors + (0 if output_saved else 1)
+    saves = None
+    if held != 2:
+        saves = GapTerm(
+            "activation saves",
+            (held - 2) * 2 * terms.Nf,
+            f"{terms.config.activation} and the down projection save {held} d_ff-wide tensor(s) (2 bytes each), where "
+            "Korthikanti's GeLU saves its input and the down projection its output (two)",
+        )
+    return [saves, feed_forward_width_gap(terms)]
 
 
 # ---- GPT-NeoX ----------------------------------------------------------------------------------------
@@ -144,7 +192,7 @@ def _neox_layer(terms: SavedTerms) -> dict[str, Poly]:
         f"{attention}.qkv_proj": b * Nd,
         f"{attention}.out_proj": out,
         attention: core,
-        **_feed_forward(terms, "neox", shared_input=False),
+        **_feed_forward(terms, shared_input=False),
     }
 
 
@@ -153,7 +201,7 @@ def _neox_gap(terms: SavedTerms) -> list[GapTerm | None]:
     return [
         layer_norm_statistics_gap(terms),
         fp32_softmax_gap(terms),
-        *_activation_gaps(terms, "neox"),
+        *_activation_gaps(terms),
         _own_table_gap(terms),
     ]
 
@@ -185,7 +233,7 @@ def _gptj_layer(terms: SavedTerms) -> dict[str, Poly]:
         f"{attention}.v_proj": const(0),
         f"{attention}.out_proj": b * Ni,
         attention: b * Nd + _gptj_tables(terms) + core + b * Ni,
-        **_feed_forward(terms, "gptj", shared_input=True),
+        **_feed_forward(terms, shared_input=True),
     }
 
 
@@ -207,7 +255,7 @@ def _gptj_gap(terms: SavedTerms) -> list[GapTerm | None]:
             "Korthikanti counts 2",
         ),
         fp32_softmax_gap(terms),
-        *_activation_gaps(terms, "gptj"),
+        *_activation_gaps(terms),
     ]
 
 
@@ -264,7 +312,7 @@ def _phi_layer(terms: SavedTerms) -> dict[str, Poly]:
         f"{attention}.out_proj": out,
         **norms,
         attention: core + sum(norms.values(), const(0)),
-        **_feed_forward(terms, "phi", shared_input=True),
+        **_feed_forward(terms, shared_input=True),
     }
 
 
@@ -296,7 +344,7 @@ def _phi_gap(terms: SavedTerms) -> list[GapTerm | None]:
                 "head's mean and 1/σ per token in fp32, which Korthikanti's layer has no counterpart for",
             )
         )
-    return [*gaps, *_activation_gaps(terms, "phi"), _own_table_gap(terms)]
+    return [*gaps, *_activation_gaps(terms), _own_table_gap(terms)]
 
 
 def _outside(terms: SavedTerms) -> dict[str, Poly]:
