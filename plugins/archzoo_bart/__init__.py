@@ -63,7 +63,12 @@ from archzoo.seq2seq_parts import (
     stack_modules,
     without_cache,
 )
-from archzoo.symbols import symbol
+from archzoo.symbols import declare_symbol, symbol
+
+from .activation import CORE_READS_TWO_STACKS
+
+if CORE_READS_TWO_STACKS:  # the formula needs a core that reads two stacks; an older one refuses BART as before
+    from .activation import register_activation_memory  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -76,6 +81,12 @@ CLASS_SUFFIX = {
     "question_answering": "ForQuestionAnswering",
     "causal_lm": "ForCausalLM",
 }
+
+
+#: Each side's heads, when they differ (when they agree, both are the shared ``h``): recorded on the attention blocks
+#: for the readers of the tree's head layout (the activation formula, the largest live activation).
+ENCODER_HEADS = declare_symbol("h_e", latex="h_{e}", meaning="encoder attention heads (n_encoder_heads)", order=21)
+DECODER_HEADS = declare_symbol("h_d", latex="h_{d}", meaning="decoder attention heads (n_decoder_heads)", order=21)
 
 
 class BartConfig(ArchConfig):
@@ -125,15 +136,24 @@ class BartConfig(ArchConfig):
         return self
 
 
+def _heads(cfg: BartConfig, *, decoder: bool) -> Poly:
+    """The heads of one side's attention: the shared ``h`` when both sides have as many, else ``h_e`` or ``h_d``."""
+    if cfg.n_encoder_heads == cfg.n_decoder_heads:
+        return symbol("h", cfg.n_encoder_heads)
+    return DECODER_HEADS(cfg.n_decoder_heads) if decoder else ENCODER_HEADS(cfg.n_encoder_heads)
+
+
 def _layer(cfg: BartConfig, d: Poly, d_ff: Poly, *, decoder: bool) -> Block:
     """One encoder or decoder layer: each sub-block followed (post-LN) or preceded (pre-LN) by its LayerNorm.
     Without an encoder (causal_lm) the decoder's cross-attention and its norm are stored but never run."""
+    h = _heads(cfg, decoder=decoder)
     pairs = [
         (
             attention(
                 "self_attention",
                 d,
                 d,
+                heads=h,
                 causal=decoder,
                 description="causal multi-head self-attention" if decoder else "multi-head self-attention",
             ),
@@ -141,7 +161,9 @@ def _layer(cfg: BartConfig, d: Poly, d_ff: Poly, *, decoder: bool) -> Block:
         )
     ]
     if decoder:
-        cross = attention("cross_attention", d, d, cross=True, description="cross-attention to the encoder's output")
+        cross = attention(
+            "cross_attention", d, d, heads=h, cross=True, description="cross-attention to the encoder's output"
+        )
         cross_norm = layer_norm("cross_attention_norm", d)
         if cfg.head == "causal_lm":
             cross, cross_norm = cross_attention_not_run(cross, cross_norm, model_class="BartForCausalLM")
