@@ -248,3 +248,25 @@ def test_every_activation_the_configurations_accept(activation):
     config = dict(vocab_size=64, d_model=32, n_layers=1, n_heads=4, d_ff=24, activation=activation, head="none")
     assert_activation_memory_matches("neox", {**config, "parallel_residual": False}, 6, dtype="bf16")
     assert_activation_memory_matches("phi", {**config, "rotary_fraction": 0.5}, 6, dtype="bf16", device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("architecture", "config"),
+    [
+        ("neox", dict(parallel_residual=False, rotary_fraction=0.25)),
+        ("gptj", dict(rotary_dim=4, max_positions=16)),
+        ("phi", dict(n_kv_heads=2, qk_norm=True, rotary_fraction=0.5)),
+    ],
+)
+def test_count_json_reports_what_autograd_saves(architecture, config):
+    """`archzoo count ARCH --json`'s memory.step.activations (memory_dict) holds, for eager attention in bf16 and
+    fp32, the bytes autograd saves in the reference class's training step, where it said 'unsupported' before."""
+    from archzoo.memory import measure_activations, memory_dict
+
+    config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, head="lm", **config)
+    report = counter(architecture)(9, **config)
+    variants = memory_dict(report)["activations"]
+    reference = report.architecture.reference(report.config)
+    for dtype in ("bf16", "fp32"):
+        measured = measure_activations(reference, 9, dtype=dtype)
+        assert variants[f"eager_{dtype}"]["bytes"] == measured.total_bytes

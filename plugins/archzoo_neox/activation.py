@@ -10,7 +10,8 @@ tables, repeated for the query and for the key (four tensors, ``d_rot`` wide), a
 fp32 before the product; it has no SDPA path, so its "fused" figure is its eager one. Phi: the same shared
 LayerNorm, grouped-query attention (transformers' repeat_kv, SDPA's grouped path), optional LayerNorms on every
 query and key head, and the model's rotary tables as GPT-NeoX's. The heads save their input; Phi's token
-classifier its dropout's mask too (GenericForTokenClassification's p = 0.1, which PhiConfig has no key for).
+classifier its dropout's mask too (GenericForTokenClassification's p = 0.1, which PhiConfig has no key for). Each
+activation the configurations accept keeps its own d_ff-wide tensors (`ACTIVATION_SAVES`).
 
 Two configurations are refused, with the reason: GPT-NeoX's parallel residual (its two LayerNorms read one
 input, which the first saves and the second does not save again, and `archzoo.memory` gives every LayerNorm of a
