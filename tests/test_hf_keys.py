@@ -48,6 +48,7 @@ def _committed() -> hf_keys.Derivation:
         hf_keys_read.CONFIG_SCOPE,
         hf_keys_read.MEMBERS,
         hf_keys_read.FIELD_TYPES,
+        hf_keys_read.FIELD_VALIDATORS,
     )
 
 
@@ -121,6 +122,39 @@ def test_committed_field_types_are_the_pinned_transformers():
             words = shown.replace("typing.", "").replace("transformers.modeling_rope_utils.", "")
             words = words.replace("transformers.models.clip.configuration_clip.", "")
             assert words == annotation, (model_type, name, words, annotation)
+
+
+@pytest.mark.reference
+def test_committed_field_validators_are_the_pinned_transformers():
+    """The fields whose value transformers validates beyond its type are exactly those the data names, each with
+    the bounds the installed validator closes over (LlamaConfig's initializer_range: 0.0 to 1.0)."""
+    import ast
+    import dataclasses
+    import inspect
+
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    derived = hf_keys.field_validators(hf_keys.supported_model_types())
+    if transformers.__version__ == hf_keys_read.TRANSFORMERS_VERSION:
+        assert derived == hf_keys_read.FIELD_VALIDATORS
+    for model_type in hf_keys.supported_model_types():
+        installed = {
+            f.name: f.metadata["validator"]
+            for f in dataclasses.fields(CONFIG_MAPPING[model_type])
+            if f.metadata.get("validator")
+        }
+        assert set(installed) == set(derived.get(model_type, {})), model_type
+        for name, validators in installed.items():
+            (validator,) = validators
+            assert validator.__qualname__ == "interval.<locals>._inner", (model_type, name)
+            closed = inspect.getclosurevars(validator).nonlocals
+            call = ast.parse(derived[model_type][name], mode="eval").body
+            given = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+            assert given.get("min", float("-inf")) == closed["min"], (model_type, name)
+            assert given.get("max", float("inf")) == closed["max"], (model_type, name)
+            assert given.get("exclude_min", False) == closed["exclude_min"], (model_type, name)
+            assert given.get("exclude_max", False) == closed["exclude_max"], (model_type, name)
 
 
 @pytest.mark.reference

@@ -24,8 +24,9 @@ from archzoo.host import PluginHost
 pytestmark = pytest.mark.sweep
 
 #: values of every JSON kind, among them a wrong type for every annotation: null, a string, a whole number, a
-#: float, a bool, a list, an object
-PROBES: tuple[Any, ...] = (None, "abc", 3, 0.5, True, [3], {"a": 1})
+#: float, a bool, a list, an object; and floats outside [0, 1] for a validated interval (LlamaConfig's
+#: initializer_range)
+PROBES: tuple[Any, ...] = (None, "abc", 3, 0.5, True, [3], {"a": 1}, 2.5, -0.5)
 #: the words of archzoo's refusal for a field's type
 TYPE_REFUSAL = "so transformers refuses to load the file"
 
@@ -150,6 +151,23 @@ def test_the_refusal_names_file_key_value_type_and_fix(host, tmp_path, value, ex
         f"{path}: rms_norm_eps: {expected}, which transformers 5.23's LlamaConfig declares for it (float), so "
         f"transformers refuses to load the file; {fix}"
     )
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("value", [-0.001, 0.0, 0.02, 1.0, 1.001])
+def test_an_interval_is_refused_outside_as_transformers_refuses(T, host, tmp_path, value):
+    """LlamaConfig's initializer_range is validated within [0, 1], bounds included: archzoo refuses outside, as
+    AutoConfig does, though the key changes no count."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", "initializer_range": value}), encoding="utf-8")
+    theirs, ours = _transformers_refusal(T, path), _archzoo_refusal(host, path)
+    assert (theirs is None) == (ours is None) == (0.0 <= value <= 1.0), (theirs, ours)
+    if ours is not None:
+        assert ours == (
+            f"{path}: initializer_range: {value} is outside the interval transformers 5.23's LlamaConfig declares "
+            "for it (interval(min=0.0, max=1.0)), so transformers refuses to load the file; give a value inside it, "
+            "or remove the key to take its default 0.02"
+        )
 
 
 def test_a_nested_field_is_named_with_its_sub_configuration(host, tmp_path):

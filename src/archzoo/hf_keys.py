@@ -40,7 +40,16 @@ from . import hf_keys_read
 from .hf_vocabulary import hf_table
 from .host import get_host
 
-__all__ = ["COMPUTED_NAMES", "Derivation", "derive", "field_types", "render", "transformers_root"]
+__all__ = [
+    "COMPUTED_NAMES",
+    "KNOWN_VALIDATORS",
+    "Derivation",
+    "derive",
+    "field_types",
+    "field_validators",
+    "render",
+    "transformers_root",
+]
 
 #: Reads through a name the constant-following cannot resolve: the exact source text of the call, the keys
 #: (or glob patterns) it can reach in a config.json of a supported type, and why. The derivation stops on a
@@ -408,9 +417,31 @@ def _config_class(tree: ast.Module, model_type: str) -> ast.ClassDef | None:
     return None
 
 
-def _fields(source: _Source, dotted: str, name: str) -> dict[str, str]:
+#: the value validators of ``transformers.utils.type_validators`` archzoo's reader checks as transformers does
+KNOWN_VALIDATORS = ("interval",)
+
+
+def _validator(default: ast.expr | None, where: str) -> str:
+    """The value validator a field's default attaches (``interval(min=0.0, max=1.0)(default=0.02)``: the text of
+    ``interval(min=0.0, max=1.0)``), or ``""``; a validator archzoo does not check stops the derivation."""
+    if not isinstance(default, ast.Call):
+        return ""
+    if isinstance(default.func, ast.Call) and isinstance(default.func.func, ast.Name):
+        if default.func.func.id in KNOWN_VALIDATORS:
+            return ast.unparse(default.func)
+    elif (
+        isinstance(default.func, ast.Name)
+        and default.func.id == "field"
+        and not any(k.arg == "metadata" for k in default.keywords)
+    ):
+        return ""  # a plain default_factory: no validator
+    raise RuntimeError(f"{where}: a field default {ast.unparse(default)!r} this derivation cannot read; teach hf_keys")
+
+
+def _fields(source: _Source, dotted: str, name: str) -> dict[str, tuple[str, str]]:
     """The fields ``dotted``'s class ``name`` declares or inherits, each with the annotation the strict validation
-    checks (``""``: none, the annotation being a string), bases first so that a class's own annotation wins."""
+    checks (``""``: none, the annotation being a string) and the value validator of its default (``""``: none),
+    bases first so that a class's own declaration wins."""
     tree = source.tree(dotted)
     node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
     if node is None:
@@ -420,7 +451,7 @@ def _fields(source: _Source, dotted: str, name: str) -> dict[str, str]:
         for d in node.decorator_list
     ):
         raise RuntimeError(f"{dotted}.{name} is not decorated with @strict; teach hf_keys which fields it checks")
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, str]] = {}
     for base in node.bases:
         base_name = ast.unparse(base)
         if base_name in ("PreTrainedConfig", "PretrainedConfig"):
@@ -437,8 +468,10 @@ def _fields(source: _Source, dotted: str, name: str) -> dict[str, str]:
             continue
         if ast.unparse(item.annotation).startswith(("ClassVar", "typing.ClassVar")):
             continue
+        where = f"{dotted}.{name}.{item.target.id}"
         found[item.target.id] = (
-            "" if future else _annotation(item.annotation, tree, f"{dotted}.{name}.{item.target.id}")
+            "" if future else _annotation(item.annotation, tree, where),
+            _validator(item.value, where),
         )
     return found
 
@@ -450,16 +483,25 @@ def field_types(model_types: Mapping[str, str], root: Path | None = None) -> dic
     return _field_types(_Source(root or transformers_root()), model_types)
 
 
-def _field_types(source: _Source, model_types: Mapping[str, str]) -> dict[str, dict[str, str]]:
+def _field_types(source: _Source, model_types: Mapping[str, str], part: int = 0) -> dict[str, dict[str, str]]:
+    """Each type's fields with their annotation (``part`` 0) or their value validator (``part`` 1), where any."""
     types: dict[str, dict[str, str]] = {}
     for model_type, folder in sorted(model_types.items()):
         configuration = f"transformers.models.{folder}.configuration_{folder}"
         node = _config_class(source.tree(configuration), model_type)
         if node is None:
             raise RuntimeError(f"{configuration}: no configuration class with model_type = {model_type!r}")
-        checked = {k: v for k, v in _fields(source, configuration, node.name).items() if v}
-        types[model_type] = dict(sorted(checked.items()))
+        fields = _fields(source, configuration, node.name)
+        types[model_type] = {k: v[part] for k, v in sorted(fields.items()) if v[part]}
     return types
+
+
+def field_validators(model_types: Mapping[str, str], root: Path | None = None) -> dict[str, dict[str, str]]:
+    """Each model type's configuration-class fields whose default attaches a value validator, with its source text
+    (``interval(min=0.0, max=1.0)``: LlamaConfig's initializer_range), which the strict validation runs when a file
+    loads, after the type."""
+    types = _field_types(_Source(root or transformers_root()), model_types, part=1)
+    return {t: fields for t, fields in types.items() if fields}
 
 
 @dataclass(frozen=True)
@@ -474,6 +516,8 @@ class Derivation:
     members: Mapping[str, frozenset[str]]  # configuration module -> the names its configuration classes define
     #: model type -> each field the strict validation type-checks -> its annotation
     field_types: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: model type -> each field whose default attaches a value validator -> the validator's source text
+    field_validators: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 def _version(root: Path) -> str:
@@ -516,6 +560,7 @@ def derive(model_types: Mapping[str, str], root: Path | None = None) -> Derivati
         config_scope,
         dict(sorted(members.items())),
         _field_types(source, model_types),
+        {t: fields for t, fields in _field_types(source, model_types, part=1).items() if fields},
     )
 
 
@@ -582,6 +627,10 @@ def render(derivation: Derivation) -> str:
         "#: (huggingface_hub.dataclasses.strict) checks when a file loads -> the field's annotation, as written in",
         "#: transformers (module-level aliases written out; a class name matches no JSON value)",
         *_nested_lines("FIELD_TYPES", derivation.field_types),
+        "",
+        "#: model type -> each field whose default attaches a value validator of transformers.utils.type_validators,",
+        "#: which the strict validation runs after the type -> the validator's source text",
+        *_nested_lines("FIELD_VALIDATORS", derivation.field_validators),
         "",
     ]
     return "\n".join(lines)

@@ -5390,3 +5390,11 @@ FIELD_TYPES: dict[str, dict[str, str]] = {
         "vocab_size": "int",
     },
 }
+
+#: model type -> each field whose default attaches a value validator of transformers.utils.type_validators,
+#: which the strict validation runs after the type -> the validator's source text
+FIELD_VALIDATORS: dict[str, dict[str, str]] = {
+    "llama": {
+        "initializer_range": "interval(min=0.0, max=1.0)",
+    },
+}

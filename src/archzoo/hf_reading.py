@@ -465,9 +465,14 @@ def _check_field_types(path: Path, data: Mapping[str, Any], table: HFTable, pref
     fields = _derived().FIELD_TYPES.get(table.model_type)
     if fields is None:
         return  # a third-party plugin's type: its class was never derived
+    validators = _derived().FIELD_VALIDATORS.get(table.model_type, {})
     for key, value in data.items():
         annotation = fields.get(key)
-        if annotation is None or _type_matches(_annotation_tree(annotation), value):
+        if annotation is None:
+            continue
+        if _type_matches(_annotation_tree(annotation), value):
+            if key in validators:
+                _check_interval(path, f"{prefix}{_key_text(key)}", value, validators[key], table)
             continue
         expected = _expected(_annotation_tree(annotation))
         if isinstance(value, int) and not isinstance(value, bool) and "float" in expected:
@@ -487,6 +492,25 @@ def _check_field_types(path: Path, data: Mapping[str, Any], table: HFTable, pref
     for override, target in table.nested_overrides.items():
         if isinstance(data.get(override), dict):
             _check_field_types(path, data[override], table.nested[target], f"{prefix}{override}.")
+
+
+def _check_interval(path: Path, key: str, value: Any, validator: str, table: HFTable) -> None:
+    """A port of ``transformers.utils.type_validators.interval``, the one value validator of the supported classes
+    (hf_keys stops on any other): the value between ``min`` and ``max``, each bound included unless excluded."""
+    call = _annotation_tree(validator)
+    assert isinstance(call, ast.Call) and ast.unparse(call.func) == "interval", validator
+    bounds = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    low, high = bounds.get("min"), bounds.get("max")
+    above = low is None or (low < value if bounds.get("exclude_min") else low <= value)
+    below = high is None or (value < high if bounds.get("exclude_max") else value <= high)
+    if not (above and below):
+        default = table.defaults.get(key.rpartition(".")[2])
+        raise HFConfigError(
+            f"{path}: {key}: {_text(value)} is outside the interval transformers {TRANSFORMERS_VERSION}'s "
+            f"{table.config_class} declares for it ({validator}), so transformers refuses to load the file; give a "
+            "value inside it"
+            + (f", or remove the key to take its default {_text(default)}" if default is not None else "")
+        )
 
 
 @functools.cache
