@@ -24,14 +24,14 @@ ACTIVATIONS = list(archzoo_neox.ACTIVATIONS)
 
 
 def _neox(seed: int) -> dict:
-    """A small random GPT-NeoX: sequential residual (the parallel one is refused), a quarter, half, all or none
-    of each head rotary, biases or none, its feed-forward width and activation, and each head class but the
+    """A small random GPT-NeoX: sequential residual (the parallel one is refused), a quarter, 3/8 (an odd number
+    of channels), half, all or none of each head rotary, biases or none, its feed-forward width and activation, and each head class but the
     sequence classifier (refused)."""
     rng = random.Random(seed)
     heads = rng.choice([2, 4])
     return dict(
         vocab_size=rng.choice([64, 97]), d_model=heads * 8, n_layers=rng.choice([1, 2, 3]), n_heads=heads,
-        d_ff=rng.choice([24, 40]), parallel_residual=False, rotary_fraction=rng.choice([0.0, 0.25, 0.5, 1.0]),
+        d_ff=rng.choice([24, 40]), parallel_residual=False, rotary_fraction=rng.choice([0.0, 0.25, 0.375, 0.5, 1.0]),
         attention_bias=rng.random() < 0.5, activation=rng.choice(ACTIVATIONS),
         tie_embeddings=rng.random() < 0.3, head=rng.choice(["lm", "none", "token_classification", "question_answering"]),
     )  # fmt: skip
@@ -93,6 +93,8 @@ def test_phi_activation_formula_is_what_autograd_saves(case):
     ("architecture", "options"),
     [
         ("neox", dict(rotary_fraction=0.0, activation="relu")),
+        # 3 of 8 channels: the cos and sin tables are 4 wide (GPT-NeoX turns one channel more)
+        ("neox", dict(rotary_fraction=0.375, activation="gelu")),
         ("neox", dict(rotary_fraction=1.0, tie_embeddings=True, activation="gelu_new")),
         ("gptj", dict(rotary_dim=8, tie_embeddings=True, activation="tanh")),
         ("gptj", dict(rotary_dim=2, d_ff=40, activation="quick_gelu")),

@@ -50,7 +50,8 @@ __all__ = ["GPTJ_SAVES", "NEOX_SAVES", "PHI_SAVES", "register_activation_memory"
 ROTARY = declare_symbol(
     "d_rot",
     latex="d_{rot}",
-    meaning="rotary channels of a head (rotary_pct or partial_rotary_factor · d_h, GPT-J's rotary_dim)",
+    meaning="rotary channels of a head (rotary_pct or partial_rotary_factor · d_h rounded up to even, GPT-J's "
+    "rotary_dim)",
     order=29,
 )
 
@@ -106,11 +107,15 @@ def _check(terms: SavedTerms, family: str) -> None:
 
 
 def _rotary_width(terms: SavedTerms) -> Poly:
-    """``d_rot``: GPT-J's rotary_dim, else the fraction of a head GPTNeoXAttention and PhiAttention truncate to."""
+    """``d_rot``, the width of the cos and sin tables: GPT-J's rotary_dim, else the fraction of a head
+    GPTNeoXAttention and PhiAttention truncate to, rounded up to even: the rotary embedding makes a frequency for
+    every channel pair it starts (``arange(0, dim, 2)``) and doubles them, so an odd number of channels (which
+    GPT-NeoX runs, turning one channel more) makes a table one wider."""
     cfg = terms.config
     if hasattr(cfg, "rotary_dim"):
         return ROTARY(cfg.rotary_dim)
-    return ROTARY(int((cfg.d_model // cfg.n_heads) * cfg.rotary_fraction))
+    channels = int((cfg.d_model // cfg.n_heads) * cfg.rotary_fraction)
+    return ROTARY(channels + channels % 2)
 
 
 def _model_tables(terms: SavedTerms) -> Poly:
