@@ -83,6 +83,11 @@ from archzoo.seq2seq_parts import (
 )
 from archzoo.symbols import declare_symbol, symbol
 
+from .activation import CORE_READS_TWO_STACKS
+
+if CORE_READS_TWO_STACKS:  # the formula needs a core that reads two stacks; an older one refuses Whisper as before
+    from .activation import register_activation_memory  # noqa: F401
+
 __version__ = "0.1.0"
 
 #: archzoo's head -> transformers' class
@@ -107,6 +112,9 @@ SOURCE_POSITIONS = declare_symbol(
 TARGET_POSITIONS = declare_symbol(
     "P_t", latex="P_{t}", meaning="learned decoder positions (max_target_positions)", order=14
 )
+#: Each side's heads, when they differ (when they agree, both are the shared ``h``).
+ENCODER_HEADS = declare_symbol("h_e", latex="h_{e}", meaning="encoder attention heads (n_encoder_heads)", order=21)
+DECODER_HEADS = declare_symbol("h_d", latex="h_{d}", meaning="decoder attention heads (n_decoder_heads)", order=21)
 PROJECTION = declare_symbol(
     "d_p", latex="d_{p}", meaning="audio classifier's projection width (classifier_proj_size)", order=32
 )
@@ -180,17 +188,26 @@ def conv1d(name: str, c_in: Poly, c_out: Poly, positions: Poly, *, input_grad: b
     )
 
 
+def _heads(cfg: WhisperConfig, *, decoder: bool) -> Poly:
+    """The heads of one side's attention: the shared ``h`` when both sides have as many, else ``h_e`` or ``h_d``."""
+    if cfg.n_encoder_heads == cfg.n_decoder_heads:
+        return symbol("h", cfg.n_encoder_heads)
+    return DECODER_HEADS(cfg.n_decoder_heads) if decoder else ENCODER_HEADS(cfg.n_encoder_heads)
+
+
 def _attention(
     name: str,
     d: Poly,
     *,
+    heads: Poly,
     tokens_q: Poly,
     tokens_kv: Poly,
     causal: bool = False,
     cross: bool = False,
     description: str,
 ) -> Block:
-    """WhisperAttention: q, k, v and out projections, d to d, with biases except on ``k_proj``."""
+    """WhisperAttention: q, k, v and out projections, d to d, with biases except on ``k_proj``; ``heads`` recorded on
+    the block for the readers of the tree's head layout (the activation formula)."""
     block = attention(
         name, d, d, tokens_q=tokens_q, tokens_kv=tokens_kv, causal=causal, cross=cross, description=description
     )
@@ -199,7 +216,7 @@ def _attention(
         k_proj = replace(k_proj, decode_flops=ZERO)
     children = tuple(k_proj if c.name == "k_proj" else c for c in block.children)
     rebuilt = composite(name, block.kind, children, block.description)
-    return replace(rebuilt, kv_cache=block.kv_cache, cross_kv_cache=block.cross_kv_cache)
+    return replace(rebuilt, kv_cache=block.kv_cache, cross_kv_cache=block.cross_kv_cache, heads=heads, kv_heads=heads)
 
 
 def _feed_forward(cfg: WhisperConfig, d: Poly, d_ff: Poly, tokens: Poly) -> list[Block]:
@@ -224,6 +241,7 @@ def _encoder(cfg: WhisperConfig, d: Poly, d_ff: Poly) -> Block:
             _attention(
                 "self_attention",
                 d,
+                heads=_heads(cfg, decoder=False),
                 tokens_q=P_s,
                 tokens_kv=P_s,
                 description="multi-head self-attention over the encoder's positions (k_proj without bias)",
@@ -268,6 +286,7 @@ def _decoder(cfg: WhisperConfig, d: Poly, d_ff: Poly, V: Poly) -> Block:
     cross = _attention(
         "cross_attention",
         d,
+        heads=_heads(cfg, decoder=True),
         tokens_q=N,
         tokens_kv=P_s,
         cross=True,
@@ -284,6 +303,7 @@ def _decoder(cfg: WhisperConfig, d: Poly, d_ff: Poly, V: Poly) -> Block:
             _attention(
                 "self_attention",
                 d,
+                heads=_heads(cfg, decoder=True),
                 tokens_q=N,
                 tokens_kv=N,
                 causal=True,
@@ -402,7 +422,10 @@ def reference_inputs(model: Any, seq_len: int, device: str) -> tuple[tuple[Any, 
     if "input_features" in taken:
         encoder = model.get_encoder() if hasattr(model, "get_encoder") else model.encoder
         frames = encoder.max_source_positions * encoder.conv1.stride[0] * encoder.conv2.stride[0]
-        kwargs["input_features"] = torch.zeros(1, encoder.conv1.in_channels, frames, device=device)
+        # in the weights' dtype, as a feature extractor's output is cast for a 16-bit model (a conv refuses a mix)
+        kwargs["input_features"] = torch.zeros(
+            1, encoder.conv1.in_channels, frames, device=device, dtype=encoder.conv1.weight.dtype
+        )
     tokens = torch.zeros(1, seq_len, dtype=torch.long, device=device)
     if "decoder_input_ids" in taken:
         kwargs["decoder_input_ids"] = tokens
