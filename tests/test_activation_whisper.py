@@ -127,3 +127,18 @@ def test_the_json_answers_what_autograd_saves():
     ref = report.architecture.reference(report.config)
     assert figures["eager_fp32"]["bytes"] == measure_activations(ref, 7, dtype="fp32").total_bytes
     assert figures["eager_bf16"]["bytes"] == measure_activations(ref, 7, dtype="bf16").total_bytes
+
+
+def test_spec_augment_changes_nothing_saved():
+    """SpecAugment (apply_spec_augment, mask_time_prob, mask_feature_prob ...), which archzoo ignores, masks the log-mel
+    frames in place in training: they need no gradient, so autograd saves the same bytes as without it."""
+    from archzoo.memory import activation_formula, measure_activations
+
+    report = counter("whisper")(5, d_model=16, n_encoder_layers=1, n_decoder_layers=2, n_encoder_heads=2,
+                                n_decoder_heads=2, d_ff_encoder=24, d_ff_decoder=24, vocab_size=64,
+                                max_source_positions=6, num_mel_bins=4)  # fmt: skip
+    ref = report.architecture.reference(report.config)
+    masked = dict(apply_spec_augment=True, mask_time_prob=0.5, mask_time_length=2, mask_time_min_masks=1,
+                  mask_feature_prob=0.5, mask_feature_length=2, mask_feature_min_masks=1)  # fmt: skip
+    augmented = ref.model_copy(update={"kwargs": {**ref.kwargs, **masked}})
+    assert measure_activations(augmented, 5).total_bytes == activation_formula(report).bytes_at(5)
