@@ -120,6 +120,17 @@ def test_each_option_that_changes_the_saves_at_short_lengths(architecture, optio
     assert_activation_memory_matches(architecture, config, n, dtype="bf16", attention="fused", device="cpu")
 
 
+@pytest.mark.parametrize("architecture", ["neox", "phi"])
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_one_head_with_sdpa(architecture, dtype):
+    """With one head, SDPA's output transposed back to the tokens is contiguous already: the output projection reads
+    the tensor SDPA saved, no copy; against autograd on the CPU."""
+    config = dict(vocab_size=64, d_model=8, n_layers=2, n_heads=1, d_ff=24, head="lm", rotary_fraction=0.5)
+    if architecture == "neox":
+        config["parallel_residual"] = False
+    assert_activation_memory_matches(architecture, config, 11, dtype=dtype, attention="fused", device="cpu")
+
+
 @pytest.mark.parametrize("kv_heads", [1, 2, 4])
 @pytest.mark.parametrize("n", [1, 5])
 def test_phi_sdpa_with_heads_wider_than_256(kv_heads, n):

@@ -161,8 +161,9 @@ def _feed_forward(terms: SavedTerms, *, shared_input: bool) -> dict[str, Poly]:
 
 def _output_copy(terms: SavedTerms) -> Poly:
     """The output projection's input: the products' output with its heads side by side again, a copy; except
-    SDPA's for one token, whose transpose is contiguous already, so the projection reads the output SDPA saved."""
-    if terms.attention == "fused" and terms.seq_len == 1:
+    SDPA's for one token or one head, whose transpose is contiguous already, so the projection reads the output
+    SDPA saved."""
+    if terms.attention == "fused" and (terms.seq_len == 1 or terms.config.n_heads == 1):
         return const(0)
     return terms.b * terms.Ni
 
