@@ -206,6 +206,12 @@ def test_the_parallel_residual_is_refused():
     with pytest.raises(UnsupportedActivationMemory, match=r"^neox: with use_parallel_residual both LayerNorms"):
         memory.activation_formula(report)
     assert "unsupported" in memory.memory_dict(report)["activations"]
+    # the reason, as autograd has it: the second LayerNorm's own saves are its mean and 1/σ (fp32, 7 tokens), the
+    # first's its input besides (7 tokens of 32 in bf16)
+    measured = memory.measure_activations(report.architecture.reference(report.config), 7, dtype="bf16")
+    by_module = measured.by_module()
+    assert by_module["gpt_neox.layers.0.post_attention_layernorm"] == 2 * 4 * 7
+    assert by_module["gpt_neox.layers.0.input_layernorm"] == 2 * 7 * 32 + 2 * 4 * 7
 
 
 @pytest.mark.parametrize(
