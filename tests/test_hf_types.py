@@ -66,11 +66,10 @@ def _base(host: PluginHost, tmp_path: Path, model_type: str) -> dict[str, Any]:
 
 
 def _transformers_refusal(T, path: Path) -> Exception | None:
-    from huggingface_hub.errors import StrictDataclassClassValidationError, StrictDataclassFieldValidationError
-
+    """What AutoConfig raises loading the file: a validation error, or whatever its loading code fails with."""
     try:
         T.AutoConfig.from_pretrained(str(path))
-    except (StrictDataclassFieldValidationError, StrictDataclassClassValidationError, TypeError, ValueError) as exc:
+    except Exception as exc:  # any failure to load is a refusal (AttributeError, IndexError, ...)
         return exc
     return None
 
@@ -186,3 +185,97 @@ def test_an_alias_is_not_checked_as_transformers_does_not(host, tmp_path):
     with pytest.raises(HFConfigError) as caught:
         load_hf_config(path, host)
     assert TYPE_REFUSAL not in str(caught.value)
+
+
+# ---- the keys of every configuration: what PreTrainedConfig converts while loading ---------------------
+
+#: values for the keys every configuration may carry: the probes, and what those keys are written as
+COMMON_PROBES: tuple[Any, ...] = (
+    *PROBES,
+    1e-05,
+    {"0": "x"},
+    ["LlamaModel"],
+    ["AutoConfig"],
+    {"AutoConfig": 3},
+    {"AutoConfig": "custom.Config"},
+    "float16",
+    "auto",
+    "regression",
+)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", ["llama", "bert", "clip"])
+def test_a_common_key_transformers_cannot_load_is_refused(T, host, tmp_path, model_type):
+    """Every key of `COMMON_KEYS` given each probe, on the class's defaults: a file AutoConfig fails on (``dtype:
+    "auto"``, ``torch_dtype: 1e-05``, ``id2label: {"a": 1}``, ``auto_map: 3``) archzoo refuses; and a file archzoo
+    refuses as transformers failing on it, transformers fails on. (archzoo refuses more of these keys for reasons
+    of its own, a pruned or quantized checkpoint: those are not this test's.)"""
+    from archzoo.hf_vocabulary import COMMON_KEYS
+
+    path = tmp_path / "config.json"
+    disagreements = []
+    for key in COMMON_KEYS:
+        if key == "model_type":
+            continue
+        for value in COMMON_PROBES:
+            path.write_text(json.dumps({"model_type": model_type, key: value}), encoding="utf-8")
+            theirs, ours = _transformers_refusal(T, path), _archzoo_refusal(host, path)
+            if theirs is not None and ours is None:
+                disagreements.append(f"{key}={value!r}: counted, transformers fails: {theirs!r}")
+            elif ours is not None and "transformers 5.23" in ours and "load" in ours and theirs is None:
+                disagreements.append(f"{key}={value!r}: refused as transformers failing, but it loads: {ours}")
+    assert not disagreements, f"{model_type}: " + "; ".join(disagreements[:12])
+
+
+@pytest.mark.reference
+def test_the_dtype_names_are_torchs():
+    """The names a dtype's text is looked up as are exactly torch's dtypes."""
+    torch = pytest.importorskip("torch")
+    from archzoo.hf_reading import TORCH_DTYPES
+
+    assert {n for n in dir(torch) if isinstance(getattr(torch, n), torch.dtype)} == TORCH_DTYPES
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            {"torch_dtype": "auto"},
+            'torch_dtype: "auto" is no torch dtype, and transformers 5.23 looks it up as torch.auto when it loads the '
+            'file; give one such as "bfloat16" or "float32", or remove the key (archzoo reports the memory at every '
+            "precision)",
+        ),
+        (
+            {"dtype": 1e-05, "torch_dtype": "float16"},
+            "dtype: 1e-05 is no precision transformers 5.23 can print back (it fails on loading the file); give a "
+            'torch dtype\'s name such as "bfloat16", or remove the key',
+        ),
+        (
+            {"id2label": {"0": "no", "yes": "yes"}},
+            'id2label: the label id "yes" is no integer, and transformers 5.23 makes each id an integer when it loads '
+            'the file; number the labels 0, 1, ... ({"0": "NEGATIVE", "1": "POSITIVE"})',
+        ),
+        (
+            {"auto_map": ["AutoConfig"]},
+            'auto_map: expected an object mapping Auto classes to custom code, got ["AutoConfig"]; transformers '
+            "5.23's AutoConfig fails on it",
+        ),
+    ],
+)
+def test_a_common_key_refusal_names_file_key_value_and_fix(host, tmp_path, change, message):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "bert", **change}), encoding="utf-8")
+    with pytest.raises(HFConfigError) as caught:
+        load_hf_config(path, host)
+    assert str(caught.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize("auto_map", ["custom", ["AutoModel"], {"AutoConfig": "custom.Config"}])
+def test_an_auto_map_transformers_loads_is_ignored(host, tmp_path, auto_map):
+    """AutoConfig only asks whether "AutoConfig" is in auto_map: text or a list without it loads as an object does,
+    and transformers builds its own class for a type it knows."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "bert", "auto_map": auto_map}), encoding="utf-8")
+    reading = load_hf_config(path, host)
+    assert {k.key: k.disposition for k in reading.keys}["auto_map"] == "ignored"

@@ -437,9 +437,17 @@ def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> dict[str, str]:
         if native in table.refused:
             accepted, why = table.refused[native]
         elif key == "auto_map" and native not in table.read and native not in table.ignored:
-            if not isinstance(value, dict):
+            # AutoConfig asks `"AutoConfig" in auto_map` and, when it is, reads auto_map["AutoConfig"] and asks
+            # whether "--" is in it: anything those fail on (a number, null; a list or text naming AutoConfig) fails
+            ref = value.get("AutoConfig", "") if isinstance(value, dict) else ""
+            if not (
+                isinstance(value, (dict, list, str))
+                and (isinstance(value, dict) or "AutoConfig" not in value)
+                and isinstance(ref, (dict, list, str))
+            ):
                 raise HFConfigError(
-                    f"{path}: auto_map: expected an object mapping Auto classes to custom code, got {_text(value)}"
+                    f"{path}: auto_map: expected an object mapping Auto classes to custom code, got {_text(value)}; "
+                    f"transformers {TRANSFORMERS_VERSION}'s AutoConfig fails on it"
                 )
             continue  # transformers builds its own class for a model type it knows: see _resolve
         elif native not in table.read and native not in table.ignored and COMMON_KEYS.get(key, ("",))[0] == "refused":
@@ -486,12 +494,59 @@ def _check_field_types(path: Path, data: Mapping[str, Any], table: HFTable, pref
             f"{TRANSFORMERS_VERSION}'s {table.config_class} declares for it ({annotation}), so transformers refuses "
             f"to load the file; {fix}"
         )
+    _check_loaded_common(path, data, table, prefix)
     for key, sub_table in table.nested.items():
         if isinstance(data.get(key), dict):
             _check_field_types(path, data[key], sub_table, f"{prefix}{key}.")
     for override, target in table.nested_overrides.items():
         if isinstance(data.get(override), dict):
             _check_field_types(path, data[override], table.nested[target], f"{prefix}{override}.")
+
+
+#: the names of torch 2.13's dtypes (``torch.float16`` ...), a test checks them against torch: what
+#: ``PreTrainedConfig.__post_init__`` looks up a dtype's text as (``getattr(torch, dtype)``)
+TORCH_DTYPES = frozenset(
+    {
+        *("bfloat16", "bit", "bits16", "bits1x8", "bits2x4", "bits4x2", "bits8", "bool", "cdouble", "cfloat"),
+        *("chalf", "complex128", "complex32", "complex64", "double", "float", "float16", "float32"),
+        *("float4_e2m1fn_x2", "float64", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"),
+        *("float8_e8m0fnu", "half", "int", "int1", "int16", "int2", "int3", "int32", "int4", "int5", "int6"),
+        *("int64", "int7", "int8", "long", "qint32", "qint8", "quint2x4", "quint4x2", "quint8", "short", "uint1"),
+        *("uint16", "uint2", "uint3", "uint32", "uint4", "uint5", "uint6", "uint64", "uint7", "uint8"),
+    }
+)
+
+
+def _check_loaded_common(path: Path, data: Mapping[str, Any], table: HFTable, prefix: str) -> None:
+    """The keys of every configuration that ``PreTrainedConfig`` declares without a checked type (its annotations
+    are strings) but converts while loading, failing on what it cannot convert: the precision (``dtype``, else the
+    older ``torch_dtype``), looked up as ``torch.<name>`` and printed back by splitting at a dot, and
+    ``id2label``'s keys, each made an integer with ``int``."""
+    key = "dtype" if data.get("dtype") is not None else "torch_dtype"
+    dtype = data.get(key)
+    if isinstance(dtype, str) and dtype not in TORCH_DTYPES:
+        raise HFConfigError(
+            f"{path}: {prefix}{key}: {_text(dtype)} is no torch dtype, and transformers {TRANSFORMERS_VERSION} "
+            f'looks it up as torch.{dtype} when it loads the file; give one such as "bfloat16" or "float32", '
+            "or remove the key (archzoo reports the memory at every precision)"
+        )
+    if dtype is not None and not isinstance(dtype, (str, int, dict)) and "." not in str(dtype):
+        # PreTrainedConfig.dict_dtype_to_str prints it as str(dtype).split(".")[1] whenever the config is shown
+        raise HFConfigError(
+            f"{path}: {prefix}{key}: {_text(dtype)} is no precision transformers {TRANSFORMERS_VERSION} can print "
+            'back (it fails on loading the file); give a torch dtype\'s name such as "bfloat16", or remove the key'
+        )
+    id2label = data.get("id2label")
+    if isinstance(id2label, dict):
+        for label in id2label:
+            try:
+                int(label)
+            except ValueError:
+                raise HFConfigError(
+                    f"{path}: {prefix}id2label: the label id {_text(label)} is no integer, and transformers "
+                    f"{TRANSFORMERS_VERSION} makes each id an integer when it loads the file; number the labels "
+                    '0, 1, ... ({"0": "NEGATIVE", "1": "POSITIVE"})'
+                ) from None
 
 
 def _check_interval(path: Path, key: str, value: Any, validator: str, table: HFTable) -> None:
