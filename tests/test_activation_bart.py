@@ -131,3 +131,20 @@ def test_the_json_answers_what_autograd_saves():
     ref = report.architecture.reference(report.config)
     assert figures["eager_fp32"]["bytes"] == measure_activations(ref, 7, dtype="fp32").total_bytes
     assert figures["eager_bf16"]["bytes"] == measure_activations(ref, 7, dtype="bf16").total_bytes
+
+
+@pytest.mark.parametrize("seed", range(1, 9))
+def test_the_gap_explains_every_random_configuration(seed):
+    """Korthikanti's layer plus the named gap is the exact bytes of the layer it is compared with: an encoder layer, or
+    a decoder layer where the decoder has more layers or runs alone (then its cross-attention is not run)."""
+    from archzoo.formula import total
+    from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
+
+    config = _config(seed)
+    report = counter("bart")(7, **config)
+    encoder = config["head"] != "causal_lm" and config["n_encoder_layers"] >= config["n_decoder_layers"]
+    layer = activation_formula(report, dtype="bf16").per_copy[
+        f"bart.{'encoder' if encoder else 'decoder'}.layers.layer"
+    ]
+    gap = total(t.bytes for t in korthikanti_gap(report))
+    assert (korthikanti_layer_bytes(report) + gap - layer).is_zero()

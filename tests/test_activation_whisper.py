@@ -142,3 +142,21 @@ def test_spec_augment_changes_nothing_saved():
                   mask_feature_prob=0.5, mask_feature_length=2, mask_feature_min_masks=1)  # fmt: skip
     augmented = ref.model_copy(update={"kwargs": {**ref.kwargs, **masked}})
     assert measure_activations(augmented, 5).total_bytes == activation_formula(report).bytes_at(5)
+
+
+@pytest.mark.parametrize("seed", range(1, 9))
+def test_the_gap_explains_every_random_configuration(seed):
+    """Korthikanti's layer plus the named gap is the exact bytes of the layer it is compared with: an encoder layer
+    (over P_s rows), or a decoder layer where the decoder has more layers or runs alone (then its cross-attention is
+    not run)."""
+    from archzoo.formula import total
+    from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
+
+    config = _config(seed)
+    report = counter("whisper")(7, **config)
+    encoder = config["head"] != "causal_lm" and config["n_encoder_layers"] >= config["n_decoder_layers"]
+    layer = activation_formula(report, dtype="bf16").per_copy[
+        f"whisper.{'encoder' if encoder else 'decoder'}.layers.layer"
+    ]
+    gap = total(t.bytes for t in korthikanti_gap(report))
+    assert (korthikanti_layer_bytes(report) + gap - layer).is_zero()

@@ -113,6 +113,15 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
                 "input beside it",
             )
         )
+    if terms.layer.kind == "decoder_layer" and _causal_lm(terms):
+        gaps.append(
+            GapTerm(
+                "cross-attention not run",
+                -8 * N,
+                "the decoder alone never runs its cross-attention: that LayerNorm, counted with the others, saves no "
+                "fp32 mean and 1/σ",
+            )
+        )
     if terms.layer.kind == "decoder_layer" and not _causal_lm(terms):
         cross = _layer(terms)["cross_attention"]
         gaps.append(

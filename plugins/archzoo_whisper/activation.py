@@ -165,7 +165,16 @@ def _gap(terms: SavedTerms) -> list[GapTerm | None]:
                 "P_s rows, less Korthikanti's at N",
             )
         )
-    elif not _causal_lm(terms):
+    elif _causal_lm(terms):
+        gaps.append(
+            GapTerm(
+                "cross-attention not run",
+                -8 * N,
+                "the decoder alone never runs its cross-attention: that LayerNorm, counted with the others, saves no "
+                "fp32 mean and 1/σ",
+            )
+        )
+    else:
         gaps.append(
             GapTerm(
                 "cross-attention",
