@@ -193,6 +193,7 @@ def build(cfg: NeoXConfig) -> Block:
         else "attention, add; the feed-forward on the sum, add (sequential residual)"
     )
     attn, mlp = _fused_attention(d, cfg.attention_bias), _mlp(d, symbol("d_ff", cfg.d_ff), cfg.activation)
+    attn = replace(attn, heads=s.h, kv_heads=s.h, d_head=s.d_h)  # the head layout, for the activation formula
     parts = [layer_norm("attention_norm", d), attn, layer_norm("mlp_norm", d), mlp]
     layer = composite("layer", "decoder_layer", parts, f"pre-LN decoder layer: {flow}")
     untied = "next-token logits: the untied output embedding (embed_out in EleutherAI's checkpoints)"
@@ -409,6 +410,8 @@ def build_gptj(cfg: GPTJConfig) -> Block:
         d,
         bias=False,
         causal=True,
+        heads=s.h,
+        d_head=s.d_h,
         description="causal self-attention, rotary positions on the first rotary_dim channels of each head, no biases",
     )
     if cfg.head == "question_answering":  # GPTJForQuestionAnswering hands its base model no cache
@@ -519,13 +522,16 @@ class PhiConfig(TransformerConfig):
 def build_phi(cfg: PhiConfig) -> Block:
     s = decoder_symbols(cfg)
     d, d_h = s.d, s.d_h
-    _, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, s.h, d_h, s.inner)
+    h_kv, kv_inner = kv_heads(cfg.n_heads, cfg.n_kv_heads, s.h, d_h, s.inner)
     attn = attention(
         "attention",
         d,
         s.inner,
         kv_inner=kv_inner,
         causal=True,
+        heads=s.h,
+        kv_heads=h_kv,
+        d_head=d_h,
         description="causal "
         + ("grouped-query " if kv_inner is not s.inner else "")
         + "self-attention with partial rotary positions, biases on every projection",
