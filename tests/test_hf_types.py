@@ -196,6 +196,7 @@ COMMON_PROBES: tuple[Any, ...] = (
     {"0": "x"},
     ["LlamaModel"],
     ["AutoConfig"],
+    "AutoModel",
     {"AutoConfig": 3},
     {"AutoConfig": "custom.Config"},
     "float16",
@@ -259,7 +260,7 @@ def test_the_dtype_names_are_torchs():
         (
             {"auto_map": ["AutoConfig"]},
             'auto_map: expected an object mapping Auto classes to custom code, got ["AutoConfig"]; transformers '
-            "5.23's AutoConfig fails on it",
+            "5.23's Auto classes fail on it",
         ),
     ],
 )
@@ -271,11 +272,17 @@ def test_a_common_key_refusal_names_file_key_value_and_fix(host, tmp_path, chang
     assert str(caught.value) == f"{path}: {message}"
 
 
-@pytest.mark.parametrize("auto_map", ["custom", ["AutoModel"], {"AutoConfig": "custom.Config"}])
-def test_an_auto_map_transformers_loads_is_ignored(host, tmp_path, auto_map):
-    """AutoConfig only asks whether "AutoConfig" is in auto_map: text or a list without it loads as an object does,
-    and transformers builds its own class for a type it knows."""
+@pytest.mark.reference
+@pytest.mark.parametrize("auto_map", ["modeling.MyBert", ["custom"], {"AutoConfig": "custom.Config"}])
+def test_an_auto_map_transformers_loads_is_ignored(T, host, tmp_path, auto_map):
+    """AutoConfig and AutoModel only ask whether their name is in auto_map: text or a list naming no Auto class
+    loads and builds transformers' own class as an object does."""
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "bert", "auto_map": auto_map}), encoding="utf-8")
+    path.write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 1, "auto_map": auto_map}), encoding="utf-8")
     reading = load_hf_config(path, host)
     assert {k.key: k.disposition for k in reading.keys}["auto_map"] == "ignored"
+    import torch
+
+    with torch.device("meta"):
+        model = T.AutoModel.from_config(T.AutoConfig.from_pretrained(str(path)))
+    assert type(model).__name__ == "BertModel"

@@ -437,17 +437,19 @@ def _refuse(path: Path, data: dict[str, Any], table: HFTable) -> dict[str, str]:
         if native in table.refused:
             accepted, why = table.refused[native]
         elif key == "auto_map" and native not in table.read and native not in table.ignored:
-            # AutoConfig asks `"AutoConfig" in auto_map` and, when it is, reads auto_map["AutoConfig"] and asks
-            # whether "--" is in it: anything those fail on (a number, null; a list or text naming AutoConfig) fails
+            # AutoConfig (and each AutoModel class) asks whether its name is in auto_map and, when it is, reads
+            # auto_map[name]; AutoConfig then asks whether "--" is in that: anything those fail on (a number, null;
+            # a list or text naming an Auto class; a number for AutoConfig's code) fails to load or to build
             ref = value.get("AutoConfig", "") if isinstance(value, dict) else ""
+            names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
             if not (
                 isinstance(value, (dict, list, str))
-                and (isinstance(value, dict) or "AutoConfig" not in value)
+                and not any(isinstance(n, str) and "Auto" in n for n in names)
                 and isinstance(ref, (dict, list, str))
             ):
                 raise HFConfigError(
                     f"{path}: auto_map: expected an object mapping Auto classes to custom code, got {_text(value)}; "
-                    f"transformers {TRANSFORMERS_VERSION}'s AutoConfig fails on it"
+                    f"transformers {TRANSFORMERS_VERSION}'s Auto classes fail on it"
                 )
             continue  # transformers builds its own class for a model type it knows: see _resolve
         elif native not in table.read and native not in table.ignored and COMMON_KEYS.get(key, ("",))[0] == "refused":
