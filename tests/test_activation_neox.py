@@ -25,8 +25,8 @@ ACTIVATIONS = list(archzoo_neox.ACTIVATIONS)
 
 def _neox(seed: int) -> dict:
     """A small random GPT-NeoX: sequential residual (the parallel one is refused), a quarter, 3/8 (an odd number
-    of channels), half, all or none of each head rotary, biases or none, its feed-forward width and activation, and each head class but the
-    sequence classifier (refused)."""
+    of channels), half, all or none of each head rotary, biases or none, its feed-forward width and activation,
+    and each head class but the sequence classifier (refused)."""
     rng = random.Random(seed)
     heads = rng.choice([2, 4])
     return dict(
