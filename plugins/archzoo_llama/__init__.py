@@ -110,7 +110,7 @@ HEADS = ("lm", "none", "sequence_classification", "token_classification", "quest
 
 class DecoderConfig(TransformerConfig):
     """The keys every LLaMA-style decoder shares (attention, norms, embeddings, head); defaults are
-    TinyLlama-1.1B (Zhang et al. 2024). `DenseConfig` adds a dense feed-forward, `MoEConfig` experts; the other
+    TinyLlama-1.1B (Zhang et al. 2024). `LlamaConfig` adds a dense feed-forward, `MoEConfig` experts; the other
     families change their values in ``DEFAULTS`` (`archzoo.architecture.TransformerConfig`)."""
 
     DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=32000, d_model=2048, n_layers=22, n_heads=32)
