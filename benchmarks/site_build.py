@@ -37,8 +37,6 @@ from pathlib import Path
 
 import yaml
 
-from registry_scale import session_share  # the benchmarks folder is the script's own
-
 ARCHITECTURES = ("bert", "gpt", "vit", "transformer")
 #: Yardstick pages per navigation section, as archzoo's navigation (`navigation.NAV_BRANCHING`) holds at most.
 SECTION = 10
@@ -275,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         small = write_registry(root / f"registry-{args.small}", args.small)
 
         print(f"yardstick: mkdocs-material, {args.entries:,} plain pages of a model page's shape ...", flush=True)
+        from registry_scale import session_share  # run as a script, the benchmarks folder is on the path
+
         results["share_cores"] = round(session_share(), 2)
         print(f"this session's share of the machine: {results['share_cores']:.2f} core(s)", flush=True)
         results["plain_s"], results["plain_cpu_s"] = timed(
