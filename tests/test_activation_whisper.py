@@ -27,6 +27,7 @@ LAYER_LISTS = {
     "none": ("encoder.layers", "decoder.layers"),
     "lm": ("model.encoder.layers", "model.decoder.layers"),
     "causal_lm": ("model.decoder.layers",),
+    "audio_classification": ("encoder.layers",),
 }
 
 
@@ -41,7 +42,7 @@ def _config(seed: int) -> dict:
         n_encoder_heads=rng.choice([2, 4]), n_decoder_heads=rng.choice([2, 4]),
         d_ff_encoder=rng.choice([24, 40]), d_ff_decoder=rng.choice([24, 40]),
         activation=rng.choice(["gelu", "relu", "gelu_new"]), tie_embeddings=rng.random() < 0.7,
-        head=rng.choice(list(LAYER_LISTS)),
+        head=list(LAYER_LISTS)[seed % len(LAYER_LISTS)],  # each head among any four seeds in a row
     )  # fmt: skip
 
 
@@ -76,6 +77,10 @@ def test_activation_formula_is_what_autograd_saves(seed, case):
         dict(n_encoder_layers=1, n_decoder_layers=2, head="none", activation="relu"),
         # the decoder alone: its cross-attention and that norm are built but not run, so save nothing
         dict(n_encoder_layers=2, n_decoder_layers=2, head="causal_lm", tie_embeddings=False),
+        # the encoder alone, a projector on every position, a mean, a classifier; with the hidden states' learned
+        # softmax-weighted sum (the stacked states and the weights' softmax saved for the product)
+        dict(n_encoder_layers=2, head="audio_classification", classifier_proj_size=12),
+        dict(n_encoder_layers=3, head="audio_classification", use_weighted_layer_sum=True, num_labels=5),
     ],
 )
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
@@ -148,13 +153,15 @@ def test_spec_augment_changes_nothing_saved():
 def test_the_gap_explains_every_random_configuration(seed):
     """Korthikanti's layer plus the named gap is the exact bytes of the layer it is compared with: an encoder layer
     (over P_s rows), or a decoder layer where the decoder has more layers or runs alone (then its cross-attention is
-    not run)."""
+    not run); the audio classifier has the encoder alone."""
     from archzoo.formula import total
     from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
 
     config = _config(seed)
     report = counter("whisper")(7, **config)
-    encoder = config["head"] != "causal_lm" and config["n_encoder_layers"] >= config["n_decoder_layers"]
+    encoder = config["head"] == "audio_classification" or (
+        config["head"] != "causal_lm" and config["n_encoder_layers"] >= config["n_decoder_layers"]
+    )
     layer = activation_formula(report, dtype="bf16").per_copy[
         f"whisper.{'encoder' if encoder else 'decoder'}.layers.layer"
     ]

@@ -37,6 +37,7 @@ CLASSES = (
     "transformers.WhisperModel",
     "transformers.WhisperForConditionalGeneration",
     "transformers.WhisperForCausalLM",
+    "transformers.WhisperForAudioClassification",
 )
 
 #: relu keeps its output, which fc2 saves as its input (one storage)
@@ -124,7 +125,10 @@ def _layer_input(terms: SavedTerms) -> Poly:
 
 def _outside(terms: SavedTerms) -> dict[str, Poly]:
     b, d, ids = terms.b, terms.d, terms.token_ids
-    out: dict[str, Poly] = {"decoder.token": ids, "decoder.position": ids}  # int64 indices, not buffers
+    cfg = terms.config
+    out: dict[str, Poly] = {}
+    if cfg.head != "audio_classification":
+        out |= {"decoder.token": ids, "decoder.position": ids}  # int64 indices, not buffers
     if not _causal_lm(terms):
         P = _positions(terms)
         out |= {
@@ -134,8 +138,18 @@ def _outside(terms: SavedTerms) -> dict[str, Poly]:
             # activation_function says); the positions' table is a parameter, added
             "encoder": b * d * 2 * P + b * d * P,
         }
-    if terms.config.head in ("lm", "causal_lm"):
+    if cfg.head in ("lm", "causal_lm"):
         out["lm_head"] = b * terms.Nd  # proj_out's input, the decoder's output
+    if cfg.head == "audio_classification":
+        P = _positions(terms)
+        out["projector"] = b * P * d  # its input: the encoder's output, or the weighted sum of its hidden states
+        out["classifier"] = b * symbol_of(terms.root, "d_p", cfg.classifier_proj_size)  # the mean over positions
+        if cfg.use_weighted_layer_sum:
+            states = symbol_of(terms.root, "L_e", cfg.n_encoder_layers) + 1
+            out["layer_weights"] = const(0)  # a parameter: its softmax, in the model's forward, saves
+            # the softmax of the L_e + 1 weights (its output, read by its backward and by the product), and the L_e + 1
+            # hidden states stacked for the product
+            out[""] = b * states + b * states * P * d
     return out
 
 
