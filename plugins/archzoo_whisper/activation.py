@@ -1,5 +1,5 @@
-"""What transformers' WhisperModel, WhisperForConditionalGeneration and WhisperForCausalLM save for backward in a
-training step: the whisper plugin's activation formula.
+"""What transformers' WhisperModel, ForConditionalGeneration, ForCausalLM and ForAudioClassification save for
+backward in a training step: the whisper plugin's activation formula.
 
 Two stacks over different rows: the encoder always runs over its ``P_s`` positions (from ``2 P_s`` log-mel frames),
 the decoder over the ``N`` tokens. The formula is read stack by stack (`archzoo.saved_tensors.SavedTerms.stack`),
