@@ -145,6 +145,12 @@ def check_seq_len(arch: Architecture, config: ArchConfig, seq_len: Any, *, name:
         if seq_len > longest:
             # the key that holds the positions, where one does (max_positions; Whisper's max_target_positions)
             keys = [key for key, value in config if "positions" in key and type(value) is int and value == longest]
+            if not keys:  # a bound the family sets for its own reason (a sliding window's cache): it says which
+                note = call_plugin(arch.plugin, "seq_len_note", arch.seq_len_note, config)
+                raise ConfigError(
+                    f"{name} {seq_len}: longer than {longest:,}, the longest N this configuration is counted at "
+                    f"({note}); give a shorter {name}"
+                )
             more = f"raise {keys[0]}" if len(keys) == 1 else "give the configuration more positions"
             raise ConfigError(
                 f"{name} {seq_len}: longer than the {longest:,} positions this configuration has; "
