@@ -17,6 +17,9 @@ from elsewhere are listed in `COMPUTED_NAMES` with why they reach no key of thes
 one stops the derivation. Reading the whole object (``to_dict``, ``vars``) copies keys for saving and
 printing, which changes no module, so it does not count as reading a key.
 
+With them, each configuration class's fields and their annotations (`field_types`), which transformers' strict
+dataclasses check when a file loads, and the value validators their defaults attach (`field_validators`).
+
 The result is written as data to `archzoo.hf_keys_read`, so that counting never imports transformers:
 
     python -m archzoo.hf_keys src/archzoo/hf_keys_read.py

@@ -10,7 +10,9 @@ it converts while loading (``rope_scaling``, ``rope_theta``, ``partial_rotary_fa
 ``rope_parameters`` as they do there (`_convert`), and any other key that is no field becomes, as in
 transformers, a plain attribute: ignored when no module of the type's code reads it, refused (naming the
 module) when one does. Which modules read what is derived from transformers' source by `archzoo.hf_keys`
-and committed as data (`archzoo.hf_keys_read`).
+and committed as data (`archzoo.hf_keys_read`), with each configuration class's field annotations: a value of a
+type the class's strict validation refuses is refused whether archzoo reads the key or ignores it
+(`_check_field_types`), as transformers refuses the file.
 
 Nothing here imports torch or transformers; a test checks the tables against transformers itself.
 """
@@ -1488,6 +1490,17 @@ def methodology_section(host: PluginHost) -> str:
         "one does. Which attributes each module reads is derived from transformers' source "
         "(`python -m archzoo.hf_keys src/archzoo/hf_keys_read.py`: the type's modeling module, every module it "
         "imports from, and the configuration code), and a test derives it again from the pinned release.",
+        "",
+        "Every key that is a field of the configuration class, read or ignored, is checked against the type "
+        f"transformers {TRANSFORMERS_VERSION} declares for it. Its configuration classes are strict dataclasses "
+        "(`huggingface_hub.dataclasses.strict`) that refuse to load a file whose value is not of the field's type "
+        "(`rms_norm_eps: null`, text or a whole number for a float, `true` for an integer) or lies outside the "
+        "interval its validator declares (LlamaConfig's `initializer_range`, 0 to 1), and archzoo refuses the same "
+        "files, naming the type. The annotations are derived from transformers' source with the reads above, and a "
+        "test loads a file of every wrong kind for every field of every type with both. A key given through an "
+        "alias is not checked, as transformers checks it no more. Of the keys every configuration carries, "
+        "`dtype` (else `torch_dtype`) is looked up as a torch dtype and `id2label`'s ids are made integers while "
+        "loading: a value transformers fails on there is refused too.",
         "",
         DOC_END,
     ]
