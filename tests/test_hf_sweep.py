@@ -334,9 +334,9 @@ SWEEPS.update(
 #: one token, sliding layers without one, layer_types of the wrong length or kinds: tests/test_llama.py's
 #: WINDOW_EDGES); each value here is one transformers runs
 _WINDOW_SWEEP = {
-    "mistral": dict(sliding_window=4),
-    "phi3": dict(sliding_window=4),
-    "mixtral": dict(sliding_window=4),
+    "mistral": dict(sliding_window=8),
+    "phi3": dict(sliding_window=8),
+    "mixtral": dict(sliding_window=8),
     "qwen2": dict(use_sliding_window=True, sliding_window=4, max_window_layers=0, layer_types=["full_attention"]),
     "qwen2_moe": dict(use_sliding_window=True, sliding_window=4, max_window_layers=0, layer_types=["full_attention"]),
 }

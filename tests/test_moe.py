@@ -311,7 +311,7 @@ def _random_file(rng: random.Random, model_type: str) -> dict[str, Any]:
             num_local_experts=n_experts,
             intermediate_size=rng.randint(8, 40),
             router_jitter_noise=0.1,
-            sliding_window=8,
+            sliding_window=9,  # N = 9 below: the longest N a window lets archzoo count at
             rms_norm_eps=1e-3,
         )
         if rng.random() < 0.5:
@@ -328,7 +328,7 @@ def _random_file(rng: random.Random, model_type: str) -> dict[str, Any]:
             mlp_only_layers=rng.choice([None, [], [0], [1, 5], [-1]]),
             norm_topk_prob=True,
             use_sliding_window=True,
-            sliding_window=8,
+            sliding_window=9,
             max_window_layers=1,
         )
         layers, step = kwargs["num_hidden_layers"], abs(kwargs["decoder_sparse_step"])
