@@ -77,6 +77,8 @@ def test_activation_formula_is_what_autograd_saves(seed, case):
         # untied: each side looks its ids up in its own table (the stack's token block), beside the unread `shared`
         dict(n_encoder_layers=1, n_decoder_layers=2, head="none", tie_embeddings=False),
         dict(n_encoder_layers=2, n_decoder_layers=2, head="question_answering", activation="relu"),
+        # tanh, like relu, keeps its output, which fc2 saves too
+        dict(n_encoder_layers=1, n_decoder_layers=1, head="lm", activation="tanh"),
         # the decoder alone: its cross-attention and that norm are built but not run, so save nothing
         dict(n_encoder_layers=2, n_decoder_layers=2, head="causal_lm"),
     ],

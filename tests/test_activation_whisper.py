@@ -75,6 +75,7 @@ def test_activation_formula_is_what_autograd_saves(seed, case):
         # one decoder layer: the encoder output its cross-attention reads is that layer's own, not the stack's
         dict(n_encoder_layers=2, n_decoder_layers=1, head="lm"),
         dict(n_encoder_layers=1, n_decoder_layers=2, head="none", activation="relu"),
+        dict(n_encoder_layers=2, n_decoder_layers=1, head="lm", activation="tanh"),
         # the decoder alone: its cross-attention and that norm are built but not run, so save nothing
         dict(n_encoder_layers=2, n_decoder_layers=2, head="causal_lm", tie_embeddings=False),
         # the encoder alone, a projector on every position, a mean, a classifier; with the hidden states' learned

@@ -33,9 +33,9 @@ CLASSES = tuple(
     for suffix in ("Model", "ForConditionalGeneration", "ForQuestionAnswering", "ForCausalLM")
 )
 
-#: what an activation saves besides the linear layers' inputs, d_ff wide: relu and its variants keep their output,
-#: which fc2 saves as its input (one storage)
-_ACTIVATIONS = {"relu": 0}
+#: what an activation saves besides the linear layers' inputs, d_ff wide: relu and tanh keep their output, which fc2
+#: saves as its input (one storage)
+_ACTIVATIONS = {"relu": 0, "tanh": 0}
 
 
 def _causal_lm(terms: SavedTerms) -> bool:
@@ -51,13 +51,13 @@ def _encoder_output_shared(terms: SavedTerms) -> bool:
 def _layer(terms: SavedTerms) -> dict[str, Poly]:
     b, Nd, Nf = terms.b, terms.Nd, terms.Nf
     attention = terms.attention_saves(upcast=False)  # softmax in the dtype, as BartAttention's eager path runs it
-    # fc1's input and fc2's; the activation module (activation_fn) beside them saves its own, the layer's; relu saves
-    # its output first, which fc2 then saves again (one storage, the activation module's)
-    relu = terms.activation in _ACTIVATIONS
+    # fc1's input and fc2's; the activation module (activation_fn) beside them saves its own, the layer's; relu and
+    # tanh save their output first, which fc2 then saves again (one storage, the activation module's)
+    output_saved = terms.activation in _ACTIVATIONS
     parts = {
         terms.attention_block.name: attention,
-        terms.ff.name: b * Nd + (const(0) if relu else b * Nf),
-        "": (1 if relu else terms.activation_elements) * b * Nf,
+        terms.ff.name: b * Nd + (const(0) if output_saved else b * Nf),
+        "": (1 if output_saved else terms.activation_elements) * b * Nf,
     }
     if terms.layer.kind == "decoder_layer":
         if _causal_lm(terms):  # built, never run without an encoder output
@@ -104,13 +104,13 @@ def _outside(terms: SavedTerms) -> dict[str, Poly]:
 
 def _gap(terms: SavedTerms) -> list[GapTerm | None]:
     gaps: list[GapTerm | None] = [layer_norm_statistics_gap(terms), gelu_new_gap(terms), feed_forward_width_gap(terms)]
-    if terms.activation == "relu":
+    if terms.activation in _ACTIVATIONS:
         gaps.append(
             GapTerm(
-                "relu output shared",
+                f"{terms.activation} output shared",
                 -2 * terms.Nf,
-                "relu saves its output, which fc2 saves as its input (one storage), where Korthikanti counts GeLU's "
-                "input beside it",
+                f"{terms.activation} saves its output, which fc2 saves as its input (one storage), where Korthikanti "
+                "counts GeLU's input beside it",
             )
         )
     if terms.layer.kind == "decoder_layer" and _causal_lm(terms):

@@ -40,8 +40,8 @@ CLASSES = (
     "transformers.WhisperForAudioClassification",
 )
 
-#: relu keeps its output, which fc2 saves as its input (one storage)
-_ACTIVATIONS = {"relu": 0}
+#: relu and tanh keep their output, which fc2 saves as its input (one storage)
+_ACTIVATIONS = {"relu": 0, "tanh": 0}
 
 
 def _positions(terms: SavedTerms) -> Poly:
@@ -81,12 +81,13 @@ def _cross_attention(terms: SavedTerms) -> Poly:
 def _own_layer(terms: SavedTerms) -> dict[str, Poly]:
     """One layer's blocks at N rows, the decoder's cross-attention apart."""
     b, Nd, Nf = terms.b, terms.Nd, terms.Nf
-    relu = terms.activation in _ACTIVATIONS  # its output, saved first by the activation module, is fc2's input
+    # relu's and tanh's output, saved first by the activation module, is fc2's input
+    output_saved = terms.activation in _ACTIVATIONS
     return {
         # softmax in the dtype; SDPA holds q, k, v and its output, which out_proj reads through a copy
         terms.attention_block.name: terms.attention_saves(upcast=False, fused_held=3 * terms.Ni + terms.Ni),
-        terms.ff.name: b * Nd + (const(0) if relu else b * Nf),
-        "": (1 if relu else terms.activation_elements) * b * Nf,  # the activation module beside fc1 and fc2
+        terms.ff.name: b * Nd + (const(0) if output_saved else b * Nf),
+        "": (1 if output_saved else terms.activation_elements) * b * Nf,  # the activation module beside fc1 and fc2
     }
 
 
@@ -160,13 +161,13 @@ def _layer_bytes(terms: SavedTerms, parts: dict[str, Poly]) -> Poly:
 
 def _gap(terms: SavedTerms) -> list[GapTerm | None]:
     gaps: list[GapTerm | None] = [layer_norm_statistics_gap(terms), gelu_new_gap(terms), feed_forward_width_gap(terms)]
-    if terms.activation == "relu":
+    if terms.activation in _ACTIVATIONS:
         gaps.append(
             GapTerm(
-                "relu output shared",
+                f"{terms.activation} output shared",
                 -2 * terms.Nf,
-                "relu saves its output, which fc2 saves as its input (one storage), where Korthikanti counts GeLU's "
-                "input beside it",
+                f"{terms.activation} saves its output, which fc2 saves as its input (one storage), where Korthikanti "
+                "counts GeLU's input beside it",
             )
         )
     if terms.stack == "encoder":
