@@ -230,6 +230,33 @@ def test_a_common_key_transformers_cannot_load_is_refused(T, host, tmp_path, mod
 
 
 @pytest.mark.reference
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"output_attentions": True, "attn_implementation": "sdpa"},
+        {"output_attentions": True, "_attn_implementation": "flash_attention_2"},
+        {"output_attentions": True, "attn_implementation": "sdpa", "_attn_implementation": "eager"},
+        {"output_attentions": True, "attn_implementation": "eager", "_attn_implementation": {"": "sdpa"}},
+        {"output_attentions": 1, "attn_implementation": "eager"},
+        {"output_attentions": "yes"},
+        {"output_attentions": False, "attn_implementation": "sdpa"},
+        {"problem_type": "single_label_classification", "num_labels": 1},
+        {"problem_type": "single_label_classification", "num_labels": True},
+        {"problem_type": "single_label_classification", "id2label": {"0": "a"}, "num_labels": 2},
+        {"problem_type": "single_label_classification", "id2label": {"0": "a", "1": "b"}, "num_labels": 1},
+        {"problem_type": "regression", "num_labels": 1},
+    ],
+)
+def test_the_settings_transformers_checks_together_are_refused_together(T, host, tmp_path, change):
+    """Keys archzoo ignores that transformers' loading checks against each other: attention weights returned by a
+    kernel other than eager, a single-label classifier of one label. Both refuse, or both load."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 1, **change}), encoding="utf-8")
+    theirs, ours = _transformers_refusal(T, path), _archzoo_refusal(host, path)
+    assert (theirs is None) == (ours is None), (theirs, ours)
+
+
+@pytest.mark.reference
 def test_the_dtype_names_are_torchs():
     """The names a dtype's text is looked up as are exactly torch's dtypes."""
     torch = pytest.importorskip("torch")
@@ -256,6 +283,17 @@ def test_the_dtype_names_are_torchs():
             {"id2label": {"0": "no", "yes": "yes"}},
             'id2label: the label id "yes" is no integer, and transformers 5.23 makes each id an integer when it loads '
             'the file; number the labels 0, 1, ... ({"0": "NEGATIVE", "1": "POSITIVE"})',
+        ),
+        (
+            {"problem_type": "single_label_classification", "id2label": {"0": "yes"}},
+            'problem_type: "single_label_classification" with 1 label, which transformers 5.23 refuses when it loads '
+            'the file; give 2 labels for a binary classifier, or "regression" for one output',
+        ),
+        (
+            {"output_attentions": True, "attn_implementation": "sdpa"},
+            'output_attentions: true with the attention kernel "sdpa", which transformers 5.23 refuses when it loads '
+            "the file (only eager attention returns its weights); set output_attentions to false, or the kernel to "
+            '"eager"',
         ),
         (
             {"auto_map": ["AutoConfig"]},

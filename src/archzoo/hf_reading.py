@@ -523,9 +523,10 @@ TORCH_DTYPES = frozenset(
 
 def _check_loaded_common(path: Path, data: Mapping[str, Any], table: HFTable, prefix: str) -> None:
     """The keys of every configuration that ``PreTrainedConfig`` declares without a checked type (its annotations
-    are strings) but converts while loading, failing on what it cannot convert: the precision (``dtype``, else the
-    older ``torch_dtype``), looked up as ``torch.<name>`` and printed back by splitting at a dot, and
-    ``id2label``'s keys, each made an integer with ``int``."""
+    are strings) but converts or checks while loading, failing on what it cannot: the precision (``dtype``, else
+    the older ``torch_dtype``), looked up as ``torch.<name>`` and printed back by splitting at a dot;
+    ``id2label``'s keys, each made an integer with ``int``; a single-label classifier of one label; and attention
+    weights returned (``output_attentions``) by a kernel other than eager (``validate_output_attentions``)."""
     key = "dtype" if data.get("dtype") is not None else "torch_dtype"
     dtype = data.get(key)
     if isinstance(dtype, str) and dtype not in TORCH_DTYPES:
@@ -541,6 +542,24 @@ def _check_loaded_common(path: Path, data: Mapping[str, Any], table: HFTable, pr
             'back (it fails on loading the file); give a torch dtype\'s name such as "bfloat16", or remove the key'
         )
     id2label = data.get("id2label")
+    labels = len(id2label) if isinstance(id2label, dict) else data.get("num_labels", 2)
+    if data.get("problem_type") == "single_label_classification" and labels == 1:
+        raise HFConfigError(
+            f'{path}: {prefix}problem_type: "single_label_classification" with 1 label, which transformers '
+            f"{TRANSFORMERS_VERSION} refuses when it loads the file; give 2 labels for a binary classifier, or "
+            '"regression" for one output'
+        )
+    # the attention kernel: attn_implementation, replaced by _attn_implementation (an object: its "" entry)
+    kernel = data.get("attn_implementation")
+    if "_attn_implementation" in data:
+        given = data["_attn_implementation"]
+        kernel = given.get("", kernel) if isinstance(given, dict) else given
+    if data.get("output_attentions") and kernel not in ("eager", None):
+        raise HFConfigError(
+            f"{path}: {prefix}output_attentions: {_text(data['output_attentions'])} with the attention kernel "
+            f"{_text(kernel)}, which transformers {TRANSFORMERS_VERSION} refuses when it loads the file (only eager "
+            'attention returns its weights); set output_attentions to false, or the kernel to "eager"'
+        )
     if isinstance(id2label, dict):
         for label in id2label:
             try:
