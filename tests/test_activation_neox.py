@@ -24,14 +24,15 @@ ACTIVATIONS = list(archzoo_neox.ACTIVATIONS)
 
 
 def _neox(seed: int) -> dict:
-    """A small random GPT-NeoX: sequential residual (the parallel one is refused), a quarter, 3/8 (an odd number
+    """A small random GPT-NeoX: parallel or sequential residual, a quarter, 3/8 (an odd number
     of channels), half, all or none of each head rotary, biases or none, its feed-forward width and activation,
     and each head class but the sequence classifier (refused)."""
     rng = random.Random(seed)
     heads = rng.choice([2, 4])
     return dict(
         vocab_size=rng.choice([64, 97]), d_model=heads * 8, n_layers=rng.choice([1, 2, 3]), n_heads=heads,
-        d_ff=rng.choice([24, 40]), parallel_residual=False, rotary_fraction=rng.choice([0.0, 0.25, 0.375, 0.5, 1.0]),
+        d_ff=rng.choice([24, 40]), parallel_residual=rng.random() < 0.5,
+        rotary_fraction=rng.choice([0.0, 0.25, 0.375, 0.5, 1.0]),
         attention_bias=rng.random() < 0.5, activation=rng.choice(ACTIVATIONS),
         tie_embeddings=rng.random() < 0.3, head=rng.choice(["lm", "none", "token_classification", "question_answering"]),
     )  # fmt: skip
@@ -160,10 +161,10 @@ def test_gptj_has_no_fused_attention():
     assert any("no attention implementation" in a for a in fused.assumptions)
 
 
-#: each architecture's defaults (transformers' configuration classes'), shrunk to two layers; GPT-NeoX's with the
-#: sequential residual, since its default parallel one is refused
+#: each architecture's defaults (transformers' configuration classes'), shrunk to two layers (GPT-NeoX-20B's parallel
+#: residual; the sequential one is drawn by the random configurations)
 SHRUNK = {
-    "neox": dict(n_layers=2, parallel_residual=False),
+    "neox": dict(n_layers=2),
     "gptj": dict(n_layers=2),
     "phi": dict(n_layers=2),
 }
@@ -199,15 +200,24 @@ def test_the_sequence_classifier_is_refused(architecture):
         memory.activation_formula(report)
 
 
-def test_the_parallel_residual_is_refused():
+@pytest.mark.parametrize(
+    "dtype, attention, recompute, device",
+    [("fp32", "eager", (), "meta"), ("bf16", "eager", (), "meta"), ("bf16", "eager", (), "cpu"),
+     ("bf16", "fused", (), "cpu"), ("bf16", "eager", ("gpt_neox.layers",), "meta")],
+)  # fmt: skip
+@pytest.mark.parametrize("n", [1, 7, 13])
+def test_the_parallel_residual_against_autograd(dtype, attention, recompute, device, n):
     """GPT-NeoX's parallel residual (GPT-NeoX-20B's and Pythia's): post_attention_layernorm reads the input
-    input_layernorm saved and saves only its statistics, which the shared terms cannot state per LayerNorm."""
-    report = counter("neox")(7, vocab_size=64, d_model=32, n_layers=2, n_heads=4, parallel_residual=True)
-    with pytest.raises(UnsupportedActivationMemory, match=r"^neox: with use_parallel_residual both LayerNorms"):
-        memory.activation_formula(report)
-    assert "unsupported" in memory.memory_dict(report)["activations"]
+    input_layernorm saved, and saves only its statistics; the family states that norm's figure itself."""
+    for layers in (1, 3):
+        config = dict(vocab_size=64, d_model=32, n_layers=layers, n_heads=4, d_ff=40, parallel_residual=True,
+                      rotary_fraction=0.25, head="lm")  # fmt: skip
+        assert_activation_memory_matches(
+            "neox", config, n, dtype=dtype, attention=attention, recompute=recompute, device=device
+        )
     # the reason, as autograd has it: the second LayerNorm's own saves are its mean and 1/σ (fp32, 7 tokens), the
     # first's its input besides (7 tokens of 32 in bf16)
+    report = counter("neox")(7, vocab_size=64, d_model=32, n_layers=2, n_heads=4, parallel_residual=True)
     measured = memory.measure_activations(report.architecture.reference(report.config), 7, dtype="bf16")
     by_module = measured.by_module()
     assert by_module["gpt_neox.layers.0.post_attention_layernorm"] == 2 * 4 * 7

@@ -13,10 +13,10 @@ query and key head, and the model's rotary tables as GPT-NeoX's. The heads save 
 classifier its dropout's mask too (GenericForTokenClassification's p = 0.1, which PhiConfig has no key for). Each
 activation the configurations accept keeps its own d_ff-wide tensors (`ACTIVATION_SAVES`).
 
-Two configurations are refused, with the reason: GPT-NeoX's parallel residual (its two LayerNorms read one
-input, which the first saves and the second does not save again, and `archzoo.memory` gives every LayerNorm of a
-layer the same saves), and the sequence classifiers (one int64 index more when the configuration has a padding
-token, a key archzoo's configurations do not carry).
+GPT-NeoX's parallel residual: its two LayerNorms read one input, which the first saves and the second does not save
+again (the second's figure is the layer's own: its statistics). The sequence classifiers are refused, with the
+reason: one int64 index more when the configuration has a padding token, a key archzoo's configurations do not
+carry.
 """
 
 from __future__ import annotations
@@ -91,13 +91,6 @@ SDPA_GROUPED_WIDTH = 256
 
 def _check(terms: SavedTerms, family: str) -> None:
     cfg = terms.config
-    if getattr(cfg, "parallel_residual", False):
-        raise UnsupportedActivationMemory(
-            f"{family}: with use_parallel_residual both LayerNorms read the layer's input, which input_layernorm "
-            "saves and post_attention_layernorm does not save again; archzoo.memory gives every LayerNorm of a layer "
-            "the same saves (ActivationSaves.norm), so this layer is measured with "
-            "archzoo.memory.measure_activations, not stated"
-        )
     if cfg.head == "sequence_classification":
         raise UnsupportedActivationMemory(
             f"{family}: the sequence classifier saves one int64 index of the last token more when the configuration "
@@ -195,12 +188,17 @@ def _neox_layer(terms: SavedTerms) -> dict[str, Poly]:
     # eager: the rotary concatenation's queries and keys and a copy of the values, softmax upcast to fp32; SDPA:
     # the queries, keys, values and its output, each h·d_h wide, and a log-sum-exp per query and head
     core = terms.attention_saves(upcast=True, eager_qkv=3 * Ni, fused_held=4 * Ni) - b * Ni + out
-    return {
+    parts = {
         f"{attention}.qkv_proj": b * Nd,
         f"{attention}.out_proj": out,
         attention: core,
         **_feed_forward(terms, shared_input=False),
     }
+    if terms.config.parallel_residual:
+        # both LayerNorms read the layer's input, which input_layernorm saves: post_attention_layernorm keeps only
+        # its statistics (mean and 1/σ per token)
+        parts["mlp_norm"] = 2 * terms.stats * N
+    return parts
 
 
 def _neox_gap(terms: SavedTerms) -> list[GapTerm | None]:

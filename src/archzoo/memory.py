@@ -511,7 +511,7 @@ def activation_formula(
         own = layer_parts.pop("", const(0))  # what the layer's own modules save, outside every block of it
         run = {f"{lp}.{path}": poly for path, poly in layer_parts.items()}
         for part in layer.children:
-            if part.kind in NORM_KINDS:
+            if part.kind in NORM_KINDS and part.name not in layer_parts:  # a norm the family states is its own
                 run[f"{lp}.{part.name}"] = saves.norm(run_terms)
         if recompute:  # only each layer's input (and what the family's layers take as arguments, in `stack`)
             run = {path: const(0) for path in run}
