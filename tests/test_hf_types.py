@@ -324,3 +324,40 @@ def test_an_auto_map_transformers_loads_is_ignored(T, host, tmp_path, auto_map):
     with torch.device("meta"):
         model = T.AutoModel.from_config(T.AutoConfig.from_pretrained(str(path)))
     assert type(model).__name__ == "BertModel"
+
+
+_YARN = {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 1024}
+_LLAMA3 = {
+    "rope_type": "llama3",
+    "factor": 8.0,
+    "original_max_position_embeddings": 1024,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "rope_theta": 500000.0,
+}
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize(
+    "rope",
+    [
+        dict(_YARN),
+        dict(_YARN, beta_fast="32"),
+        dict(_YARN, beta_fast=32, beta_slow=[1]),
+        dict(_YARN, original_max_position_embeddings=0),
+        dict(_YARN, original_max_position_embeddings="1024"),
+        dict(_LLAMA3),
+        dict(_LLAMA3, high_freq_factor="4"),
+        dict(_LLAMA3, original_max_position_embeddings=None),
+        dict(_LLAMA3, low_freq_factor=None),
+    ],
+)
+def test_rotary_settings_transformers_cannot_compare_are_refused(T, host, tmp_path, rope):
+    """transformers' rotary validation warns about most wrong settings but compares some (yarn's beta_fast with
+    beta_slow, llama3's frequency factors and pre-training length), failing on values of another type: both refuse,
+    or both load."""
+    path = tmp_path / "config.json"
+    data = {"model_type": "llama", "num_hidden_layers": 1, "max_position_embeddings": 4096, "rope_parameters": rope}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    theirs, ours = _transformers_refusal(T, path), _archzoo_refusal(host, path)
+    assert (theirs is None) == (ours is None), (theirs, ours)

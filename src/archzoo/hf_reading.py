@@ -922,6 +922,8 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
         )
     if table.config_class in ROPE_FACTORS_CHECKED:
         _check_rope_factors(path, data, table, rope, "rope_scaling" if "rope_scaling" in legacy and scaling else "")
+    if "max_position_embeddings" in table.defaults:
+        _check_rope_comparisons(path, data, table, rope, "rope_scaling" if "rope_scaling" in legacy and scaling else "")
     top = "original_max_position_embeddings"
     if top in data and top not in table.defaults and not _model_code_reads(table.model_type, top):
         kind = rope["rope_type"]
@@ -972,6 +974,28 @@ def _check_rope_factors(path: Path, data: Mapping[str, Any], table: HFTable, rop
                 f"{table.config_class} requires {half}, one per pair of rotary dimensions (hidden_size // "
                 "num_attention_heads x partial_rotary_factor), and refuses the file otherwise"
             )
+
+
+def _check_rope_comparisons(path: Path, data: Mapping[str, Any], table: HFTable, rope: dict, source: str) -> None:
+    """Refuse the rotary settings transformers' validation fails on rather than warns about: it compares yarn's
+    beta_fast with beta_slow and divides the length by the pre-training one, and compares llama3's frequency
+    factors and pre-training length, and a value of another type (text, a list) makes the comparison raise. The
+    same operations on the same values, as ``_validate_yarn_rope_parameters`` and
+    ``_validate_llama3_rope_parameters`` run them."""
+    kind, length = rope.get("rope_type"), _file_value(data, table, "max_position_embeddings")
+    try:
+        if kind == "yarn":
+            _ = (rope.get("beta_fast") or 32) < (rope.get("beta_slow") or 1)
+            _ = length / rope["original_max_position_embeddings"]
+        elif kind == "llama3":
+            _ = rope["high_freq_factor"] <= rope["low_freq_factor"]
+            _ = rope["original_max_position_embeddings"] >= length
+    except (TypeError, ZeroDivisionError, KeyError) as exc:
+        raise HFConfigError(
+            f"{path}: {source or 'rope_parameters'}: the {kind} settings {_text(rope)} fail transformers "
+            f"{TRANSFORMERS_VERSION}'s validation of {table.config_class} ({type(exc).__name__}: {exc}), so it "
+            "refuses to load the file; give numbers"
+        ) from None
 
 
 def _model_code_reads(model_type: str, key: str) -> bool:
