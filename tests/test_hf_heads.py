@@ -356,7 +356,16 @@ def test_every_block_matches_the_submodules_it_names(T, tmp_path, model_type, mo
         assert_blocks_match_modules(report.architecture, report.config)
 
 
-@pytest.mark.parametrize("model_type, model_class", CASES)
+#: new head classes whose family's formula states their saves exactly, checked against autograd there
+STATED_ELSEWHERE = {
+    "BartForQuestionAnswering": "test_activation_bart",
+    "BartForCausalLM": "test_activation_bart",
+    "MBartForQuestionAnswering": "test_activation_bart",
+    "MBartForCausalLM": "test_activation_bart",
+}
+
+
+@pytest.mark.parametrize("model_type, model_class", [c for c in CASES if c.values[1] not in STATED_ELSEWHERE])
 def test_activation_memory_of_a_new_head_is_refused_not_guessed(tmp_path, model_type, model_class):
     from archzoo.memory import UnsupportedActivationMemory, activation_formula
 
@@ -514,7 +523,7 @@ def test_sequence_limits_are_transformers(T, tmp_path, model_type):
         return
     assert _runs(T, path, longest) and not _runs(T, path, longest + 1)
     assert make_report(arch, config, longest).seq_len == longest
-    with pytest.raises(ConfigError, match=rf"^seq_len {longest + 1}: longer than the {longest} positions"):
+    with pytest.raises(ConfigError, match=rf"^seq_len {longest + 1}: longer than (the )?{longest}\b"):
         make_report(arch, config, longest + 1)
     assert make_report(arch, config).seq_len == longest  # the default N is the longest, not the table's rows
 

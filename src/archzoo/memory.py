@@ -134,16 +134,21 @@ class ActivationMeasurement:
 
 
 def _zero_dropout(ref: Reference) -> Reference:
-    """``ref`` with every dropout probability of its configuration class set to 0."""
+    """``ref`` with every dropout probability of its configuration class set to 0, LayerDrop's too (a layer skipped
+    at random saves nothing)."""
     if ref.library != "transformers" or not ref.config_class:
         return ref
+
+    def dropped(key: str) -> bool:
+        return "dropout" in key or "pdrop" in key or key.endswith("layerdrop")
+
     defaults = import_dotted(ref.config_class)().to_dict()
     zeroed = {
         key: 0.0
         for key, value in defaults.items()
-        if ("dropout" in key or "pdrop" in key) and isinstance(value, float) and key not in ref.kwargs
+        if dropped(key) and isinstance(value, float) and key not in ref.kwargs
     }
-    zeroed.update({k: 0.0 for k, v in ref.kwargs.items() if ("dropout" in k or "pdrop" in k) and isinstance(v, float)})
+    zeroed.update({k: 0.0 for k, v in ref.kwargs.items() if dropped(k) and isinstance(v, float)})
     return ref.model_copy(update={"kwargs": {**ref.kwargs, **zeroed}})
 
 
@@ -386,31 +391,55 @@ def _saves_for(report: Report) -> ActivationSaves:
     return saves
 
 
-def _stack_runs(root: Block) -> list[tuple[str, Block, Poly]]:
-    """The runs of ``root``'s stack of layers, each as (path of one copy, the layer, its copies): one run for a
-    stack of alike layers (``layers.layer``), one per run of a `archzoo.blocks.layer_runs` stack
-    (``layers.first_layers.first_layer``, ...)."""
-    stack = child(root, "layers")
+def _stacks(root: Block) -> list[tuple[str, Block]]:
+    """The stacks of layers of ``root``, each as (its path, the block holding its ``layers``): the root itself for a
+    model of one stack, else each child that holds one (an encoder-decoder's ``encoder`` and ``decoder``), in order."""
+    if any(c.name == "layers" for c in root.children):
+        return [(root.name, root)]
+    stacks = [(f"{root.name}.{c.name}", c) for c in root.children if any(g.name == "layers" for g in c.children)]
+    if not stacks:
+        raise UnsupportedActivationMemory(f"{root.name}: no stack of layers (a block named layers) to read")
+    return stacks
+
+
+def _holder_runs(path: str, holder: Block) -> list[tuple[str, Block, Poly]]:
+    """The runs of the stack of layers ``holder`` holds (at block path ``path``): one run for a stack of alike layers
+    (``layers.layer``), one per run of a `archzoo.blocks.layer_runs` stack (``layers.first_layers.first_layer``,
+    ...)."""
+    stack = child(holder, "layers")
     if stack.kind == "layer_runs":
         runs = []
         for run in stack.children:
             assert run.repeat is not None
             (layer,) = run.children
-            runs.append((f"{root.name}.layers.{run.name}.{layer.name}", layer, run.repeat))
+            runs.append((f"{path}.layers.{run.name}.{layer.name}", layer, run.repeat))
         return runs
     assert stack.repeat is not None
-    return [(f"{root.name}.layers.layer", stack.children[0], stack.repeat)]
+    return [(f"{path}.layers.layer", stack.children[0], stack.repeat)]
+
+
+def _stack_runs(root: Block) -> list[tuple[str, Block, Poly]]:
+    """The runs of every stack of ``root`` (`_stacks`), each as (path of one copy, the layer, its copies)."""
+    return [run for path, holder in _stacks(root) for run in _holder_runs(path, holder)]
+
+
+def _stack_name(root: Block, layer: Block) -> str:
+    """The name of the stack ``layer`` lies in, below the root (``encoder``); ``""`` when the root is the stack."""
+    for path, holder in _stacks(root):
+        if any(run_layer is layer for _, run_layer, _ in _holder_runs(path, holder)):
+            return "" if holder is root else holder.name
+    raise KeyError(layer.name)
 
 
 def _typical_layer(root: Block) -> Block:
-    """The layer of the stack's longest run (the first of equal runs): the one layer the shared terms, the
+    """The layer of the longest run of every stack (the first of equal runs): the one layer the shared terms, the
     Korthikanti comparison and the gap are read for."""
     runs = _stack_runs(root)
     return max(runs, key=lambda run: run[2].evaluate())[1]
 
 
 def _layer_count(root: Block) -> int:
-    """The layers of ``root``'s stack, every run's copies."""
+    """The layers of ``root``'s stacks, every run's copies."""
     return sum(copies.evaluate() for _, _, copies in _stack_runs(root))
 
 
@@ -462,6 +491,7 @@ def _terms(
         activation=ff.activation,
         activation_elements={**ACTIVATION_SAVES, **saves.activations}.get(ff.activation, 0),
         seq_len=report.seq_len if seq_len is None else seq_len,
+        stack=_stack_name(root, layer),
     )
 
 
@@ -497,73 +527,106 @@ def activation_formula(
             "fused attention is SDPA's flash kernel, which the CPU runs; on the meta device SDPA falls back to its "
             "math path, which saves the h·N² probabilities like eager attention: use device='cpu'"
         )
-    root, b = terms.root, terms.b
-    per: dict[str, Poly] = {}
-    copies_of: dict[str, Poly] = {}  # path -> copies of the layer it lies in
-    runs = _stack_runs(root)
-    for lp, layer, copies in runs:
-        run_terms = (
-            terms
-            if layer is terms.layer
-            else _terms(report, saves, dtype, attention, recompute, device, layer, seq_len)
-        )
-        layer_parts = saves.layer(run_terms)
-        own = layer_parts.pop("", const(0))  # what the layer's own modules save, outside every block of it
-        run = {f"{lp}.{path}": poly for path, poly in layer_parts.items()}
-        for part in layer.children:
-            if part.kind in NORM_KINDS and part.name not in layer_parts:  # a norm the family states is its own
-                run[f"{lp}.{part.name}"] = saves.norm(run_terms)
-        if recompute:  # only each layer's input (and what the family's layers take as arguments, in `stack`)
-            run = {path: const(0) for path in run}
-            run[lp] = b * run_terms.Nd
-        else:
-            run[lp] = total(run[f"{lp}.{part.name}"] for part in layer.children)
-            if not own.is_zero():
-                run[lp] = run[lp] + own
-        per.update(run)
-        copies_of.update(dict.fromkeys(run, copies))
-    blocks: dict[str, Poly] = {}
-    shared = saves.stack(terms)
-    if _layer_count(root) == 1 and not shared.is_zero():  # one layer saves it: the layer's (its attention's) own
-        lp, layer, _ = runs[0]
-        attention_path = f"{lp}.{next(c for c in layer.children if c.kind == 'self_attention').name}"
-        if not recompute:
-            per[attention_path] = per[attention_path] + shared
-        per[lp], shared = per[lp] + shared, const(0)
-    if child(root, "layers").kind == "layer_runs":  # each run's copies
-        for lp, _, copies in runs:
-            blocks[lp.rsplit(".", 1)[0]] = copies * per[lp]
-    blocks[f"{root.name}.layers"] = total(copies * per[lp] for lp, _, copies in runs) + shared
-    for path, poly in per.items():
-        blocks[path] = copies_of[path] * poly
+    root = terms.root
     outside = saves.outside(terms)
     root_own = outside.pop("", const(0))  # what the model's own forward saves, outside every block
+    blocks: dict[str, Poly] = {}
+    per: dict[str, Poly] = {}
+    stacks = _stacks(root)
+    for sp, holder in stacks:
+        runs = _holder_runs(sp, holder)
+        first = max(runs, key=lambda run: run[2].evaluate())[1]  # the stack's own shared terms
+        stack_terms = (
+            terms
+            if first is terms.layer
+            else _terms(report, saves, dtype, attention, recompute, device, first, seq_len)
+        )
+        stack_per: dict[str, Poly] = {}
+        copies_of: dict[str, Poly] = {}  # path -> copies of the layer it lies in
+        for lp, layer, copies in runs:
+            run_terms = (
+                stack_terms
+                if layer is stack_terms.layer
+                else _terms(report, saves, dtype, attention, recompute, device, layer, seq_len)
+            )
+            layer_parts = saves.layer(run_terms)
+            own = layer_parts.pop("", const(0))  # what the layer's own modules save, outside every block of it
+            run = {f"{lp}.{path}": poly for path, poly in layer_parts.items()}
+            for part in layer.children:  # a norm the family names takes its figure (one its layer never runs)
+                if part.kind in NORM_KINDS and f"{lp}.{part.name}" not in run:
+                    run[f"{lp}.{part.name}"] = saves.norm(run_terms)
+            if recompute:  # only each layer's input (and what the family's layers take as arguments, in `stack`)
+                run = {path: const(0) for path in run}
+                run[lp] = saves.layer_input(run_terms)
+            else:
+                run[lp] = total(run[f"{lp}.{part.name}"] for part in layer.children)
+                if not own.is_zero():
+                    run[lp] = run[lp] + own
+            stack_per.update(run)
+            copies_of.update(dict.fromkeys(run, copies))
+        shared = saves.stack(stack_terms)
+        if sum(copies.evaluate() for _, _, copies in runs) == 1 and not shared.is_zero():
+            # one layer saves it: the layer's (its attention's) own
+            lp, layer, _ = runs[0]
+            attention_path = f"{lp}.{next(c for c in layer.children if c.kind == 'self_attention').name}"
+            if not recompute:
+                stack_per[attention_path] = stack_per[attention_path] + shared
+            stack_per[lp], shared = stack_per[lp] + shared, const(0)
+        if child(holder, "layers").kind == "layer_runs":  # each run's copies
+            for lp, _, copies in runs:
+                blocks[lp.rsplit(".", 1)[0]] = copies * stack_per[lp]
+        blocks[f"{sp}.layers"] = total(copies * stack_per[lp] for lp, _, copies in runs) + shared
+        for path, poly in stack_per.items():
+            blocks[path] = copies_of[path] * poly
+        per.update(stack_per)
+        if holder is not root:  # the stack's blocks beside its layers (embeddings, norms, convolutions)
+            parts: dict[str, Poly] = {}
+            for part in holder.children:
+                if part.name == "layers":
+                    continue
+                name = f"{holder.name}.{part.name}"
+                if name in outside:
+                    parts[f"{sp}.{part.name}"] = outside[name]
+                elif part.kind in NORM_KINDS:
+                    parts[f"{sp}.{part.name}"] = saves.norm(stack_terms)
+                elif part.kind == "embedding":  # a table looked up: what its ids cost is the family's to name
+                    parts[f"{sp}.{part.name}"] = const(0)
+                else:
+                    raise UnsupportedActivationMemory(
+                        f"{arch}: block {sp}.{part.name} ({part.kind}) is not known to the formula"
+                    )
+            blocks.update(parts)
+            # the family names under the stack's own name what the stack's modules save outside its blocks (the
+            # token ids of an embedding it holds, but whose table lies outside it)
+            blocks[sp] = blocks[f"{sp}.layers"] + total(parts.values()) + outside.get(holder.name, const(0))
+    holders = {holder.name for _, holder in stacks if holder is not root}
     tops: dict[str, Poly] = {}
     for top in root.children:
         path = f"{root.name}.{top.name}"
-        if top.name == "layers":
+        if top.name == "layers" or top.name in holders:
             continue
         if top.name in outside:  # the family's own figure first: a norm over other rows than N tokens
             tops[path] = outside[top.name]
         elif top.kind in NORM_KINDS:
             tops[path] = saves.norm(terms)
         elif top.children:  # a composite (the embeddings): its parts' saves
-            parts: dict[str, Poly] = {}
+            composite_parts: dict[str, Poly] = {}
             for part in top.children:
                 name = f"{top.name}.{part.name}"
-                parts[f"{path}.{part.name}"] = (
+                composite_parts[f"{path}.{part.name}"] = (
                     outside[name] if name in outside else saves.norm(terms) if part.kind in NORM_KINDS else const(0)
                 )
-            tops.update(parts)
-            tops[path] = total(parts.values())
+            tops.update(composite_parts)
+            tops[path] = total(composite_parts.values())
         else:
             raise UnsupportedActivationMemory(f"{arch}: block {path} ({top.kind}) is not known to the formula")
     blocks.update(tops)
+    stack_blocks = [blocks[f"{sp}.layers"] if holder is root else blocks[sp] for sp, holder in stacks]
     blocks[root.name] = (
-        blocks[f"{root.name}.layers"] + total(poly for path, poly in tops.items() if path.count(".") == 1) + root_own
+        total(stack_blocks) + total(poly for path, poly in tops.items() if path.count(".") == 1) + root_own
     )
     assumptions = (
-        f"batch 1, dropout 0, training mode, weights and activations in {dtype}",
+        f"batch 1, dropout and LayerDrop 0, training mode, weights and activations in {dtype}",
         "each storage counted once, parameters and buffers excluded",
         {
             "eager": "eager attention: the h·N² probabilities are saved",

@@ -100,8 +100,10 @@ def reference_inputs(ref: Reference, seq_len: int, model: Any) -> tuple[tuple[An
     if ref.inputs == "token_ids":
         return (), {"input_ids": torch.zeros(1, seq_len, dtype=torch.long, device=device)}
     if ref.inputs == "encoder_decoder_token_ids":  # the same N on both sides
+        # two tensors, as a training step's source ids and shifted labels are: one tensor handed to both sides would
+        # be one storage autograd saves for both embeddings' backward, where a real step saves two
         ids = torch.zeros(1, seq_len, dtype=torch.long, device=device)
-        return (), {"input_ids": ids, "decoder_input_ids": ids}
+        return (), {"input_ids": ids, "decoder_input_ids": torch.zeros_like(ids)}
     if ref.inputs == "image":
         channels, size = _image_shape(model)
         return (torch.zeros(1, channels, size, size, device=device),), {}

@@ -143,6 +143,8 @@ class SavedTerms:
     # the N the formula is asked at (the report's): for saves that change form with N, such as a mask SDPA is given
     # only from some length on, the family states the polynomial that holds there
     seq_len: int = 0
+    # the stack the layer lies in, below the root (an encoder-decoder's "encoder" or "decoder"); "" for a model of one
+    stack: str = ""
     fp32: Poly = field(default_factory=lambda: const(4))
     int64: Poly = field(default_factory=lambda: const(8))
 
@@ -203,13 +205,21 @@ class ActivationSaves:
     layers' inputs. ``layer`` gives the bytes of one layer's blocks other than its norms (by path below the
     layer: ``attention``, ``mlp``, ``attention.q_proj``; ``""`` for what modules of the layer that no block
     maps save, such as an activation module beside the feed-forward's linears); ``norm`` what each normalisation saves (default a
-    LayerNorm's); ``stack`` what the stack of layers saves once for all of them (a rotary table; ``recompute``
-    says whether layers are recomputed); ``outside`` the blocks outside the layers, by path below the root
+    LayerNorm's; a norm ``layer`` names takes that figure instead, such as one its class builds but never runs);
+    ``stack`` what the stack of layers saves once for all of them (a rotary table; ``recompute`` says whether layers
+    are recomputed); ``outside`` the blocks outside the layers, by path below the root
     (``token``, ``embeddings.segment``: a composite's parts it does not name save nothing, a top-level block it
     does not name is refused, a norm it names takes that figure instead of ``norm``'s; ``""`` for what the model's
     own forward saves outside every block); ``gap`` the terms after the dropout ones that take Korthikanti et al.'s
     layer to this one (`archzoo.memory.korthikanti_gap`). ``fused_note`` replaces the fused-attention assumption for
-    classes that have no SDPA path (transformers then runs their eager attention)."""
+    classes that have no SDPA path (transformers then runs their eager attention). ``layer_input`` is what a
+    recomputed layer saves, its input (default ``N d`` in the dtype; a stack over other rows than N tokens says so).
+
+    A model of two stacks (an encoder-decoder, whose root holds no ``layers`` but an ``encoder`` and a ``decoder``
+    that each do) is read stack by stack: `SavedTerms.stack` names the stack of the layer ``layer``, ``norm`` and
+    ``stack`` are given, and ``outside`` names a stack's blocks beside its layers by ``stack.block``
+    (``encoder.position``) and what the stack's own modules save outside its blocks by the stack's name
+    (``encoder``); a stack's embedding it does not name saves nothing, another block it does not name is refused."""
 
     architecture: str
     classes: tuple[str, ...]
@@ -220,6 +230,7 @@ class ActivationSaves:
     norm: Callable[[SavedTerms], Poly] = SavedTerms.layer_norm
     fused_note: str = ""  # what "fused attention" means for these classes, where it is not SDPA's flash kernel
     stack: Callable[[SavedTerms], Poly] = lambda terms: const(0)
+    layer_input: Callable[[SavedTerms], Poly] = lambda terms: terms.b * terms.Nd
 
 
 # ---- the gap terms several families share -----------------------------------------------------------
