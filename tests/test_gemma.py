@@ -622,21 +622,12 @@ def _cli_figures(path, model_class: str, capsys) -> tuple[int, int] | str:
     return report["params"]["total"], report["flops"]["forward"]
 
 
-#: null for a field transformers' strict configuration classes type as a number: transformers refuses the file
-#: (StrictDataclassFieldValidationError), archzoo counts it, because archzoo's loader (src/archzoo/hf_reading.py)
-#: does not check the type of a key a table ignores, and a reader never sees those keys. Not the plugin's to fix:
-#: reported to the loader's owner; strict, so these cases fail the day the loader refuses them
-_LOADER_GAPS = {"query_pre_attn_scalar-null", "rms_norm_eps-null"}
-
-
 def _sweep_cases() -> list:
     cases = []
     for model_type, sweep in SWEEPS.items():
         changes = {"(base)": {}, **{key: {key: value} for key, value in sweep.items()}, **EXTRA[model_type]}
         for label, change in changes.items():
-            gap = pytest.mark.xfail(strict=True, reason="archzoo's loader checks no ignored key's type")
-            marks = [gap] if label in _LOADER_GAPS else []
-            cases.append(pytest.param(model_type, label, change, id=f"{model_type}-{label}", marks=marks))
+            cases.append(pytest.param(model_type, label, change, id=f"{model_type}-{label}"))
     return cases
 
 

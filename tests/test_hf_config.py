@@ -307,9 +307,10 @@ REFUSALS = [
     ),
     (
         "custom-code-not-an-object",
-        {"model_type": "bert", "auto_map": "modeling.MyBert"},
+        {"model_type": "bert", "auto_map": "AutoModel.MyBert"},
         None,
-        '{path}: auto_map: expected an object mapping Auto classes to custom code, got "modeling.MyBert"',
+        '{path}: auto_map: expected an object mapping Auto classes to custom code, got "AutoModel.MyBert"; '
+        "transformers 5.23's Auto classes fail on it",
     ),
     (
         "custom-code-of-an-unknown-type",
