@@ -13,7 +13,6 @@ from archzoo.architecture import Architecture, TransformerConfig, check_head_cou
 from archzoo.blocks import Block, layer_norm
 from archzoo.decoder_parts import (
     HeadWidthConfig,
-    architectures_hook,
     attention_modules,
     causal_attention,
     d_head_field,
@@ -23,20 +22,17 @@ from archzoo.decoder_parts import (
     decoder_reference,
     decoder_symbols,
     decoder_table,
-    describe_heads,
     fused_attention,
-    head_classes,
     head_dim_kwargs,
-    hf_readers_hook,
     kv_heads,
     kv_heads_field,
     rotary_fraction,
     settings_ignored,
-    table_values,
     with_norms,
 )
 from archzoo.formula import sym
 from archzoo.hf_vocabulary import HFTable
+from archzoo.plugin_parts import architectures_hook, describe_heads, head_classes, hf_readers_hook, table_values
 
 
 class _Tiny(TransformerConfig):

@@ -37,7 +37,6 @@ from archzoo.blocks import (
     seq2seq_encoder,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook, table_values
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -46,6 +45,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
+from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook, table_values
 from archzoo.seq2seq_parts import (
     ATTRIBUTE_MAP,
     BART_STACK_PARTS,

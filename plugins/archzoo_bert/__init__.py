@@ -46,7 +46,6 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS
 from archzoo.formula import const
 from archzoo.hf_config import (
     DROPOUT,
@@ -59,6 +58,7 @@ from archzoo.hf_config import (
     HFTable,
     hf_reader,
 )
+from archzoo.plugin_parts import LABELS
 from archzoo.symbols import declare_symbol, symbol
 
 # the hook by which this plugin states what its layers save for backward

@@ -20,7 +20,6 @@ from archzoo.architecture import TransformerConfig
 from archzoo.blocks import Block, composite, embedding, feed_forward, layer_norm, repeat, with_modules
 from archzoo.decoder_parts import (
     SPECIAL_TOKENS,
-    architectures_hook,
     decoder_heads,
     decoder_modules,
     decoder_reference,
@@ -28,12 +27,8 @@ from archzoo.decoder_parts import (
     decoder_table,
     fused_attention,
     fused_attention_modules,
-    head_field,
-    hf_readers_hook,
     labels_kwargs,
     mlp_modules,
-    num_labels_field,
-    table_values,
 )
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
@@ -45,6 +40,7 @@ from archzoo.hf_config import (
     USE_CACHE,
     hf_reader,
 )
+from archzoo.plugin_parts import architectures_hook, head_field, hf_readers_hook, num_labels_field, table_values
 
 # the hook by which this plugin states what its layers save for backward
 from .activation import register_activation_memory as register_activation_memory

@@ -51,9 +51,9 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import Poly, const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, HFTable, hf_reader
+from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"

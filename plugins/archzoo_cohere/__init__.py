@@ -23,7 +23,6 @@ from archzoo.decoder_parts import (
     PADDING_CHECKED,
     ROTARY_TYPE_CHECKED,
     HeadWidthConfig,
-    architectures_hook,
     attention_modules,
     causal_attention,
     d_head_field,
@@ -35,8 +34,6 @@ from archzoo.decoder_parts import (
     decoder_symbols,
     decoder_table,
     head_dim_kwargs,
-    head_field,
-    hf_readers_hook,
     kv_heads_field,
     mlp_modules,
     read_rotary_decoder,
@@ -47,6 +44,7 @@ from archzoo.hf_config import (
     DROPOUT,
     hf_reader,
 )
+from archzoo.plugin_parts import architectures_hook, head_field, hf_readers_hook
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory

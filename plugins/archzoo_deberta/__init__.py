@@ -38,7 +38,6 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import N, Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -49,6 +48,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
+from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory

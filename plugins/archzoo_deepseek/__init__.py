@@ -56,7 +56,6 @@ from archzoo.blocks import (
     rms_norm,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import N, Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -69,6 +68,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
+from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.symbols import declare_symbol, symbol
 
 __version__ = "0.1.0"

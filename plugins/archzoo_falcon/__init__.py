@@ -36,7 +36,6 @@ from archzoo.architecture import TransformerConfig, check_activation
 from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
     DecoderSymbols,
-    architectures_hook,
     decoder_descriptions,
     decoder_model,
     decoder_modules,
@@ -45,17 +44,14 @@ from archzoo.decoder_parts import (
     decoder_table,
     fused_attention,
     fused_attention_modules,
-    head_field,
-    hf_readers_hook,
     kv_heads,
     labels_kwargs,
     mlp_modules,
-    num_labels_field,
     settings_ignored,
-    table_values,
 )
 from archzoo.formula import const
 from archzoo.hf_config import DROPOUT, TOKEN_ID, hf_reader, rope_type
+from archzoo.plugin_parts import architectures_hook, head_field, hf_readers_hook, num_labels_field, table_values
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory

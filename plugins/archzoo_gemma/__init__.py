@@ -62,7 +62,6 @@ from archzoo.blocks import (
     rms_norm,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import Poly, const, sym
 from archzoo.hf_config import (
     DROPOUT,
@@ -76,6 +75,7 @@ from archzoo.hf_config import (
     hf_reader,
     rope_type,
 )
+from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -86,7 +86,7 @@ SLIDING = "sliding_attention"
 FULL = "full_attention"
 LayerType = Literal["sliding_attention", "full_attention"]
 
-#: the symbols the plugin adds: the layers of each run (the labels' K is archzoo.decoder_parts.LABELS)
+#: the symbols the plugin adds: the layers of each run (the labels' K is archzoo.plugin_parts.LABELS)
 L_SLIDING = declare_symbol("L_s", latex="L_{s}", meaning="sliding-window layers", order=2)
 L_GLOBAL = declare_symbol("L_g", latex="L_{g}", meaning="global attention layers", order=3)
 

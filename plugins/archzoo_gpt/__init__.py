@@ -20,16 +20,10 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
-from archzoo.decoder_parts import (
-    LABELS,
-    architectures_hook,
-    decoder_reference,
-    decoder_symbols,
-    hf_readers_hook,
-    table_values,
-)
+from archzoo.decoder_parts import decoder_reference, decoder_symbols
 from archzoo.formula import const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
+from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook, table_values
 from archzoo.symbols import symbol
 
 # the hook by which this plugin states what its layers save for backward

@@ -84,7 +84,7 @@ from archzoo.blocks import (
     rms_norm,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS, kv_heads
+from archzoo.decoder_parts import kv_heads
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -97,6 +97,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
+from archzoo.plugin_parts import LABELS
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory

@@ -40,7 +40,6 @@ from archzoo.blocks import (
     linear,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -52,6 +51,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
+from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory

@@ -29,10 +29,8 @@ from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_head_count, check_kv_heads, context_length
 from archzoo.blocks import Block, attention, composite, layer_norm, linear, lm_head
 from archzoo.decoder_parts import (
-    LABELS,
     PADDING_CHECKED,
     SPECIAL_TOKENS,
-    architectures_hook,
     attention_modules,
     decoder_descriptions,
     decoder_kwargs,
@@ -43,18 +41,14 @@ from archzoo.decoder_parts import (
     decoder_table,
     fused_attention,
     fused_attention_modules,
-    head_field,
-    hf_readers_hook,
     kv_heads,
     kv_heads_field,
     labels_kwargs,
     mlp_modules,
-    num_labels_field,
     partial_rotary,
     read_partial_rotary,
     rotary_fraction,
     settings_ignored,
-    table_values,
     with_norms,
 )
 from archzoo.formula import Poly, const
@@ -67,6 +61,7 @@ from archzoo.hf_config import (
     USE_CACHE,
     hf_reader,
 )
+from archzoo.plugin_parts import LABELS, architectures_hook, head_field, hf_readers_hook, num_labels_field, table_values
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory

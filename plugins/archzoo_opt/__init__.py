@@ -31,16 +31,11 @@ from archzoo.blocks import (
 from archzoo.decoder_parts import (
     PADDING_CHECKED,
     SPECIAL_TOKENS,
-    architectures_hook,
     decoder_heads,
     decoder_reference,
     decoder_symbols,
     decoder_table,
-    head_field,
-    hf_readers_hook,
     labels_kwargs,
-    num_labels_field,
-    table_values,
 )
 from archzoo.formula import Poly
 from archzoo.hf_config import (
@@ -51,6 +46,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
+from archzoo.plugin_parts import architectures_hook, head_field, hf_readers_hook, num_labels_field, table_values
 from archzoo.symbols import declare_symbol, symbol
 
 # the hook by which this plugin states what its layers save for backward

@@ -23,7 +23,6 @@ from archzoo.architecture import TransformerConfig, check_activation, check_kv_h
 from archzoo.blocks import Block, composite, feed_forward, layer_norm
 from archzoo.decoder_parts import (
     PADDING_CHECKED,
-    architectures_hook,
     attention_modules,
     causal_attention,
     decoder_descriptions,
@@ -33,12 +32,9 @@ from archzoo.decoder_parts import (
     decoder_reference,
     decoder_symbols,
     decoder_table,
-    head_field,
-    hf_readers_hook,
     kv_heads_field,
     labels_kwargs,
     mlp_modules,
-    num_labels_field,
     partial_rotary,
     read_partial_rotary,
     settings_ignored,
@@ -48,6 +44,7 @@ from archzoo.hf_config import (
     DROPOUT,
     hf_reader,
 )
+from archzoo.plugin_parts import architectures_hook, head_field, hf_readers_hook, num_labels_field
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory

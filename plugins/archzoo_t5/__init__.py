@@ -43,9 +43,9 @@ from archzoo.blocks import (
     seq2seq_encoder,
     with_modules,
 )
-from archzoo.decoder_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.formula import Poly
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
+from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.seq2seq_parts import (
     eos_classification_head,
     eos_classification_modules,

@@ -28,8 +28,8 @@ from archzoo.blocks import (
     seq2seq_encoder,
     with_modules,
 )
-from archzoo.decoder_parts import architectures_hook
 from archzoo.formula import total
+from archzoo.plugin_parts import architectures_hook
 from archzoo.seq2seq_parts import source_target_note, stack_modules
 from archzoo.symbols import symbol
 

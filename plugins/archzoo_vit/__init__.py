@@ -21,9 +21,9 @@ from archzoo.blocks import (
     repeat,
     with_modules,
 )
-from archzoo.decoder_parts import architectures_hook, hf_readers_hook
 from archzoo.formula import const
 from archzoo.hf_config import ACTIVATION_ONLY, DROPOUT, INITIALISATION, NORM_EPSILON, HFTable, hf_reader
+from archzoo.plugin_parts import architectures_hook, hf_readers_hook
 from archzoo.symbols import declare_symbol, symbol
 
 # the hook by which this plugin states what its layers save for backward

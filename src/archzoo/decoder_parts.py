@@ -1,7 +1,8 @@
 """The parts Transformer plugins build alike, under other names: the configuration keys decoders add to
 `TransformerConfig`'s four and their checks, the symbols a decoder is built on, heads on top of a decoder, the
-key/value heads of grouped-query attention, the reference modules and keyword arguments of a transformers decoder, a
-config.json reader from its table, and the registration hooks.
+key/value heads of grouped-query attention, the reference modules and keyword arguments of a transformers decoder, and
+a decoder's config.json table and readers. What every plugin registers alike, whatever its family (the ``head``
+field, the label count, the registration hooks), is in `archzoo.plugin_parts`.
 
 Each part is what several families' plugins wrote out for themselves (GPT-NeoX, StableLM, StarCoder2, Cohere,
 Falcon, BLOOM, OPT, LLaMA ...): a family passes the names its transformers class uses, and keeps what is its own.
@@ -9,14 +10,13 @@ Falcon, BLOOM, OPT, LLaMA ...): a family passes the names its transformers class
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 from pydantic import Field, model_validator
 
 from .architecture import (
-    Architecture,
     Reference,
     TransformerConfig,
     check_activation,
@@ -27,22 +27,19 @@ from .architecture import (
 from .blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat, with_modules
 from .formula import Poly, const, sym
 from .hf_vocabulary import INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, HFTable, check_padding_index, rope_type
-from .hookspecs import hookimpl
-from .symbols import declare_symbol, symbol
+from .plugin_parts import LABELS, head_classes, table_values
+from .symbols import symbol
 
 __all__ = [
     "D_HEAD_WORDS",
     "KV_HEADS_WORDS",
     "LABELLED_HEADS",
-    "LABELS",
-    "LABELS_WORDS",
     "PADDING_CHECKED",
     "ROTARY_TYPE_CHECKED",
     "SPECIAL_TOKENS",
     "DecoderKeys",
     "DecoderSymbols",
     "HeadWidthConfig",
-    "architectures_hook",
     "attention_modules",
     "causal_attention",
     "d_head_field",
@@ -55,29 +52,20 @@ __all__ = [
     "decoder_stack",
     "decoder_symbols",
     "decoder_table",
-    "describe_heads",
     "fused_attention",
     "fused_attention_modules",
-    "head_classes",
     "head_dim_kwargs",
-    "head_field",
-    "hf_readers_hook",
     "kv_heads",
     "kv_heads_field",
     "labels_kwargs",
     "mlp_modules",
-    "num_labels_field",
     "partial_rotary",
     "read_partial_rotary",
     "read_rotary_decoder",
     "rotary_fraction",
     "settings_ignored",
-    "table_values",
     "with_norms",
 ]
-
-#: The one symbol the classification heads add: K, the labels (num_labels).
-LABELS = declare_symbol("K", latex="K", meaning="labels (num_labels)", order=33)
 
 
 # ---- configuration: what decoders add to TransformerConfig's four keys ---------------------------------------
@@ -177,47 +165,6 @@ def decoder_symbols(cfg: DecoderKeys) -> DecoderSymbols:
     d_h = symbol("d_h", d_head or cfg.d_model // cfg.n_heads)
     inner = d if d_head is None and cfg.d_model % cfg.n_heads == 0 else h * d_h
     return DecoderSymbols(d, symbol("V", cfg.vocab_size), symbol("L", cfg.n_layers), h, d_h, inner)
-
-
-#: What the heads every transformers decoder offers put on top of it, as the ``head`` field describes them.
-_HEAD_WORDS = {
-    "sequence_classification": "a bias-free score layer on every token, the last non-padding one's kept",
-    "token_classification": "a score layer with bias on every token",
-    "question_answering": "Linear(d_model, 2) on every token",
-}
-
-
-def describe_heads(classes: Mapping[str, str], *, prefix: str = "", note: str = "", **words: str) -> str:
-    """The ``head`` field's description: each head with its transformers class (``lm``, ``none``) or what it puts on
-    top (``words``, else the usual words for a decoder's score layers), then ``note`` and ``: {prefix}For...`` when
-    given."""
-    parts = [f"{head} ({words.get(head) or _HEAD_WORDS.get(head) or name})" for head, name in classes.items()]
-    text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
-    return text + (f", {note}" if note else "") + (f": {prefix}For..." if prefix else "")
-
-
-def head_field(classes: Mapping[str, str], *, prefix: str = "", note: str = "", **words: str) -> Any:
-    """The ``head`` field of a family whose heads are ``classes`` (archzoo's head -> transformers' class), ``lm``
-    by default, described by `describe_heads`: ``head: Literal[tuple(CLASSES)] = head_field(CLASSES)``."""
-    return Field("lm", description=describe_heads(classes, prefix=prefix, note=note, **words))
-
-
-#: how most decoders' ``num_labels`` reads
-LABELS_WORDS = (
-    "outputs of the sequence_classification and token_classification heads (transformers' num_labels); "
-    "question_answering always has 2"
-)
-
-
-def num_labels_field(description: str = LABELS_WORDS) -> Any:
-    """The ``num_labels`` field, K: 2 labels by default, as transformers' PretrainedConfig has."""
-    return Field(2, description=description)
-
-
-def head_classes(classes: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """An `HFTable`'s ``classes`` from a family's head -> class map: each class with the head it sets, the base
-    model (head ``none``) first."""
-    return {name: {"head": head} for head, name in sorted(classes.items(), key=lambda item: item[0] != "none")}
 
 
 def kv_heads(n_heads: int, n_kv_heads: int | None, h: Poly, d_h: Poly, inner: Poly) -> tuple[Poly, Poly]:
@@ -460,19 +407,6 @@ def decoder_reference(classes: Mapping[str, str], head: str, config_class: str, 
     )
 
 
-def table_values(hf: Mapping[str, Any], table: HFTable, **own: Any) -> dict[str, Any]:
-    """The archzoo keys of a config.json's values (resolved as transformers resolves them), as ``table.read`` maps
-    them: each read key's value under its archzoo key, a key the configuration class does not define (such as a
-    ``head_dim`` the model reads when a file sets it) None when absent. Keys read only to be checked (``(checked:
-    ...)``) set nothing; ``own`` gives the keys the plugin computes itself (a fraction from ``rope_parameters``)."""
-    values: dict[str, Any] = {}
-    for native, target in table.read.items():
-        if target.startswith("(") or target in own:
-            continue
-        values[target] = hf[native] if native in table.defaults or native == "num_labels" else hf.get(native)
-    return {**values, **own}
-
-
 def rotary_fraction(rope: Any, default: float, config_class: str) -> Any:
     """The fraction of each head the rotary positions turn, as ``config_class`` resolves it: rope_parameters'
     partial_rotary_factor (which loading fills from the file's other rotary keys), else the class's ``default``. A
@@ -543,30 +477,3 @@ def read_rotary_decoder(hf: Mapping[str, Any], table: HFTable) -> dict[str, Any]
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     rope_type(hf["rope_parameters"], table.config_class)
     return table_values(hf, table)
-
-
-def architectures_hook(*architectures: Architecture) -> Callable[[Callable[[Architecture], None]], None]:
-    """The plugin's ``register_architectures`` hook, registering ``architectures``:
-    ``register_architectures = architectures_hook(ARCHITECTURE)``."""
-
-    @hookimpl
-    def register_architectures(register: Callable[[Architecture], None]) -> None:
-        for architecture in architectures:
-            register(architecture)
-
-    return register_architectures
-
-
-def hf_readers_hook(
-    readers: Mapping[str, tuple[Callable[..., dict[str, Any]], str | None]],
-) -> Callable[[Callable[..., None]], None]:
-    """The plugin's ``register_hf_readers`` hook: each Hugging Face ``model_type`` with its reader and the
-    architecture it reads into (None: the plugin's only one),
-    ``register_hf_readers = hf_readers_hook({"stablelm": (_from_stablelm, "stablelm")})``."""
-
-    @hookimpl
-    def register_hf_readers(register: Callable[..., None]) -> None:
-        for model_type, (reader, architecture) in readers.items():
-            register(model_type, reader, architecture=architecture)
-
-    return register_hf_readers
