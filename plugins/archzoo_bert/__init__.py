@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
-from archzoo import ArchConfig, Architecture, Reference, hookimpl
-from archzoo.architecture import check_activation, check_heads
+from archzoo import Architecture, Reference, hookimpl
+from archzoo.architecture import TransformerConfig, check_activation
 from archzoo.blocks import (
     Block,
     attention,
@@ -98,13 +98,17 @@ _FAMILY_CLASS_PREFIX = {
 }
 
 
-class BertConfig(ArchConfig):
+class BertConfig(TransformerConfig):
     """BERT and its siblings; defaults are BERT-base (Devlin et al. 2019)."""
 
-    vocab_size: PositiveInt = Field(30522, description="WordPiece vocabulary size")
-    d_model: PositiveInt = Field(768, description="hidden width H")
-    n_layers: PositiveInt = Field(12, description="encoder layers L")
-    n_heads: PositiveInt = Field(12, description="attention heads A; must divide d_model")
+    DEFAULTS: ClassVar[dict[str, Any]] = dict(vocab_size=30522, d_model=768, n_layers=12, n_heads=12)
+    DESCRIPTIONS: ClassVar = dict(
+        vocab_size="WordPiece vocabulary size",
+        d_model="hidden width H",
+        n_layers="encoder layers L",
+        n_heads="attention heads A; must divide d_model",
+    )
+
     d_ff: PositiveInt = Field(3072, description="feed-forward width (4H in BERT)")
     max_positions: PositiveInt = Field(512, description="learned position embeddings (rows of the table)")
     position_offset: NonNegativeInt = Field(
@@ -185,8 +189,7 @@ class BertConfig(ArchConfig):
 
     @model_validator(mode="after")
     def _check(self) -> BertConfig:
-        check_heads(self.d_model, self.n_heads)
-        check_activation(self.activation)
+        check_activation(self.activation)  # the heads divide d_model: TransformerConfig's check, run before this
         if self.position_offset >= self.max_positions:
             raise ValueError(
                 f"position_offset: positions starting at {self.position_offset} leave none of the "
