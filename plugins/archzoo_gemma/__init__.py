@@ -42,9 +42,9 @@ image, as transformers' ``Gemma3ForConditionalGeneration`` computes them.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import BeforeValidator, Field, PositiveInt, model_validator
 
 from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_activation, check_kv_heads
@@ -85,6 +85,20 @@ __version__ = "0.1.0"
 SLIDING = "sliding_attention"
 FULL = "full_attention"
 LayerType = Literal["sliding_attention", "full_attention"]
+
+
+def _float_cap(value: Any) -> Any:
+    """A cap as transformers' strict configuration takes it: a float (50.0); the integer 50 it refuses, and so does
+    archzoo, instead of counting it as another value than the one given."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a float such as 50.0 or null, got {str(value).lower()}")
+    if isinstance(value, int):
+        raise ValueError(f"expected a float such as {float(value)!r}, got the integer {value!r}")
+    return value
+
+
+#: a soft-cap, c in c·tanh(x / c): a float, never an integer (transformers 5.23's strict fields refuse one)
+SoftCap = Annotated[float, BeforeValidator(_float_cap)]
 
 #: the symbols the plugin adds: the layers of each run (the labels' K is archzoo.plugin_parts.LABELS)
 L_SLIDING = declare_symbol("L_s", latex="L_{s}", meaning="sliding-window layers", order=2)
@@ -130,12 +144,12 @@ class GemmaConfig(TransformerConfig):
         "token_classification (a score layer with bias on every token; Gemma 2 only)",
     )
     num_labels: PositiveInt = Field(2, description="outputs of the classification heads (transformers' num_labels)")
-    attn_softcap: float | None = Field(
+    attn_softcap: SoftCap | None = Field(
         50.0,
         description="the attention scores' soft-capping c·tanh(s / c) (attn_logit_softcapping; null: none): no "
         "parameters or FLOPs, but tanh saves its h·N² output",
     )
-    final_softcap: float | None = Field(
+    final_softcap: SoftCap | None = Field(
         30.0,
         description="the LM head's logits' soft-capping c·tanh(x / c) (final_logit_softcapping; null: none): no "
         "parameters or FLOPs, but tanh saves its N·V output",
@@ -185,12 +199,12 @@ class Gemma3Config(GemmaConfig):
 
     qk_norm: bool = Field(True, description="an RMSNorm of width d_head on the queries and on the keys")
     sliding_window: PositiveInt = Field(512, description="tokens a sliding-window layer attends to")
-    attn_softcap: float | None = Field(
+    attn_softcap: SoftCap | None = Field(
         None,
         description="attn_logit_softcapping (null as released), which Gemma3TextConfig holds and transformers' Gemma 3 "
         "attention never applies (it passes no softcap on): carried as the file gives it, it changes no figure",
     )
-    final_softcap: float | None = Field(
+    final_softcap: SoftCap | None = Field(
         None,
         description="the LM head's logits' soft-capping c·tanh(x / c) (final_logit_softcapping; null: none, as "
         "released): no parameters or FLOPs, but tanh saves its N·V output",
