@@ -56,12 +56,31 @@ _REQUIRED_MARKERS = ("reference", "browser")
 _skipped_required: list[str] = []
 
 
+#: each test module's time: the seconds its tests' setup, call and teardown took, summed over the workers
+_module_seconds: dict[str, float] = {}
+#: how many modules the end-of-run table of the slowest lists
+SLOWEST_MODULES = 20
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    module = report.nodeid.split("::", 1)[0]
+    _module_seconds[module] = _module_seconds.get(module, 0.0) + report.duration
     # an expected failure is reported as skipped too, but it ran: only a test that did not run is missing
     if report.skipped and not hasattr(report, "wasxfail") and any(m in report.keywords for m in _REQUIRED_MARKERS):
         _skipped_required.append(
             f"{report.nodeid}: {report.longrepr[-1] if isinstance(report.longrepr, tuple) else report.longrepr}"
         )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Where the suite's time goes, by area: the slowest test modules, each with its tests' summed seconds (over
+    all workers, so their sum is the suite's processor time, not its wall time)."""
+    if not _module_seconds:
+        return
+    total = sum(_module_seconds.values())
+    terminalreporter.section(f"time by test module ({total:,.0f} s of test time in all)")
+    for module, seconds in sorted(_module_seconds.items(), key=lambda item: -item[1])[:SLOWEST_MODULES]:
+        terminalreporter.write_line(f"{seconds:8.1f} s  {100 * seconds / total:5.1f}%  {module}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
