@@ -183,7 +183,7 @@ def test_the_defaults_shrunk_to_a_few_layers(architecture, n_layers, seq_len, re
 @pytest.mark.slow
 @pytest.mark.parametrize("architecture", ["gemma2", "gemma3"])
 def test_the_defaults_whole_as_count_shows_them(architecture):
-    """Gemma 2 2B (26 layers, N = 4,096) and Gemma 3 1B (26 layers, N = 512), bf16 eager on the meta device: the
+    """Gemma 2 2B (26 layers, N = 8,192) and Gemma 3 1B (26 layers, N = 32,768), bf16 eager on the meta device: the
     figures ``archzoo count gemma2`` and ``gemma3`` print, against autograd (about 6 s each)."""
     from archzoo.testing import assert_activation_memory_matches
 
@@ -235,7 +235,7 @@ def test_count_reads_well_in_the_terminal_and_as_json(capsys):
     assert main(["count", "gemma2"]) == 0
     text = capsys.readouterr().out
     assert "no SDPA path: eager" in text
-    assert "activations (N=4,096)" in text
+    assert "activations (N=8,192)" in text
 
 
 # ---- soft-capping and the padding id: keys that change what autograd saves, not parameters or FLOPs -------------

@@ -274,32 +274,38 @@ def _generation_ref(host, arch: str):
 
 @pytest.mark.reference
 @pytest.mark.parametrize("arch", ["gemma2", "gemma3"])
-def test_prefill_exact_at_every_length_decode_up_to_the_window(host, arch):
-    """Prefill (eager: the full N x N products under the window's mask) equals FlopCounterMode's count on both sides
-    of the window; a decode step equals it up to the window, N <= W."""
+def test_prefill_and_decode_exact_on_both_sides_of_the_window(host, arch):
+    """Prefill (eager: the full N x N products under the window's mask) and a decode step equal FlopCounterMode's
+    count on both sides of the window W = 6: past it a sliding layer's step attends to the W keys transformers'
+    sliding cache layer hands it, and the whole report, its JSON and its blocks say so."""
     from archzoo.reference import reference_decode_flops, reference_prefill_flops
 
     _, ref = _generation_ref(host, arch)
     for n in (4, 6, 11):
         assert count(arch, n, **_WINDOWED).prefill_flops == reference_prefill_flops(ref, n), n
-    for n in (3, 6):
-        assert count(arch, n, **_WINDOWED).decode_flops == reference_decode_flops(ref, n), n
+    for n in (3, 6, 7, 9, 14):
+        report = count(arch, n, **_WINDOWED)
+        measured = reference_decode_flops(ref, n)
+        assert report.decode_flops == measured, n
+        assert report.to_dict()["flops"]["decode"] == measured, n
+        assert report.blocks_dict()["decode_flops"] == measured, n
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("arch", ["gemma2", "gemma3"])
-def test_decode_beyond_the_window_counts_every_cached_token(host, arch):
-    """What archzoo counts past the window, as its docstring states: transformers' sliding layers attend to W keys,
-    archzoo's to N, so archzoo's decode step is larger by the two attention products over the N - W keys the
-    window drops, 4 h d_h (N - W) in each sliding layer, and by nothing else."""
-    from archzoo.reference import reference_decode_flops
-
-    cfg, ref = _generation_ref(host, arch)
-    sliding = cfg.kinds().count("sliding_attention")
-    assert sliding, "the configuration must hold sliding layers"
-    for n in (9, 14):
-        dropped = 4 * cfg.n_heads * cfg.d_head * (n - cfg.sliding_window) * sliding
-        assert count(arch, n, **_WINDOWED).decode_flops - reference_decode_flops(ref, n) == dropped, n
+def test_the_decode_formula_reads_the_window_past_it(host, arch):
+    """Past the window the decode formula names W (the symbol table gives its value) where the sliding layers'
+    attention products read the keys; up to it, N, and no W."""
+    inside = count(arch, 6, **_WINDOWED)
+    beyond = count(arch, 9, **_WINDOWED)
+    assert "W" not in {s["name"] for s in inside.symbols()}
+    assert {s["name"]: s["value"] for s in beyond.symbols()}["W"] == _WINDOWED["sliding_window"]
+    assert "W" in beyond.decode_formula(9).text() and "W" not in inside.decode_formula(6).text()
+    # the decode step grows with N in the global layers only
+    cfg, _ = _generation_ref(host, arch)
+    global_layers = cfg.kinds().count("full_attention")
+    grow = 4 * cfg.n_heads * cfg.d_head * global_layers
+    assert count(arch, 10, **_WINDOWED).decode_flops - beyond.decode_flops == grow
 
 
 @pytest.mark.reference
@@ -334,10 +340,10 @@ def test_training_flops_equal_a_backward_pass(host):
         assert count(arch, 7, **_WINDOWED).training_flops == reference_training_flops(ref, 7), arch
 
 
-def test_default_length_is_the_window(host):
-    """A report's default N is the sliding window where it is shorter than the context (all figures exact)."""
-    assert count("gemma2").seq_len == 4096  # Gemma 2: 8,192-token context, 4,096-token window
-    assert count("gemma3").seq_len == 512  # Gemma 3 1B: 32,768-token context, 512-token window
+def test_default_length_is_the_context(host):
+    """A report's default N is the model's context length, the window shorter or not (every figure exact past it)."""
+    assert count("gemma2").seq_len == 8192  # Gemma 2 2B: 8,192-token context (Gemma2Config), 4,096-token window
+    assert count("gemma3").seq_len == 32768  # Gemma 3 1B: 32,768-token context (Gemma3TextConfig), 512-token window
     assert count("gemma2", layer_types=["full_attention"] * 26).seq_len == 8192
 
 

@@ -20,13 +20,12 @@ forward FLOPs do not depend on the pattern. The stack is an `archzoo.blocks.laye
 one kind is a plain `repeat`, whose layer's blocks are checked one by one against transformers' modules (inside
 runs only the stack as a whole is, as the kit maps a run's copies to the first indices of the module list).
 
-What archzoo counts for the KV cache and decode step: every layer caches every token, ``2 h_kv d_h`` elements per
-token per layer. transformers' ``DynamicCache`` keeps at most ``W - 1`` tokens in a sliding layer between steps
-(``W`` the window), ``W`` while the step reading a new token runs, and that step attends to ``W`` keys. So the KV
-cache archzoo gives for ``N`` tokens is the one the step reading token ``N`` holds, and its decode FLOPs are
-transformers', for ``N <= W``, which is why a report's default ``N`` is the window (or the context length, if
-shorter); beyond it archzoo's KV cache and decode FLOPs exceed transformers' by the sliding layers' ``N - W``
-dropped tokens. Parameters, forward, training and prefill FLOPs are exact at every ``N``.
+What archzoo counts for the KV cache and decode step: every layer caches ``2 h_kv d_h`` elements per token.
+transformers' ``DynamicCache`` keeps at most ``W - 1`` tokens in a sliding layer between steps (``W`` the window), and
+the step reading a new token attends to ``W`` keys there: past the window a sliding layer's attention (a block with
+``window`` set) reads ``W`` for ``N`` in the decode step (`archzoo.report.Report.decode_formula`). A prefill over ``N``
+tokens computes every layer's keys and values in full (the cache keeps a view of them), which is the KV cache an
+inference peak counts. Parameters, forward, training, prefill and decode FLOPs are exact at every ``N``.
 
 Gemma 3's 4B, 12B and 27B are released as ``gemma3`` (``Gemma3ForConditionalGeneration``: a SigLIP vision tower,
 a projector and this text model). archzoo counts the text model (``gemma3_text``: ``Gemma3TextModel``,
@@ -103,6 +102,7 @@ SoftCap = Annotated[float, BeforeValidator(_float_cap)]
 #: the symbols the plugin adds: the layers of each run (the labels' K is archzoo.plugin_parts.LABELS)
 L_SLIDING = declare_symbol("L_s", latex="L_{s}", meaning="sliding-window layers", order=2)
 L_GLOBAL = declare_symbol("L_g", latex="L_{g}", meaning="global attention layers", order=3)
+W_WINDOW = declare_symbol("W", latex="W", meaning="sliding window (sliding_window)", order=4)
 
 
 class GemmaConfig(TransformerConfig):
@@ -244,6 +244,8 @@ def _layer(cfg: GemmaConfig, kind: str, name: str) -> Block:
         + (", QK-norm" if cfg.qk_norm else "")
         + ("" if cfg.bidirectional else ", causal"),
     )
+    if sliding:  # transformers' sliding cache layer keeps the last W - 1 tokens: a decode step attends to W keys
+        att = replace(att, window=W_WINDOW(cfg.sliding_window))
     if cfg.qk_norm:  # RMSNorms of one head's width, applied to every query and key head: parameters, no matmul
         norms = (
             rms_norm("q_norm", d_h, description="RMSNorm(d_h) on every query head"),
@@ -296,8 +298,8 @@ def _runs(cfg: GemmaConfig) -> Block:
         runs,
         counts=counts,
         description=f"{n_sliding} sliding-window and {len(kinds) - n_sliding} global layers; each caches "
-        f"2·h_kv·d_h = {kv:,} key/value elements per token, counted for every token (transformers' DynamicCache "
-        f"keeps at most W - 1 = {cfg.sliding_window - 1:,} in a sliding layer: exact for N <= W)",
+        f"2·h_kv·d_h = {kv:,} key/value elements per token; a sliding layer's decode step attends to at most "
+        f"W = {cfg.sliding_window:,} keys (transformers' DynamicCache keeps the last W - 1 tokens there)",
     )
 
 
@@ -447,21 +449,6 @@ def reference_gemma3(cfg: GemmaConfig) -> Reference | None:
         config_class="transformers.Gemma3TextConfig",
         kwargs=kwargs,
     )
-
-
-def _default_seq_len(cfg: GemmaConfig) -> int:
-    """The window (or the context, if shorter): the longest N at which every figure, KV cache and decode step
-    included, equals transformers' (its cache keeps at most W - 1 tokens in a sliding layer)."""
-    return min(cfg.max_positions, cfg.sliding_window) if SLIDING in cfg.kinds() else cfg.max_positions
-
-
-def _seq_len_note(cfg: GemmaConfig) -> str:
-    if _default_seq_len(cfg) < cfg.max_positions:
-        return (
-            f"the sliding window ({cfg.sliding_window:,} tokens), the longest context at which the KV cache and "
-            "decode figures equal transformers' (beyond it a sliding layer keeps only the window)"
-        )
-    return "the model's context length"
 
 
 # ---- Hugging Face config.json ----------------------------------------------------------------------------
@@ -726,8 +713,6 @@ ARCHITECTURE = Architecture(
     citation="Gemma Team. Gemma 2: Improving Open Language Models at a Practical Size. 2024. arXiv:2408.00118",
     config_model=GemmaConfig,
     build=build,
-    seq_len=_default_seq_len,
-    seq_len_note=_seq_len_note,
     reference=reference,
 )
 
@@ -740,8 +725,6 @@ GEMMA3_ARCHITECTURE = Architecture(
     citation="Gemma Team. Gemma 3 Technical Report. 2025. arXiv:2503.19786",
     config_model=Gemma3Config,
     build=build,
-    seq_len=_default_seq_len,
-    seq_len_note=_seq_len_note,
     reference=reference_gemma3,
 )
 

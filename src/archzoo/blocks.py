@@ -71,6 +71,8 @@ __all__ = [
     "rms_norm",
     "seq2seq_decoder",
     "seq2seq_encoder",
+    "windowed_decode",
+    "windows",
     "with_modules",
 ]
 
@@ -148,6 +150,10 @@ class Block:
     # A run of a `layer_runs` stack: where its copies sit in the stack (copy i is layer positions[i] of the
     # stack's nn.ModuleList); empty for any other block, whose copies are layers 0 .. repeat - 1.
     positions: tuple[int, ...] = ()
+    # A self-attention block whose cache keeps a sliding window of W tokens (transformers' sliding layers keep
+    # W - 1 between steps): a decode step at context N attends to min(N, W) keys (`decode_formula`). None:
+    # every cached token.
+    window: Poly | None = None
 
     def stored_factor(self) -> Poly:
         """The sets of its child's weights this block stores (1 when it holds no copies)."""
@@ -261,6 +267,25 @@ def active_params(root: Block) -> Poly:
     that token uses (composites are the sums of their children). Equal to ``root.params`` unless the
     tree holds experts, where only ``k`` of the ``E`` copies count."""
     return total(v.active_params for v in root.visits() if not v.block.children)
+
+
+def windows(root: Block) -> tuple[BlockVisit, ...]:
+    """The visits of ``root``'s blocks whose cache keeps a sliding window (``window`` set), outermost first and
+    none inside another."""
+    found: list[BlockVisit] = []
+    for visit in root.visits():
+        if visit.block.window is not None and not any(visit.path.startswith(f.path + ".") for f in found):
+            found.append(visit)
+    return tuple(found)
+
+
+def windowed_decode(decode: Poly, window: Poly | None, context: int) -> Poly:
+    """A decode step's formula ``decode`` (in N) for a block under ``window`` at ``context``: past the window it
+    attends to ``W`` keys, not ``N`` (transformers' sliding cache layer keeps the last ``W - 1`` tokens and the
+    step adds one), so N becomes W."""
+    if window is None or context <= window.evaluate():
+        return decode
+    return decode.substitute("N", window)
 
 
 #: Each field of a `Block` and its default (None for the name and kind, which every caller gives), in the

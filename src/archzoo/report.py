@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from .architecture import MAX_SIZE, ArchConfig, Architecture, size_text
-from .blocks import Block, BlockVisit, active_params
+from .blocks import Block, BlockVisit, active_params, windowed_decode, windows
 from .errors import ConfigError
 from .figures import UNITS, check_units, count_in_units, human_bytes, human_count, in_units
 from .formula import Poly
@@ -245,7 +245,29 @@ class Report:
     def decode_at(self, context: int, source: int | None = None) -> int:
         """One cached decode step: the one reading position ``context`` (``context - 1`` tokens cached), an
         encoder-decoder's cross-attention over ``source`` source tokens (default: ``context``)."""
-        return self.root.decode_flops.evaluate(N=context, S=context if source is None else source)
+        return self.decode_formula(context).evaluate(N=context, S=context if source is None else source)
+
+    @cached_property
+    def windows(self) -> tuple[BlockVisit, ...]:
+        """The tree's sliding-window attention blocks (`archzoo.blocks.windows`), outermost only."""
+        return windows(self.root)
+
+    def decode_of(self, visit: BlockVisit, context: int) -> Poly:
+        """The decode step's formula at ``context`` for the copies of one block: ``visit.decode_flops``, except
+        that a sliding-window block attends to ``W`` keys once the context passes ``W``
+        (`archzoo.blocks.windowed_decode`), so that block's part reads ``W`` instead of ``N``."""
+        formula = visit.decode_flops
+        for windowed in self.windows:
+            window = windowed.block.window
+            if visit.path == windowed.path or visit.path.startswith(windowed.path + "."):  # at or under it
+                return windowed_decode(formula, window, context)
+            if windowed.path.startswith(visit.path + "."):  # one of the blocks under this one
+                formula = formula - windowed.decode_flops + windowed_decode(windowed.decode_flops, window, context)
+        return formula
+
+    def decode_formula(self, context: int) -> Poly:
+        """The whole decode step's formula at ``context`` (`decode_of` the root)."""
+        return self.decode_of(next(self.root.visits()), context)
 
     @property
     def generation_note(self) -> str | None:
@@ -381,7 +403,7 @@ class Report:
         seen: dict[str, Any] = {}
         polys = [self.root.params, self.root.flops, self.root.kv_cache, self.root.cross_kv_cache]
         if self.generative:
-            polys.append(self.root.decode_flops)
+            polys.append(self.decode_formula(self.seq_len))
         for poly in polys:
             for s in poly.used_symbols():
                 seen.setdefault(s.name, s)

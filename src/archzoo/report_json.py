@@ -49,7 +49,7 @@ def visit_dict(report: Report, visit: BlockVisit, units: str = "flops") -> dict[
     }
     if report.generative:
         out["prefill_flops"] = in_units(visit.prefill_flops, units).evaluate(N=n)
-        out["decode_flops"] = in_units(visit.decode_flops, units).evaluate(N=n, S=n)
+        out["decode_flops"] = in_units(report.decode_of(visit, n), units).evaluate(N=n, S=n)
     if block.repeat is not None:
         out["repeat"] = block.repeat.evaluate()
         out["shared"] = block.shared
@@ -82,7 +82,7 @@ def flops_dict(report: Report, units: str = "flops") -> dict[str, Any]:
         return in_units(poly, units).evaluate(N=n, **free)
 
     prefill = report.root.prefill_flops if report.generative else None
-    decode = report.root.decode_flops if report.generative else None
+    decode = report.decode_formula(n) if report.generative else None
     return {
         "units": units,
         "seq_len": n,
