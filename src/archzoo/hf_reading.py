@@ -816,6 +816,33 @@ def _file_value(data: Mapping[str, Any], table: HFTable, native: str) -> Any:
     return data.get(native, table.defaults.get(native))
 
 
+def _unconverted_rope_keys(
+    data: Mapping[str, Any], table: HFTable, sources: Mapping[str, tuple[str, Any]], accounted: set[str]
+) -> dict[str, KeyReading]:
+    """The generic rotary keys (``rope_theta``, ``partial_rotary_factor``) in the file of a class whose own
+    conversion takes those entries from other keys (GPTNeoXConfig: ``rotary_emb_base``, ``rotary_pct``): such a key
+    is no field, so transformers sets it as a plain attribute only after the conversion, and
+    ``standardize_rope_params``, the one code that reads it, has run by then; the loaded ``rope_parameters`` (all
+    the model reads) never holds its value."""
+    if sources is ROPE_FILLS[""]:
+        return {}
+    readings: dict[str, KeyReading] = {}
+    for entry, (generic, _) in ROPE_FILLS[""].items():
+        own = sources.get(entry, (generic, None))[0]
+        if own == generic or generic not in data or generic in accounted:
+            continue
+        readings[generic] = KeyReading(
+            generic,
+            data[generic],
+            "ignored",
+            "",
+            f"not read: transformers {TRANSFORMERS_VERSION}'s {table.config_class} fills rope_parameters.{entry} from "
+            f"{own} instead, and sets this key as a plain attribute after the rotary settings are built, where "
+            "nothing reads it",
+        )
+    return readings
+
+
 def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[str, KeyReading], Any]:
     """The rotary keys transformers 5.23 converts while loading, for a class with ``rope_parameters``: each
     converted key's reading, and ``rope_parameters`` as the loaded config holds it (None: nothing to convert).
@@ -829,13 +856,14 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
         return {}, None
     sources = ROPE_FILLS.get(table.config_class, ROPE_FILLS[""])
     accounted = set(table.defaults) | set(table.read) | set(table.ignored) | set(table.aliases)
+    readings = _unconverted_rope_keys(data, table, sources, accounted)
     # the keys the class's conversion pops that the plugin's table does not account for itself
     legacy = [
         k for k in ("rope_scaling", *(source for source, _ in sources.values())) if k in data and k not in accounted
     ]
     popped = [source for source, _ in sources.values() if source in data]
     if not legacy and not popped and "rope_parameters" not in data and "original_max_position_embeddings" not in data:
-        return {}, None
+        return readings, None
     scaling = data.get("rope_scaling")
     if "rope_scaling" in legacy and scaling and not isinstance(scaling, dict):
         raise HFConfigError(
@@ -857,7 +885,7 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
         labels = given_types if isinstance(given_types, list) else ["full_attention", "sliding_attention"]
         nested = [k for k, v in rope.items() if k in labels and isinstance(v, dict)]
         if nested and table.rope_per_layer_type:
-            return {}, None  # the plugin's table reads (or proves unread) the settings of each layer type
+            return readings, None  # the plugin's table reads (or proves unread) the settings of each layer type
         if nested:
             source = "rope_scaling" if "rope_scaling" in legacy and scaling else "rope_parameters"
             raise HFConfigError(
@@ -865,7 +893,6 @@ def _convert(path: Path, data: Mapping[str, Any], table: HFTable) -> tuple[dict[
                 f"{TRANSFORMERS_VERSION}'s {table.config_class} loads but its model cannot be built from (its "
                 "rotary embedding reads one rope_type); give one set of settings"
             )
-    readings: dict[str, KeyReading] = {}
     if "rope_scaling" in legacy:
         if scaling:
             replaced = (
