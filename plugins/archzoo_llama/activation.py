@@ -1,15 +1,45 @@
-"""What transformers' LlamaModel and LlamaForCausalLM save for backward in a training step: the llama plugin's
-activation formula (the plugin's ``__init__`` imports its hook)."""
+"""What transformers' Llama, Qwen3, OLMo 2 and Granite classes save for backward in a training step: the llama
+plugin's activation formulas (the plugin's ``__init__`` imports its hook), each measured against autograd
+(tests/test_memory.py for Llama, tests/test_activation_llama_family.py for the others).
+
+Qwen3, OLMo 2 and Granite save what Llama's layers save, and:
+
+* Qwen3 norms every query and key head with an RMSNorm of width ``d_h`` (QK-norm): each saves what a layer's RMSNorm
+  saves, per head (an fp32 copy of its input, ``1/rms`` per token and head, the normalised tensor in the dtype).
+* OLMo 2's RMSNorm multiplies by its weight in fp32 before casting back, so each of its norms (the two after
+  attention and the feed-forward, the final one, and QK-norm over the whole query and key projections) saves an
+  fp32 copy of its input, ``1/rms`` per token and the fp32 normalised tensor; its rotary tables are fp32.
+* Granite's four multipliers (embeddings, residual branches, attention scores, logits) multiply by Python numbers:
+  autograd saves nothing for them, so Granite saves what Llama does.
+
+The gated feed-forward saves what its activation keeps of the gate's output (silu and gelu their input, gelu_new and
+quick_gelu their Python intermediates, relu and tanh their output, which the product reads too), the product's two
+factors and the down projection's input. Under SDPA (``fused``) a layer that masks by a sliding window is given its
+mask from ``N = W`` on, which it saves (``N²`` in the dtype), with the keys and values repeated to every query head;
+elsewhere SDPA takes grouped keys and values at their own width (heads up to 256 wide). The heads save their input
+(the final norm's output) and: sequence classification the index of the pooled token (the batch's ``arange``, one
+int64; the reference has no padding id), token classification its dropout mask (``p = 0.1``, which none of these
+configuration classes lets a key set to 0).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from archzoo import hookimpl
-from archzoo.formula import N, Poly, const
-from archzoo.saved_tensors import ActivationSaves, GapTerm, SavedTerms, fp32_softmax_gap, symbol_of
+from archzoo.decoder_saves import attention_width_gap, head_width, kv_heads_of, repeat_kv_qkv
+from archzoo.formula import N, Poly, const, total
+from archzoo.saved_tensors import (
+    NORM_KINDS,
+    ActivationSaves,
+    GapTerm,
+    SavedTerms,
+    UnsupportedActivationMemory,
+    fp32_softmax_gap,
+    symbol_of,
+)
 
-__all__ = ["SAVES", "register_activation_memory"]
+__all__ = ["DENSE_SAVES", "GATE_SAVES", "SAVES", "register_activation_memory"]
 
 
 def _eager_qkv(terms: SavedTerms) -> Poly | None:
@@ -109,6 +139,247 @@ SAVES = ActivationSaves(
 )
 
 
+# ---- Qwen3, OLMo 2 and Granite ------------------------------------------------------------------------------
+
+#: what the activations the core's table lacks keep of the gate's output in the gated feed-forward: relu and tanh
+#: their output, which the product reads too (one tensor for both, so none beyond it), quick_gelu (x · sigmoid(1.702
+#: x), in Python) its input and the sigmoid's output
+GATE_SAVES = {"relu": 0, "tanh": 0, "quick_gelu": 2}
+
+#: SDPA's grouped-query path (transformers' use_gqa_in_sdpa) takes heads up to this wide
+_GQA_WIDEST_HEAD = 256
+
+
+def _olmo2(terms: SavedTerms) -> bool:
+    """OLMo 2's classes: the only ones that norm the whole query and key projections (the plugin builds no other
+    class for that configuration)."""
+    return bool(terms.config.qk_norm == "whole")
+
+
+def _rms_norm(terms: SavedTerms, elements: Poly, rows: Poly) -> Poly:
+    """One RMSNorm over ``elements`` in ``rows`` rows: its input in fp32 (a copy in 16 bits, the input itself in
+    fp32), 1/rms per row in fp32, and the normalised tensor the weight multiplies: back in the dtype (Llama's, Qwen3's
+    and Granite's norm), or in fp32 (OLMo 2's multiplies by its weight before casting back)."""
+    normalised = terms.fp32 if _olmo2(terms) else terms.b
+    return terms.fp32 * elements + terms.fp32 * rows + normalised * elements
+
+
+def _dense_norm(terms: SavedTerms) -> Poly:
+    return _rms_norm(terms, terms.Nd, N)
+
+
+def _qk_norms(terms: SavedTerms) -> dict[str, Poly]:
+    """The query and key norms' saves: Qwen3's RMSNorm(d_h) on every head (a row per token and head), OLMo 2's over
+    the whole projections (a row per token)."""
+    qk_norm = terms.config.qk_norm
+    if qk_norm == "none":
+        return {}
+    d_h = head_width(terms)
+    out = {}
+    for name, heads in (("q_norm", terms.h), ("k_norm", kv_heads_of(terms))):
+        rows = N * heads if qk_norm == "per_head" else N
+        out[name] = _rms_norm(terms, N * heads * d_h, rows)
+    return out
+
+
+def _sliding_layers(terms: SavedTerms) -> list[bool]:
+    """Which layers mask by a sliding window (none for OLMo 2's and Granite's configurations, which have none)."""
+    sliding = getattr(terms.config, "sliding_layers", None)
+    return list(sliding()) if sliding is not None else [False] * terms.config.n_layers
+
+
+def _sdpa_extra(terms: SavedTerms, sliding: bool) -> Poly:
+    """What SDPA saves in one layer of the kind ``sliding`` beyond q, k and v at their own widths and the log-sum-exp:
+    from ``N = W`` on, a sliding layer is given its mask, which it saves (``N²`` in the dtype), and then (or with
+    heads wider than 256) SDPA's grouped-query path is not taken: the keys and values are repeated to every query head,
+    except for one query token, whose heads transformers packs onto the key/value heads. ``terms.seq_len`` is the N
+    the formula is asked at."""
+    masked = sliding and terms.seq_len >= terms.config.sliding_window
+    mask = terms.b * N**2 if masked else const(0)
+    grouped = not masked and head_width(terms).evaluate() <= _GQA_WIDEST_HEAD
+    if grouped or terms.seq_len == 1:
+        return mask
+    return mask + terms.b * (repeat_kv_qkv(terms) - terms.Ni - 2 * N * terms.kv)
+
+
+def _first_layer_slides(terms: SavedTerms) -> bool:
+    """The kind the stack's one repeated layer stands for: layer 0's (`_stack_saves` adds the others' difference)."""
+    return _sliding_layers(terms)[0]
+
+
+def _dense_layer(terms: SavedTerms) -> dict[str, Poly]:
+    """Mapped to the projections: each linear's input where it is first saved; the attention with its QK-norms."""
+    b, Nd, Ni, Nf = terms.b, terms.Nd, terms.Ni, terms.Nf
+    attention, mlp = terms.attention_block.name, terms.ff.name
+    core = terms.attention_saves(upcast=True, eager_qkv=repeat_kv_qkv(terms))
+    if terms.attention == "fused":
+        core = core + _sdpa_extra(terms, _first_layer_slides(terms))
+    parts = {
+        f"{attention}.q_proj": b * Nd,
+        f"{attention}.k_proj": const(0),
+        f"{attention}.v_proj": const(0),
+        # SDPA's output is saved by SDPA first; eager attention's is copied for the projection
+        f"{attention}.out_proj": b * Ni if terms.attention == "eager" else const(0),
+        f"{mlp}.fc_gate": b * Nd,
+        f"{mlp}.fc_in": const(0),
+        f"{mlp}.fc_out": b * Nf,
+        # what the activation keeps of the gate's output, the product's two factors, the down projection's input
+        mlp: b * Nd + (terms.activation_elements + 3) * b * Nf,
+    }
+    for name, norm in _qk_norms(terms).items():
+        parts[f"{attention}.{name}"] = norm
+        core = core + norm
+    parts[attention] = core
+    return parts
+
+
+def _rotary_tables(terms: SavedTerms) -> Poly:
+    """The rotary cos and sin tables, a head wide, every layer multiplies by: in the dtype, OLMo 2's in fp32 (its
+    rotary embedding does not cast them); recomputed layers take them as arguments, not saved."""
+    if terms.recompute:
+        return const(0)
+    return 2 * (terms.fp32 if _olmo2(terms) else terms.b) * N * head_width(terms)
+
+
+def _stack_saves(terms: SavedTerms) -> Poly:
+    """The rotary tables, and, under SDPA in a stack whose layers do not all mask alike, what the layers of the other
+    kind save beyond layer 0 (the stack is one repeated layer, which stands for layer 0: its mask and its repeated keys
+    and values where it is a sliding layer at ``N = W``, the difference where another layer is)."""
+    tables = _rotary_tables(terms)
+    if terms.attention != "fused" or terms.recompute:
+        return tables
+    first = _first_layer_slides(terms)
+    return tables + total(_sdpa_extra(terms, s) - _sdpa_extra(terms, first) for s in _sliding_layers(terms))
+
+
+def _dense_outside(terms: SavedTerms) -> dict[str, Poly]:
+    """The token ids and the head's input, and what the head classes save in the model's own forward: sequence
+    classification the index of the pooled token (torch.arange over the batch of 1; without a padding id, which the
+    reference never has, the last token is -1, a Python number), token classification its dropout's mask (in the
+    dtype; GenericForTokenClassification's p = 0.1, as none of these configuration classes declares
+    classifier_dropout or hidden_dropout)."""
+    head = terms.config.head
+    parts = {
+        "token": terms.token_ids,
+        "lm_head": terms.b * terms.Nd,
+        "score": terms.b * terms.Nd,
+        "qa_outputs": terms.b * terms.Nd,
+    }
+    if head == "sequence_classification":
+        parts[""] = terms.int64
+    elif head == "token_classification":
+        parts[""] = terms.b * terms.Nd
+    return parts
+
+
+def _dense_check(terms: SavedTerms) -> None:
+    """Refuse what the formula does not state: a norm of the layer that is not an RMSNorm (OLMo's parameterless
+    LayerNorm, which these classes never build)."""
+    if any(c.kind != "rms_norm" for c in terms.layer.children if c.kind in NORM_KINDS):
+        raise UnsupportedActivationMemory(
+            f"{terms.root.name}: the formula states what an RMSNorm saves; this layer's norms are "
+            f"{', '.join(sorted({c.kind for c in terms.layer.children if c.kind in NORM_KINDS}))}"
+        )
+
+
+def _checked_layer(terms: SavedTerms) -> dict[str, Poly]:
+    _dense_check(terms)
+    return _dense_layer(terms)
+
+
+def _dense_gap(terms: SavedTerms) -> list[GapTerm | None]:
+    Nd = terms.Nd
+    norms = sum(1 for c in terms.layer.children if c.kind in NORM_KINDS)
+    olmo2 = _olmo2(terms)
+    gaps: list[GapTerm | None] = [
+        GapTerm(
+            "RMSNorm in fp32",
+            norms * _dense_norm(terms) - 2 * 2 * Nd,
+            (
+                "OLMo 2's RMSNorm saves an fp32 copy of its input, 1/rms per token and the fp32 normalised tensor "
+                "its weight multiplies before the cast back"
+                if olmo2
+                else "the RMSNorm upcasts its input to fp32 (a 4-byte copy) and saves 1/rms per token in fp32, "
+                "besides the 2-byte normalised tensor"
+            )
+            + ", where Korthikanti counts two LayerNorms' 2-byte inputs",
+        ),
+        attention_width_gap(terms, repeat_kv_qkv(terms)),
+        fp32_softmax_gap(terms),
+        GapTerm(
+            "gated feed-forward",
+            2 * (terms.activation_elements + 3) * terms.Nf - 16 * Nd,
+            f"the gated feed-forward saves {terms.activation_elements} d_ff-wide tensor(s) its activation keeps "
+            "besides its output, the activation's and the up projection's outputs and their product (2 bytes each; "
+            "an activation that keeps its output shares it with the product), where Korthikanti's MLP saves the "
+            "GeLU's input and output, 4h wide (16 s b h)",
+        ),
+    ]
+    qk = _qk_norms(terms)
+    if qk:
+        gaps.append(
+            GapTerm(
+                "QK-norm",
+                total(qk.values()),
+                (
+                    "OLMo 2's RMSNorms over the whole query and key projections save fp32 copies of the queries and "
+                    "keys, 1/rms per token and the fp32 normalised tensors"
+                    if olmo2
+                    else "Qwen3's RMSNorm on every query and key head saves fp32 copies of the queries and keys, "
+                    "1/rms per token and head and the normalised tensors"
+                )
+                + ", which Korthikanti's layer lacks",
+            )
+        )
+    if terms.config.n_layers == 1:  # the one layer's rotary table is its own (the stack's are no layer's)
+        gaps.append(
+            GapTerm(
+                "a rotary table of its own",
+                _rotary_tables(terms),
+                "the only layer's rotary cos and sin tables are saved with it, where Korthikanti's layer has no "
+                "position table",
+            )
+        )
+    return gaps
+
+
+def _dense_classes(prefix: str, heads: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f"transformers.{prefix}{suffix}" for suffix in heads)
+
+
+_ALL_HEAD_CLASSES = (
+    "Model",
+    "ForCausalLM",
+    "ForSequenceClassification",
+    "ForTokenClassification",
+    "ForQuestionAnswering",
+)
+
+
+def _dense_saves(architecture: str, classes: tuple[str, ...]) -> ActivationSaves:
+    return ActivationSaves(
+        architecture=architecture,
+        classes=classes,
+        activations=GATE_SAVES,
+        layer=_checked_layer,
+        outside=_dense_outside,
+        gap=_dense_gap,
+        norm=_dense_norm,
+        stack=_stack_saves,
+    )
+
+
+#: measured with transformers 5.23 and torch 2.13 (tests/test_activation_llama_family.py): every head class each
+#: model type has in transformers 5.23
+DENSE_SAVES = (
+    _dense_saves("qwen3", _dense_classes("Qwen3", _ALL_HEAD_CLASSES)),
+    _dense_saves("olmo2", _dense_classes("Olmo2", ("Model", "ForCausalLM", "ForSequenceClassification"))),
+    _dense_saves("granite", _dense_classes("Granite", ("Model", "ForCausalLM"))),
+)
+
+
 @hookimpl
 def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
     register(SAVES)
+    for saves in DENSE_SAVES:
+        register(saves)
