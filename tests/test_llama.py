@@ -938,14 +938,26 @@ def test_kv_cache_and_decode_within_the_window_are_transformers(T, host, tmp_pat
 
 @pytest.mark.reference
 @pytest.mark.parametrize("model_type", list(_WINDOWED_FILES))
-def test_the_window_bounds_n_where_transformers_cache_drops_tokens(T, host, tmp_path, model_type):
-    """The default N is the window; one token past it transformers' cache holds fewer keys and values than archzoo
-    would count for every token, so archzoo refuses that N, through the CLI with one line and a non-zero exit."""
+def test_past_the_window_decode_reads_w_keys_or_n_is_refused(T, host, tmp_path, model_type):
+    """Where every layer masks by the window (Mistral, Phi-3, Mixtral, Qwen3-MoE), the default N is the context and
+    past the window the decode step is FlopCounterMode's: each layer's step reads the W keys transformers' sliding
+    cache layer hands it. Where only some layers do (Qwen2, Qwen2-MoE and Qwen3 from max_window_layers on), the
+    stack is one repeated layer, so the default N is the window and one token past it is refused, through the CLI
+    with one line and a non-zero exit."""
     path, model_class, reading, config, model = _windowed(T, host, tmp_path, model_type)
+    every = all(reading.config.sliding_layers())
+    assert every == (model_type in ("mistral", "phi3", "mixtral", "qwen3_moe")), reading.config.sliding_layers()
+    if every:
+        assert make_report(reading.architecture, reading.config).seq_len == reading.config.max_positions
+        for n in (_WINDOW + 1, _WINDOW + 4):
+            report = make_report(reading.architecture, reading.config, n)
+            assert report.decode_flops == _cache_and_decode(T, model, config, n)[2], n
+            assert "W" in report.decode_formula(n).text(), n
+        return
     assert make_report(reading.architecture, reading.config).seq_len == _WINDOW
     _, during_step, _ = _cache_and_decode(T, model, config, _WINDOW + 1)
     per_token = make_report(reading.architecture, reading.config).kv_cache_elements_per_token
-    assert during_step < per_token * (_WINDOW + 1)  # what archzoo counted here before
+    assert during_step < per_token * (_WINDOW + 1)  # the sliding layers hold the window, the others every token
     with pytest.raises(ConfigError, match=rf"^seq_len {_WINDOW + 1}: "):
         make_report(reading.architecture, reading.config, _WINDOW + 1)
     code, out, err = count_via_cli(path, model_class, _WINDOW + 1)
@@ -953,28 +965,27 @@ def test_the_window_bounds_n_where_transformers_cache_drops_tokens(T, host, tmp_
         (code, out) == (1, "") and err.startswith(f"archzoo: error: --seq-len {_WINDOW + 1}: ") and err.count("\n") == 1
     )
     note = reading.architecture.seq_len_note(reading.config)
-    assert note.startswith(f"the sliding window ({_WINDOW} tokens), the longest context"), note
+    assert note.startswith(f"the sliding window ({_WINDOW} tokens) of the layers that mask by it"), note
 
 
 PUBLISHED_FILES = Path(__file__).parent / "data" / "hf_published"
 
 
-def test_published_mistral_7b_v0_1_counts_up_to_its_window(host, tmp_path, capsys):
-    """mistralai/Mistral-7B-v0.1's config.json (tests/data/hf_published): its 4,096-token sliding_window, shorter than
-    its 32,768 positions, is the default N, and 8,192 tokens are refused with the reason; the same file without a
-    window (sliding_window null, as Mistral 7B v0.2 and later publish it) keeps N = max_position_embeddings."""
+def test_published_mistral_7b_v0_1_counts_past_its_window(host, tmp_path, capsys):
+    """mistralai/Mistral-7B-v0.1's config.json (tests/data/hf_published): every layer masks by its 4,096-token
+    sliding_window, so N defaults to its 32,768 positions and 8,192 tokens are counted, the decode step reading
+    W = 4,096 keys in every layer: its 32 layers, 4,096 wide, spend 4·L·W·d FLOPs on attention products, against
+    4·L·N·d where the same file has sliding_window null, as Mistral 7B v0.2 and later publish it."""
     published = json.loads((PUBLISHED_FILES / "mistralai--Mistral-7B-v0.1.json").read_text())
     path = write_json(tmp_path, published)
     assert main(["count", "--hf-config", str(path), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["flops"]["seq_len"] == published["sliding_window"] == 4096
-    assert main(["count", "--hf-config", str(path), "--seq-len", "8192"]) == 1
-    out, err = capsys.readouterr()
-    assert out == "" and err.startswith("archzoo: error: --seq-len 8192: ") and err.count("\n") == 1, err
-    reading = load_hf_config(path, host)
-    assert reading.architecture.seq_len_note(reading.config).startswith("the sliding window (4,096 tokens)")
-
+    assert json.loads(capsys.readouterr().out)["flops"]["seq_len"] == published["max_position_embeddings"] == 32768
+    assert main(["count", "--hf-config", str(path), "--seq-len", "8192", "--json"]) == 0
+    windowed = json.loads(capsys.readouterr().out)["flops"]
     without = write_json(tmp_path, {**published, "sliding_window": None}, "v0.2.json")
     assert main(["count", "--hf-config", str(without), "--seq-len", "8192", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["flops"]["seq_len"] == 8192
+    full = json.loads(capsys.readouterr().out)["flops"]
+    assert windowed["forward"] == full["forward"]  # eager attention computes every product under either mask
+    assert full["decode"] - windowed["decode"] == 4 * 32 * (8192 - 4096) * 4096
     assert main(["count", "--hf-config", str(without), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["flops"]["seq_len"] == published["max_position_embeddings"]

@@ -35,13 +35,15 @@ Qwen3's ``use_sliding_window`` with ``max_window_layers`` or ``layer_types``; Qw
 eager attention computes in full: no parameters and the same forward FLOPs. The configuration carries the window
 (``sliding_window``) and, where not every layer masks by it, each layer's kind (``layer_types``), as the config.json
 readers derive them the way each transformers configuration class does; a window transformers cannot run (under one
-token, sliding layers without one, ``layer_types`` of the wrong length or kinds) is refused. The KV cache and decode
-figures count every one of the ``N`` tokens in every layer; transformers' ``DynamicCache`` keeps at most ``W - 1`` of
-them between steps in a layer that masks by a window of ``W`` (``W`` while the step reading a new token runs, and
-that step attends to those ``W`` keys). So where a layer masks by a window, ``N`` stops at it: a report's default
-and longest ``N`` are ``min(max_positions, W)``, at which every figure, the KV cache the step reading token ``N``
-holds and that step's FLOPs included, is transformers'; a longer ``N`` is refused with that reason (as the Gemma 2/3
-plugin defaults ``N`` to its window). Without a window ``N`` defaults to the context length.
+token, sliding layers without one, ``layer_types`` of the wrong length or kinds) is refused. Every layer caches
+``2 h_kv d_h`` key/value elements per token; transformers' ``DynamicCache`` keeps at most ``W - 1`` tokens between
+steps in a layer that masks by a window of ``W``, and the step reading a new token attends to ``W`` keys there. Where
+every layer masks by the window (Mistral, Phi-3, Mixtral, Qwen3-MoE), each layer's attention carries it (``window``),
+so past it the decode step reads ``W`` for ``N`` (`archzoo.report.Report.decode_formula`) and ``N`` defaults to the
+context length. Where only some layers do (Qwen2, Qwen2-MoE and Qwen3 from ``max_window_layers`` on), the stack is
+still one repeated layer, so ``N`` stops at the window: a report's default and longest ``N`` are
+``min(max_positions, W)``, and a longer ``N`` is refused with that reason. Without a window ``N`` defaults to the
+context length.
 
 Exact, for every configuration transformers 5.23 builds: parameters (on the meta device), active parameters,
 and forward FLOPs of an eager pass (FlopCounterMode), for the base model and every head class of each type
@@ -54,6 +56,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
@@ -178,13 +181,13 @@ FULL = "full_attention"
 
 class WindowedConfig(DecoderConfig):
     """A decoder whose layers may mask by a sliding window (Mistral, Qwen2, Phi-3, Mixtral, Qwen2-MoE, Qwen3): the
-    window's width and which layers mask by it. No parameter or eager FLOP depends on them; the KV cache and the
-    decode step do beyond the window, so a report's N stops at it (`_window_seq_len`)."""
+    window's width and which layers mask by it. No parameter or eager FLOP depends on them; the decode step does
+    beyond the window (`_every_layer_slides`, `_window_seq_len`)."""
 
     sliding_window: PositiveInt | None = Field(
         None,
-        description="tokens a layer that masks by a sliding window attends to (null: no window); the KV cache and "
-        "decode figures are exact up to N = sliding_window, the longest N a report takes",
+        description="tokens a layer that masks by a sliding window attends to (null: no window); where only some "
+        "layers mask by it, the longest N a report takes",
     )
     layer_types: list[Literal["sliding_attention", "full_attention"]] | None = Field(
         None,
@@ -453,6 +456,7 @@ class Qwen3Config(LlamaConfig):
 E = declare_symbol("E", latex="E", meaning="experts in each layer (n_experts)", order=4)
 K = declare_symbol("k", latex="k", meaning="experts each token runs (top_k)", order=5)
 D_EXPERT = declare_symbol("d_e", latex="d_{e}", meaning="width of one expert (d_ff_expert)", order=24)
+W_WINDOW = declare_symbol("W", latex="W", meaning="sliding window (sliding_window)", order=4)
 L_MOE = declare_symbol("L_moe", latex="L_{\\mathrm{moe}}", meaning="layers with experts", order=1)
 L_DENSE = declare_symbol(
     "L_dense", latex="L_{\\mathrm{dense}}", meaning="layers with a dense feed-forward instead of experts", order=2
@@ -519,6 +523,9 @@ def _layer(cfg: DecoderConfig, name: str, mlp: Block, mlp_text: str) -> Block:
         )
         + qk,
     )
+    if _every_layer_slides(cfg):  # transformers' sliding cache layer keeps W - 1 tokens: a decode step reads W keys
+        assert isinstance(cfg, WindowedConfig) and cfg.sliding_window is not None
+        attention_block = replace(attention_block, window=W_WINDOW(cfg.sliding_window))
     attention_norm, mlp_norm = _norm("attention_norm", d, cfg), _norm("mlp_norm", d, cfg)
     if cfg.norm_after:
         return composite(
@@ -1798,12 +1805,19 @@ def _from_qwen3_moe(hf: dict[str, Any], model_class: str = "Qwen3MoeModel") -> d
     )
 
 
+def _every_layer_slides(cfg: DecoderConfig) -> bool:
+    """Whether every layer masks by the window (Mistral, Phi-3, Mixtral, Qwen3-MoE; Qwen2 or Qwen3 with every
+    layer sliding): then each layer's attention carries the window, and its decode step reads ``W`` keys past it."""
+    sliding = sliding_layers(cfg)
+    return bool(sliding) and all(sliding)
+
+
 def _window_seq_len(cfg: DecoderConfig) -> int:
-    """The context, or the sliding window where a layer masks by one and it is shorter: the longest N at which the
-    KV cache and the decode step equal transformers' (its cache keeps at most W - 1 tokens in a sliding layer
-    between steps, W while a step reads a new token, and that step attends to W keys), so a report's default N
-    and the longest it takes."""
-    if any(sliding_layers(cfg)):
+    """The context, or the sliding window where some layers mask by one and others do not, and it is shorter: the
+    stack is one repeated layer, whose attention carries the window only when every layer masks by it (past the
+    window transformers' cache keeps W - 1 tokens in a sliding layer and a decode step reads W keys). So a report's
+    default N, and the longest it takes for such a mixed stack."""
+    if any(sliding_layers(cfg)) and not _every_layer_slides(cfg):
         assert isinstance(cfg, WindowedConfig)  # only a windowed configuration has sliding layers
         assert cfg.sliding_window is not None
         return min(cfg.max_positions, cfg.sliding_window)
@@ -1811,17 +1825,18 @@ def _window_seq_len(cfg: DecoderConfig) -> int:
 
 
 def _longest_seq_len(cfg: DecoderConfig) -> int:
-    """`_window_seq_len` where a window bounds N; else no bound but archzoo's own (rotary positions go on past
-    the context, as transformers computes them)."""
-    return _window_seq_len(cfg) if any(sliding_layers(cfg)) else MAX_SIZE
+    """`_window_seq_len` where a window bounds N (a mixed stack); else no bound but archzoo's own (rotary positions
+    go on past the context, as transformers computes them)."""
+    return _window_seq_len(cfg) if any(sliding_layers(cfg)) and not _every_layer_slides(cfg) else MAX_SIZE
 
 
 def _seq_len_note(cfg: DecoderConfig) -> str:
     if _window_seq_len(cfg) < cfg.max_positions:
         assert isinstance(cfg, WindowedConfig)
         return (
-            f"the sliding window ({cfg.sliding_window:,} tokens), the longest context at which the KV cache and "
-            "decode figures equal transformers' (beyond it a sliding layer keeps only the window)"
+            f"the sliding window ({cfg.sliding_window:,} tokens) of the layers that mask by it, the longest context "
+            "at which the decode figures equal transformers' where only some layers mask by a window (beyond it "
+            "a sliding layer's step reads only the window)"
         )
     return "the model's context length"
 
