@@ -41,9 +41,9 @@ image, as transformers' ``Gemma3ForConditionalGeneration`` computes them.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
-from pydantic import BeforeValidator, Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_activation, check_kv_heads
@@ -85,19 +85,6 @@ SLIDING = "sliding_attention"
 FULL = "full_attention"
 LayerType = Literal["sliding_attention", "full_attention"]
 
-
-def _float_cap(value: Any) -> Any:
-    """A cap as transformers' strict configuration takes it: a float (50.0); the integer 50 it refuses, and so does
-    archzoo, instead of counting it as another value than the one given."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected a float such as 50.0 or null, got {str(value).lower()}")
-    if isinstance(value, int):
-        raise ValueError(f"expected a float such as {float(value)!r}, got the integer {value!r}")
-    return value
-
-
-#: a soft-cap, c in c·tanh(x / c): a float, never an integer (transformers 5.23's strict fields refuse one)
-SoftCap = Annotated[float, BeforeValidator(_float_cap)]
 
 #: the symbols the plugin adds: the layers of each run (the labels' K is archzoo.plugin_parts.LABELS)
 L_SLIDING = declare_symbol("L_s", latex="L_{s}", meaning="sliding-window layers", order=2)
@@ -144,12 +131,12 @@ class GemmaConfig(TransformerConfig):
         "token_classification (a score layer with bias on every token; Gemma 2 only)",
     )
     num_labels: PositiveInt = Field(2, description="outputs of the classification heads (transformers' num_labels)")
-    attn_softcap: SoftCap | None = Field(
+    attn_softcap: float | None = Field(
         50.0,
         description="the attention scores' soft-capping c·tanh(s / c) (attn_logit_softcapping; null: none): no "
         "parameters or FLOPs, but tanh saves its h·N² output",
     )
-    final_softcap: SoftCap | None = Field(
+    final_softcap: float | None = Field(
         30.0,
         description="the LM head's logits' soft-capping c·tanh(x / c) (final_logit_softcapping; null: none): no "
         "parameters or FLOPs, but tanh saves its N·V output",
@@ -199,12 +186,12 @@ class Gemma3Config(GemmaConfig):
 
     qk_norm: bool = Field(True, description="an RMSNorm of width d_head on the queries and on the keys")
     sliding_window: PositiveInt = Field(512, description="tokens a sliding-window layer attends to")
-    attn_softcap: SoftCap | None = Field(
+    attn_softcap: float | None = Field(
         None,
         description="attn_logit_softcapping (null as released), which Gemma3TextConfig holds and transformers' Gemma 3 "
         "attention never applies (it passes no softcap on): carried as the file gives it, it changes no figure",
     )
-    final_softcap: SoftCap | None = Field(
+    final_softcap: float | None = Field(
         None,
         description="the LM head's logits' soft-capping c·tanh(x / c) (final_logit_softcapping; null: none, as "
         "released): no parameters or FLOPs, but tanh saves its N·V output",
@@ -419,8 +406,8 @@ def _kwargs(cfg: GemmaConfig) -> dict[str, Any]:
         use_bidirectional_attention=cfg.bidirectional,
         tie_word_embeddings=cfg.tie_embeddings,
         pad_token_id=cfg.pad_token_id,
-        attn_logit_softcapping=cfg.attn_softcap,  # a float (the configuration model makes 50 50.0), as transformers
-        final_logit_softcapping=cfg.final_softcap,  # takes a cap: its strict fields refuse the integer 50
+        attn_logit_softcapping=cfg.attn_softcap,  # a float or None: archzoo.ArchConfig refuses the integer 50 for a
+        final_logit_softcapping=cfg.final_softcap,  # float key, as transformers' strict fields refuse it for a cap
     )
 
 
@@ -568,19 +555,7 @@ HF_GEMMA3_TEXT = HFTable(
 )
 
 
-def _softcap(hf: dict[str, Any], key: str, config_class: str) -> Any:
-    """The file's cap, refused where transformers' strict field refuses it: a number that is not a float (JSON's
-    ``50`` is an integer, ``50.0`` a float). Other types are the configuration model's to refuse."""
-    cap = hf[key]
-    if isinstance(cap, int) and not isinstance(cap, bool):
-        raise ValueError(
-            f"{key}: {cap} is an integer, which transformers' {config_class} refuses (its field takes a float or "
-            f"null); write it as {cap}.0"
-        )
-    return cap
-
-
-def _shared(hf: dict[str, Any], config_class: str) -> dict[str, Any]:
+def _shared(hf: dict[str, Any]) -> dict[str, Any]:
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     if hf["sliding_window"] is None:
         raise ValueError(
@@ -609,8 +584,8 @@ def _shared(hf: dict[str, Any], config_class: str) -> dict[str, Any]:
         bidirectional=bool(hf["use_bidirectional_attention"]),
         num_labels=hf["num_labels"],
         pad_token_id=hf["pad_token_id"],
-        attn_softcap=_softcap(hf, "attn_logit_softcapping", config_class),
-        final_softcap=_softcap(hf, "final_logit_softcapping", config_class),
+        attn_softcap=hf["attn_logit_softcapping"],
+        final_softcap=hf["final_logit_softcapping"],
     )
 
 
@@ -624,7 +599,7 @@ def _from_gemma2(hf: dict[str, Any], model_class: str = "Gemma2Model") -> dict[s
                 f"rope_parameters: rope_type {str(kind)[:60]} is not one transformers' Gemma2Config accepts; "
                 f"expected one of {', '.join(ROPE_TYPES)}"
             )
-    return dict(_shared(hf, "Gemma2Config"), sliding_window_pattern=2, qk_norm=False)
+    return dict(_shared(hf), sliding_window_pattern=2, qk_norm=False)
 
 
 def _check_gemma3_rope(hf: dict[str, Any], kinds: list[str]) -> None:
@@ -691,7 +666,7 @@ def _check_gemma3_rope(hf: dict[str, Any], kinds: list[str]) -> None:
 @hf_reader(HF_GEMMA3_TEXT)
 def _from_gemma3_text(hf: dict[str, Any], model_class: str = "Gemma3TextModel") -> dict[str, Any]:
     window = hf["sliding_window"]
-    read = _shared(hf, "Gemma3TextConfig")
+    read = _shared(hf)
     pattern = hf.get("sliding_window_pattern", 6)
     kinds = read["layer_types"] or (
         [SLIDING if (i + 1) % pattern else FULL for i in range(read["n_layers"])]

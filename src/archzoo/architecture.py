@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Literal, Self
@@ -12,8 +13,11 @@ from pydantic import (
     ConfigDict,
     Field,
     PositiveInt,
+    SerializerFunctionWrapHandler,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -37,6 +41,8 @@ __all__ = [
     "check_rotary_head_width",
     "context_length",
     "describe_validation_error",
+    "float_keys",
+    "json_number",
     "parse_config",
     "size_text",
     "validate_config",
@@ -50,6 +56,50 @@ SLUG = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
 #: (the widest d_model is tens of thousands, the largest vocabulary a few hundred thousand), and every
 #: count, FLOP figure and plot stays exact and fast below it.
 MAX_SIZE = 2**31 - 1
+
+
+def _float_only(annotation: Any) -> bool:
+    """Whether a configuration key's type takes a float and no integer (``float``, ``float | None``, a float with
+    constraints or validators): an integer given for it is refused, not counted as the float it equals."""
+    import types
+    import typing
+
+    leaves: set[Any] = set()
+
+    def walk(node: Any) -> None:
+        origin, args = typing.get_origin(node), typing.get_args(node)
+        if origin is typing.Annotated:
+            walk(args[0])
+        elif origin is typing.Union or origin is types.UnionType:
+            for arg in args:
+                walk(arg)
+        else:
+            leaves.add(node)
+
+    walk(annotation)
+    return float in leaves and not leaves & {int, Any, object}
+
+
+def float_keys(model: type[ArchConfig]) -> frozenset[str]:
+    """The keys of a configuration model that take a float and no integer (`ArchConfig` refuses an integer there)."""
+    return frozenset(name for name, info in model.model_fields.items() if _float_only(info.annotation))
+
+
+#: how JSON writes a float it has no number for: the spellings JavaScript and Python's ``float()`` read back
+NON_FINITE_TEXT = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def json_number(value: Any) -> Any:
+    """``value`` with every NaN or infinite float in it (in lists and objects too) written as ``"NaN"``,
+    ``"Infinity"`` or ``"-Infinity"``: RFC 8259 JSON has no such number, and a strict reader refuses the bare
+    ``NaN`` Python's json module writes."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return NON_FINITE_TEXT[repr(value)]
+    if isinstance(value, dict):
+        return {k: json_number(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_number(v) for v in value]
+    return value
 
 
 def size_text(value: int) -> str:
@@ -70,14 +120,27 @@ class ArchConfig(BaseModel):
 
     @field_validator("*", mode="before")
     @classmethod
-    def _bounded(cls, value: Any) -> Any:
+    def _bounded(cls, value: Any, info: ValidationInfo) -> Any:
         # every field of every plugin's configuration, each reported under its own key with the others
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
-            raise ValueError(
-                f"{size_text(value)} is larger than archzoo's limit for a size, {MAX_SIZE:,} "
-                "(2^31 - 1); no model comes near it, so correct the value"
-            )
+        if isinstance(value, int) and not isinstance(value, bool):
+            if info.field_name is not None and _float_only(cls.model_fields[info.field_name].annotation):
+                # pydantic's strict mode still takes 1 for a float and counts 1.0: another value than the one given
+                raise ValueError(
+                    f"expected a float such as {float(value)!r}, got the integer {size_text(value)}; write it with "
+                    "a decimal point"
+                )
+            if abs(value) > MAX_SIZE:
+                raise ValueError(
+                    f"{size_text(value)} is larger than archzoo's limit for a size, {MAX_SIZE:,} "
+                    "(2^31 - 1); no model comes near it, so correct the value"
+                )
         return value
+
+    @field_serializer("*", mode="wrap", when_used="json")
+    def _finite_json(self, value: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        # transformers takes a NaN or infinite float (a soft-cap of NaN builds and runs; no count depends on it),
+        # and so does archzoo, but JSON has no such number: strict readers refuse Python's bare NaN
+        return json_number(handler(value))
 
 
 #: How a configuration type reads to a person writing a registry entry (YAML's, JSON's words).
@@ -240,6 +303,13 @@ def context_length(config: Any) -> int:
 InputKind = Literal["token_ids", "image", "seq2seq_embeddings", "seq2seq_token_ids", "encoder_decoder_token_ids"]
 
 
+def _python(value: Any) -> str:
+    """``value`` as Python source: a NaN or infinite float as ``float('nan')``, which its repr (``nan``) is not."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({value!r})"
+    return repr(value)
+
+
 class Reference(BaseModel):
     """The real implementation a configuration corresponds to, and how to build it.
 
@@ -282,18 +352,18 @@ class Reference(BaseModel):
         module, _, name = self.target.rpartition(".")
         lines = ["import torch"]
         if self.library == "timm":
-            args = "".join(f", {k}={v!r}" for k, v in self.kwargs.items())
+            args = "".join(f", {k}={_python(v)}" for k, v in self.kwargs.items())
             lines += ["import timm", "", 'with torch.device("meta"):', f"    model = timm.create_model({name!r}{args})"]
         elif self.config_class:
             cmod, _, cname = self.config_class.rpartition(".")
             lines += [f"from {module} import {name}" + (f", {cname}" if cmod == module else ""), ""]
             if cmod != module:
                 lines.insert(-1, f"from {cmod} import {cname}")
-            args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
-            extra = "".join(f", {k}={v!r}" for k, v in self.model_kwargs.items())
+            args = ", ".join(f"{k}={_python(v)}" for k, v in self.kwargs.items())
+            extra = "".join(f", {k}={_python(v)}" for k, v in self.model_kwargs.items())
             lines += [f"config = {cname}({args})", 'with torch.device("meta"):', f"    model = {name}(config{extra})"]
         else:
-            args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+            args = ", ".join(f"{k}={_python(v)}" for k, v in self.kwargs.items())
             if self.library == "archzoo":
                 lines.insert(0, f"# {self.note} (archzoo[verify] installs torch)")
             lines += [f"from {module} import {name}", "", 'with torch.device("meta"):', f"    model = {name}({args})"]

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from .architecture import ArchConfig, Architecture, parse_config
+from .architecture import ArchConfig, Architecture, float_keys, json_number, parse_config
 from .errors import HFConfigError, closest
 from .files import load_json, read_user_text
 from .hf_vocabulary import (
@@ -82,7 +82,7 @@ class KeyReading:
     def to_dict(self) -> dict[str, Any]:
         return {
             "key": self.key,
-            "value": _shown(self.value),
+            "value": json_number(_shown(self.value)),  # a file's NaN (Python's json reads it) as valid JSON
             "disposition": self.disposition,
             "archzoo_key": self.archzoo_key or None,
             "detail": self.detail,
@@ -114,7 +114,7 @@ class HFReading:
             "class_source": self.class_source or None,
             "class_sets": dict(self.class_values),
             "keys": [k.to_dict() for k in self.keys],
-            "overrides": dict(self.overrides),
+            "overrides": json_number(dict(self.overrides)),
         }
 
 
@@ -240,8 +240,10 @@ def _read_data(
         raise HFConfigError(f"{path}: {_as_written(data, table, message)}") from None
     class_values = dict(table.classes[model_class])
     keys = _unread_by_class(keys, {**values, **class_values}, table, resolved, reader, found.plugin, model_class)
-    values = {**values, **class_values, **overrides}
+    values = {**_taken_as_floats(arch, values), **class_values, **overrides}
     config = _validate(path, arch, values, origin, overrides, model_class)
+    # after the validation, which words most refusals by archzoo's key; an integer made a float above (a soft-cap of
+    # 50) is refused here when the configuration class's strict field refuses it, as transformers refuses the file
     _check_field_types(path, data, table)
     return HFReading(
         str(path),
@@ -255,6 +257,19 @@ def _read_data(
         class_values,
         overrides,
     )
+
+
+def _taken_as_floats(arch: Architecture, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The reader's values with an integer made the float it equals for a key archzoo holds as a float: the type
+    check has passed, so no strict field of transformers refused it (it came through a key transformers does not
+    type, such as rope_parameters' partial_rotary_factor or GPTNeoXConfig's rotary_pct), and transformers computes
+    with 1 what it computes with 1.0. Given with ``--set``, an integer is refused instead: there archzoo would count
+    another value than the one given."""
+    floats = float_keys(arch.config_model)
+    return {
+        key: float(value) if key in floats and isinstance(value, int) and not isinstance(value, bool) else value
+        for key, value in values.items()
+    }
 
 
 def _unread_by_class(
