@@ -254,10 +254,10 @@ def _stack_saves(terms: SavedTerms) -> Poly:
 
 def _dense_outside(terms: SavedTerms) -> dict[str, Poly]:
     """The token ids and the head's input, and what the head classes save in the model's own forward: sequence
-    classification the index of the pooled token (torch.arange over the batch of 1; without a padding id, which the
-    reference never has, the last token is -1, a Python number), token classification its dropout's mask (in the
-    dtype; GenericForTokenClassification's p = 0.1, as none of these configuration classes declares
-    classifier_dropout or hidden_dropout)."""
+    classification the index of the pooled token (torch.arange over the batch of 1; without a padding id the last
+    token is -1, a Python number; the plugin's configuration carries none, and its reference passes None), token
+    classification its dropout's mask (in the dtype; GenericForTokenClassification's p = 0.1, as none of these
+    configuration classes declares classifier_dropout or hidden_dropout)."""
     head = terms.config.head
     parts = {
         "token": terms.token_ids,
@@ -266,7 +266,8 @@ def _dense_outside(terms: SavedTerms) -> dict[str, Poly]:
         "qa_outputs": terms.b * terms.Nd,
     }
     if head == "sequence_classification":
-        parts[""] = terms.int64
+        # with a padding id, the last non-padding token's index is an argmax, a one-element int64 tensor saved too
+        parts[""] = terms.int64 * (1 if getattr(terms.config, "pad_token_id", None) is None else 2)
     elif head == "token_classification":
         parts[""] = terms.b * terms.Nd
     return parts

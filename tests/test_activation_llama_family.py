@@ -1,0 +1,327 @@
+"""The llama plugin's activation formulas for Qwen3, OLMo 2 and Granite (archzoo_llama.activation) against what
+autograd saves for backward in transformers' classes (archzoo.memory.measure_activations), the gap to Korthikanti et
+al.'s layer, and the configuration keys that change what is saved."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from archzoo.blocks import ACTIVATIONS
+from archzoo.testing import assert_activation_memory_matches
+from family_checks import ACTIVATION_CASES, counter, write_json
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytestmark = [pytest.mark.reference, pytest.mark.sweep]
+
+#: the head classes transformers 5.23 has for each model type
+HEADS = {
+    "qwen3": ["lm", "none", "sequence_classification", "token_classification", "question_answering"],
+    "olmo2": ["lm", "none", "sequence_classification"],
+    "granite": ["lm", "none"],
+}
+
+
+def _layers(architecture: str, head: str) -> str:
+    """The module list of layers of the class: below ``model`` in the head classes, ``transformer`` in Qwen3's
+    question answering (an older name), the model's own in the base class."""
+    if head == "none":
+        return "layers"
+    if head == "question_answering":
+        return "transformer.layers"
+    return "model.layers"
+
+
+def _config(architecture: str, seed: int, seq_len: int) -> dict[str, Any]:
+    """A small random model of ``architecture``: grouped, multi-query or multi-head keys and values, a head width of
+    its own (Qwen3; OLMo 2 and Granite take d / h or their own), its feed-forward width and gate activation, biases or
+    none, a tied LM head or not, every head class the type has, and for Qwen3 no window, a window on every layer
+    (shorter or longer than the sequence) or on some layers (no shorter than the sequence, as a mixed stack's N stops
+    at its window)."""
+    rng = random.Random(f"{architecture}-{seed}")
+    heads = rng.choice([2, 4])
+    bias = rng.random() < 0.3
+    config: dict[str, Any] = dict(
+        vocab_size=rng.choice([64, 97]), d_model=heads * 8, n_layers=rng.choice([1, 2, 3]), n_heads=heads,
+        n_kv_heads=rng.choice([1, heads // 2, heads]), d_head=rng.choice([None, 4, 12]), d_ff=rng.choice([24, 40]),
+        qkv_bias=bias, out_bias=bias, activation=rng.choice(ACTIVATIONS), tie_embeddings=rng.random() < 0.3,
+        head=rng.choice(HEADS[architecture]), max_positions=64,
+    )  # fmt: skip
+    if architecture == "granite":
+        config["mlp_bias"] = rng.random() < 0.3
+    if architecture == "qwen3":
+        config["d_head"] = config["d_head"] or 8  # Qwen3 states its head width
+        window = rng.choice(["none", "every", "some"])
+        n_layers = config["n_layers"]
+        if window == "every":
+            config["sliding_window"] = rng.choice([4, seq_len, 64])
+        elif window == "some" and n_layers > 1:
+            kinds = ["sliding_attention"] + [
+                rng.choice(["sliding_attention", "full_attention"]) for _ in range(1, n_layers)
+            ]
+            rng.shuffle(kinds)
+            if "full_attention" not in kinds:
+                kinds[-1] = "full_attention"
+            config |= dict(sliding_window=rng.choice([seq_len, seq_len + 3]), layer_types=kinds)
+    return config
+
+
+def _cases() -> list[Any]:
+    return [
+        pytest.param(arch, seed, *case, id=f"{arch}-{seed}-" + "-".join(map(str, case)))
+        for arch in HEADS
+        for seed in (1, 2, 3, 4)
+        for case in ACTIVATION_CASES
+    ]
+
+
+@pytest.mark.parametrize(("architecture", "seed", "dtype", "attention", "recompute", "device"), _cases())
+def test_activation_formula_is_what_autograd_saves(architecture, seed, dtype, attention, recompute, device):
+    """In total and block by block, at a length that changes with the seed (9 to 21 tokens)."""
+    n = 5 + 4 * seed
+    config = _config(architecture, seed, n)
+    layers = (_layers(architecture, config["head"]),) if recompute else ()
+    assert_activation_memory_matches(
+        architecture, config, n, dtype=dtype, attention=attention, recompute=layers, device=device
+    )
+
+
+@pytest.mark.parametrize(
+    ("architecture", "head"), [(architecture, head) for architecture, heads in HEADS.items() for head in heads]
+)
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_every_head_class_in_both_dtypes(architecture, head, dtype):
+    """Every head class of each type in fp32 and bf16, eager on the meta device and with SDPA on the CPU: the LM
+    head's input, the pooled index of sequence classification (the batch's arange, one int64), the token classifier's
+    dropout mask (p = 0.1, in the dtype) and the question-answering head's input, each against autograd."""
+    config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=24, head=head)
+    if architecture == "qwen3":
+        config["d_head"] = 12
+    assert_activation_memory_matches(architecture, config, 10, dtype=dtype)
+    assert_activation_memory_matches(architecture, config, 10, dtype=dtype, attention="fused", device="cpu")
+
+
+@pytest.mark.parametrize("architecture", list(HEADS))
+def test_every_activation_archzoo_accepts(architecture):
+    """Each activation a configuration may name (archzoo.blocks.ACTIVATIONS) in the gated feed-forward: relu and tanh
+    keep their output (the product's factor too), gelu_new and quick_gelu their Python intermediates."""
+    for activation in ACTIVATIONS:
+        config = dict(
+            vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_head=8, d_ff=24, activation=activation
+        )
+        assert_activation_memory_matches(architecture, config, 7, dtype="bf16")
+
+
+@pytest.mark.parametrize("n", [1, 5, 6, 7])
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        ["sliding_attention", "full_attention", "sliding_attention"],
+        ["full_attention", "sliding_attention", "sliding_attention"],
+        None,  # every layer masks by the window
+    ],
+    ids=["sliding-first", "full-first", "every-layer"],
+)
+@pytest.mark.parametrize(("kv_heads", "dtype"), [(1, "bf16"), (2, "bf16"), (4, "bf16"), (2, "fp32")])
+def test_qwen3_fused_attention_around_the_window(kinds, n, kv_heads, dtype):
+    """SDPA on the CPU: below the window transformers passes no mask (is_causal), and grouped keys and values stay
+    h_kv wide; from N = W on every sliding layer saves its own N x N mask and the keys and values repeat_kv copies to
+    every head (one key/value head stays a view of itself; one query token's heads are packed onto the key/value
+    heads). A stack whose layers do not all mask alike stops N at the window; every layer masking goes past it."""
+    window = 6
+    if kinds is not None and n > window:
+        pytest.skip("a stack of sliding and full layers stops N at its window (the llama plugin refuses a longer N)")
+    config = dict(
+        vocab_size=64, d_model=32, n_layers=3, n_heads=4, n_kv_heads=kv_heads, d_head=8, d_ff=24,
+        sliding_window=window, layer_types=kinds, head="lm",
+    )  # fmt: skip
+    assert_activation_memory_matches("qwen3", config, n, dtype=dtype, attention="fused", device="cpu")
+
+
+@pytest.mark.parametrize("architecture", list(HEADS))
+@pytest.mark.parametrize("n", [1, 5])
+def test_fused_attention_with_heads_wider_than_256(architecture, n):
+    """SDPA's grouped-query path takes heads up to 256 wide: wider keys and values are repeated to every query head,
+    except for one query token, whose heads transformers packs onto the key/value heads."""
+    config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_head=264, d_ff=24, head="lm")
+    assert_activation_memory_matches(architecture, config, n, dtype="bf16", attention="fused", device="cpu")
+
+
+#: each type's defaults (Qwen3-8B, OLMo 2 7B, Granite 3.0 8B: archzoo's configuration classes) and the N they are
+#: counted at by default
+DEFAULT_N = {"qwen3": 40960, "olmo2": 4096, "granite": 4096}
+
+
+@pytest.mark.parametrize("architecture", list(HEADS))
+@pytest.mark.parametrize("recompute", [False, True])
+def test_the_defaults_shrunk_to_two_layers(architecture, recompute):
+    """Qwen3-8B's, OLMo 2 7B's and Granite 3.0 8B's widths, heads and vocabularies, two layers, LM head, at N = 512,
+    bf16 eager on the meta device (and every layer recomputed)."""
+    layers = ("model.layers",) if recompute else ()
+    assert_activation_memory_matches(architecture, dict(n_layers=2), 512, dtype="bf16", recompute=layers)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("architecture", list(HEADS))
+def test_the_defaults_whole_as_count_shows_them(architecture):
+    """Qwen3-8B (36 layers, N = 40,960), OLMo 2 7B (32 layers, N = 4,096) and Granite 3.0 8B (40 layers, N = 4,096),
+    bf16 eager on the meta device: the figures ``archzoo count`` prints, against autograd."""
+    assert counter(architecture)().seq_len == DEFAULT_N[architecture]
+    assert_activation_memory_matches(architecture, None, None, dtype="bf16")
+
+
+@pytest.mark.parametrize(
+    ("architecture", "options"),
+    [
+        ("qwen3", dict(n_layers=2, n_kv_heads=1, d_head=12)),
+        ("qwen3", dict(n_layers=1, n_kv_heads=2, d_head=8)),
+        ("olmo2", dict(n_layers=3, n_kv_heads=2)),
+        ("olmo2", dict(n_layers=1)),
+        ("granite", dict(n_layers=2, n_kv_heads=1, activation="relu")),
+        ("granite", dict(n_layers=2, d_head=12, activation="gelu_new")),
+    ],
+)
+def test_korthikanti_plus_the_named_gap_is_the_exact_layer(architecture, options):
+    """Korthikanti et al. 2022 (arXiv:2205.05198, eq. 1) plus the named terms is the bf16 layer exactly (a one-layer
+    stack's layer holds the rotary tables too)."""
+    from archzoo.formula import total
+    from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
+
+    config = dict(vocab_size=64, d_model=32, n_heads=4, d_ff=40, **options)
+    report = counter(architecture)(11, **config)
+    layer = activation_formula(report, dtype="bf16").per_copy[f"{architecture}.layers.layer"]
+    gap = {t.name: t.bytes for t in korthikanti_gap(report)}
+    assert (korthikanti_layer_bytes(report) + total(gap.values()) - layer).is_zero(), gap
+    n, d = 11, 32
+    if architecture == "olmo2":
+        # OLMo 2's RMSNorm: an fp32 copy of the input, 1/rms per token and the fp32 normalised tensor, twice, against
+        # Korthikanti's two 2-byte LayerNorm inputs; QK-norm over the whole 32-wide queries and (h_kv d_h)-wide keys
+        assert gap["RMSNorm in fp32"].evaluate(N=n) == 2 * (2 * 4 * n * d + 4 * n) - 2 * 2 * n * d
+        kv = (options.get("n_kv_heads") or 4) * 8
+        assert gap["QK-norm"].evaluate(N=n) == (2 * 4 * n * d + 4 * n) + (2 * 4 * n * kv + 4 * n)
+    else:
+        # the RMSNorm's fp32 copy of its input and 1/rms per token, besides the 2-byte normalised tensor, twice
+        assert gap["RMSNorm in fp32"].evaluate(N=n) == 2 * (4 * n * d + 4 * n)
+
+
+def test_count_reads_well_in_the_terminal_and_as_json(capsys):
+    """``archzoo count qwen3``, ``olmo2`` and ``granite`` state the activations (no longer "unsupported")."""
+    from archzoo.cli import main
+
+    for arch in HEADS:
+        assert main(["count", arch, "--json"]) == 0
+        step = json.loads(capsys.readouterr().out)["memory"]["step"]
+        assert "unsupported" not in step["activations"], step["activations"]
+        assert step["activations"]["eager_bf16"]["bytes"] > step["activations"]["recompute_bf16"]["bytes"] > 0
+    assert main(["count", "olmo2"]) == 0
+    assert "activations (N=4,096)" in capsys.readouterr().out
+
+
+def test_a_configuration_no_class_of_its_type_builds_is_refused_with_the_reason():
+    """The qwen3 architecture without QK-norm is built by LlamaForCausalLM, whose activation formula is the llama
+    architecture's: the qwen3 formula refuses it, naming the class and the classes it knows."""
+    from archzoo.memory import activation_formula
+    from archzoo.saved_tensors import UnsupportedActivationMemory
+
+    report = counter("qwen3")(
+        9, vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_head=8, d_ff=24, qk_norm="none"
+    )
+    with pytest.raises(UnsupportedActivationMemory, match=r"built by transformers\.LlamaForCausalLM; .*Qwen3Model"):
+        activation_formula(report, dtype="bf16")
+
+
+# ---- keys a config.json gives that change what is saved, not parameters or FLOPs ------------------------------
+
+_CONFIG_CLASS = {"qwen3": "Qwen3Config", "olmo2": "Olmo2Config", "granite": "GraniteConfig"}
+
+_FILE = dict(
+    vocab_size=64, hidden_size=32, intermediate_size=24, num_hidden_layers=3, num_attention_heads=4,
+    num_key_value_heads=2, head_dim=8,
+)  # fmt: skip
+
+
+def _from_file(tmp_path, model_type: str, model_class: str, keys: dict[str, Any], n: int, **kwargs: Any) -> None:
+    """A config.json read by archzoo, its formula against the class transformers builds from the same file's keys
+    (not from archzoo's reference), in total."""
+    from archzoo import Reference
+    from archzoo.hf_config import load_hf_config
+    from archzoo.host import get_host
+    from archzoo.memory import activation_formula, measure_activations
+    from archzoo.report import make_report
+
+    values = dict(_FILE, **keys)
+    path = write_json(tmp_path, {"model_type": model_type, **values})
+    reading = load_hf_config(path, get_host(), hf_class=model_class)
+    formula = activation_formula(make_report(reading.architecture, reading.config, n), **kwargs)
+    from_file = Reference(
+        library="transformers",
+        target=f"transformers.{model_class}",
+        config_class=f"transformers.{_CONFIG_CLASS[model_type]}",
+        kwargs=values,
+    )
+    measured = measure_activations(from_file, n, **kwargs).total_bytes
+    assert formula.bytes_at(n) == measured, (
+        f"the formula gives {formula.bytes_at(n):,} bytes, autograd saves {measured:,}"
+    )
+
+
+@pytest.mark.parametrize(
+    "multipliers",
+    [
+        dict(embedding_multiplier=12.0, residual_multiplier=0.22, attention_multiplier=0.0078125, logits_scaling=16.0),
+        dict(embedding_multiplier=1.0, residual_multiplier=1.0, attention_multiplier=1.0, logits_scaling=1.0),
+        dict(embedding_multiplier=3, logits_scaling=8),
+    ],
+    ids=["granite-3.0-8b", "ones", "integers"],
+)
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_granite_multipliers_save_nothing(tmp_path, multipliers, dtype):
+    """Granite's four multipliers (Granite 3.0 8B's values from its config.json, ones, whole numbers) are Python
+    numbers the forward multiplies or divides by: autograd saves nothing for them, so the configuration need not
+    carry them. Against the class built from the file's keys, eager and with SDPA."""
+    keys = dict(multipliers, tie_word_embeddings=True)
+    _from_file(tmp_path, "granite", "GraniteForCausalLM", keys, 9, dtype=dtype)
+    _from_file(tmp_path, "granite", "GraniteForCausalLM", keys, 9, dtype=dtype, attention="fused", device="cpu")
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        dict(use_sliding_window=True, sliding_window=9, max_window_layers=1),
+        dict(use_sliding_window=True, sliding_window=4, max_window_layers=0),
+        dict(use_sliding_window=False, sliding_window=4),
+        dict(layer_types=["full_attention", "sliding_attention", "full_attention"], use_sliding_window=True,
+             sliding_window=9),
+    ],
+    ids=["from-layer-1", "every-layer", "window-off", "layer-types"],
+)  # fmt: skip
+def test_a_qwen3_config_json_s_window_reaches_the_formula(tmp_path, keys):
+    """Qwen3's window keys, as its configuration class reads them (use_sliding_window, max_window_layers,
+    layer_types), reach the formula: SDPA's masks of the sliding layers at N = W (the mixed stacks) and past it
+    (every layer sliding), against the class built from the same file."""
+    n = 9
+    _from_file(tmp_path, "qwen3", "Qwen3ForCausalLM", keys, n, dtype="bf16", attention="fused", device="cpu")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="the llama plugin's configuration does not carry pad_token_id (its reference passes None), so a file's "
+    "padding id, or OLMo 2's default of 1, is not the one the formula follows: the pooled index's argmax (8 bytes) "
+    "is missed",
+)
+@pytest.mark.parametrize(
+    ("model_type", "model_class", "keys"),
+    [
+        ("olmo2", "Olmo2ForSequenceClassification", {}),  # Olmo2Config's default padding id, 1
+        ("qwen3", "Qwen3ForSequenceClassification", dict(pad_token_id=5)),
+    ],
+)
+def test_a_config_json_s_padding_id_reaches_the_formula(tmp_path, model_type, model_class, keys):
+    """Sequence classification with a padding id finds the last non-padding token with an argmax, a one-element
+    int64 index autograd saves beside the batch's arange: the file's padding id changes what is saved."""
+    _from_file(tmp_path, model_type, model_class, keys, 9, dtype="bf16")
