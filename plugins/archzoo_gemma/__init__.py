@@ -74,7 +74,7 @@ from archzoo.hf_config import (
     hf_reader,
     rope_type,
 )
-from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
+from archzoo.plugin_parts import LABELS, NumLabels, architectures_hook, hf_readers_hook
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -130,7 +130,7 @@ class GemmaConfig(TransformerConfig):
         "sequence_classification (a bias-free score layer on every token, the last one's kept) or "
         "token_classification (a score layer with bias on every token; Gemma 2 only)",
     )
-    num_labels: PositiveInt = Field(2, description="outputs of the classification heads (transformers' num_labels)")
+    num_labels: NumLabels = Field(2, description="outputs of the classification heads (transformers' num_labels)")
     attn_softcap: float | None = Field(
         50.0,
         description="the attention scores' soft-capping c·tanh(s / c) (attn_logit_softcapping; null: none): no "

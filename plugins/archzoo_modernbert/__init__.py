@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal, Self
 from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import Architecture, Reference
-from archzoo.architecture import TransformerConfig, check_activation
+from archzoo.architecture import MAX_SIZE, TransformerConfig, check_activation
 from archzoo.blocks import (
     Block,
     attention,
@@ -51,7 +51,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
+from archzoo.plugin_parts import LABELS, NumLabels, architectures_hook, hf_readers_hook
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -105,7 +105,7 @@ class ModernBertConfig(TransformerConfig):
         "prediction head and a classifier on the pooled first token or mean), token_classification or "
         "question_answering (the prediction head and a classifier on every token): ModernBertFor...",
     )
-    num_labels: PositiveInt = Field(
+    num_labels: NumLabels = Field(
         2,
         description="outputs of the classifiers (transformers' num_labels); question answering runs only with 2",
     )
@@ -426,10 +426,11 @@ def _layer_kinds(hf: dict[str, Any]) -> dict[str, Any]:
     """The archzoo keys of the layers' kinds: ``layer_types`` as the file gives them (checked as transformers
     checks them), else ``global_attn_every_n_layers`` (3 when absent), from which ModernBertConfig computes them
     with ``i % every``. A pattern that is no positive whole number but computes (2.0, -3, true) is carried as the
-    kinds it computes; one the computation fails for is refused."""
+    kinds it computes, and so is a pattern beyond archzoo's limit for a size (`MAX_SIZE`): transformers loads it, and
+    only the first layer is global; one the computation fails for is refused."""
     types, layers = hf["layer_types"], hf["num_hidden_layers"]
     every = hf.get("global_attn_every_n_layers", 3)
-    whole = isinstance(every, int) and not isinstance(every, bool) and every > 0
+    whole = isinstance(every, int) and not isinstance(every, bool) and 0 < every <= MAX_SIZE
     read: dict[str, Any] = {"global_every": every} if whole else {}
     if types is not None:
         kinds = (SLIDING, FULL)

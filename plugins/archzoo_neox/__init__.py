@@ -61,7 +61,15 @@ from archzoo.hf_config import (
     USE_CACHE,
     hf_reader,
 )
-from archzoo.plugin_parts import LABELS, architectures_hook, head_field, hf_readers_hook, num_labels_field, table_values
+from archzoo.plugin_parts import (
+    LABELS,
+    NumLabels,
+    architectures_hook,
+    head_field,
+    hf_readers_hook,
+    num_labels_field,
+    table_values,
+)
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -140,7 +148,7 @@ class NeoXConfig(TransformerConfig):
     head: Literal[tuple(CLASSES)] = head_field(  # type: ignore[valid-type]
         CLASSES, prefix="GPTNeoX", token_classification="a classifier with bias on every token"
     )
-    num_labels: PositiveInt = num_labels_field()
+    num_labels: NumLabels = num_labels_field()
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -361,7 +369,7 @@ class GPTJConfig(TransformerConfig):
         prefix="GPTJ",
         question_answering="Linear(d_model, num_labels) on every token, split into start and end logits",
     )
-    num_labels: PositiveInt = num_labels_field(
+    num_labels: NumLabels = num_labels_field(
         "outputs of the sequence_classification and question_answering heads (transformers' num_labels; question "
         "answering runs only with 2)"
     )
@@ -493,7 +501,7 @@ class PhiConfig(TransformerConfig):
         False, description="the LM head's weight is the token embedding matrix (its bias stays its own)"
     )
     head: Literal[tuple(PHI_CLASSES)] = head_field(PHI_CLASSES, prefix="Phi")  # type: ignore[valid-type]
-    num_labels: PositiveInt = num_labels_field(
+    num_labels: NumLabels = num_labels_field(
         "outputs of the sequence_classification and token_classification heads (num_labels)"
     )
 

@@ -306,7 +306,7 @@ InputKind = Literal["token_ids", "image", "seq2seq_embeddings", "seq2seq_token_i
 def _python(value: Any) -> str:
     """``value`` as Python source: a NaN or infinite float as ``float('nan')``, which its repr (``nan``) is not."""
     if isinstance(value, float) and not math.isfinite(value):
-        return f"float({value!r})"
+        return f"float('{value!r}')"
     return repr(value)
 
 

@@ -1326,8 +1326,15 @@ def _labels(path: Path, data: dict[str, Any], table: HFTable, keys: list[KeyRead
             return data["num_labels"]
         return len(id2label) if id2label is not None else table.default_num_labels
     if "num_labels" in data:
-        num_labels = data["num_labels"]
-        keys.append(KeyReading("num_labels", num_labels, "read", labels_target, COMMON_KEYS["num_labels"][1]))
+        given = data["num_labels"]
+        num_labels = _label_count(given)
+        detail = COMMON_KEYS["num_labels"][1]
+        if not _same(num_labels, given):
+            detail += (
+                f"; transformers {TRANSFORMERS_VERSION} makes id2label of range({_text(given)}), so "
+                f"{num_labels} label{'' if num_labels == 1 else 's'}"
+            )
+        keys.append(KeyReading("num_labels", given, "read", labels_target, detail))
         origin[labels_target] = "num_labels"
         if id2label is not None:
             keys.append(
@@ -1364,6 +1371,15 @@ def _labels(path: Path, data: dict[str, Any], table: HFTable, keys: list[KeyRead
             keys.append(
                 KeyReading("num_labels", num_labels, "defaulted", labels_target, f"transformers' default: {default}")
             )
+    return num_labels
+
+
+def _label_count(num_labels: Any) -> Any:
+    """The labels transformers makes of a file's ``num_labels``: ``PreTrainedConfig``'s setter builds ``id2label``
+    from ``range(num_labels)``, so a negative count gives none and ``true`` one; a value ``range`` refuses (a float,
+    text, null) fails the loading there and is left as given, for the configuration model to refuse."""
+    if isinstance(num_labels, int):
+        return len(range(num_labels))
     return num_labels
 
 

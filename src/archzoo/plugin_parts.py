@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, NonNegativeInt
 
 from .architecture import Architecture
 from .hf_vocabulary import HFTable
@@ -18,6 +18,7 @@ from .symbols import declare_symbol
 __all__ = [
     "LABELS",
     "LABELS_WORDS",
+    "NumLabels",
     "architectures_hook",
     "describe_heads",
     "head_classes",
@@ -60,8 +61,15 @@ LABELS_WORDS = (
 )
 
 
+#: The type of the ``num_labels`` key, K: any count from 0. transformers builds a classifier of 0 outputs
+#: (``Linear(d, 0)``: no weights, no FLOPs) and runs it, so archzoo counts it too; a config.json's negative count, which
+#: transformers reads as no labels at all (``range(num_labels)``), is read so by `archzoo.hf_config`:
+#: ``num_labels: NumLabels = num_labels_field()``.
+NumLabels = NonNegativeInt
+
+
 def num_labels_field(description: str = LABELS_WORDS) -> Any:
-    """The ``num_labels`` field, K: 2 labels by default, as transformers' PretrainedConfig has."""
+    """The ``num_labels`` field, K (typed `NumLabels`): 2 labels by default, as transformers' PretrainedConfig has."""
     return Field(2, description=description)
 
 
