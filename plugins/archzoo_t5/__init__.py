@@ -55,6 +55,8 @@ from archzoo.seq2seq_parts import (
 )
 from archzoo.symbols import declare_symbol, symbol
 
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 #: relative position buckets: the rows of each stack's relative position bias
