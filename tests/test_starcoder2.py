@@ -58,6 +58,7 @@ SWEEP = dict(
     head_dim=10,
     hidden_act="relu",
     max_position_embeddings=64,
+    sliding_window=3,
     use_bias=False,
     tie_word_embeddings=False,
     pad_token_id=3,
@@ -86,14 +87,12 @@ class TestStarcoder2(RotaryDecoderChecks):
         base=dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
         | dict(intermediate_size=40),
         sweep=SWEEP,
-        # a sliding window among them: a mask on the same products
         ignored=dict(
             attention_dropout=0.3,
             residual_dropout=0.2,
             embedding_dropout=0.1,
             classifier_dropout=0.4,
             **changed_settings("norm_epsilon"),
-            sliding_window=4,
         ),
     )
 

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
@@ -87,7 +86,7 @@ from archzoo.blocks import (
     rms_norm,
     with_modules,
 )
-from archzoo.decoder_parts import kv_heads
+from archzoo.decoder_parts import kv_heads, windowed
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -456,7 +455,6 @@ class Qwen3Config(LlamaConfig):
 E = declare_symbol("E", latex="E", meaning="experts in each layer (n_experts)", order=4)
 K = declare_symbol("k", latex="k", meaning="experts each token runs (top_k)", order=5)
 D_EXPERT = declare_symbol("d_e", latex="d_{e}", meaning="width of one expert (d_ff_expert)", order=24)
-W_WINDOW = declare_symbol("W", latex="W", meaning="sliding window (sliding_window)", order=4)
 L_MOE = declare_symbol("L_moe", latex="L_{\\mathrm{moe}}", meaning="layers with experts", order=1)
 L_DENSE = declare_symbol(
     "L_dense", latex="L_{\\mathrm{dense}}", meaning="layers with a dense feed-forward instead of experts", order=2
@@ -523,9 +521,9 @@ def _layer(cfg: DecoderConfig, name: str, mlp: Block, mlp_text: str) -> Block:
         )
         + qk,
     )
-    if _every_layer_slides(cfg):  # transformers' sliding cache layer keeps W - 1 tokens: a decode step reads W keys
-        assert isinstance(cfg, WindowedConfig) and cfg.sliding_window is not None
-        attention_block = replace(attention_block, window=W_WINDOW(cfg.sliding_window))
+    if _every_layer_slides(cfg):  # a decode step past the window reads W keys (one layer stands for every copy)
+        assert isinstance(cfg, WindowedConfig)
+        attention_block = windowed(attention_block, cfg.sliding_window)
     attention_norm, mlp_norm = _norm("attention_norm", d, cfg), _norm("mlp_norm", d, cfg)
     if cfg.norm_after:
         return composite(

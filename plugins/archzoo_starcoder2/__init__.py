@@ -7,10 +7,12 @@ second LayerNorm and a plain feed-forward (``c_fc``, a GELU, ``c_proj``; not gat
 A final LayerNorm closes the stack, and the LM head is tied to the token embedding unless
 ``tie_word_embeddings`` is false.
 
-Sliding-window attention (``sliding_window``, 4,096 in the released checkpoints) is a mask on the same score
-products: no parameters, and eager attention computes the full ``N x N`` products, which archzoo counts. The KV
-cache figure is per token as the cache grows; a cache that honours the window stops growing at ``sliding_window``
-tokens, which archzoo's per-token figure does not model.
+Sliding-window attention (``sliding_window``, 4,096 in the released checkpoints, on every layer) is a mask on the
+same score products: no parameters, and eager attention computes the full ``N x N`` products, which archzoo counts.
+transformers' ``DynamicCache`` keeps the last ``W - 1`` tokens in every layer of a windowed model, and the step
+reading a new token attends to ``W`` keys: past the window archzoo's decode step reads ``W`` for ``N``
+(`archzoo.decoder_parts.windowed`). A window under one token is refused: transformers builds its mask with the wrong
+shape and the forward pass fails.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from archzoo.decoder_parts import (
     mlp_modules,
     read_rotary_decoder,
     settings_ignored,
+    windowed,
 )
 from archzoo.hf_config import (
     DROPOUT,
@@ -78,6 +81,9 @@ class Starcoder2Config(HeadWidthConfig):
         4096, description="context length (max_position_embeddings; rotary positions: no parameters)"
     )
     activation: str = Field("gelu_pytorch_tanh", description="activation of the feed-forward (hidden_act)")
+    sliding_window: PositiveInt | None = Field(
+        None, description="tokens every layer's attention attends to (sliding_window; null: no window)"
+    )
     bias: bool = Field(True, description="biases on every linear of the layers (use_bias)")
     tie_embeddings: bool = Field(True, description="the LM head shares the token embedding matrix")
     head: Literal[tuple(CLASSES)] = head_field(CLASSES, prefix="Starcoder2")  # type: ignore[valid-type]
@@ -90,6 +96,7 @@ def build(cfg: Starcoder2Config) -> Block:
     s = decoder_symbols(cfg)
     details = ", biases on every projection" if cfg.bias else ", no biases"
     attn = causal_attention(s.d, s.inner, s.h, s.d_h, cfg.n_heads, cfg.n_kv_heads, bias=cfg.bias, details=details)
+    attn = windowed(attn, cfg.sliding_window)
     mlp = feed_forward("mlp", s.d, symbol("d_ff", cfg.d_ff), activation=cfg.activation, bias=cfg.bias)
     layer = composite(
         "layer",
@@ -116,7 +123,7 @@ def reference_modules(cfg: Starcoder2Config) -> dict[str, tuple[str, ...]]:
 
 def reference(cfg: Starcoder2Config) -> Reference:
     """Starcoder2Model or one of its head classes, built from a Starcoder2Config with the same keys."""
-    own = dict(use_bias=cfg.bias, tie_word_embeddings=cfg.tie_embeddings)
+    own = dict(use_bias=cfg.bias, tie_word_embeddings=cfg.tie_embeddings, sliding_window=cfg.sliding_window)
     kwargs = dict(**decoder_kwargs(cfg), **own, **head_dim_kwargs(cfg), **labels_kwargs(cfg))
     return decoder_reference(CLASSES, cfg.head, "Starcoder2Config", kwargs)
 
@@ -162,6 +169,7 @@ HF_STARCODER2 = decoder_table(
         "hidden_act": "activation",
         "max_position_embeddings": "max_positions",
         "use_bias": "bias",
+        "sliding_window": "sliding_window",
         "tie_word_embeddings": "tie_embeddings",
         "pad_token_id": PADDING_CHECKED,
         "rope_parameters": ROTARY_TYPE_CHECKED,
@@ -173,8 +181,6 @@ HF_STARCODER2 = decoder_table(
         "embedding_dropout": DROPOUT,
         "classifier_dropout": DROPOUT,
         **settings_ignored("norm_epsilon"),
-        "sliding_window": "sliding-window attention: a mask on the same score products, so no parameters and the "
-        "same eager FLOPs (archzoo counts the full N x N products, as eager attention computes them)",
     },
 )
 

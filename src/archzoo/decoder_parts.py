@@ -28,7 +28,7 @@ from .blocks import Block, attention, composite, embedding, layer_norm, linear, 
 from .formula import Poly, const, sym
 from .hf_vocabulary import INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, HFTable, check_padding_index, rope_type
 from .plugin_parts import LABELS, head_classes, table_values
-from .symbols import symbol
+from .symbols import declare_symbol, symbol
 
 __all__ = [
     "D_HEAD_WORDS",
@@ -37,6 +37,7 @@ __all__ = [
     "PADDING_CHECKED",
     "ROTARY_TYPE_CHECKED",
     "SPECIAL_TOKENS",
+    "WINDOW",
     "DecoderKeys",
     "DecoderSymbols",
     "HeadWidthConfig",
@@ -64,6 +65,7 @@ __all__ = [
     "read_rotary_decoder",
     "rotary_fraction",
     "settings_ignored",
+    "windowed",
     "with_norms",
 ]
 
@@ -176,6 +178,18 @@ def kv_heads(n_heads: int, n_kv_heads: int | None, h: Poly, d_h: Poly, inner: Po
         return h, inner
     h_kv = sym("h_kv", kv, latex="h_{kv}", meaning="key/value heads (n_kv_heads)", order=21)
     return h_kv, h_kv * d_h
+
+
+#: the width of a sliding window, in the decode formula of a layer that masks by one (past the window)
+WINDOW = declare_symbol("W", latex="W", meaning="sliding window (sliding_window)", order=4)
+
+
+def windowed(attention_block: Block, window: int | None) -> Block:
+    """``attention_block`` in a layer that masks by a sliding window of ``window`` tokens (None: no window).
+    transformers' sliding cache layer keeps the last ``W - 1`` tokens and the step reading a new token attends to
+    ``W`` keys, so past the window the decode step reads ``W`` for ``N`` (`archzoo.report.Report.decode_formula`);
+    parameters and eager FLOPs are the same under either mask."""
+    return attention_block if window is None else replace(attention_block, window=WINDOW(window))
 
 
 def causal_attention(
