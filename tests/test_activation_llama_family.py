@@ -116,28 +116,29 @@ def test_every_activation_archzoo_accepts(architecture):
         assert_activation_memory_matches(architecture, config, 7, dtype="bf16")
 
 
-@pytest.mark.parametrize("n", [1, 5, 6, 7])
-@pytest.mark.parametrize(
-    "kinds",
-    [
-        ["sliding_attention", "full_attention", "sliding_attention"],
-        ["full_attention", "sliding_attention", "sliding_attention"],
-        None,  # every layer masks by the window
-    ],
-    ids=["sliding-first", "full-first", "every-layer"],
-)
+#: Qwen3 stacks of three layers and a window of 6: sliding and full layers (N stops at the window, the llama plugin
+#: refusing a longer one), or every layer sliding (N goes past it); each at lengths around the window
+_WINDOW_STACKS = [
+    pytest.param(kinds, n, id=f"{name}-N{n}")
+    for name, kinds, lengths in (
+        ("sliding-first", ["sliding_attention", "full_attention", "sliding_attention"], (1, 5, 6)),
+        ("full-first", ["full_attention", "sliding_attention", "sliding_attention"], (1, 5, 6)),
+        ("every-layer", None, (1, 5, 6, 7, 12)),
+    )
+    for n in lengths
+]
+
+
+@pytest.mark.parametrize(("kinds", "n"), _WINDOW_STACKS)
 @pytest.mark.parametrize(("kv_heads", "dtype"), [(1, "bf16"), (2, "bf16"), (4, "bf16"), (2, "fp32")])
 def test_qwen3_fused_attention_around_the_window(kinds, n, kv_heads, dtype):
     """SDPA on the CPU: below the window transformers passes no mask (is_causal), and grouped keys and values stay
     h_kv wide; from N = W on every sliding layer saves its own N x N mask and the keys and values repeat_kv copies to
     every head (one key/value head stays a view of itself; one query token's heads are packed onto the key/value
-    heads). A stack whose layers do not all mask alike stops N at the window; every layer masking goes past it."""
-    window = 6
-    if kinds is not None and n > window:
-        pytest.skip("a stack of sliding and full layers stops N at its window (the llama plugin refuses a longer N)")
+    heads). Where the first layer is not of every layer's kind, the stack holds what the others save beyond it."""
     config = dict(
         vocab_size=64, d_model=32, n_layers=3, n_heads=4, n_kv_heads=kv_heads, d_head=8, d_ff=24,
-        sliding_window=window, layer_types=kinds, head="lm",
+        sliding_window=6, layer_types=kinds, head="lm",
     )  # fmt: skip
     assert_activation_memory_matches("qwen3", config, n, dtype=dtype, attention="fused", device="cpu")
 
@@ -182,7 +183,7 @@ def test_the_defaults_whole_as_count_shows_them(architecture):
         ("olmo2", dict(n_layers=3, n_kv_heads=2)),
         ("olmo2", dict(n_layers=1)),
         ("granite", dict(n_layers=2, n_kv_heads=1, activation="relu")),
-        ("granite", dict(n_layers=2, d_head=12, activation="gelu_new")),
+        ("granite", dict(n_layers=2, n_kv_heads=2, d_head=12, activation="gelu_new")),
     ],
 )
 def test_korthikanti_plus_the_named_gap_is_the_exact_layer(architecture, options):
