@@ -33,6 +33,8 @@ from archzoo.plugin_parts import architectures_hook
 from archzoo.seq2seq_parts import source_target_note, stack_modules
 from archzoo.symbols import symbol
 
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 
