@@ -255,6 +255,26 @@ def test_inference_peak_counts_the_kv_cache_of_n_tokens():
     assert kv == 2 * 3 * 2 * (2 * 16) * 32  # K and V, 3 layers, 2 heads of 16, 32 tokens, 2 bytes
 
 
+@pytest.mark.parametrize(
+    ("architecture", "options", "vocab", "d_ff"),
+    [
+        # vocabularies and widths from the configuration classes' defaults (DebertaV2Config, ModernBertConfig)
+        ("deberta", dict(head="masked_lm"), 128_100, 3072),  # fc_in and fc_out sit in the layer itself
+        ("modernbert", dict(head="masked_lm"), 50_368, 1152),  # the MLM logits come from a block named decoder
+    ],
+)
+def test_inference_peak_reads_every_logits_and_feed_forward_block(architecture, options, vocab, d_ff):
+    """The largest live activation weighs the masked-LM logits (N V) and the feed-forward's hidden tensors, whatever
+    the blocks are named: it once read logits only off a block named lm_head and feed-forward widths only off
+    feed_forward blocks, so DeBERTa's and ModernBERT's peaks at short N missed their N·V logits."""
+    report = archzoo.count(architecture, seq_len=16, **options)
+    largest = {i.name: i for i in inference_peak(report, dtype="bf16").items}["largest live activation"]
+    assert f"the logits ({16 * vocab:,})" in largest.assumption, largest.assumption
+    if architecture == "deberta":  # the intermediate's output and its GELU, N d_ff each
+        assert f"hidden tensors ({2 * 16 * d_ff:,})" in largest.assumption, largest.assumption
+    assert largest.bytes >= 2 * 16 * vocab
+
+
 @pytest.mark.parametrize("head", ["model", "vision"])
 def test_inference_peak_is_refused_where_layers_run_over_other_than_n_tokens(head):
     """CLIP's image tower runs over its 50 patches and class token whatever the caption's N: an estimate that

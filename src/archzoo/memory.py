@@ -738,6 +738,15 @@ def _check_dtype(name: str, dtype: str) -> int:
     return _BYTES[dtype]
 
 
+def _out_width(block: Block) -> int | None:
+    """A linear block's output features (its FLOPs for one token over twice its input width), or None where the
+    block does not record its input width."""
+    if block.d_in is None:
+        return None
+    d_in = block.d_in.evaluate()
+    return block.flops.evaluate(N=1) // (2 * d_in) if d_in else None
+
+
 def inference_peak(report: Report, *, seq_len: int | None = None, dtype: str = "bf16") -> PeakMemory:
     """Weights, the KV cache of ``seq_len`` tokens and the largest activation alive at once in one eager
     forward pass of batch 1 (under ``torch.no_grad``, nothing is saved for backward). The largest live
@@ -765,15 +774,19 @@ def inference_peak(report: Report, *, seq_len: int | None = None, dtype: str = "
         )
     widest_ff = 0
     logits = 0
+    vocab = next((s.value for s in report.root.params.used_symbols() if s.name == "V"), None)
     for visit in report.root.visits():
         block = visit.block
-        if block.kind == "feed_forward":
-            fc_in = child(block, "fc_in")
+        # a feed-forward block, or a layer holding its fc_in and fc_out itself (DeBERTa's)
+        fc_in = next((c for c in block.children if c.name == "fc_in" and c.kind == "linear"), None)
+        if block.kind == "feed_forward" or fc_in is not None:
+            fc_in = fc_in or child(block, "fc_in")
             width = fc_in.flops.evaluate(N=1) // (2 * d)
             gated = any(c.name == "fc_gate" for c in block.children)
             widest_ff = max(widest_ff, (3 if gated else 2) * n * width)
-        if block.name == "lm_head":
-            logits = n * block.flops.evaluate(N=1) // (2 * d)
+        if block.name == "lm_head" or (block.kind == "linear" and vocab and _out_width(block) == vocab):
+            # the logits: an LM head, or a masked-LM decoder by another name (BERT's, DeBERTa's, ModernBERT's)
+            logits = max(logits, n * block.flops.evaluate(N=1) // (2 * d))
     scores = 2 * heads * n * n
     largest = n * d + max(scores, widest_ff, logits)
     items = (
