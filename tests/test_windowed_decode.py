@@ -84,3 +84,21 @@ def test_a_window_on_blocks_of_a_tree_changes_only_their_decode_past_it():
         local = visits["model.locals"]
         assert local.decode_flops.evaluate(N=n) - report.decode_of(local, n).evaluate(N=n) == fewer, n
         assert report.decode_of(visits["model.fulls"], n) == visits["model.fulls"].decode_flops, n
+
+
+def test_the_terminal_and_json_say_which_windows_the_decode_step_is_past(capsys):
+    """``archzoo count gemma2`` at its 8,192-token context: the decode row names the 4,096-token window (Gemma2Config's
+    sliding_window) its sliding layers read, and ``flops.decode_windows`` lists it; within the window neither does."""
+    from archzoo.cli import main
+
+    assert main(["count", "gemma2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flops"]["decode_windows"] == [4096]
+    assert main(["count", "gemma2", "--seq-len", "4096", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flops"]["decode_windows"] == []
+    assert main(["count", "gemma2"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("decode"))
+    assert "its sliding-window layers read the last W = 4,096 keys" in row and "W" in row.split("=", 2)[-1], row
+    assert main(["count", "llama"]) == 0  # no window: the row says nothing of one
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("decode"))
+    assert "sliding-window" not in row, row
+

@@ -435,6 +435,9 @@ def summary_rows(report: Report, units: str = "flops") -> list[tuple[str, str, s
         decode = (
             "one decoder token, N-1 cached, the source's keys and values cached" if seq2seq else "one token, N-1 cached"
         )
+        decode += "".join(
+            f"; its sliding-window layers read the last W = {window:,} keys" for window in fl.get("decode_windows", [])
+        )
         rows.append(
             (
                 f"prefill {unit} (N={n:,})",
