@@ -263,3 +263,22 @@ def test_a_references_code_of_a_nan_cap_is_python(host):
     code = arch.reference(report.config).code()
     assert "attn_logit_softcapping=float('nan')" in code and "final_logit_softcapping=float('inf')" in code
     compile(code, "reference", "exec")
+
+
+# ---- 6. a model type no plugin reads, around one that one reads ------------------------------------------------
+
+
+@pytest.mark.reference
+def test_a_multimodal_gemma3_file_is_refused_saying_what_to_count(T, tmp_path, capsys):
+    """Gemma3ForConditionalGeneration's file, as transformers saves it: its text_config names gemma3_text, which
+    archzoo counts, and the refusal says to count that object alone (test_gemma checks that the recipe counts the
+    text model inside exactly)."""
+    path = write_json(tmp_path, T.Gemma3Config().to_dict())
+    code, out, err = run(capsys, "count", "--hf-config", str(path))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"archzoo: error: {path}: model_type: 'gemma3' is not supported (no plugin reads it), but its text_config is "
+        "a 'gemma3_text' configuration, which archzoo counts: save that object as a config.json of its own and count "
+        "it (archzoo count --hf-config text_config.json) for the gemma3_text model inside, without what the file's "
+        "other parts add; a plugin can add 'gemma3' with the register_hf_readers hook\n"
+    )

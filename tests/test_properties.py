@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import archzoo
-from archzoo.architecture import MAX_SIZE
+from archzoo.architecture import MAX_SIZE, json_number
 from archzoo.cli import main
 from archzoo.errors import ConfigError
 from archzoo.host import PluginHost
@@ -104,6 +104,16 @@ def check_report(data: dict[str, Any], architecture: str) -> None:
     assert json.loads(json.dumps(data)) == data
 
 
+def strict_json(text: str) -> Any:
+    """``text`` parsed as RFC 8259 JSON: the bare NaN and Infinity Python's json module writes are refused, as strict
+    readers (a browser's JSON.parse, jq) refuse them."""
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is no JSON number")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def check_one_error(code: int, out: str, err: str, source: str) -> None:
     """Exit 1, nothing on stdout, and an error on stderr: one line, or one line per problem when each
     line names ``source``; never a traceback, never a crash of plugin code."""
@@ -161,6 +171,8 @@ class Drawn:
 @given(data=st.data())
 @example(data=Drawn({"a\nb": 1}))  # an unknown key holding a line break, echoed in the error
 @example(data=Drawn({"x": Raw("\udce9")}))  # a byte that is not UTF-8 (Latin-1 'é') arrives as U+DCE9
+@example(data=Drawn({"attn_softcap": float("nan")}))  # counted (no count depends on it), written "NaN" in JSON
+@example(data=Drawn({"rotary_fraction": 1}))  # an integer for a float: refused, not counted as 1.0
 def test_any_set_value_counts_or_is_refused_on_one_line(architecture: str, data, capsys):
     """Any ``--set`` values: the report counts, or one error line per problem, each naming ``--set``.
     A value that counts is counted as given: ``true`` is no layer count and ``12.0`` no width."""
@@ -170,12 +182,14 @@ def test_any_set_value_counts_or_is_refused_on_one_line(architecture: str, data,
         check_one_error(code, out, err, "--set")
         return
     assert "Traceback" not in err
-    data = json.loads(out)
+    data = strict_json(out)
     check_report(data, architecture)
     for key, value in overrides.items():  # a value that counts is the value given, never a converted one
         if key in data["config"] and value is not None and not isinstance(value, Raw):
             got = data["config"][key]
-            assert (type(got), got) == (type(value), value), f"{key}: gave {value!r}, counted {got!r}"
+            # a NaN or infinite float is written as JSON's text for it ("NaN"), which has no number for it
+            given = json_number(value)
+            assert (type(got), got) == (type(given), given), f"{key}: gave {value!r}, counted {got!r}"
 
 
 @pytest.mark.parametrize("architecture", ARCHITECTURES)
@@ -193,7 +207,7 @@ def test_a_refused_set_value_names_its_key(architecture: str, index: int, value:
     key = keys[index % len(keys)]
     code, out, err = run(capsys, "count", architecture, *set_arguments({key: value}), "--json")
     if code == 0:
-        check_report(json.loads(out), architecture)
+        check_report(strict_json(out), architecture)
         return
     check_one_error(code, out, err, "--set")
     assert key in err, f"the error does not name {key!r}: {err!r}"

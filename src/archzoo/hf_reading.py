@@ -201,6 +201,15 @@ def _read_data(
             f"(supported: {', '.join(sorted(readers))})"
         )
     if model_type not in readers:
+        inner = _counted_sub_configuration(data, readers)
+        if inner is not None:
+            key, inner_type = inner
+            raise HFConfigError(
+                f"{path}: model_type: {model_type!r} is not supported (no plugin reads it), but its {key} is a "
+                f"{inner_type!r} configuration, which archzoo counts: save that object as a config.json of its own "
+                f"and count it (archzoo count --hf-config {key}.json) for the {inner_type} model inside, without what "
+                f"the file's other parts add; a plugin can add {model_type!r} with the register_hf_readers hook"
+            )
         custom = (
             "; its auto_map names custom model code (trust_remote_code), which archzoo does not run"
             if "auto_map" in data
@@ -270,6 +279,17 @@ def _taken_as_floats(arch: Architecture, values: Mapping[str, Any]) -> dict[str,
         key: float(value) if key in floats and isinstance(value, int) and not isinstance(value, bool) else value
         for key, value in values.items()
     }
+
+
+def _counted_sub_configuration(data: Mapping[str, Any], readers: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first object of a file of an unsupported model type that names a model type archzoo reads (a multimodal
+    gemma3 file's text_config, which transformers writes with ``"model_type": "gemma3_text"``): its key and type."""
+    for key, value in data.items():
+        if isinstance(value, dict):
+            inner = value.get("model_type")
+            if isinstance(inner, str) and inner in readers:
+                return key, inner
+    return None
 
 
 def _unread_by_class(
