@@ -101,4 +101,3 @@ def test_the_terminal_and_json_say_which_windows_the_decode_step_is_past(capsys)
     assert main(["count", "llama"]) == 0  # no window: the row says nothing of one
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("decode"))
     assert "sliding-window" not in row, row
-
