@@ -56,6 +56,8 @@ from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, H
 from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.symbols import declare_symbol, symbol
 
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 #: archzoo's head -> transformers' class
