@@ -265,6 +265,11 @@ class Report:
                 formula = formula - windowed.decode_flops + windowed_decode(windowed.decode_flops, window, context)
         return formula
 
+    def decode_windows(self, context: int) -> list[int]:
+        """The sliding windows ``W < context``: those whose layers' decode step at ``context`` reads ``W`` keys."""
+        widths = {window.evaluate() for v in self.windows if (window := v.block.window) is not None}
+        return sorted(w for w in widths if w < context)
+
     def decode_formula(self, context: int) -> Poly:
         """The whole decode step's formula at ``context`` (`decode_of` the root)."""
         return self.decode_of(next(self.root.visits()), context)

@@ -103,9 +103,7 @@ def flops_dict(report: Report, units: str = "flops") -> dict[str, Any]:
         "decode": None if decode is None else figure(decode, S=n),
         "decode_formula": None if decode is None else _formula(in_units(decode, units)),
         # the sliding windows the decode step is past (its layers there read W keys, not N); empty within them
-        "decode_windows": sorted({w for v in report.windows if (w := v.block.window.evaluate()) < n})
-        if decode is not None
-        else [],
+        "decode_windows": report.decode_windows(n) if decode is not None else [],
         "generation_note": report.generation_note,
     }
 
