@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import resource
 import tempfile
+import time
+from collections.abc import Generator
 
 import pytest
 
@@ -58,6 +61,33 @@ _skipped_required: list[str] = []
 
 #: each test module's time: the seconds its tests' setup, call and teardown took, summed over the workers
 _module_seconds: dict[str, float] = {}
+#: each test module's processor seconds (this process and the processes it waited for): on a machine shared with
+#: other work the wall seconds grow with the load, these much less, so two runs compare like with like
+_module_cpu: dict[str, float] = {}
+
+
+def _cpu_seconds() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
+    """Each phase's report carries the processor seconds the phase took (a user property, so that
+    pytest-xdist's workers send it to the controller with the report)."""
+    outcome = yield
+    started = getattr(item, "_archzoo_cpu_started", None)
+    if started is not None:
+        outcome.get_result().user_properties.append(("cpu_seconds", _cpu_seconds() - started))
+    item._archzoo_cpu_started = _cpu_seconds()  # type: ignore[attr-defined]  # the next phase starts here
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    item._archzoo_cpu_started = _cpu_seconds()  # type: ignore[attr-defined]
+    yield
+
+
 #: how many modules the end-of-run table of the slowest lists
 SLOWEST_MODULES = 20
 
@@ -65,6 +95,8 @@ SLOWEST_MODULES = 20
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     module = report.nodeid.split("::", 1)[0]
     _module_seconds[module] = _module_seconds.get(module, 0.0) + report.duration
+    cpu = sum(value for key, value in report.user_properties if key == "cpu_seconds")
+    _module_cpu[module] = _module_cpu.get(module, 0.0) + cpu
     # an expected failure is reported as skipped too, but it ran: only a test that did not run is missing
     if report.skipped and not hasattr(report, "wasxfail") and any(m in report.keywords for m in _REQUIRED_MARKERS):
         _skipped_required.append(
@@ -74,13 +106,18 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Where the suite's time goes, by area: the slowest test modules, each with its tests' summed seconds (over
-    all workers, so their sum is the suite's processor time, not its wall time)."""
+    all workers, so their sum is the suite's busy time, not its wall time) and its processor seconds (which the
+    load of other work on the machine changes much less)."""
     if not _module_seconds:
         return
     total = sum(_module_seconds.values())
-    terminalreporter.section(f"time by test module ({total:,.0f} s of test time in all)")
+    cpu = sum(_module_cpu.values())
+    terminalreporter.section(f"time by test module ({total:,.0f} s of test time, {cpu:,.0f} s of processor time)")
+    terminalreporter.write_line("    wall    share      cpu  module")
     for module, seconds in sorted(_module_seconds.items(), key=lambda item: -item[1])[:SLOWEST_MODULES]:
-        terminalreporter.write_line(f"{seconds:8.1f} s  {100 * seconds / total:5.1f}%  {module}")
+        terminalreporter.write_line(
+            f"{seconds:8.1f} s {100 * seconds / total:5.1f}% {_module_cpu.get(module, 0.0):7.1f} s  {module}"
+        )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
