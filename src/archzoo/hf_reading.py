@@ -1355,7 +1355,11 @@ def _labels(path: Path, data: dict[str, Any], table: HFTable, keys: list[KeyRead
                 f"{num_labels} label{'' if num_labels == 1 else 's'}"
             )
         keys.append(KeyReading("num_labels", given, "read", labels_target, detail))
-        origin[labels_target] = "num_labels"
+        origin[labels_target] = (
+            "num_labels"
+            if _same(num_labels, given)
+            else f"num_labels {_text(given)} ({num_labels} label{'' if num_labels == 1 else 's'} in transformers)"
+        )
         if id2label is not None:
             keys.append(
                 KeyReading(
