@@ -257,6 +257,18 @@ def test_show_and_compare_write_strict_json(tmp_path, capsys):
     assert strict_json(out)["models"] == ["nan-caps", "gemma-2-9b"]
 
 
+def test_the_sites_what_if_data_is_strict_json(host):
+    """The what-if calculator's export (archzoo.site.explore), which a browser's JSON.parse reads."""
+    from archzoo.architecture import parse_config
+    from archzoo.site.explore import to_json, whatif
+
+    arch = host.architecture("gemma2")
+    small = dict(vocab_size=97, d_model=48, n_layers=2, d_ff=40, d_head=16)
+    config = parse_config(arch, dict(small, attn_softcap=math.nan, final_softcap=math.inf))
+    data = strict_json(to_json(whatif(arch, config)))
+    assert (data["config"]["attn_softcap"], data["config"]["final_softcap"]) == ("NaN", "Infinity")
+
+
 def test_a_references_code_of_a_nan_cap_is_python(host):
     arch = host.architecture("gemma2")
     report = counter("gemma2")(attn_softcap=math.nan, final_softcap=math.inf)
