@@ -178,8 +178,8 @@ def test_the_json_answers_what_autograd_saves():
 
 
 def test_sequence_classification_is_refused_with_its_reason():
-    """T5ForSequenceClassification indexes the decoder output at the end-of-sequence tokens, measured on the CPU
-    only: the formula does not claim it."""
+    """T5ForSequenceClassification selects the decoder output with the input's end-of-sequence mask, an index autograd
+    saves whose size is the data's count of those tokens: the formula does not claim it."""
     from archzoo.memory import UnsupportedActivationMemory, activation_formula
 
     report = counter("t5")(7, d_model=16, d_kv=4, n_heads=2, n_layers=1, d_ff=24, vocab_size=64,

@@ -38,7 +38,8 @@ __all__ = ["CLASSES", "SAVES", "register_activation_memory"]
 
 #: the classes the formula is measured for (tests/test_activation_t5.py): the plugin's reference classes, transformers'
 #: own with each stack's position bias registered on the stack. T5ForSequenceClassification is not among them: its
-#: head indexes the decoder's output at the end-of-sequence tokens, which only a CPU run can measure.
+#: head selects the decoder's output with the input's end-of-sequence mask, and that boolean index, which autograd
+#: saves, is as large as the data's count of end-of-sequence tokens, not a function of N.
 CLASSES = tuple(
     f"archzoo_t5.ReferenceT5{suffix}"
     for suffix in (
