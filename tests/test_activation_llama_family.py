@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from archzoo.blocks import ACTIVATIONS
+from archzoo.saved_tensors import UnsupportedActivationMemory
 from archzoo.testing import assert_activation_memory_matches
 from family_checks import ACTIVATION_CASES, counter, write_json
 
@@ -326,3 +327,38 @@ def test_a_config_json_s_padding_id_reaches_the_formula(tmp_path, model_type, mo
     """Sequence classification with a padding id finds the last non-padding token with an argmax, a one-element
     int64 index autograd saves beside the batch's arange: the file's padding id changes what is saved."""
     _from_file(tmp_path, model_type, model_class, keys, 9, dtype="bf16")
+
+
+# ---- Mixtral: the formula is written (archzoo_llama.activation.MOE_SAVES) and waits for the core ---------------
+
+_MIXTRAL = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff_expert=20, n_experts=6, top_k=2)
+
+_WAITING = pytest.mark.xfail(
+    strict=True,
+    raises=UnsupportedActivationMemory,
+    reason="MOE_SAVES is not registered: archzoo.memory reads a layer's feed-forward width off a feed_forward child "
+    "or the layer's fc_in, and a mixture-of-experts layer has neither",
+)
+
+
+@_WAITING
+@pytest.mark.parametrize(
+    "head", ["lm", "none", "sequence_classification", "token_classification", "question_answering"]
+)
+@pytest.mark.parametrize(
+    ("dtype", "attention", "recompute"), [("fp32", "eager", False), ("bf16", "fused", False), ("bf16", "eager", True)]
+)
+def test_mixtral_activation_formula_is_what_autograd_saves(head, dtype, attention, recompute):
+    """Every Mixtral head class on the CPU (routing reads real weights): the router's saves and the routed experts',
+    N k tokens' worth whatever the router picks, in fp32, with SDPA and recomputed."""
+    layers = (("layers",) if head == "none" else ("model.layers",)) if recompute else ()
+    config = dict(_MIXTRAL, head=head)
+    assert_activation_memory_matches("moe", config, 9, dtype=dtype, attention=attention, recompute=layers, device="cpu")
+
+
+@_WAITING
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_mixtral_every_activation(activation):
+    """Each expert activation: what it keeps beyond the view of the gate/up storage it reads."""
+    config = dict(_MIXTRAL, activation=activation, n_kv_heads=1)
+    assert_activation_memory_matches("moe", config, 7, dtype="bf16", device="cpu")

@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from archzoo import hookimpl
-from archzoo.decoder_saves import attention_width_gap, head_width, kv_heads_of, repeat_kv_qkv
+from archzoo.blocks import Block
+from archzoo.decoder_saves import activation_elements, attention_width_gap, head_width, kv_heads_of, repeat_kv_qkv
 from archzoo.formula import N, Poly, const, total
 from archzoo.saved_tensors import (
     NORM_KINDS,
@@ -39,7 +40,7 @@ from archzoo.saved_tensors import (
     symbol_of,
 )
 
-__all__ = ["DENSE_SAVES", "GATE_SAVES", "SAVES", "register_activation_memory"]
+__all__ = ["DENSE_SAVES", "GATE_SAVES", "MOE_SAVES", "SAVES", "register_activation_memory"]
 
 
 def _eager_qkv(terms: SavedTerms) -> Poly | None:
@@ -376,6 +377,94 @@ DENSE_SAVES = (
     _dense_saves("qwen3", _dense_classes("Qwen3", _ALL_HEAD_CLASSES)),
     _dense_saves("olmo2", _dense_classes("Olmo2", ("Model", "ForCausalLM", "ForSequenceClassification"))),
     _dense_saves("granite", _dense_classes("Granite", ("Model", "ForCausalLM"))),
+)
+
+
+# ---- mixtures of experts ------------------------------------------------------------------------------------
+
+
+def _mixture_block(terms: SavedTerms) -> Block | None:
+    """The layer's mixture of experts (None in a dense layer of a stack of runs)."""
+    return next((c for c in terms.layer.children if c.kind == "mixture_of_experts"), None)
+
+
+def _router(terms: SavedTerms) -> Poly:
+    """Mixtral's router: its input (the norm's output, in the dtype), the fp32 softmax of its scores, the int64
+    indices of the top k, and the renormalisation's fp32 denominator (one a token) and its k fp32 weights."""
+    cfg = terms.config
+    E = symbol_of(terms.root, "E", cfg.n_experts)
+    k = symbol_of(terms.root, "k", cfg.top_k)
+    fp32 = terms.fp32
+    return terms.b * terms.Nd + fp32 * N * E + terms.int64 * N * k + fp32 * N + fp32 * N * k
+
+
+def _routed_experts(terms: SavedTerms) -> Poly:
+    """The routed experts, summed over them: each runs on the tokens routed to it, and every tensor it saves is as long
+    as its token count, so the sum is ``N k`` tokens' worth (each token reaches k distinct experts), whatever the
+    router picks. A token's: two int64 positions (its index and its rank among its k, one storage), the gathered
+    input, the gate and up projections' output (one storage, 2 d_e, of which the activation and the product read
+    views), what the activation keeps beyond its input, its output and the product (d_e each), the down projection's
+    output, the weighted output index_add_ saves (d each) and its fp32 routing weight."""
+    cfg, b = terms.config, terms.b
+    d_e = symbol_of(terms.root, "d_e", cfg.d_ff_expert)
+    k = symbol_of(terms.root, "k", cfg.top_k)
+    # what the activation keeps beyond the view of the gate/up storage it reads (saved whole): the configuration's
+    # activation, as the expert, not the layer, names it
+    kept = max(activation_elements(terms, terms.root.name) - 1, 0)
+    return N * k * (2 * terms.int64 + terms.fp32 + 3 * b * terms.d + (4 + kept) * b * d_e)
+
+
+def _moe_layer(terms: SavedTerms) -> dict[str, Poly]:
+    """A dense layer's saves (`_dense_layer`), the feed-forward replaced by the mixture's router and experts."""
+    parts = _dense_layer(terms)
+    mixture = _mixture_block(terms)
+    if mixture is None:
+        return parts
+    # the layer's feed-forward as the core reads it (the mixture's expert, or the layer itself) is the mixture's
+    ff = terms.ff.name
+    parts = {path: poly for path, poly in parts.items() if path != ff and not path.startswith(f"{ff}.")}
+    router, experts = _router(terms), _routed_experts(terms)
+    parts[f"{mixture.name}.gate"] = router
+    parts[f"{mixture.name}.experts"] = experts
+    parts[mixture.name] = router + experts
+    return parts
+
+
+def _moe_gap(terms: SavedTerms) -> list[GapTerm | None]:
+    """`_dense_gap`, the gated feed-forward's term replaced by the mixture's against Korthikanti's MLP."""
+    mixture = _mixture_block(terms)
+    gaps = _dense_gap(terms)
+    if mixture is None:
+        return gaps
+    parts = _moe_layer(terms)
+    return [g for g in gaps if g is None or g.name != "gated feed-forward"] + [
+        GapTerm(
+            "mixture of experts",
+            parts[mixture.name] - 18 * terms.Nd,
+            "the router saves its input, its fp32 softmax, the int64 indices of its top k, the fp32 denominator and "
+            "weights of their renormalisation; each of the k experts a token reaches saves the token's gathered "
+            "input, its gate and up outputs, activation, product, down output and weighted output, its fp32 routing "
+            "weight and two int64 positions; Korthikanti's MLP saves its input and the GeLU's input and output, 4h "
+            "wide (18 s b h)",
+        )
+    ]
+
+
+#: Mixtral's classes, measured with transformers 5.23 and torch 2.13 on the CPU (routing reads real weights): exact
+#: against autograd in every mode and head class, for every routing. Not registered: archzoo.memory reads a layer's
+#: feed-forward width off a ``feed_forward`` child or the layer's own ``fc_in``, and a mixture-of-experts layer has
+#: neither (a KeyError there), so the hook registers it once the core reads the mixture's expert. Qwen2-MoE's and
+#: Qwen3-MoE's routers save what ``norm_topk_prob`` says (its denominator and renormalised weights, fp32 or in the
+#: dtype), a key the plugin's configuration does not carry: they are not stated.
+MOE_SAVES = ActivationSaves(
+    architecture="moe",
+    classes=_dense_classes("Mixtral", _ALL_HEAD_CLASSES),
+    activations=GATE_SAVES,
+    layer=_moe_layer,
+    outside=_dense_outside,
+    gap=_moe_gap,
+    norm=_dense_norm,
+    stack=_stack_saves,
 )
 
 
