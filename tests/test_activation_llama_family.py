@@ -309,6 +309,44 @@ def test_a_qwen3_config_json_s_window_reaches_the_formula(tmp_path, keys):
     _from_file(tmp_path, "qwen3", "Qwen3ForCausalLM", keys, n, dtype="bf16", attention="fused", device="cpu")
 
 
+#: a changed value for every key a config.json table of these types ignores (Granite's multipliers as Granite 3.0
+#: 8B's config.json gives them), and a rotary scaling the tables read only to check its type
+_IGNORED_CHANGED = dict(
+    initializer_range=0.5, use_cache=False, bos_token_id=5, eos_token_id=6, attention_dropout=0.25,
+    rms_norm_eps=1e-3, rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 50000.0},
+)  # fmt: skip
+_GRANITE_MULTIPLIERS = dict(
+    embedding_multiplier=12.0, residual_multiplier=0.22, attention_multiplier=0.0078125, logits_scaling=16.0
+)
+
+
+@pytest.mark.parametrize(
+    ("model_type", "model_class"),
+    [
+        ("qwen3", "Qwen3ForCausalLM"),
+        ("qwen3", "Qwen3ForTokenClassification"),
+        ("olmo2", "Olmo2ForCausalLM"),
+        ("granite", "GraniteForCausalLM"),
+        ("granite", "GraniteModel"),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_every_ignored_key_changed_leaves_the_formula_exact(tmp_path, model_type, model_class, dtype):
+    """Every key the type's config.json table ignores, changed at once, with a rotary scaling: against the class built
+    from the same file, the formula stays what autograd saves (the attention dropout is 0 in the measurement, as the
+    formula's assumption says), so no ignored key changes the saved tensors. On the CPU: without a cache transformers looks
+    for packed sequences in the position ids, which reads their values."""
+    from archzoo.host import get_host
+    from family_checks import table_of
+
+    keys = {k: v for k, v in _IGNORED_CHANGED.items() if k != "rope_parameters"}
+    if model_type == "granite":
+        keys |= _GRANITE_MULTIPLIERS
+    assert set(keys) == set(table_of(get_host(), model_type).ignored)
+    keys["rope_parameters"] = _IGNORED_CHANGED["rope_parameters"]
+    _from_file(tmp_path, model_type, model_class, keys, 9, dtype=dtype, device="cpu")
+
+
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
