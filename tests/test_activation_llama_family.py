@@ -334,8 +334,8 @@ _GRANITE_MULTIPLIERS = dict(
 def test_every_ignored_key_changed_leaves_the_formula_exact(tmp_path, model_type, model_class, dtype):
     """Every key the type's config.json table ignores, changed at once, with a rotary scaling: against the class built
     from the same file, the formula stays what autograd saves (the attention dropout is 0 in the measurement, as the
-    formula's assumption says), so no ignored key changes the saved tensors. On the CPU: without a cache transformers looks
-    for packed sequences in the position ids, which reads their values."""
+    formula's assumption says), so no ignored key changes the saved tensors. On the CPU: without a cache,
+    transformers looks for packed sequences in the position ids, which reads their values."""
     from archzoo.host import get_host
     from family_checks import table_of
 
