@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import re
@@ -80,6 +81,7 @@ def _float_only(annotation: Any) -> bool:
     return float in leaves and not leaves & {int, Any, object}
 
 
+@functools.cache  # asked for every integer every configuration is validated with: once per model class
 def float_keys(model: type[ArchConfig]) -> frozenset[str]:
     """The keys of a configuration model that take a float and no integer (`ArchConfig` refuses an integer there)."""
     return frozenset(name for name, info in model.model_fields.items() if _float_only(info.annotation))
@@ -123,7 +125,7 @@ class ArchConfig(BaseModel):
     def _bounded(cls, value: Any, info: ValidationInfo) -> Any:
         # every field of every plugin's configuration, each reported under its own key with the others
         if isinstance(value, int) and not isinstance(value, bool):
-            if info.field_name is not None and _float_only(cls.model_fields[info.field_name].annotation):
+            if info.field_name in float_keys(cls):
                 # pydantic's strict mode still takes 1 for a float and counts 1.0: another value than the one given
                 raise ValueError(
                     f"expected a float such as {float(value)!r}, got the integer {size_text(value)}; write it with "
