@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 
 from archzoo import memory
-from archzoo.formula import total
+from archzoo.formula import const, total
+from archzoo.saved_tensors import DTYPE_BYTES, SavedTerms, child, symbol_of
 from archzoo.testing import assert_activation_memory_matches
+from archzoo_deepseek.activation import Routing, router_saves
 from family_checks import counter
 
 pytest.importorskip("torch")
@@ -199,3 +201,46 @@ def test_count_json_reports_the_activations():
     for dtype in ("bf16", "fp32"):
         measured = memory.measure_activations(reference, 9, dtype=dtype, device="cpu")
         assert variants[f"eager_{dtype}"]["bytes"] == measured.total_bytes
+
+
+def _router_terms(report: Any, dtype: str) -> SavedTerms:
+    """The shared terms `router_saves` reads (the tree's symbols, the configuration, the dtype and its element size,
+    the width d) for ``report``'s MoE layer; the attention and feed-forward terms, which it does not read, are d."""
+    moe = child(child(child(report.root, "layers"), "moe_layers"), "moe_layer")
+    d = symbol_of(report.root, "d", report.config.d_model)
+    b = const(DTYPE_BYTES[dtype])
+    return SavedTerms(
+        root=report.root, layer=moe, attention_block=child(moe, "attention"), ff=moe, config=report.config,
+        dtype=dtype, attention="eager", recompute=False, device="cpu", b=b, stats=b, d=d, h=d, inner=d, kv=d, d_ff=d,
+        activation="silu",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize(
+    ("family", "routing"),
+    [
+        ("deepseek_v3", Routing()),
+        # DeepSeek-V3's released routing is 8 groups of 32 experts, 4 kept (its config.json)
+        ("deepseek_v3", Routing(n_group=2, topk_group=1)),
+        ("deepseek_v3", Routing(n_group=3, topk_group=2, norm_topk_prob=False)),
+        ("deepseek_v2", Routing()),
+        # DeepSeek-V2's: group_limited_greedy over 8 groups, 3 kept (its config.json)
+        ("deepseek_v2", Routing(topk_method="group_limited_greedy", n_group=3, topk_group=2)),
+    ],
+    ids=["v3-one-group", "v3-two-groups", "v3-three-groups-not-renormalised", "v2-greedy", "v2-group-limited"],
+)
+def test_the_router_saves_for_each_routing(family, routing, dtype):
+    """Group-limited routing saves the int64 indices of each group's best (V3: its two best experts; V2: its best) and
+    of the kept groups, and the bool mask of the experts left out; V3's norm_topk_prob its denominator and quotient.
+    archzoo's configurations do not carry these keys (the reference is built with one group, V3's norm_topk_prob and
+    V2's greedy routing); against autograd's saves in the router's module, with each routing set on the reference."""
+    n = 7
+    report = count(n, **{**SMALL, "family": family, "n_experts": 6})
+    reference = report.architecture.reference(report.config)
+    keys = ("topk_method", "n_group", "topk_group") if family == "deepseek_v2" else ("n_group", "topk_group")
+    keys += ("norm_topk_prob",) * (family == "deepseek_v3")
+    kwargs = {**reference.kwargs, **{key: getattr(routing, key) for key in keys}}
+    measured = memory.measure_activations(reference.model_copy(update={"kwargs": kwargs}), n, dtype=dtype, device="cpu")
+    expected = router_saves(_router_terms(report, dtype), family == "deepseek_v2", routing)
+    assert measured.by_module()["model.layers.1.mlp.gate"] == expected.evaluate(N=n)

@@ -16,9 +16,11 @@ any dtype) are built once and read by every layer.
 
 **Mixture of experts.** The router casts its input and, from a bf16 model, its ``E x d`` weight to fp32 (a copy
 the linear saves: a term that does not grow with N), then saves its scores (V3: sigmoid, V2: softmax), the int64
-indices of its top-k choices and, for V3, those of its group choice (transformers' reference is built with one
-group, ``n_group = topk_group = 1``), the mask of the groups left out and the renormalised weights
-(``norm_topk_prob``, V3's default). Each expert runs on the tokens routed to it, and every tensor it saves is as
+indices of its top-k choices and, where it limits them to groups of experts (V3 always, V2's group_limited_greedy),
+those of each group's best and of the kept groups, and the mask of the experts left out; V3's ``norm_topk_prob`` saves
+the renormalised weights and their sum (`Routing`). archzoo's configurations do not carry these keys: the formula
+reads them where a configuration does, and otherwise takes the routing archzoo's reference is built with (V3 with one
+group and norm_topk_prob, V2 greedy). Each expert runs on the tokens routed to it, and every tensor it saves is as
 long as its token count: the gathered inputs, the gate and up projections' output (one storage, of which the
 activation and the product read views), the activation's output, the product, the down projection's output, the
 weighted output and the routing weights and int64 positions of its tokens. The sum over the experts is therefore
@@ -28,6 +30,9 @@ builds it ``n_s d_e`` wide even with no shared experts, and a bf16 model saves i
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 from archzoo.decoder_saves import ACTIVATION_ELEMENTS, OUTPUT_SAVED, activation_memory_hook
 from archzoo.formula import N, Poly, const
@@ -40,7 +45,7 @@ from archzoo.saved_tensors import (
     symbol_of,
 )
 
-__all__ = ["V2_SAVES", "V3_SAVES", "register_activation_memory"]
+__all__ = ["V2_SAVES", "V3_SAVES", "Routing", "register_activation_memory", "router_saves"]
 
 
 def _width(terms: SavedTerms, name: str, value: int) -> Poly:
@@ -135,22 +140,52 @@ def _mixture(terms: SavedTerms) -> bool:
     return any(c.kind == "mixture_of_experts" for c in terms.layer.children)
 
 
-def _router(terms: SavedTerms, v2: bool) -> Poly:
+@dataclass(frozen=True)
+class Routing:
+    """How the router chooses, as transformers' configuration keys name it: ``n_group`` groups of experts of which
+    ``topk_group`` are kept (V3 always; V2 with ``topk_method`` ``group_limited_greedy``), and V3's
+    ``norm_topk_prob``. The default is the routing archzoo's reference is built with (`archzoo_deepseek.reference`:
+    V3 with one group and DeepseekV3Config's norm_topk_prob, V2 greedy)."""
+
+    n_group: int = 1
+    topk_group: int = 1
+    norm_topk_prob: bool = True
+    topk_method: str = "greedy"
+
+    @classmethod
+    def of(cls, config: Any) -> Routing:
+        """The routing ``config`` states, each key it does not carry at the reference's value."""
+        return cls(**{key: getattr(config, key) for key in _ROUTING_KEYS if getattr(config, key, None) is not None})
+
+
+_ROUTING_KEYS = ("n_group", "topk_group", "norm_topk_prob", "topk_method")
+
+
+def router_saves(terms: SavedTerms, v2: bool, routing: Routing | None = None) -> Poly:
     """The router's saves: its fp32 input (a copy from a bf16 model; an fp32 model's norm output, which it saves
-    first) and, from a bf16 model, its weight's fp32 copy; then the scores and the int64 indices of its choices."""
+    first) and, from a bf16 model, its weight's fp32 copy; then the scores and the int64 indices of its choices,
+    and the choices of ``routing`` (default the configuration's, `Routing.of`)."""
     cfg = terms.config
+    routing = Routing.of(cfg) if routing is None else routing
     E = _width(terms, "E", cfg.n_experts)
     k = _width(terms, "k", cfg.top_k)
     d = terms.d
     weight = terms.fp32 * E * d if terms.dtype != "fp32" else const(0)
-    common = weight + terms.fp32 * N * d + terms.fp32 * N * E + terms.int64 * N * k
-    if v2:  # softmax scores, greedy top-k (the reference's topk_method)
-        return common
-    # sigmoid scores, saved by sigmoid and by the gather of the chosen weights; with the reference's one group of
-    # experts: each group's best two (int64, N x 1 x 2), the chosen group (int64, N x 1), the mask of the experts
-    # left out (bool, N x E), then norm_topk_prob's denominator (fp32, N x 1) and the renormalised weights
-    groups = terms.int64 * N * 2 + terms.int64 * N
-    return common + groups + N * E + terms.fp32 * N + terms.fp32 * N * k
+    saves = weight + terms.fp32 * N * d + terms.fp32 * N * E + terms.int64 * N * k
+    # the groups left out: the int64 indices of the kept groups (N x topk_group) and the bool mask of the experts
+    # outside them (N x E)
+    dropped = terms.int64 * N * routing.topk_group + N * E
+    if v2:  # softmax scores; group-limited: each group's best score, an int64 index per group (N x n_group)
+        if routing.topk_method == "group_limited_greedy":
+            saves = saves + terms.int64 * N * routing.n_group + dropped
+        return saves
+    # sigmoid scores, saved by sigmoid and by the gather of the chosen weights; each group's score is the sum of its
+    # best two (int64 indices, N x n_group x 2); norm_topk_prob divides the chosen weights by their sum (its fp32
+    # denominator, N x 1, and the quotient, N x k)
+    saves = saves + terms.int64 * N * 2 * routing.n_group + dropped
+    if routing.norm_topk_prob:
+        saves = saves + terms.fp32 * N + terms.fp32 * N * k
+    return saves
 
 
 def _experts(terms: SavedTerms) -> Poly:
@@ -183,7 +218,7 @@ def _mlp(terms: SavedTerms, v2: bool) -> dict[str, Poly]:
     name = next(c.name for c in terms.layer.children if c.kind in ("feed_forward", "mixture_of_experts"))
     if not _mixture(terms):
         return {name: terms.b * terms.Nd + _gated(terms, terms.d_ff)}
-    parts = {"gate": _router(terms, v2), "experts": _experts(terms), "shared_experts": _shared_experts(terms)}
+    parts = {"gate": router_saves(terms, v2), "experts": _experts(terms), "shared_experts": _shared_experts(terms)}
     whole = sum(parts.values(), const(0))
     return {name: whole, **{f"{name}.{part}": poly for part, poly in parts.items()}}
 
