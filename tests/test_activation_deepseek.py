@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from archzoo import memory
+from archzoo.blocks import ACTIVATIONS
 from archzoo.formula import const, total
 from archzoo.saved_tensors import DTYPE_BYTES, SavedTerms, child, symbol_of
 from archzoo.testing import assert_activation_memory_matches
@@ -22,7 +23,7 @@ from family_checks import counter
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
-pytestmark = [pytest.mark.reference, pytest.mark.filterwarnings("ignore")]
+pytestmark = [pytest.mark.reference, pytest.mark.sweep, pytest.mark.filterwarnings("ignore")]
 
 count = counter("deepseek")
 
@@ -80,7 +81,6 @@ def _check(config: dict[str, Any], n: int, mode: tuple[str, str, bool, str]) -> 
     )
 
 
-@pytest.mark.sweep
 @pytest.mark.parametrize("mode", MODES, ids=lambda mode: "-".join(map(str, mode)))
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6, 7, 8])
 def test_random_configurations_against_autograd(seed, mode):
@@ -244,3 +244,11 @@ def test_the_router_saves_for_each_routing(family, routing, dtype):
     measured = memory.measure_activations(reference.model_copy(update={"kwargs": kwargs}), n, dtype=dtype, device="cpu")
     expected = router_saves(_router_terms(report, dtype), family == "deepseek_v2", routing)
     assert measured.by_module()["model.layers.1.mlp.gate"] == expected.evaluate(N=n)
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_every_activation_the_configurations_accept(activation):
+    """What each activation keeps (its input, its output, its Python intermediates) in the dense feed-forward, the
+    routed experts (which read a view of one gate/up tensor) and the shared experts, against autograd in bf16."""
+    config = {**SMALL, "activation": activation, "n_layers": 3}
+    _check(config, 6, ("bf16", "eager", False, "cpu"))

@@ -280,7 +280,9 @@ def _gap(terms: SavedTerms, parts: dict[str, Poly]) -> list[GapTerm | None]:
             "int64 indices of its choices; each of the k experts a token reaches saves the token's gathered input, "
             "its gate and up outputs, activation, product, down output and weighted output, its routing weight and "
             "two int64 positions; the shared experts are a gated feed-forward over every token; Korthikanti's MLP "
-            "saves its input and the GeLU's input and output, 4h wide (18 s b h)",
+            "saves its input and the GeLU's input and output, 4h wide (18 s b h). The router's group choice is the "
+            "configuration's, else the reference's (one group of experts; archzoo's DeepSeek configuration carries "
+            "no n_group)",
         )
     else:
         mlp_gap = GapTerm(
