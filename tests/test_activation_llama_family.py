@@ -28,11 +28,11 @@ HEADS = {
 
 
 def _layers(architecture: str, head: str) -> str:
-    """The module list of layers of the class: below ``model`` in the head classes, ``transformer`` in Qwen3's
-    question answering (an older name), the model's own in the base class."""
+    """The module list of layers of the class: below ``model`` in the head classes, ``transformer`` in Qwen3's and
+    Qwen3-MoE's question answering (an older name), the model's own in the base class."""
     if head == "none":
         return "layers"
-    if head == "question_answering":
+    if head == "question_answering" and architecture == "qwen3":
         return "transformer.layers"
     return "model.layers"
 
@@ -367,9 +367,19 @@ def test_a_config_json_s_padding_id_reaches_the_formula(tmp_path, model_type, mo
     _from_file(tmp_path, model_type, model_class, keys, 9, dtype="bf16")
 
 
-# ---- Mixtral: the formula is written (archzoo_llama.activation.MOE_SAVES) and waits for the core ---------------
+# ---- mixtures of experts: the formulas are written (archzoo_llama.activation.MOE_SAVES) and wait for the core -----
 
-_MIXTRAL = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff_expert=20, n_experts=6, top_k=2)
+_MIXTURE = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff_expert=20, n_experts=6, top_k=2)
+
+#: Qwen2-MoE (a shared expert, q/k/v biases, a dense layer among the experts' by mlp_only_layers) and Qwen3-MoE (QK-norm
+#: over each head, every second layer dense), as the moe and qwen3 architectures build them
+_QWEN_MIXTURES = {
+    "qwen2_moe": (
+        "moe",
+        dict(_MIXTURE, n_layers=3, d_ff_shared=16, family="qwen2_moe", qkv_bias=True, dense_layers=[1], d_ff=28),
+    ),
+    "qwen3_moe": ("qwen3", dict(_MIXTURE, n_layers=3, d_head=8, sparse_step=2, d_ff=28)),
+}
 
 _WAITING = pytest.mark.xfail(
     strict=True,
@@ -377,26 +387,61 @@ _WAITING = pytest.mark.xfail(
     reason="MOE_SAVES is not registered: archzoo.memory reads a layer's feed-forward width off a feed_forward child "
     "or the layer's fc_in, and a mixture-of-experts layer has neither",
 )
+_WAITING_FOR_NORM_TOPK_PROB = pytest.mark.xfail(
+    strict=True,
+    raises=UnsupportedActivationMemory,
+    reason="MOE_SAVES is not registered (archzoo.memory cannot read a mixture-of-experts layer), and Qwen2-MoE's and "
+    "Qwen3-MoE's routers save what norm_topk_prob says, which the llama plugin's configuration does not carry",
+)
+
+
+def _layer_lists(architecture: str, head: str) -> tuple[str, ...]:
+    return (_layers(architecture, head),)
 
 
 @_WAITING
-@pytest.mark.parametrize(
-    "head", ["lm", "none", "sequence_classification", "token_classification", "question_answering"]
-)
+@pytest.mark.parametrize("head", HEADS["qwen3"])
 @pytest.mark.parametrize(
     ("dtype", "attention", "recompute"), [("fp32", "eager", False), ("bf16", "fused", False), ("bf16", "eager", True)]
 )
 def test_mixtral_activation_formula_is_what_autograd_saves(head, dtype, attention, recompute):
-    """Every Mixtral head class on the CPU (routing reads real weights): the router's saves and the routed experts',
+    """Every Mixtral head class on the CPU (routing reads real weights): the router's saves (its input, the fp32
+    softmax, the int64 top-k indices, the renormalisation's fp32 denominator and weights) and the routed experts',
     N k tokens' worth whatever the router picks, in fp32, with SDPA and recomputed."""
-    layers = (("layers",) if head == "none" else ("model.layers",)) if recompute else ()
-    config = dict(_MIXTRAL, head=head)
-    assert_activation_memory_matches("moe", config, 9, dtype=dtype, attention=attention, recompute=layers, device="cpu")
+    layers = ("layers",) if head == "none" else ("model.layers",)
+    assert_activation_memory_matches(
+        "moe", dict(_MIXTURE, head=head), 9, dtype=dtype, attention=attention, recompute=layers if recompute else (),
+        device="cpu",
+    )  # fmt: skip
 
 
 @_WAITING
 @pytest.mark.parametrize("activation", ACTIVATIONS)
 def test_mixtral_every_activation(activation):
     """Each expert activation: what it keeps beyond the view of the gate/up storage it reads."""
-    config = dict(_MIXTRAL, activation=activation, n_kv_heads=1)
+    config = dict(_MIXTURE, activation=activation, n_kv_heads=1)
     assert_activation_memory_matches("moe", config, 7, dtype="bf16", device="cpu")
+
+
+@_WAITING
+@pytest.mark.parametrize("n", [5, 9])
+def test_mixtral_sliding_window_under_sdpa(n):
+    """Mixtral's window on every layer: from N = W on, each layer's mask and the keys and values repeated."""
+    config = dict(_MIXTURE, sliding_window=5)
+    assert_activation_memory_matches("moe", config, n, dtype="bf16", attention="fused", device="cpu")
+
+
+@_WAITING_FOR_NORM_TOPK_PROB
+@pytest.mark.parametrize("family", list(_QWEN_MIXTURES))
+@pytest.mark.parametrize("head", ["lm", "none", "token_classification", "question_answering"])
+@pytest.mark.parametrize(
+    ("dtype", "attention", "recompute"), [("fp32", "eager", False), ("bf16", "fused", False), ("bf16", "eager", True)]
+)
+def test_qwen_mixtures_activation_formula_is_what_autograd_saves(family, head, dtype, attention, recompute):
+    """Qwen2-MoE's and Qwen3-MoE's classes on the CPU: the router's weights in the dtype, Qwen2-MoE's shared expert
+    (which saves the router's input first), its sigmoid gate and the product, and the dense layers' runs."""
+    architecture, config = _QWEN_MIXTURES[family]
+    layers = _layer_lists(architecture, head) if recompute else ()
+    assert_activation_memory_matches(
+        architecture, dict(config, head=head), 11, dtype=dtype, attention=attention, recompute=layers, device="cpu"
+    )

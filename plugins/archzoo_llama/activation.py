@@ -388,14 +388,50 @@ def _mixture_block(terms: SavedTerms) -> Block | None:
     return next((c for c in terms.layer.children if c.kind == "mixture_of_experts"), None)
 
 
+def _moe_family(terms: SavedTerms) -> str:
+    """The transformers family whose classes build the mixture: Qwen2-MoE's alone have a shared expert, Qwen3-MoE's
+    alone norm each query and key head, Mixtral's have neither (the plugin's builder rules)."""
+    cfg = terms.config
+    if getattr(cfg, "d_ff_shared", 0):
+        return "qwen2_moe"
+    return "qwen3_moe" if cfg.qk_norm == "per_head" else "mixtral"
+
+
+def _renormalised(terms: SavedTerms) -> bool:
+    """Whether the router renormalises its top-k weights to sum to one: Mixtral's always; Qwen2-MoE's and Qwen3-MoE's
+    as ``norm_topk_prob`` says (their classes' default False; Qwen3-30B-A3B's config.json True), refused where the
+    configuration does not carry it, since the division saves its denominator and the weights."""
+    if _moe_family(terms) == "mixtral":
+        return True
+    norm_topk_prob = getattr(terms.config, "norm_topk_prob", None)
+    if norm_topk_prob is None:
+        raise UnsupportedActivationMemory(
+            f"{terms.root.name}: the router of transformers' {_moe_family(terms)} classes saves the denominator and "
+            "the renormalised weights where norm_topk_prob is true, and the configuration does not carry "
+            "norm_topk_prob: measure it with archzoo.memory.measure_activations"
+        )
+    return bool(norm_topk_prob)
+
+
+def _routing_weight(terms: SavedTerms) -> Poly:
+    """The bytes of one routing weight: fp32 in Mixtral (its router keeps the softmax's dtype), the dtype in Qwen2-MoE
+    and Qwen3-MoE (their routers cast the weights to the scores' dtype)."""
+    return terms.fp32 if _moe_family(terms) == "mixtral" else terms.b
+
+
 def _router(terms: SavedTerms) -> Poly:
-    """Mixtral's router: its input (the norm's output, in the dtype), the fp32 softmax of its scores, the int64
-    indices of the top k, and the renormalisation's fp32 denominator (one a token) and its k fp32 weights."""
+    """The router: its input (the norm's output, in the dtype; Qwen2-MoE's shared expert saves it first), the fp32
+    softmax of its scores, the int64 indices of the top k and, where it renormalises them, the fp32 denominator (one a
+    token) and the k fp32 weights the in-place division saves."""
     cfg = terms.config
     E = symbol_of(terms.root, "E", cfg.n_experts)
     k = symbol_of(terms.root, "k", cfg.top_k)
     fp32 = terms.fp32
-    return terms.b * terms.Nd + fp32 * N * E + terms.int64 * N * k + fp32 * N + fp32 * N * k
+    own_input = const(0) if _moe_family(terms) == "qwen2_moe" else terms.b * terms.Nd
+    saves = own_input + fp32 * N * E + terms.int64 * N * k
+    if _renormalised(terms):
+        saves = saves + fp32 * N + fp32 * N * k
+    return saves
 
 
 def _routed_experts(terms: SavedTerms) -> Poly:
@@ -404,18 +440,28 @@ def _routed_experts(terms: SavedTerms) -> Poly:
     router picks. A token's: two int64 positions (its index and its rank among its k, one storage), the gathered
     input, the gate and up projections' output (one storage, 2 d_e, of which the activation and the product read
     views), what the activation keeps beyond its input, its output and the product (d_e each), the down projection's
-    output, the weighted output index_add_ saves (d each) and its fp32 routing weight."""
+    output, the weighted output index_add_ saves (d each) and its routing weight."""
     cfg, b = terms.config, terms.b
     d_e = symbol_of(terms.root, "d_e", cfg.d_ff_expert)
     k = symbol_of(terms.root, "k", cfg.top_k)
     # what the activation keeps beyond the view of the gate/up storage it reads (saved whole): the configuration's
     # activation, as the expert, not the layer, names it
     kept = max(activation_elements(terms, terms.root.name) - 1, 0)
-    return N * k * (2 * terms.int64 + terms.fp32 + 3 * b * terms.d + (4 + kept) * b * d_e)
+    return N * k * (2 * terms.int64 + _routing_weight(terms) + 3 * b * terms.d + (4 + kept) * b * d_e)
+
+
+def _shared_expert(terms: SavedTerms) -> Poly:
+    """Qwen2-MoE's shared expert, run first: the norm's output (its gate and up projections' input, which the router
+    and its sigmoid gate read too), a gated feed-forward ``d_s`` wide; the sigmoid's output and the shared expert's
+    output the product saves are the mixture's own (no block's)."""
+    d_s = symbol_of(terms.root, "d_s", terms.config.d_ff_shared)
+    elements = activation_elements(terms, terms.root.name)
+    return terms.b * terms.Nd + (elements + 3) * terms.b * N * d_s
 
 
 def _moe_layer(terms: SavedTerms) -> dict[str, Poly]:
-    """A dense layer's saves (`_dense_layer`), the feed-forward replaced by the mixture's router and experts."""
+    """A dense layer's saves (`_dense_layer`), the feed-forward replaced by the mixture's router, experts and, in
+    Qwen2-MoE, its shared expert, its gate's sigmoid output and the shared expert's output the product saves."""
     parts = _dense_layer(terms)
     mixture = _mixture_block(terms)
     if mixture is None:
@@ -426,7 +472,12 @@ def _moe_layer(terms: SavedTerms) -> dict[str, Poly]:
     router, experts = _router(terms), _routed_experts(terms)
     parts[f"{mixture.name}.gate"] = router
     parts[f"{mixture.name}.experts"] = experts
-    parts[mixture.name] = router + experts
+    whole = router + experts
+    if _moe_family(terms) == "qwen2_moe":
+        shared = _shared_expert(terms)
+        parts[f"{mixture.name}.shared"] = shared
+        whole = whole + shared + terms.b * N + terms.b * terms.Nd
+    parts[mixture.name] = whole
     return parts
 
 
@@ -450,21 +501,29 @@ def _moe_gap(terms: SavedTerms) -> list[GapTerm | None]:
     ]
 
 
-#: Mixtral's classes, measured with transformers 5.23 and torch 2.13 on the CPU (routing reads real weights): exact
-#: against autograd in every mode and head class, for every routing. Not registered: archzoo.memory reads a layer's
-#: feed-forward width off a ``feed_forward`` child or the layer's own ``fc_in``, and a mixture-of-experts layer has
-#: neither (a KeyError there), so the hook registers it once the core reads the mixture's expert. Qwen2-MoE's and
-#: Qwen3-MoE's routers save what ``norm_topk_prob`` says (its denominator and renormalised weights, fp32 or in the
-#: dtype), a key the plugin's configuration does not carry: they are not stated.
-MOE_SAVES = ActivationSaves(
-    architecture="moe",
-    classes=_dense_classes("Mixtral", _ALL_HEAD_CLASSES),
-    activations=GATE_SAVES,
-    layer=_moe_layer,
-    outside=_dense_outside,
-    gap=_moe_gap,
-    norm=_dense_norm,
-    stack=_stack_saves,
+def _moe_saves(architecture: str, families: tuple[str, ...]) -> ActivationSaves:
+    return ActivationSaves(
+        architecture=architecture,
+        classes=tuple(c for family in families for c in _dense_classes(family, _ALL_HEAD_CLASSES)),
+        activations=GATE_SAVES,
+        layer=_moe_layer,
+        outside=_dense_outside,
+        gap=_moe_gap,
+        norm=_dense_norm,
+        stack=_stack_saves,
+    )
+
+
+#: Mixtral's, Qwen2-MoE's and Qwen3-MoE's classes (the moe architecture's, and Qwen3-MoE's as the qwen3 architecture
+#: builds it with experts), measured with transformers 5.23 and torch 2.13 on the CPU (routing reads real weights):
+#: exact against autograd in every mode and head class, for every routing, with each norm_topk_prob. Not registered:
+#: archzoo.memory reads a layer's feed-forward width off a ``feed_forward`` child or the layer's own ``fc_in``, and a
+#: mixture-of-experts layer has neither (a KeyError there), so the hook registers them once the core reads the
+#: mixture's expert; Qwen2-MoE's and Qwen3-MoE's are refused (`_renormalised`) until the configuration carries
+#: norm_topk_prob.
+MOE_SAVES = (
+    _moe_saves("moe", ("Mixtral", "Qwen2Moe", "Qwen3Moe")),
+    _moe_saves("qwen3", ("Qwen3Moe",)),
 )
 
 
