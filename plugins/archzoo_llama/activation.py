@@ -1,6 +1,6 @@
-"""What transformers' Llama, Qwen3, OLMo 2 and Granite classes save for backward in a training step: the llama
-plugin's activation formulas (the plugin's ``__init__`` imports its hook), each measured against autograd
-(tests/test_memory.py for Llama, tests/test_activation_llama_family.py for the others).
+"""What transformers' Llama, Qwen3, OLMo 2, Granite and mixture-of-experts classes save for backward in a training
+step: the llama plugin's activation formulas (the plugin's ``__init__`` imports its hook), each measured against
+autograd (tests/test_memory.py for Llama, tests/test_activation_llama_family.py for the others).
 
 Qwen3, OLMo 2 and Granite save what Llama's layers save, and:
 
@@ -20,6 +20,11 @@ elsewhere SDPA takes grouped keys and values at their own width (heads up to 256
 (the final norm's output) and: sequence classification the index of the pooled token (the batch's ``arange``, one
 int64; the reference has no padding id), token classification its dropout mask (``p = 0.1``, which none of these
 configuration classes lets a key set to 0).
+
+The mixtures of experts (Mixtral, Qwen2-MoE, Qwen3-MoE: `MOE_SAVES`) save a router's scores and choices and, for each
+of the k experts a token reaches, tensors as long as that expert's tokens: ``N k`` tokens' worth in all, whatever the
+router picks. They are written and checked, but not registered while archzoo.memory cannot read a mixture-of-experts
+layer (see `MOE_SAVES`).
 """
 
 from __future__ import annotations
