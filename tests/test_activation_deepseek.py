@@ -123,11 +123,22 @@ def random_token_ids(model: Any, seq_len: int, device: str) -> tuple[tuple[Any, 
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16"])
-@pytest.mark.parametrize(("family", "n"), [("deepseek_v3", 13), ("deepseek_v3", 32), ("deepseek_v2", 21)])
-def test_exact_whatever_the_router_picks(family, n, dtype):
+@pytest.mark.parametrize(
+    ("options", "n"),
+    [
+        (dict(family="deepseek_v3"), 13),
+        (dict(family="deepseek_v3"), 32),
+        (dict(family="deepseek_v2"), 21),
+        # DeepSeek-V3's expert layout (arXiv:2412.19437, Sec. 4.2): three dense layers, then 256 routed experts of
+        # which each token runs 8, and one shared expert; at small widths, so that its weights fit on the CPU
+        (dict(family="deepseek_v3", n_layers=5, n_dense_layers=3, n_experts=256, top_k=8, d_ff_expert=4), 48),
+    ],
+    ids=["v3-13", "v3-32", "v2-21", "v3-experts-of-the-defaults"],
+)
+def test_exact_whatever_the_router_picks(options, n, dtype):
     """Tokens spread unevenly over the experts (some get none, some many: the saved per-expert tensors have different
     lengths), and the formula, which sums over the experts to N k token-expert pairs, is still what autograd saves."""
-    config = {**SMALL, "family": family, "n_experts": 6, "top_k": 2, "n_layers": 3}
+    config = {**SMALL, "n_experts": 6, "top_k": 2, "n_layers": 3, **options}
     report = count(n, **config)
     reference = report.architecture.reference(report.config).model_copy(
         update={"inputs": f"{__name__}.random_token_ids", "device": "cpu"}
@@ -137,7 +148,7 @@ def test_exact_whatever_the_router_picks(family, n, dtype):
     assert formula.bytes_at(n) == measured.total_bytes
     # the gathered inputs of each expert that ran (one n_e x d tensor each, in the dtype): their lengths differ, and
     # they add up to N k tokens in each MoE layer
-    for layer in (1, 2):
+    for layer in range(config["n_dense_layers"], config["n_layers"]):
         owner = f"model.layers.{layer}.mlp.experts"
         gathered = [
             s.shape[0]
