@@ -24,8 +24,8 @@ group and norm_topk_prob, V2 greedy). Each expert runs on the tokens routed to i
 long as its token count: the gathered inputs, the gate and up projections' output (one storage, of which the
 activation and the product read views), the activation's output, the product, the down projection's output, the
 weighted output and the routing weights and int64 positions of its tokens. The sum over the experts is therefore
-the sum of their token counts, ``N k`` (each token reaches ``k`` distinct experts), whatever the router picks:
-the formula is exact for every routing. The shared experts are one gated feed-forward over every token (transformers
+the sum of their token counts, ``N k`` (each token reaches ``k`` distinct experts), whichever experts the router
+picks. The shared experts are one gated feed-forward over every token (transformers
 builds it ``n_s d_e`` wide even with no shared experts, and a bf16 model saves its input then too).
 """
 
