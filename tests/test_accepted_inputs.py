@@ -40,8 +40,10 @@ FILES: dict[str, dict[str, Any]] = {
         vocab_size=97, hidden_size=48, num_hidden_layers=4, num_attention_heads=4, intermediate_size=40, pad_token_id=0
     ),
 }
+FILES["gemma3_text"] = dict(FILES["gemma2"], sliding_window_pattern=2)  # one sliding, one global layer
 #: the classes of each that read num_labels
 CLASSIFIERS = {
+    "gemma3_text": ["Gemma3TextForSequenceClassification"],
     "gpt_neox": ["GPTNeoXForSequenceClassification", "GPTNeoXForTokenClassification"],
     "gemma2": ["Gemma2ForSequenceClassification", "Gemma2ForTokenClassification"],
     "modernbert": ["ModernBertForSequenceClassification", "ModernBertForTokenClassification"],
