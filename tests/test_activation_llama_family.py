@@ -1,6 +1,7 @@
-"""The llama plugin's activation formulas for Qwen3, OLMo 2 and Granite (archzoo_llama.activation) against what
-autograd saves for backward in transformers' classes (archzoo.memory.measure_activations), the gap to Korthikanti et
-al.'s layer, and the configuration keys that change what is saved."""
+"""The llama plugin's activation formulas for Llama, Qwen3, OLMo 2, Granite and the mixtures of experts
+(archzoo_llama.activation) against what autograd saves for backward in transformers' classes
+(archzoo.memory.measure_activations), the gap to Korthikanti et al.'s layer, and the configuration keys that change
+what is saved."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ pytestmark = [pytest.mark.reference, pytest.mark.sweep]
 
 #: the head classes transformers 5.23 has for each model type
 HEADS = {
+    "llama": ["lm", "none", "sequence_classification", "token_classification", "question_answering"],
     "qwen3": ["lm", "none", "sequence_classification", "token_classification", "question_answering"],
     "olmo2": ["lm", "none", "sequence_classification"],
     "granite": ["lm", "none"],
@@ -28,11 +30,11 @@ HEADS = {
 
 
 def _layers(architecture: str, head: str) -> str:
-    """The module list of layers of the class: below ``model`` in the head classes, ``transformer`` in Qwen3's and
-    Qwen3-MoE's question answering (an older name), the model's own in the base class."""
+    """The module list of layers of the class: below ``model`` in the head classes, ``transformer`` in Llama's,
+    Qwen3's and Qwen3-MoE's question answering (an older name), the model's own in the base class."""
     if head == "none":
         return "layers"
-    if head == "question_answering" and architecture == "qwen3":
+    if head == "question_answering" and architecture in ("llama", "qwen3"):
         return "transformer.layers"
     return "model.layers"
 
@@ -52,7 +54,7 @@ def _config(architecture: str, seed: int, seq_len: int) -> dict[str, Any]:
         qkv_bias=bias, out_bias=bias, activation=rng.choice(ACTIVATIONS), tie_embeddings=rng.random() < 0.3,
         head=rng.choice(HEADS[architecture]), max_positions=64,
     )  # fmt: skip
-    if architecture == "granite":
+    if architecture in ("llama", "granite"):
         config["mlp_bias"] = rng.random() < 0.3
     if architecture == "qwen3":
         config["d_head"] = config["d_head"] or 8  # Qwen3 states its head width
@@ -153,16 +155,16 @@ def test_fused_attention_with_heads_wider_than_256(architecture, n):
     assert_activation_memory_matches(architecture, config, n, dtype="bf16", attention="fused", device="cpu")
 
 
-#: each type's defaults (Qwen3-8B, OLMo 2 7B, Granite 3.0 8B: archzoo's configuration classes) and the N they are
-#: counted at by default
-DEFAULT_N = {"qwen3": 40960, "olmo2": 4096, "granite": 4096}
+#: each type's defaults (TinyLlama-1.1B, Qwen3-8B, OLMo 2 7B, Granite 3.0 8B: archzoo's configuration classes) and the
+#: N they are counted at by default
+DEFAULT_N = {"llama": 2048, "qwen3": 40960, "olmo2": 4096, "granite": 4096}
 
 
 @pytest.mark.parametrize("architecture", list(HEADS))
 @pytest.mark.parametrize("recompute", [False, True])
 def test_the_defaults_shrunk_to_two_layers(architecture, recompute):
-    """Qwen3-8B's, OLMo 2 7B's and Granite 3.0 8B's widths, heads and vocabularies, two layers, LM head, at N = 512,
-    bf16 eager on the meta device (and every layer recomputed)."""
+    """TinyLlama's, Qwen3-8B's, OLMo 2 7B's and Granite 3.0 8B's widths, heads and vocabularies, two layers, LM head,
+    at N = 512, bf16 eager on the meta device (and every layer recomputed)."""
     layers = ("model.layers",) if recompute else ()
     assert_activation_memory_matches(architecture, dict(n_layers=2), 512, dtype="bf16", recompute=layers)
 
@@ -170,8 +172,9 @@ def test_the_defaults_shrunk_to_two_layers(architecture, recompute):
 @pytest.mark.slow
 @pytest.mark.parametrize("architecture", list(HEADS))
 def test_the_defaults_whole_as_count_shows_them(architecture):
-    """Qwen3-8B (36 layers, N = 40,960), OLMo 2 7B (32 layers, N = 4,096) and Granite 3.0 8B (40 layers, N = 4,096),
-    bf16 eager on the meta device: the figures ``archzoo count`` prints, against autograd."""
+    """TinyLlama-1.1B (22 layers, N = 2,048), Qwen3-8B (36 layers, N = 40,960), OLMo 2 7B (32 layers, N = 4,096) and
+    Granite 3.0 8B (40 layers, N = 4,096), bf16 eager on the meta device: the figures ``archzoo count`` prints, against
+    autograd."""
     assert counter(architecture)().seq_len == DEFAULT_N[architecture]
     assert_activation_memory_matches(architecture, None, None, dtype="bf16")
 
@@ -179,6 +182,7 @@ def test_the_defaults_whole_as_count_shows_them(architecture):
 @pytest.mark.parametrize(
     ("architecture", "options"),
     [
+        ("llama", dict(n_layers=2, n_kv_heads=1, d_head=12, activation="gelu_new")),
         ("qwen3", dict(n_layers=2, n_kv_heads=1, d_head=12)),
         ("qwen3", dict(n_layers=1, n_kv_heads=2, d_head=8)),
         ("olmo2", dict(n_layers=3, n_kv_heads=2)),
@@ -211,7 +215,8 @@ def test_korthikanti_plus_the_named_gap_is_the_exact_layer(architecture, options
 
 
 def test_count_reads_well_in_the_terminal_and_as_json(capsys):
-    """``archzoo count qwen3``, ``olmo2`` and ``granite`` state the activations (no longer "unsupported")."""
+    """``archzoo count llama``, ``qwen3``, ``olmo2`` and ``granite`` state the activations (the last three no longer
+    "unsupported")."""
     from archzoo.cli import main
 
     for arch in HEADS:
