@@ -5,6 +5,7 @@ does; a cache file that is not what the build wrote is ignored."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from archzoo.host import get_host
 from archzoo.site import build_site, generate, records
 from archzoo.site.pagecache import PageCache, fingerprint
+from plugin_selection import only_plugins
 
 pytestmark = pytest.mark.sweep
 
@@ -20,6 +22,22 @@ ENTRIES = [
     REPO / "registry" / "bert" / "bert-base-uncased.yaml",
     *sorted((REPO / "registry" / "gpt").glob("gpt2*.yaml")),
 ]
+
+
+#: the plugins of the zoo's entries: what the cache keeps does not depend on how many architectures there are,
+#: and each one installed adds its page and what-if export to every build (most of a small zoo's build time)
+ZOO_PLUGINS = ("bert", "gpt")
+
+
+@pytest.fixture(autouse=True)
+def plugins(request) -> Iterator[None]:
+    """The zoo's plugins alone, or every installed one where a test asks for ``None``."""
+    names = getattr(request, "param", ZOO_PLUGINS)
+    if names is None:
+        yield
+        return
+    with only_plugins(*names):
+        yield
 
 
 @pytest.fixture
@@ -46,6 +64,7 @@ def _collect(registry: Path, cache: PageCache | None) -> generate.Zoo:
     return generate.collect([registry], directory_urls=True, workers=1, cache=cache)
 
 
+@pytest.mark.parametrize("plugins", [ZOO_PLUGINS, None], ids=["zoo-plugins", "every-plugin"], indirect=True)
 def test_a_cached_build_generates_nothing_and_gives_the_same_pages(registry, tmp_path):
     uncached = _generated(_collect(registry, None))
     cache = PageCache(tmp_path / "cache", fingerprint(get_host()))
