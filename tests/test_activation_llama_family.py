@@ -228,16 +228,38 @@ def test_count_reads_well_in_the_terminal_and_as_json(capsys):
     assert "activations (N=4,096)" in capsys.readouterr().out
 
 
-def test_a_configuration_no_class_of_its_type_builds_is_refused_with_the_reason():
-    """The qwen3 architecture without QK-norm is built by LlamaForCausalLM, whose activation formula is the llama
-    architecture's: the qwen3 formula refuses it, naming the class and the classes it knows."""
-    from archzoo.memory import activation_formula
-    from archzoo.saved_tensors import UnsupportedActivationMemory
+@pytest.mark.parametrize(
+    ("architecture", "options", "target"),
+    [
+        ("qwen3", dict(qk_norm="none", d_head=8), "LlamaForCausalLM"),
+        ("granite", dict(head="sequence_classification"), "LlamaForSequenceClassification"),
+        ("granite", dict(head="token_classification"), "LlamaForTokenClassification"),
+        ("granite", dict(head="question_answering"), "LlamaForQuestionAnswering"),
+        ("olmo2", dict(qk_norm="none", norm_after=False), "LlamaForCausalLM"),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_a_configuration_its_type_cannot_build_is_counted_as_llama_builds_it(architecture, options, target, dtype):
+    """Where a type's own classes cannot build the configuration (Granite has no classifier heads, Qwen3 and OLMo 2
+    without their QK-norm), the plugin's reference is Llama's class: the formula holds for it too."""
+    config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=24, **options)
+    report = counter(architecture)(9, **config)
+    assert report.architecture.reference(report.config).target == f"transformers.{target}"
+    layers = (_layers("llama", config.get("head", "lm")),)
+    assert_activation_memory_matches(architecture, config, 9, dtype=dtype)
+    assert_activation_memory_matches(architecture, config, 9, dtype=dtype, attention="fused", device="cpu")
+    assert_activation_memory_matches(architecture, config, 9, dtype=dtype, recompute=layers)
 
-    report = counter("qwen3")(
-        9, vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_head=8, d_ff=24, qk_norm="none"
+
+def test_a_configuration_no_class_it_knows_builds_is_refused_with_the_reason():
+    """Granite with biases on q, k and v but not on the output projection is built by Qwen2ForCausalLM, whose
+    activation formula archzoo does not state: refused, naming the class and the classes it knows."""
+    from archzoo.memory import activation_formula
+
+    report = counter("granite")(
+        9, vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=24, qkv_bias=True, out_bias=False
     )
-    with pytest.raises(UnsupportedActivationMemory, match=r"built by transformers\.LlamaForCausalLM; .*Qwen3Model"):
+    with pytest.raises(UnsupportedActivationMemory, match=r"built by transformers\.Qwen2ForCausalLM; .*GraniteModel"):
         activation_formula(report, dtype="bf16")
 
 

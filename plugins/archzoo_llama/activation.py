@@ -283,12 +283,17 @@ def _dense_saves(architecture: str, classes: tuple[str, ...]) -> ActivationSaves
 #: gate activation in tests/test_activation_llama_family.py)
 SAVES = _dense_saves("llama", _dense_classes("Llama", _ALL_HEAD_CLASSES))
 
+#: Llama's classes, which build what a type's own cannot (a head Granite or OLMo 2 lacks, Qwen3 without QK-norm)
+_LLAMA_CLASSES = _dense_classes("Llama", _ALL_HEAD_CLASSES)
+
 #: measured with transformers 5.23 and torch 2.13 (tests/test_activation_llama_family.py): every head class each
-#: model type has in transformers 5.23
+#: model type has in transformers 5.23, and Llama's where the plugin's reference falls back to them
 DENSE_SAVES = (
-    _dense_saves("qwen3", _dense_classes("Qwen3", _ALL_HEAD_CLASSES)),
-    _dense_saves("olmo2", _dense_classes("Olmo2", ("Model", "ForCausalLM", "ForSequenceClassification"))),
-    _dense_saves("granite", _dense_classes("Granite", ("Model", "ForCausalLM"))),
+    _dense_saves("qwen3", _dense_classes("Qwen3", _ALL_HEAD_CLASSES) + _LLAMA_CLASSES),
+    _dense_saves(
+        "olmo2", _dense_classes("Olmo2", ("Model", "ForCausalLM", "ForSequenceClassification")) + _LLAMA_CLASSES
+    ),
+    _dense_saves("granite", _dense_classes("Granite", ("Model", "ForCausalLM")) + _LLAMA_CLASSES),
 )
 
 
