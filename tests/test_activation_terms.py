@@ -33,8 +33,23 @@ def test_the_tree_records_the_heads_and_width_the_reference_is_built_with(arch):
     ref = report.architecture.reference(report.config)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        config = build_reference(ref).config
-    assert attention_shape(report.root) == (config.hidden_size, config.num_attention_heads)
+        model = build_reference(ref)
+    assert attention_shape(report.root) == _first_attention_shape(model)
+
+
+def _first_attention_shape(model) -> tuple[int, int]:
+    """The input width and heads of the reference's first self-attention, as it is built: its configuration's
+    (a two-tower configuration's first tower, CLIP's text model), or, for torch.nn.Transformer, which has no
+    configuration, its first nn.MultiheadAttention's."""
+    import torch
+
+    config = getattr(model, "config", None)
+    if config is None:
+        first = next(m for m in model.modules() if isinstance(m, torch.nn.MultiheadAttention))
+        return first.embed_dim, first.num_heads
+    if not hasattr(config, "hidden_size") and hasattr(config, "text_config"):
+        config = config.text_config
+    return config.hidden_size, config.num_attention_heads
 
 
 def test_a_width_read_off_a_weight_divides_out_one_symbol():

@@ -32,43 +32,6 @@ def _layer_lists(config: dict) -> tuple[str, ...]:
     return (f"{base}encoder.layers", f"{base}decoder.layers")
 
 
-def _dropout_zeroed(ref):
-    """``ref`` with torch.nn.Transformer's dropout at 0: archzoo.memory zeroes the dropout of transformers references
-    only, and torch.nn.Transformer's default is 0.1."""
-    return ref.model_copy(update={"kwargs": {**ref.kwargs, "dropout": 0.0}})
-
-
-def _two_inputs(ref, seq_len, model):
-    """A source and a target of their own, in the model's dtype, as a training step hands them (embeddings computed
-    upstream, so needing a gradient). archzoo.reference hands one fp32 tensor without a gradient to both sides: the
-    decoder's first layer then saves no input of its own, a 16-bit model on the CPU refuses the fp32 input, on the
-    meta device it computes in fp32, and a recomputed layer whose input needs no gradient saves nothing."""
-    import torch
-
-    from archzoo.reference import reference_inputs
-
-    device = ref.device
-    if ref.inputs == "seq2seq_embeddings":
-        dtype = next(model.parameters()).dtype
-        embeddings = (torch.zeros(seq_len, 1, model.d_model, dtype=dtype, device=device) for _ in "st")
-        return tuple(x.requires_grad_() for x in embeddings), {}
-    if ref.inputs == "seq2seq_token_ids":
-        return tuple(torch.zeros(seq_len, 1, dtype=torch.long, device=device) for _ in "st"), {}
-    return reference_inputs(ref, seq_len, model)
-
-
-@pytest.fixture(autouse=True)
-def _as_a_training_step(monkeypatch):
-    import archzoo.memory
-    import archzoo.testing
-
-    measure = archzoo.memory.measure_activations
-    monkeypatch.setattr(archzoo.memory, "reference_inputs", _two_inputs)
-    monkeypatch.setattr(
-        archzoo.testing, "measure_activations", lambda ref, *a, **k: measure(_dropout_zeroed(ref), *a, **k)
-    )
-
-
 def _config(seed: int) -> dict:
     """A small random torch.nn.Transformer: each side's layers, heads, feed-forward width, relu or gelu, biases or
     none, and no vocabulary or one (shared or not, the output tied or not)."""
@@ -119,7 +82,7 @@ def _check_fused(config: dict, n: int, dtype: str) -> None:
     from archzoo.memory import activation_formula, measure_activations
 
     report = counter("transformer")(n, **config)
-    ref = _dropout_zeroed(report.architecture.reference(report.config))
+    ref = report.architecture.reference(report.config)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         measured = measure_activations(ref, n, dtype=dtype, device="cpu")  # type: ignore[arg-type]
@@ -199,24 +162,16 @@ def test_the_json_answers_what_autograd_saves():
     report = counter("transformer")(7, d_model=16, n_heads=2, d_ff=24, n_encoder_layers=2, n_decoder_layers=2,
                                     vocab_size=64)  # fmt: skip
     figures = memory_dict(report)["activations"]
-    ref = _dropout_zeroed(report.architecture.reference(report.config))
+    ref = report.architecture.reference(report.config)
     assert figures["eager_fp32"]["bytes"] == measure_activations(ref, 7, dtype="fp32").total_bytes
     assert figures["eager_bf16"]["bytes"] == measure_activations(ref, 7, dtype="bf16").total_bytes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="archzoo.memory.measure_activations zeroes the dropout of transformers references only "
-    "(torch.nn.Transformer keeps its 0.1), and archzoo.reference hands torch.nn.Transformer one fp32 tensor as both "
-    "source and target",
-)
-def test_measure_activations_measures_a_training_step(monkeypatch):
-    """When the core zeroes every reference's dropout and gives each side its own input in the model's dtype, this
-    passes and the fixture above can go."""
+def test_measure_activations_measures_a_training_step():
+    """measure_activations zeroes torch.nn.Transformer's dropout (0.1 by default) and hands each side its own input,
+    in the model's dtype and needing a gradient as embeddings computed upstream do: the formula's bytes in bf16."""
     import archzoo.memory
-    from archzoo.reference import reference_inputs
 
-    monkeypatch.setattr(archzoo.memory, "reference_inputs", reference_inputs)
     report = counter("transformer")(5, d_model=16, n_heads=2, d_ff=24, n_encoder_layers=1, n_decoder_layers=2)
     ref = report.architecture.reference(report.config)
     with warnings.catch_warnings():

@@ -71,6 +71,8 @@ from archzoo.hf_config import (
 from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
 from archzoo.symbols import declare_symbol, symbol
 
+from .activation import register_activation_memory as register_activation_memory
+
 __version__ = "0.1.0"
 
 #: The heads transformers 5.23 has a class for (DeepSeek-V2 has no token classification; neither has question
@@ -237,7 +239,7 @@ def latent_attention(cfg: DeepSeekConfig) -> Block:
         linear("out_proj", h * d_v, d, bias=bias, description="output projection"),
     ]
     block = composite("attention", "self_attention", children, "causal multi-head latent attention (MLA)")
-    return replace(block, kv_cache=r_kv + d_r)
+    return replace(block, kv_cache=r_kv + d_r, heads=h)
 
 
 def _layer(cfg: DeepSeekConfig, name: str, mlp: Block, mlp_text: str) -> Block:

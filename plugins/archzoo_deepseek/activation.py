@@ -336,6 +336,7 @@ V3_SAVES = ActivationSaves(
     norm=_norm,
     stack=_v3_tables,
     fused_note=_FUSED,
+    fused_label="SDPA, its math path where d_n + d_r differs from d_v",
 )
 
 #: DeepSeek-V2's classes (the reference for feed-forward biases, and where V3's cannot build the configuration)
@@ -351,6 +352,7 @@ V2_SAVES = ActivationSaves(
     norm=_norm,
     stack=_v2_table,
     fused_note=_FUSED,
+    fused_label="SDPA, its math path where d_n + d_r differs from d_v",
 )
 
 register_activation_memory = activation_memory_hook(V3_SAVES, V2_SAVES)

@@ -147,12 +147,15 @@ def _stack(cfg: T5Config, name: str, layers: Poly, d: Poly, inner: Poly, decoder
         description=f"feed-forward ({kind}): "
         + ("wi_0 (activated), wi_1 (linear), their product, wo" if cfg.gated else "wi, activation, wo"),
     )
+    d_h = symbol("d_h", cfg.d_kv)
     self_attention = attention(
         "self_attention",
         d,
         inner,
         bias=False,
         causal=decoder,
+        heads=h,
+        d_head=d_h,
         description=("causal self-attention" if decoder else "self-attention")
         + " with the stack's relative position bias added to the unscaled scores",
     )
@@ -167,6 +170,8 @@ def _stack(cfg: T5Config, name: str, layers: Poly, d: Poly, inner: Poly, decoder
                 inner,
                 bias=False,
                 cross=True,
+                heads=h,
+                d_head=d_h,
                 description="cross-attention to the encoder's output (no position bias)",
             ),
             rms_norm("mlp_norm", d),

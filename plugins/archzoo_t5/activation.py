@@ -223,6 +223,7 @@ SAVES = ActivationSaves(
     gap=_gap,
     norm=_rms_norm,
     fused_note=_FUSED_NOTE,
+    fused_label="SDPA, its math path where the mask carries the position bias",
     stack=_stack,
 )
 

@@ -78,11 +78,13 @@ def build(cfg: TransformerConfig) -> Block:
     d = symbol("d", cfg.d_model)
     d_ff = symbol("d_ff", cfg.d_ff)
     b = cfg.bias
+    # the head layout recorded on the blocks (`Block.heads`), for readers such as the activation-memory formula
+    h, d_h = symbol("h", cfg.n_heads), symbol("d_h", cfg.d_model // cfg.n_heads, definition="d / h")
     encoder_layer = composite(
         "layer",
         "encoder_layer",
         [
-            attention("self_attention", d, d, bias=b),
+            attention("self_attention", d, d, bias=b, heads=h, d_head=d_h),
             layer_norm("norm1", d, bias=b),
             feed_forward("feed_forward", d, d_ff, activation=cfg.activation, bias=b),
             layer_norm("norm2", d, bias=b),
@@ -93,9 +95,9 @@ def build(cfg: TransformerConfig) -> Block:
         "layer",
         "decoder_layer",
         [
-            attention("self_attention", d, d, bias=b, causal=True),
+            attention("self_attention", d, d, bias=b, causal=True, heads=h, d_head=d_h),
             layer_norm("norm1", d, bias=b),
-            attention("cross_attention", d, d, bias=b, cross=True),
+            attention("cross_attention", d, d, bias=b, cross=True, heads=h, d_head=d_h),
             layer_norm("norm2", d, bias=b),
             feed_forward("feed_forward", d, d_ff, activation=cfg.activation, bias=b),
             layer_norm("norm3", d, bias=b),

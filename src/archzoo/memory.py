@@ -152,6 +152,21 @@ def _zero_dropout(ref: Reference) -> Reference:
     return ref.model_copy(update={"kwargs": {**ref.kwargs, **zeroed}})
 
 
+def _zero_module_dropout(model: Any) -> None:
+    """Every dropout of a built ``model`` off: each ``nn.Dropout``'s probability, and each float attribute a module
+    keeps under a name holding "dropout" (``nn.MultiheadAttention.dropout``, T5Attention's), which functional
+    dropout reads. A reference that is not a transformers class (torch.nn.Transformer, a plugin's own class)
+    has no configuration class for `_zero_dropout` to zero."""
+    import torch
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.modules.dropout._DropoutNd):
+            module.p = 0.0
+        for name, value in vars(module).items():
+            if "dropout" in name and type(value) is float:
+                setattr(module, name, 0.0)
+
+
 @contextmanager
 def _default_dtype(dtype: torch.dtype) -> Iterator[None]:
     import torch
@@ -206,6 +221,8 @@ def measure_activations(
     with _default_dtype(torch_dtype), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = build_reference(ref, device)
+    if ref.library != "transformers" or not ref.config_class:  # no configuration class for _zero_dropout to zero
+        _zero_module_dropout(model)
     if attention == "fused":
         if ref.library != "transformers":
             raise ArchzooError(f"{ref.target}: fused attention is measured for transformers classes only")
@@ -214,6 +231,8 @@ def measure_activations(
         _recompute_layers(model, recompute)
     model.train()
     args, kwargs = reference_inputs(ref.model_copy(update={"device": device}), seq_len, model)
+    if ref.inputs == "seq2seq_embeddings":  # embeddings computed upstream of torch.nn.Transformer need a gradient
+        args = tuple(x.requires_grad_() for x in args)
 
     held = {t.untyped_storage()._cdata for t in (*model.parameters(), *model.buffers())}
     names = {module: name for name, module in model.named_modules()}
@@ -443,6 +462,24 @@ def _layer_count(root: Block) -> int:
     return sum(copies.evaluate() for _, _, copies in _stack_runs(root))
 
 
+def _fused_label(saves: ActivationSaves) -> str:
+    """The fused figure's label (`ActivationSaves.fused_label`)."""
+    return saves.fused_label or ("SDPA" if not saves.fused_note else "no SDPA path: eager")
+
+
+def _feed_forward(layer: Block) -> Block:
+    """The feed-forward the shared terms read ``d_ff`` and the activation off: the layer's own; for a mixture of
+    experts, one routed expert (``d_ff`` is an expert's width; the family states what its router, experts and shared
+    experts save); a layer whose feed-forward linears are its own children (DeBERTa's fc_in, fc_out) stands for its
+    feed-forward, and its plugin states what the activation between them saves."""
+    for part in layer.children:
+        if part.kind == "feed_forward":
+            return part
+        if part.kind == "mixture_of_experts":
+            return child(part, "experts").children[0]
+    return layer
+
+
 def _terms(
     report: Report,
     saves: ActivationSaves,
@@ -458,9 +495,7 @@ def _terms(
     root: Block = report.root
     layer = _typical_layer(root) if layer is None else layer
     attention_block = next(c for c in layer.children if c.kind == "self_attention")
-    # a layer whose feed-forward linears are its own children (DeBERTa's fc_in, fc_out) stands for its
-    # feed-forward; its plugin states what the activation between them saves
-    ff = next((c for c in layer.children if c.kind == "feed_forward"), layer)
+    ff = _feed_forward(layer)
     names = [c.name for c in attention_block.children]
     # the query projection, or the fused one that computes it (its input width is d); keys and values at the
     # query width where no projection of their own says otherwise
@@ -935,7 +970,7 @@ def memory_rows(report: Report) -> list[tuple[str, str, str]]:
         (
             "  fused / recomputed",
             f"{human_bytes(fused)} / {human_bytes(recomputed)}",
-            ("SDPA" if not _saves_for(report).fused_note else "no SDPA path: eager") + "; only each layer's input",
+            _fused_label(_saves_for(report)) + "; only each layer's input",
         ),
         ("  Korthikanti et al.", human_bytes(korthikanti), "L·(34·N·d + 5·h·N²), with dropout masks"),
         ("training peak", human_bytes(training.total), "bf16 weights and gradients, fp32 Adam and master weights"),

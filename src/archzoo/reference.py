@@ -107,11 +107,14 @@ def reference_inputs(ref: Reference, seq_len: int, model: Any) -> tuple[tuple[An
     if ref.inputs == "image":
         channels, size = _image_shape(model)
         return (torch.zeros(1, channels, size, size, device=device),), {}
+    # two tensors, a source and a target of their own, as a training step hands them (one tensor handed to both
+    # sides would be one storage autograd saves for both)
     if ref.inputs == "seq2seq_embeddings":  # torch.nn.Transformer takes (sequence, batch, d) by default
-        x = torch.zeros(seq_len, 1, model.d_model, device=device)
-        return (x, x), {}
-    ids = torch.zeros(seq_len, 1, dtype=torch.long, device=device)
-    return (ids, ids), {}
+        dtype = next(model.parameters()).dtype  # the model's: a 16-bit model on the CPU refuses fp32 inputs
+        source, target = (torch.zeros(seq_len, 1, model.d_model, dtype=dtype, device=device) for _ in "st")
+        return (source, target), {}
+    source, target = (torch.zeros(seq_len, 1, dtype=torch.long, device=device) for _ in "st")
+    return (source, target), {}
 
 
 def _image_shape(model: Any) -> tuple[int, int]:

@@ -229,6 +229,9 @@ class ActivationSaves:
     gap: Callable[[SavedTerms], list[GapTerm | None]]
     norm: Callable[[SavedTerms], Poly] = SavedTerms.layer_norm
     fused_note: str = ""  # what "fused attention" means for these classes, where it is not SDPA's flash kernel
+    # the fused figure's label in a terminal report: "SDPA" without a note, "no SDPA path: eager" with one, unless
+    # the family names the path it runs (SDPA's math path where the flash kernel cannot take its heads)
+    fused_label: str = ""
     stack: Callable[[SavedTerms], Poly] = lambda terms: const(0)
     layer_input: Callable[[SavedTerms], Poly] = lambda terms: terms.b * terms.Nd
 
