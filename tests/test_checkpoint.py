@@ -243,6 +243,9 @@ def test_a_sharded_checkpoint_in_a_download_cache_reads_through_its_links(llama,
     assert read_checkpoint(snapshot).elements == params
 
 
+# 20 s of CPU: the llama plugin still walks its 300,000,000 layers while building the block tree and its
+# reference map (sliding_layers, _builds, _reference_family): over the ~10 s a fast-subset test may take
+@pytest.mark.slow
 def test_a_config_with_absurdly_many_layers_is_compared_without_enumerating_them(llama, tmp_path):
     """The layer count comes from a file: 300,000,000 layers against a 2-layer checkpoint reports the first
     copy the checkpoint lacks, promptly, instead of naming three hundred million."""

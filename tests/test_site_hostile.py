@@ -37,6 +37,7 @@ from archzoo.errors import ArchzooError
 from archzoo.host import PluginHost, reset_host
 from archzoo.registry import load_registry
 from archzoo.site import build_site, exports, markup, navigation, pages, views
+from plugin_selection import only_plugins
 from site_corpus import CORPUS, hostile_plugin
 
 pytestmark = [pytest.mark.hostile, pytest.mark.sweep]
@@ -454,7 +455,10 @@ SCRIPT_SOURCES = ("assets/", "../assets/", "../../assets/", "../../../assets/")
 @pytest.fixture(scope="module")
 def hostile_site(tmp_path_factory) -> Path:
     """The site of ``tests/hostile/site/registry`` with the hostile plugin loaded, built by MkDocs."""
-    reset_host(PluginHost(extra_plugins={"hostile-text": hostile_plugin.plugin()}).load())
+    # the corpus's plugins alone (GPT and the hostile one): a page for every other installed architecture would
+    # hold no text of the corpus, and cost the build most of its time
+    plugins = {"hostile-text": hostile_plugin.plugin()}
+    reset_host(PluginHost(only=["gpt", "hostile-text"], extra_plugins=plugins).load())
     try:
         return build_site(tmp_path_factory.mktemp("hostile") / "site", registry=[CORPUS / "registry"])
     finally:
@@ -645,6 +649,14 @@ def test_any_navigation_title_is_the_escaped_text(text):
 # ---- files of docs/ that lead out of the zoo ------------------------------------------------------
 
 
+@pytest.fixture
+def bert_plugin_only():
+    """The zoo of `_zoo_with_docs` holds BERT-base: its builds load the BERT plugin alone (what an owner's text
+    or a link in docs/ does to a build does not depend on how many architecture pages it has)."""
+    with only_plugins("bert"):
+        yield
+
+
 def _zoo_with_docs(tmp_path: Path) -> Path:
     """A zoo (mkdocs.yml, docs/, registry/ with BERT-base) and, beside it, a private file."""
     zoo = tmp_path / "zoo"
@@ -659,6 +671,7 @@ def _zoo_with_docs(tmp_path: Path) -> Path:
     return zoo
 
 
+@pytest.mark.usefixtures("bert_plugin_only")
 @pytest.mark.parametrize("how", ["file", "folder"])
 def test_docs_symlink_out_of_the_zoo_is_refused(tmp_path, monkeypatch, how):
     """A link in docs/ to a file outside the zoo (or to a folder outside it) is refused in one line, and
@@ -681,6 +694,7 @@ def test_docs_symlink_out_of_the_zoo_is_refused(tmp_path, monkeypatch, how):
     assert not list(tmp_path.glob(".site.building-*"))  # the staging folder is gone too
 
 
+@pytest.mark.usefixtures("bert_plugin_only")
 def test_docs_symlink_inside_the_zoo_is_published(tmp_path, monkeypatch):
     """A link that stays inside the zoo (docs/ to the zoo's own README) is the zoo's file, and published."""
     zoo = _zoo_with_docs(tmp_path)
@@ -691,6 +705,7 @@ def test_docs_symlink_inside_the_zoo_is_published(tmp_path, monkeypatch):
     assert "ZOO-README-TEXT" in (site / "about" / "index.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.usefixtures("bert_plugin_only")
 @pytest.mark.parametrize(
     "line, shown",
     [
@@ -720,6 +735,7 @@ def test_owner_text_that_would_run_as_script_is_refused(tmp_path, monkeypatch, l
     assert not out.exists()
 
 
+@pytest.mark.usefixtures("bert_plugin_only")
 def test_a_build_without_a_home_folder_writes_the_site(tmp_path, monkeypatch):
     """No HOME and no passwd entry (a container's env -i): the site is built, with no traceback."""
     import pwd
