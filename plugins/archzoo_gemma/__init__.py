@@ -61,6 +61,7 @@ from archzoo.blocks import (
     rms_norm,
     with_modules,
 )
+from archzoo.decoder_parts import windowed
 from archzoo.formula import Poly, const, sym
 from archzoo.hf_config import (
     DROPOUT,
@@ -89,7 +90,6 @@ LayerType = Literal["sliding_attention", "full_attention"]
 #: the symbols the plugin adds: the layers of each run (the labels' K is archzoo.plugin_parts.LABELS)
 L_SLIDING = declare_symbol("L_s", latex="L_{s}", meaning="sliding-window layers", order=2)
 L_GLOBAL = declare_symbol("L_g", latex="L_{g}", meaning="global attention layers", order=3)
-W_WINDOW = declare_symbol("W", latex="W", meaning="sliding window (sliding_window)", order=4)
 
 
 class GemmaConfig(TransformerConfig):
@@ -232,7 +232,7 @@ def _layer(cfg: GemmaConfig, kind: str, name: str) -> Block:
         + ("" if cfg.bidirectional else ", causal"),
     )
     if sliding:  # transformers' sliding cache layer keeps the last W - 1 tokens: a decode step attends to W keys
-        att = replace(att, window=W_WINDOW(cfg.sliding_window))
+        att = windowed(att, cfg.sliding_window)
     if cfg.qk_norm:  # RMSNorms of one head's width, applied to every query and key head: parameters, no matmul
         norms = (
             rms_norm("q_norm", d_h, description="RMSNorm(d_h) on every query head"),
