@@ -94,8 +94,19 @@ class _Group(_LaidOut, click.Group):
     command_class = _Command
 
 
+def _strict_json(data: Any, **options: Any) -> str:
+    """``data`` as RFC 8259 JSON: a NaN or infinite float anywhere in it, which Python's json module would write as a
+    bare ``NaN`` a strict reader refuses, is written as the text ``json_number`` gives it."""
+    try:
+        return json.dumps(data, allow_nan=False, **options)
+    except ValueError:  # rare: walk the data only then (a 20,000-entry listing is written at C speed otherwise)
+        from .architecture import json_number
+
+        return json.dumps(json_number(data), allow_nan=False, **options)
+
+
 def _emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False))
+    click.echo(_strict_json(data, indent=2, sort_keys=False))
 
 
 def _emit_json_rows(rows: list[dict[str, Any]]) -> None:
@@ -104,7 +115,7 @@ def _emit_json_rows(rows: list[dict[str, Any]]) -> None:
     if not rows:
         click.echo("[]")
         return
-    click.echo("[\n" + ",\n".join("  " + json.dumps(row) for row in rows) + "\n]")
+    click.echo("[\n" + ",\n".join("  " + _strict_json(row) for row in rows) + "\n]")
 
 
 def _host(ctx: click.Context) -> PluginHost:
