@@ -394,7 +394,7 @@ def test_a_config_json_s_padding_id_reaches_the_formula(tmp_path, model_type, mo
     _from_file(tmp_path, model_type, model_class, keys, 9, dtype="bf16")
 
 
-# ---- mixtures of experts: the formulas are written (archzoo_llama.activation.MOE_SAVES) and wait for the core -----
+# ---- mixtures of experts --------------------------------------------------------------------------------------
 
 _MIXTURE = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff_expert=20, n_experts=6, top_k=2)
 
@@ -408,17 +408,11 @@ _QWEN_MIXTURES = {
     "qwen3_moe": ("qwen3", dict(_MIXTURE, n_layers=3, d_head=8, sparse_step=2, d_ff=28)),
 }
 
-_WAITING = pytest.mark.xfail(
-    strict=True,
-    raises=UnsupportedActivationMemory,
-    reason="MOE_SAVES is not registered: archzoo.memory reads a layer's feed-forward width off a feed_forward child "
-    "or the layer's fc_in, and a mixture-of-experts layer has neither",
-)
 _WAITING_FOR_NORM_TOPK_PROB = pytest.mark.xfail(
     strict=True,
     raises=UnsupportedActivationMemory,
-    reason="MOE_SAVES is not registered (archzoo.memory cannot read a mixture-of-experts layer), and Qwen2-MoE's and "
-    "Qwen3-MoE's routers save what norm_topk_prob says, which the llama plugin's configuration does not carry",
+    reason="Qwen2-MoE's and Qwen3-MoE's routers save what norm_topk_prob says, which the llama plugin's configuration "
+    "does not carry (nor pass to its reference): the formula states both and refuses until it does",
 )
 
 
@@ -426,7 +420,6 @@ def _layer_lists(architecture: str, head: str) -> tuple[str, ...]:
     return (_layers(architecture, head),)
 
 
-@_WAITING
 @pytest.mark.parametrize("head", HEADS["qwen3"])
 @pytest.mark.parametrize(
     ("dtype", "attention", "recompute"), [("fp32", "eager", False), ("bf16", "fused", False), ("bf16", "eager", True)]
@@ -442,7 +435,6 @@ def test_mixtral_activation_formula_is_what_autograd_saves(head, dtype, attentio
     )  # fmt: skip
 
 
-@_WAITING
 @pytest.mark.parametrize("activation", ACTIVATIONS)
 def test_mixtral_every_activation(activation):
     """Each expert activation: what it keeps beyond the view of the gate/up storage it reads."""
@@ -450,7 +442,6 @@ def test_mixtral_every_activation(activation):
     assert_activation_memory_matches("moe", config, 7, dtype="bf16", device="cpu")
 
 
-@_WAITING
 @pytest.mark.parametrize("n", [5, 9])
 def test_mixtral_sliding_window_under_sdpa(n):
     """Mixtral's window on every layer: from N = W on, each layer's mask and the keys and values repeated."""
@@ -472,3 +463,39 @@ def test_qwen_mixtures_activation_formula_is_what_autograd_saves(family, head, d
     assert_activation_memory_matches(
         architecture, dict(config, head=head), 11, dtype=dtype, attention=attention, recompute=layers, device="cpu"
     )
+
+
+def test_mixtral_korthikanti_plus_the_named_gap_is_the_exact_layer():
+    """Korthikanti et al. 2022 (arXiv:2205.05198, eq. 1) plus the named terms, the mixture's among them, is the bf16
+    Mixtral layer exactly."""
+    from archzoo.formula import total
+    from archzoo.memory import activation_formula, korthikanti_gap, korthikanti_layer_bytes
+
+    report = counter("moe")(11, **_MIXTURE)
+    layer = activation_formula(report, dtype="bf16").per_copy["moe.layers.layer"]
+    gap = {t.name: t.bytes for t in korthikanti_gap(report)}
+    assert "mixture of experts" in gap and "gated feed-forward" not in gap
+    assert (korthikanti_layer_bytes(report) + total(gap.values()) - layer).is_zero(), gap
+
+
+@pytest.mark.parametrize("family", list(_QWEN_MIXTURES))
+def test_qwen_mixtures_are_refused_naming_norm_topk_prob(family):
+    """Until the configuration carries norm_topk_prob, Qwen2-MoE and Qwen3-MoE are refused with that reason, in the
+    terminal and as JSON."""
+    from archzoo.memory import activation_formula, memory_dict
+
+    architecture, config = _QWEN_MIXTURES[family]
+    report = counter(architecture)(11, **config)
+    with pytest.raises(UnsupportedActivationMemory, match=r"norm_topk_prob"):
+        activation_formula(report, dtype="bf16")
+    assert "norm_topk_prob" in memory_dict(report)["activations"]["unsupported"]
+
+
+def test_count_moe_reads_well_as_json(capsys):
+    """``archzoo count moe`` (Mixtral 8x7B's defaults) states the activations, no longer "unsupported"."""
+    from archzoo.cli import main
+
+    assert main(["count", "moe", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)["memory"]["step"]
+    assert "unsupported" not in step["activations"], step["activations"]
+    assert step["activations"]["eager_bf16"]["bytes"] > step["activations"]["recompute_bf16"]["bytes"] > 0

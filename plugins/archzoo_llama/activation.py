@@ -21,10 +21,10 @@ elsewhere SDPA takes grouped keys and values at their own width (heads up to 256
 int64; the reference has no padding id), token classification its dropout mask (``p = 0.1``, which none of these
 configuration classes lets a key set to 0).
 
-The mixtures of experts (Mixtral, Qwen2-MoE, Qwen3-MoE: `MOE_SAVES`) save a router's scores and choices and, for each
-of the k experts a token reaches, tensors as long as that expert's tokens: ``N k`` tokens' worth in all, whatever the
-router picks. They are written and checked, but not registered while archzoo.memory cannot read a mixture-of-experts
-layer (see `MOE_SAVES`).
+The mixtures of experts (Mixtral, Qwen2-MoE, Qwen3-MoE: `MOE_SAVES`) save a router's input, scores and choices and,
+for each of the k experts a token reaches, tensors as long as that expert's tokens: ``N k`` tokens' worth in all,
+whatever the router picks. Qwen2-MoE's and Qwen3-MoE's routers renormalise the chosen weights where
+``norm_topk_prob`` says, which the plugin's configuration does not carry: they are refused with that reason.
 """
 
 from __future__ import annotations
@@ -433,11 +433,8 @@ def _moe_saves(architecture: str, families: tuple[str, ...]) -> ActivationSaves:
 
 #: Mixtral's, Qwen2-MoE's and Qwen3-MoE's classes (the moe architecture's, and Qwen3-MoE's as the qwen3 architecture
 #: builds it with experts), measured with transformers 5.23 and torch 2.13 on the CPU (routing reads real weights):
-#: exact against autograd in every mode and head class, for every routing, with each norm_topk_prob. Not registered:
-#: archzoo.memory reads a layer's feed-forward width off a ``feed_forward`` child or the layer's own ``fc_in``, and a
-#: mixture-of-experts layer has neither (a KeyError there), so the hook registers them once the core reads the
-#: mixture's expert; Qwen2-MoE's and Qwen3-MoE's are refused (`_renormalised`) until the configuration carries
-#: norm_topk_prob.
+#: exact against autograd in every mode and head class, for every routing, with each norm_topk_prob. Qwen2-MoE's and
+#: Qwen3-MoE's are refused (`_renormalised`) while the configuration does not carry norm_topk_prob.
 MOE_SAVES = (
     _moe_saves("moe", ("Mixtral", "Qwen2Moe", "Qwen3Moe")),
     _moe_saves("qwen3", ("Qwen3Moe",)),
@@ -446,5 +443,5 @@ MOE_SAVES = (
 
 @hookimpl
 def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    for saves in (SAVES, *DENSE_SAVES):
+    for saves in (SAVES, *DENSE_SAVES, *MOE_SAVES):
         register(saves)
