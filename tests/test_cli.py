@@ -644,3 +644,22 @@ def test_json_output_is_strict_json_whatever_floats_it_holds():
         "rows": ["Infinity", "-Infinity", 1.5],
     }
     assert _strict_json({"a": 1}, indent=2) == json.dumps({"a": 1}, indent=2)
+
+
+def test_show_keeps_a_nan_reference_argument_as_nan(capsys, tmp_path):
+    """A registry entry's reference argument of .nan (a soft-cap transformers accepts) is "NaN" in ``show --json``,
+    strict JSON; it once came out as null, which reads as "no cap", another value than the entry's."""
+    shipped = Path(__file__).parents[1] / "registry" / "gemma2" / "gemma-2-2b.yaml"
+    text = shipped.read_text(encoding="utf-8").replace(
+        "pad_token_id: null}", "pad_token_id: null, final_logit_softcapping: .nan}"
+    )
+    assert ".nan" in text
+    (tmp_path / "gemma2").mkdir()
+    (tmp_path / "gemma2" / "gemma-2-2b.yaml").write_text(text, encoding="utf-8")
+    code, out, err = run(capsys, "show", "gemma-2-2b", "--registry", str(tmp_path), "--json")
+    assert code == 0, err
+
+    def refuse(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    assert json.loads(out, parse_constant=refuse)["reference"]["kwargs"]["final_logit_softcapping"] == "NaN"

@@ -41,7 +41,9 @@ SCHEMA_COMMENT = "# yaml-language-server: $schema="
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # a NaN or infinite float (a reference's soft-cap of .nan) keeps its value in JSON, as the text json_number gives
+    # it (pydantic's default writes null, which reads as "no value")
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
 
 
 class Source(_Model):
