@@ -489,12 +489,12 @@ def test_the_fixtures_come_from_the_pytest11_entry_point(pytester):
             assert isinstance(config, ArchConfig) and config.n_layers == 2
         """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    # one run both runs the tests and lists the plugins pytest loaded (each pytest process takes seconds)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--trace-config")
     result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*archzoo.testing*"])
     listed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--fixtures")
     listed.stdout.fnmatch_lines(["*archzoo_host*", "*archzoo_architecture*", "*archzoo_config*"])
-    plugins = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--trace-config", "--co", "-q")
-    plugins.stdout.fnmatch_lines(["*archzoo.testing*"])
 
 
 def test_an_unknown_architecture_in_the_factory_names_the_closest(pytester):
