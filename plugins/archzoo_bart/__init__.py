@@ -45,7 +45,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook, table_values
+from archzoo.plugin_parts import LABELS, NumLabels, architectures_hook, hf_readers_hook, num_labels_field, table_values
 from archzoo.seq2seq_parts import (
     ATTRIBUTE_MAP,
     BART_STACK_PARTS,
@@ -125,8 +125,8 @@ class BartConfig(ArchConfig):
         "question_answering (Linear(d_model, 2) on every decoder token) or causal_lm (BartForCausalLM: the decoder "
         "alone, its cross-attention layers stored but not run, and an LM head)",
     )
-    num_labels: PositiveInt = Field(
-        3, description="outputs of the sequence_classification head (transformers' num_labels; BartConfig's default 3)"
+    num_labels: NumLabels = num_labels_field(
+        "outputs of the sequence_classification head (transformers' num_labels; BartConfig's default 3)", default=3
     )
 
     @model_validator(mode="after")

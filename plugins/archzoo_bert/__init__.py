@@ -58,7 +58,7 @@ from archzoo.hf_config import (
     HFTable,
     hf_reader,
 )
-from archzoo.plugin_parts import LABELS
+from archzoo.plugin_parts import LABELS, NumLabels, num_labels_field
 from archzoo.symbols import declare_symbol, symbol
 
 # the hook by which this plugin states what its layers save for backward
@@ -135,10 +135,9 @@ class BertConfig(TransformerConfig):
         "(BertForNextSentencePrediction), sequence_classification, token_classification or question_answering "
         "(Bert/Roberta/DistilBert/AlbertFor...)",
     )
-    num_labels: PositiveInt = Field(
-        2,
-        description="outputs of the sequence_classification and token_classification classifiers and of "
-        "ALBERT's sentence-order head (transformers' num_labels); question_answering needs 2",
+    num_labels: NumLabels = num_labels_field(
+        "outputs of the sequence_classification and token_classification classifiers and of ALBERT's sentence-order "
+        "head (transformers' num_labels); question_answering needs 2"
     )
     classifier_dense: bool = Field(
         False,

@@ -40,7 +40,14 @@ from archzoo.hf_config import (
     USE_CACHE,
     hf_reader,
 )
-from archzoo.plugin_parts import architectures_hook, head_field, hf_readers_hook, num_labels_field, table_values
+from archzoo.plugin_parts import (
+    NumLabels,
+    architectures_hook,
+    head_field,
+    hf_readers_hook,
+    num_labels_field,
+    table_values,
+)
 
 # the hook by which this plugin states what its layers save for backward
 from .activation import register_activation_memory as register_activation_memory
@@ -77,7 +84,7 @@ class BloomConfig(TransformerConfig):
     head: Literal[tuple(CLASSES)] = head_field(  # type: ignore[valid-type]
         CLASSES, prefix="Bloom", token_classification="a classifier with bias on every token"
     )
-    num_labels: PositiveInt = num_labels_field()
+    num_labels: NumLabels = num_labels_field()
 
 
 def _fused_attention(d: Poly, heads: Poly, cached: bool = True) -> Block:

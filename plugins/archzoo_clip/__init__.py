@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, Self
 
-from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
+from pydantic import Field, PositiveInt, model_validator
 
 from archzoo import ArchConfig, Architecture, Reference
 from archzoo.architecture import MAX_SIZE, check_activation
@@ -53,7 +53,7 @@ from archzoo.blocks import (
 )
 from archzoo.formula import Poly, const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, TOKEN_ID, HFTable, hf_reader
-from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
+from archzoo.plugin_parts import LABELS, NumLabels, architectures_hook, hf_readers_hook, num_labels_field
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -129,10 +129,9 @@ class ClipConfig(ArchConfig):
         "projection_dim; CLIPTextModelWithProjection and CLIPVisionModelWithProjection: text_config.projection_dim "
         "and vision_config.projection_dim, each class loaded from its sub-configuration alone)",
     )
-    num_labels: NonNegativeInt = Field(
-        2,
-        description="CLIPForImageClassification's classes (the top-level num_labels, else the length of id2label; "
-        "the sub-configurations' are not read); 0: no classifier (an identity)",
+    num_labels: NumLabels = num_labels_field(
+        "CLIPForImageClassification's classes (the top-level num_labels, else the length of id2label; the "
+        "sub-configurations' are not read); 0: no classifier (an identity)"
     )
 
     @model_validator(mode="after")

@@ -48,7 +48,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
+from archzoo.plugin_parts import LABELS, NumLabels, architectures_hook, hf_readers_hook, num_labels_field
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -125,8 +125,8 @@ class DebertaConfig(TransformerConfig):
         "on the first token and a classifier), token_classification or question_answering (a classifier on every "
         "token): DebertaV2For...",
     )
-    num_labels: PositiveInt = Field(
-        2, description="outputs of the classifiers (num_labels); question answering runs only with 2"
+    num_labels: NumLabels = num_labels_field(
+        "outputs of the classifiers (num_labels); question answering runs only with 2"
     )
 
     @field_validator("pos_att_type", mode="before")

@@ -68,7 +68,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
+from archzoo.plugin_parts import LABELS, NumLabels, architectures_hook, hf_readers_hook, num_labels_field
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -141,7 +141,7 @@ class DeepSeekConfig(TransformerConfig):
         description="lm (*ForCausalLM), none (the base *Model), sequence_classification (a bias-free score layer "
         "on every token, the last one's kept) or token_classification (a score layer with bias, V3 only)",
     )
-    num_labels: PositiveInt = Field(2, description="outputs of the classification heads (transformers' num_labels)")
+    num_labels: NumLabels = num_labels_field("outputs of the classification heads (transformers' num_labels)")
     family: Literal["deepseek_v3", "deepseek_v2"] = Field(
         "deepseek_v3",
         description="the transformers classes `archzoo verify` builds for this configuration (no effect on "

@@ -51,7 +51,14 @@ from archzoo.decoder_parts import (
 )
 from archzoo.formula import const
 from archzoo.hf_config import DROPOUT, TOKEN_ID, hf_reader, rope_type
-from archzoo.plugin_parts import architectures_hook, head_field, hf_readers_hook, num_labels_field, table_values
+from archzoo.plugin_parts import (
+    NumLabels,
+    architectures_hook,
+    head_field,
+    hf_readers_hook,
+    num_labels_field,
+    table_values,
+)
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -115,7 +122,7 @@ class FalconConfig(TransformerConfig):
     head: Literal[tuple(CLASSES)] = head_field(  # type: ignore[valid-type]
         CLASSES, prefix="Falcon", token_classification="a classifier with bias on every token"
     )
-    num_labels: PositiveInt = num_labels_field()
+    num_labels: NumLabels = num_labels_field()
 
     @model_validator(mode="after")
     def _check(self) -> Self:

@@ -23,7 +23,7 @@ from archzoo.blocks import (
 from archzoo.decoder_parts import decoder_reference, decoder_symbols
 from archzoo.formula import const
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
-from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook, table_values
+from archzoo.plugin_parts import LABELS, NumLabels, architectures_hook, hf_readers_hook, num_labels_field, table_values
 from archzoo.symbols import symbol
 
 # the hook by which this plugin states what its layers save for backward
@@ -52,9 +52,8 @@ class GptConfig(ArchConfig):
         description="lm (GPT2LMHeadModel), none (GPT2Model), sequence_classification (a bias-free score layer "
         "on every token), token_classification or question_answering (GPT2For...)",
     )
-    num_labels: PositiveInt = Field(
-        2,
-        description="outputs of the sequence_classification and token_classification heads (transformers' num_labels)",
+    num_labels: NumLabels = num_labels_field(
+        "outputs of the sequence_classification and token_classification heads (transformers' num_labels)"
     )
     final_norm: bool = Field(True, description="LayerNorm after the last layer (GPT-2); GPT-1 has none")
     activation: str = Field("gelu_new", description="feed-forward activation")

@@ -99,7 +99,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.plugin_parts import LABELS
+from archzoo.plugin_parts import LABELS, NumLabels, num_labels_field
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -158,11 +158,7 @@ class DecoderConfig(TransformerConfig):
         "layer on every token, the last one's kept), token_classification (a score layer with bias on every "
         "token) or question_answering (Linear(d_model, 2) on every token): transformers' *For... classes",
     )
-    num_labels: PositiveInt = Field(
-        2,
-        description="outputs of the sequence_classification and token_classification heads (transformers' "
-        "num_labels); question_answering always has 2",
-    )
+    num_labels: NumLabels = num_labels_field()
 
     @model_validator(mode="after")
     def _check(self) -> Self:

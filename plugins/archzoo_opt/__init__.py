@@ -46,7 +46,14 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.plugin_parts import architectures_hook, head_field, hf_readers_hook, num_labels_field, table_values
+from archzoo.plugin_parts import (
+    NumLabels,
+    architectures_hook,
+    head_field,
+    hf_readers_hook,
+    num_labels_field,
+    table_values,
+)
 from archzoo.symbols import declare_symbol, symbol
 
 # the hook by which this plugin states what its layers save for backward
@@ -107,7 +114,7 @@ class OptConfig(ArchConfig):
         note="both on the embedding width",
         question_answering="Linear(width, 2) on every token",
     )
-    num_labels: PositiveInt = num_labels_field("outputs of the sequence_classification head (transformers' num_labels)")
+    num_labels: NumLabels = num_labels_field("outputs of the sequence_classification head (transformers' num_labels)")
 
     @model_validator(mode="after")
     def _check(self) -> OptConfig:

@@ -44,7 +44,7 @@ from archzoo.hf_config import (
     DROPOUT,
     hf_reader,
 )
-from archzoo.plugin_parts import architectures_hook, head_field, hf_readers_hook, num_labels_field
+from archzoo.plugin_parts import NumLabels, architectures_hook, head_field, hf_readers_hook, num_labels_field
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -89,7 +89,7 @@ class StableLmConfig(TransformerConfig):
     )
     tie_embeddings: bool = Field(False, description="the LM head shares the token embedding matrix")
     head: Literal[tuple(CLASSES)] = head_field(CLASSES, prefix="StableLm")  # type: ignore[valid-type]
-    num_labels: PositiveInt = num_labels_field(
+    num_labels: NumLabels = num_labels_field(
         "outputs of the sequence_classification and token_classification heads (num_labels)"
     )
 

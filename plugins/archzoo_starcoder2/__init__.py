@@ -49,7 +49,7 @@ from archzoo.hf_config import (
     DROPOUT,
     hf_reader,
 )
-from archzoo.plugin_parts import architectures_hook, head_field, hf_readers_hook, num_labels_field
+from archzoo.plugin_parts import NumLabels, architectures_hook, head_field, hf_readers_hook, num_labels_field
 from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -87,7 +87,7 @@ class Starcoder2Config(HeadWidthConfig):
     bias: bool = Field(True, description="biases on every linear of the layers (use_bias)")
     tie_embeddings: bool = Field(True, description="the LM head shares the token embedding matrix")
     head: Literal[tuple(CLASSES)] = head_field(CLASSES, prefix="Starcoder2")  # type: ignore[valid-type]
-    num_labels: PositiveInt = num_labels_field(
+    num_labels: NumLabels = num_labels_field(
         "outputs of the sequence_classification and token_classification heads (num_labels)"
     )
 

@@ -45,7 +45,7 @@ from archzoo.blocks import (
 )
 from archzoo.formula import Poly
 from archzoo.hf_config import DROPOUT, INITIALISATION, NORM_EPSILON, NOT_READ, TOKEN_ID, USE_CACHE, HFTable, hf_reader
-from archzoo.plugin_parts import LABELS, architectures_hook, hf_readers_hook
+from archzoo.plugin_parts import LABELS, NumLabels, architectures_hook, hf_readers_hook, num_labels_field
 from archzoo.seq2seq_parts import (
     eos_classification_head,
     eos_classification_modules,
@@ -91,9 +91,8 @@ class T5Config(ArchConfig):
         "alone and a classifier per token) or question_answering (T5ForQuestionAnswering: Linear(d_model, 2) on "
         "every decoder token)",
     )
-    num_labels: PositiveInt = Field(
-        2,
-        description="outputs of the classification heads (transformers' num_labels); question_answering needs 2",
+    num_labels: NumLabels = num_labels_field(
+        "outputs of the classification heads (transformers' num_labels); question_answering needs 2"
     )
     decoder: bool = Field(
         True,

@@ -23,7 +23,7 @@ from archzoo.blocks import (
 )
 from archzoo.formula import const
 from archzoo.hf_config import ACTIVATION_ONLY, DROPOUT, INITIALISATION, NORM_EPSILON, HFTable, hf_reader
-from archzoo.plugin_parts import architectures_hook, hf_readers_hook
+from archzoo.plugin_parts import NumLabels, architectures_hook, hf_readers_hook, num_labels_field
 from archzoo.symbols import declare_symbol, symbol
 
 # the hook by which this plugin states what its layers save for backward
@@ -53,7 +53,7 @@ class VitConfig(ArchConfig):
     n_layers: PositiveInt = Field(12, description="encoder layers")
     n_heads: PositiveInt = Field(12, description="attention heads; must divide d_model")
     d_ff: PositiveInt = Field(3072, description="MLP width")
-    num_classes: int = Field(1000, ge=0, description="classifier outputs; 0 = no head")
+    num_classes: NumLabels = num_labels_field("classifier outputs; 0 = no head", default=1000)
     class_token: bool = Field(True, description="a learned [CLS] token")
     distillation_token: bool = Field(False, description="DeiT's distillation token, with its own head")
     qkv_bias: bool = Field(True, description="biases in the Q, K, V projections")

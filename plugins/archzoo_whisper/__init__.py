@@ -67,7 +67,15 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.plugin_parts import LABELS, architectures_hook, head_classes, hf_readers_hook, table_values
+from archzoo.plugin_parts import (
+    LABELS,
+    NumLabels,
+    architectures_hook,
+    head_classes,
+    hf_readers_hook,
+    num_labels_field,
+    table_values,
+)
 from archzoo.seq2seq_parts import (
     ATTRIBUTE_MAP,
     BART_STACK_PARTS,
@@ -152,7 +160,7 @@ class WhisperConfig(ArchConfig):
         False, description="audio_classification: a learned softmax-weighted sum of the encoder's L_e + 1 hidden states"
     )
     classifier_proj_size: PositiveInt = Field(256, description="audio_classification: the projector's width")
-    num_labels: PositiveInt = Field(2, description="audio_classification: the classifier's outputs")
+    num_labels: NumLabels = num_labels_field("audio_classification: the classifier's outputs")
 
     @model_validator(mode="after")
     def _check(self) -> Self:

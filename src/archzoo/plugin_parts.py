@@ -68,9 +68,10 @@ LABELS_WORDS = (
 NumLabels = NonNegativeInt
 
 
-def num_labels_field(description: str = LABELS_WORDS) -> Any:
-    """The ``num_labels`` field, K (typed `NumLabels`): 2 labels by default, as transformers' PretrainedConfig has."""
-    return Field(2, description=description)
+def num_labels_field(description: str = LABELS_WORDS, default: int = 2) -> Any:
+    """The ``num_labels`` field, K (typed `NumLabels`): 2 labels by default, as transformers' PretrainedConfig has
+    (``default``: a configuration class's own, as BartConfig's 3)."""
+    return Field(default, description=description)
 
 
 def head_classes(classes: Mapping[str, str]) -> dict[str, dict[str, str]]:
