@@ -16,11 +16,18 @@ from typing import Any
 
 import pytest
 
-from archzoo.architecture import float_keys, json_number
+from archzoo import Reference
+from archzoo.architecture import float_keys, json_number, parse_config
 from archzoo.cli import main
 from archzoo.errors import HFConfigError
 from archzoo.hf_config import load_hf_config
-from family_checks import assert_config_json_matches, assert_head_class_matches, counter, write_json
+from archzoo.host import get_host
+from archzoo.plugin_parts import NumLabels
+from archzoo.reference import reference_inputs
+from archzoo.report import make_report
+from archzoo.testing import assert_matches_reference, build_model
+from family_checks import assert_config_json_matches, assert_head_class_matches, counter, table_of, write_json
+from transformers_models import n_params
 
 #: small config.json files of the families whose plugins this module's fixes touch
 FILES: dict[str, dict[str, Any]] = {
@@ -113,6 +120,347 @@ def test_a_negative_label_count_given_as_a_key_is_refused(capsys):
     """transformers would build no labels from -1; archzoo counts the value given or refuses it, never another."""
     code, out, err = run(capsys, "count", "neox", "--set", "head=sequence_classification", "--set", "num_labels=-1")
     assert (code, out) == (1, "") and err.startswith("archzoo: error: --set: num_labels: ") and err.count("\n") == 1
+
+
+# ---- 1b. num_labels in every other family: 0, negative, true, an empty id2label ----------------------------------
+
+_DECODER = dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, intermediate_size=40)
+_EXPERTS = dict(num_experts_per_tok=2, moe_intermediate_size=16)
+_LATENT = dict(
+    _EXPERTS,
+    kv_lora_rank=8,
+    q_lora_rank=None,
+    qk_nope_head_dim=8,
+    qk_rope_head_dim=4,
+    v_head_dim=8,
+    n_routed_experts=4,
+    first_k_dense_replace=1,
+    n_group=1,
+    topk_group=1,
+)
+_SEQ2SEQ = dict(
+    vocab_size=97,
+    d_model=48,
+    encoder_layers=2,
+    decoder_layers=1,
+    encoder_attention_heads=4,
+    decoder_attention_heads=4,
+    encoder_ffn_dim=40,
+    decoder_ffn_dim=40,
+)
+_VISION = dict(
+    hidden_size=48, num_hidden_layers=2, num_attention_heads=4, intermediate_size=40, image_size=32, patch_size=8
+)
+#: a small config.json of each model type the other families' plugins read. BART's and T5's sequence classifiers read
+#: the decoder at the end-of-sequence tokens: token 0 is one, so that the all-zero input ends with one
+FAMILY_FILES: dict[str, dict[str, Any]] = {
+    "opt": dict(vocab_size=97, hidden_size=48, num_hidden_layers=2, num_attention_heads=4, ffn_dim=40),
+    "bloom": dict(vocab_size=97, hidden_size=48, n_layer=2, n_head=4),
+    "falcon": dict(_DECODER),
+    "starcoder2": dict(_DECODER, num_key_value_heads=2),
+    "stablelm": dict(_DECODER, hidden_size=64, num_key_value_heads=4),  # a quarter of a 16-wide head rotates
+    "bart": dict(_SEQ2SEQ, eos_token_id=0),
+    "mbart": dict(_SEQ2SEQ, eos_token_id=0),
+    "bert": dict(_DECODER),
+    "roberta": dict(_DECODER),
+    "xlm-roberta": dict(_DECODER),
+    "xlm-roberta-xl": dict(_DECODER),
+    "electra": dict(_DECODER, embedding_size=16),
+    "albert": dict(_DECODER, embedding_size=16),
+    "distilbert": dict(vocab_size=97, dim=48, n_layers=2, n_heads=4, hidden_dim=40),
+    "deberta-v2": dict(_DECODER),
+    "t5": dict(vocab_size=97, d_model=24, d_kv=6, num_heads=4, d_ff=40, num_layers=2, eos_token_id=0),
+    "whisper": dict(
+        vocab_size=97,
+        num_mel_bins=8,
+        d_model=16,
+        encoder_layers=2,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=24,
+        decoder_ffn_dim=20,
+        max_source_positions=10,
+        max_target_positions=12,
+        classifier_proj_size=6,
+    ),
+    "gpt2": dict(vocab_size=97, n_embd=48, n_layer=2, n_head=4),
+    "openai-gpt": dict(vocab_size=97, n_embd=48, n_layer=2, n_head=4),
+    "deepseek_v2": dict(_DECODER, **_LATENT),
+    "deepseek_v3": dict(_DECODER, num_key_value_heads=4, **_LATENT),
+    "llama": dict(_DECODER, num_key_value_heads=2),
+    "mistral": dict(_DECODER, num_key_value_heads=2),
+    "qwen2": dict(_DECODER, num_key_value_heads=2),
+    "gemma": dict(_DECODER, num_key_value_heads=2, head_dim=12),
+    "olmo": dict(_DECODER),
+    "phi3": dict(_DECODER, pad_token_id=0),
+    "qwen3": dict(_DECODER, num_key_value_heads=2, head_dim=12),
+    "olmo2": dict(_DECODER),
+    "granite": dict(_DECODER),
+    "mixtral": dict(_DECODER, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2),
+    "qwen2_moe": dict(_DECODER, num_key_value_heads=2, num_experts=4, shared_expert_intermediate_size=16, **_EXPERTS),
+    "qwen3_moe": dict(_DECODER, num_key_value_heads=2, head_dim=12, num_experts=4, **_EXPERTS),
+    "cohere": dict(_DECODER),
+    "clip": dict(
+        text_config=dict(_DECODER, max_position_embeddings=16), vision_config=dict(_VISION), projection_dim=16
+    ),
+    "vit": dict(_VISION),
+    "deit": dict(_VISION),
+}
+#: the class names of a base model or a language-model head, which put nothing on top that counts labels
+_NO_CLASSIFIER = (
+    "Model",
+    "ForCausalLM",
+    "ForMaskedLM",
+    "ForConditionalGeneration",
+    "ForMaskedImageModeling",
+    "WithProjection",
+)
+#: the classes that split their num_labels outputs per token into start and end logits: transformers fails unless
+#: there are 2 (ValueError: not enough values to unpack; DistilBERT's constructor: "config.num_labels should be 2")
+NEEDS_TWO_LABELS = {
+    "BertForQuestionAnswering",
+    "RobertaForQuestionAnswering",
+    "XLMRobertaForQuestionAnswering",
+    "XLMRobertaXLForQuestionAnswering",
+    "ElectraForQuestionAnswering",
+    "AlbertForQuestionAnswering",
+    "DistilBertForQuestionAnswering",
+    "DebertaV2ForQuestionAnswering",
+    "T5ForQuestionAnswering",
+}
+
+
+def _head_classes(host: Any, model_type: str) -> list[str]:
+    """The classes of the reader's table a label count can reach: every one but the base models and the language
+    model heads; a model type with none (Cohere, Granite) is checked through its language model."""
+    classes = list(table_of(host, model_type).classes)
+    heads = [name for name in classes if not name.endswith(_NO_CLASSIFIER)]
+    return heads or [name for name in classes if name.endswith("ForCausalLM")]
+
+
+def _file_figures(T: Any, path: Path, model_class: str, seq_len: int, inputs: Any) -> tuple[int, int]:
+    """Parameters and FlopCounterMode FLOPs of transformers' ``model_class`` built by AutoConfig from the file, as
+    from_pretrained reads it (on the CPU with seeded weights: BART's and T5's classifiers index the end-of-sequence
+    tokens), one forward pass of batch 1 of what the family's reference takes (``inputs``: token ids, both sides'
+    ids, 30 s of mel frames, an image), its sizes read off the built model."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = build_model(getattr(T, model_class), T.AutoConfig.from_pretrained(str(path)), device="cpu")
+    model.requires_grad_(False)
+    args, kwargs = reference_inputs(inputs.model_copy(update={"device": "cpu"}), seq_len, model)
+    with torch.no_grad(), FlopCounterMode(display=False) as flops:
+        model(*args, **kwargs)
+    return n_params(model), flops.get_total_flops()
+
+
+def _assert_counted_or_refused_as_transformers(T: Any, host: Any, path: Path, model_type: str, label: Any) -> None:
+    """Each head class of the file is counted as transformers builds and runs it (parameters and FLOPs), or, for a
+    class that runs only with 2 labels, refused on one line naming num_labels, where transformers fails too."""
+    loaded = T.AutoConfig.from_pretrained(str(path))
+    table = table_of(host, model_type)
+    for model_class in _head_classes(host, model_type):
+        if model_class in NEEDS_TWO_LABELS and loaded.num_labels != 2:
+            kind = "encoder_decoder_token_ids" if loaded.is_encoder_decoder else "token_ids"
+            ids = Reference(library="transformers", target=model_class, inputs=kind)
+            with pytest.raises(ValueError, match=r"not enough values to unpack|config\.num_labels should be 2"):
+                _file_figures(T, path, model_class, 5, ids)
+            with pytest.raises(HFConfigError, match=r"^\S+: (num_labels|id2label).*: .*2") as info:
+                load_hf_config(path, host, hf_class=model_class)
+            assert "\n" not in str(info.value)
+            continue
+        reading = load_hf_config(path, host, hf_class=model_class)
+        target = table.read.get("num_labels")
+        counted = getattr(reading.config, target) if target else None
+        if target:  # the label count transformers makes of the file, as an integer
+            assert (type(counted), counted) == (int, loaded.num_labels), (label, model_class)
+        arch, config = reading.architecture, reading.config
+        seq_len = None if arch.seq_len_fixed else 5
+        report = make_report(arch, config, seq_len)
+        reference = arch.reference(config)
+        assert reference is not None
+        # ViT's plugin names ViTModel (DeiTModel) without its pooler for an image classifier of no classes: the same
+        # modules but the classifier, an identity
+        named = reference.target.rpartition(".")[2]
+        assert named.endswith(model_class) or (arch.name, counted, named) == ("vit", 0, table.base_class)
+        assert (report.params, report.flops) == _file_figures(T, path, model_class, report.seq_len, reference), (
+            label,
+            model_class,
+        )
+
+
+@pytest.mark.reference
+@pytest.mark.sweep
+@pytest.mark.parametrize("num_labels", [0, -1, True], ids=["zero", "negative", "true"])
+@pytest.mark.parametrize("model_type", list(FAMILY_FILES))
+def test_every_familys_label_count_transformers_builds_is_counted(T, host, tmp_path, model_type, num_labels):
+    """PreTrainedConfig makes id2label of range(num_labels): -1 gives no labels (a classifier Linear(d, 0), or an
+    identity for the image classifiers), true one; every head class is counted as transformers builds and runs it
+    from the file, or refused as transformers fails (question answering with other than 2 labels)."""
+    path = write_json(tmp_path, {"model_type": model_type, **FAMILY_FILES[model_type], "num_labels": num_labels})
+    _assert_counted_or_refused_as_transformers(T, host, path, model_type, num_labels)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("model_type", ["bert", "t5", "whisper", "deberta-v2", "llama", "vit"])
+def test_an_empty_id2label_is_no_labels(T, host, tmp_path, model_type):
+    """Without num_labels, transformers counts the labels of id2label: an empty one is 0 labels, and builds."""
+    path = write_json(tmp_path, {"model_type": model_type, **FAMILY_FILES[model_type], "id2label": {}})
+    assert T.AutoConfig.from_pretrained(str(path)).num_labels == 0
+    _assert_counted_or_refused_as_transformers(T, host, path, model_type, "id2label {}")
+
+
+#: a small configuration of each architecture of these families, as archzoo keys, and its heads that read num_labels
+KEYED: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "opt": (dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=40), ("sequence_classification",)),
+    "bloom": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4),
+        ("sequence_classification", "token_classification"),
+    ),
+    "falcon": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4),
+        ("sequence_classification", "token_classification"),
+    ),
+    "starcoder2": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=40),
+        ("sequence_classification", "token_classification"),
+    ),
+    "stablelm": (
+        dict(vocab_size=97, d_model=64, n_layers=2, n_heads=4, d_ff=40),
+        ("sequence_classification", "token_classification"),
+    ),
+    "bart": (
+        dict(vocab_size=97, d_model=48, n_encoder_layers=2, n_decoder_layers=1, n_encoder_heads=4, n_decoder_heads=4),
+        ("sequence_classification",),
+    ),
+    "bert": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=40),
+        ("sequence_classification", "token_classification"),
+    ),
+    "deberta": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=40, position_buckets=8),
+        ("sequence_classification", "token_classification"),
+    ),
+    "t5": (dict(vocab_size=97, d_model=24, d_kv=6, n_heads=4, d_ff=40, n_layers=2), ("sequence_classification",)),
+    "whisper": (
+        dict(
+            vocab_size=97,
+            num_mel_bins=8,
+            d_model=16,
+            n_encoder_layers=2,
+            n_decoder_layers=1,
+            n_encoder_heads=2,
+            n_decoder_heads=2,
+            d_ff_encoder=24,
+            d_ff_decoder=20,
+            max_source_positions=10,
+            max_target_positions=12,
+            classifier_proj_size=6,
+        ),
+        ("audio_classification",),
+    ),
+    "gpt": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4),
+        ("sequence_classification", "token_classification"),
+    ),
+    "deepseek": (
+        dict(
+            vocab_size=97,
+            d_model=48,
+            n_layers=2,
+            n_heads=4,
+            q_lora_rank=None,
+            kv_lora_rank=8,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=4,
+            v_head_dim=8,
+            d_ff=40,
+            n_dense_layers=1,
+            n_experts=4,
+            top_k=2,
+            d_ff_expert=16,
+        ),
+        ("sequence_classification", "token_classification"),
+    ),
+    "llama": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=40),
+        ("sequence_classification", "token_classification"),
+    ),
+    "moe": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, n_experts=4, top_k=2, d_ff_expert=16),
+        ("sequence_classification", "token_classification"),
+    ),
+    "qwen3": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, d_head=12, d_ff=40),
+        ("sequence_classification", "token_classification"),
+    ),
+    "olmo2": (dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, d_ff=40), ("sequence_classification",)),
+    "granite": (
+        dict(vocab_size=97, d_model=48, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=40),
+        ("sequence_classification", "token_classification"),
+    ),
+    "clip": (
+        dict(
+            vocab_size=97,
+            max_positions=16,
+            d_model=48,
+            n_layers=2,
+            n_heads=4,
+            d_ff=40,
+            image_size=32,
+            patch_size=8,
+            vision_d_model=48,
+            vision_n_layers=2,
+            vision_n_heads=4,
+            vision_d_ff=40,
+            projection_dim=16,
+        ),
+        ("image_classification",),
+    ),
+}
+KEYED["t5-encoder"] = (dict(KEYED["t5"][0], decoder=False), ("token_classification",))
+
+
+@pytest.mark.reference
+@pytest.mark.sweep
+@pytest.mark.parametrize(
+    "architecture, config",
+    [
+        pytest.param(name.partition("-")[0], dict(config, head=head), id=f"{name}-{head}")
+        for name, (config, heads) in KEYED.items()
+        for head in heads
+    ],
+)
+def test_no_labels_given_as_a_key_is_counted_in_every_family(host, architecture, config):
+    """num_labels 0 counted as the reference class built with it holds and computes (the kit's check against the
+    transformers class, block by block and in total)."""
+    assert_matches_reference(host.architecture(architecture), dict(config, num_labels=0), seq_lens=(1, 5))
+
+
+def _label_key(arch: Any) -> str | None:
+    return next((key for key in ("num_labels", "num_classes") if key in arch.config_model.model_fields), None)
+
+
+#: every architecture whose configuration has a label count, as the host lists them
+LABELLED_ARCHITECTURES = sorted(name for name, arch in get_host().architectures.items() if _label_key(arch))
+
+
+@pytest.mark.parametrize("architecture", LABELLED_ARCHITECTURES)
+def test_a_label_count_starts_at_zero_everywhere(host, architecture, capsys):
+    """The one type of the label count (`archzoo.plugin_parts.NumLabels`) in every family: 0 is counted, -1 given as
+    a key is refused on one line (transformers would build no labels of it: another value than the one given), and
+    the site's what-if calculator offers the count from 0."""
+    arch = host.architecture(architecture)
+    key = _label_key(arch)
+    field = arch.config_model.model_fields[key]
+    assert (field.annotation, field.metadata) == (int, list(NumLabels.__metadata__))
+    code, out, err = run(capsys, "count", architecture, "--set", f"{key}=-1")
+    assert (code, out) == (1, "") and err.startswith(f"archzoo: error: --set: {key}: ") and err.count("\n") == 1
+    from archzoo.site.explore import whatif
+
+    fields = {field["key"]: field for field in whatif(arch, parse_config(arch, {}))["fields"]}
+    assert fields[key]["min"] == 0
 
 
 # ---- 2. ModernBERT: a layer pattern beyond archzoo's limit for a size -------------------------------------------
