@@ -10,6 +10,7 @@ from collections.abc import Generator
 
 import pytest
 
+import fast_subset
 from archzoo.host import PluginHost, reset_host
 
 #: The registry index cache of every test (and every archzoo process a test starts) goes to a fresh folder,
@@ -29,6 +30,9 @@ except ImportError:  # hypothesis comes with the dev extra
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # the fast subset's property tests draw a share of their examples (fast_subset.examples): known before any
+    # test module is imported, so before their `settings` are made
+    fast_subset.in_fast_subset = fast_subset.leaves_out_slow(config.getoption("markexpr", "") or "")
     # registered here rather than in pyproject.toml, beside the rule that applies them
     config.addinivalue_line(
         "markers",
@@ -40,6 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "sweep: a module that repeats its checks over many cases: in the fast subset each test function runs its "
         "first case only (the rest are marked slow)",
     )
+    # (and a property test's settings take `fast_subset.examples(N)`: a tenth of its N examples there, N in `make test`)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, example, given, settings
 
 from archzoo.checkpoint import read_checkpoint, unpack
 from archzoo.errors import CheckpointError
+from fast_subset import examples
 from strategies import safetensors_header, sharded_index
 
 pytestmark = pytest.mark.hostile
@@ -322,7 +323,7 @@ def _one_clean_line(message: str) -> None:
     assert "\n" not in message and "\x1b" not in message and "Traceback" not in message, message
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(
     header_and_bytes=(
         {"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}},
@@ -363,7 +364,7 @@ def _valid(index: Any, files: dict[str, dict[str, Any]]) -> bool:
     return True
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(index_and_files=({"weight_map": {"x": "a\\b"}}, {}))
 @example(index_and_files=({"weight_map": {}, "metadata": "x"}, {}))
 @given(index_and_files=sharded_index())

@@ -22,6 +22,7 @@ from archzoo.cli import main
 from archzoo.host import PluginHost
 from archzoo.init import init_zoo
 from archzoo.registry import SCHEMA_COMMENT, load_registry
+from fast_subset import examples
 
 FIXED_FILES = {"mkdocs.yml", "README.md", "docs/about.md", ".github/workflows/site.yml", ".gitignore"}
 
@@ -313,7 +314,7 @@ def _shown(text: str) -> bool:
     return all((unicodedata.category(c) not in ("Cc", "Cs") or c in "\n\t") and c not in '<"' for c in text)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(title=st.text(min_size=1).filter(str.strip), description=st.text())
 def test_any_text_round_trips_or_is_refused_naming_the_character(tmp_path_factory, host, title, description):
     directory = tmp_path_factory.mktemp("zoo") / "zoo"

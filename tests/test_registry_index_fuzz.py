@@ -17,6 +17,7 @@ from archzoo import registry_index
 from archzoo.host import PluginHost
 from archzoo.registry import load_registry
 from archzoo.registry_index import IndexRow, load_index
+from fast_subset import examples
 
 ENTRY = "architecture: gpt\ntitle: GPT-2 small\nsummary: The 12-layer GPT-2.\nyear: 2019\nconfig:\n  n_layers: {n}\n"
 # GPT-2 Medium, printed as 345M in Radford et al. 2019 (Table 2): a row with a published figure and a gap
@@ -26,7 +27,7 @@ MEDIUM = (
     "    title: Language Models are Unsupervised Multitask Learners\n    authors: [Alec Radford]\n"
     "    year: 2019\n    venue: OpenAI\n    locator: Table 2\n"
 )
-FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 class Zoo:

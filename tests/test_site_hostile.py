@@ -37,6 +37,7 @@ from archzoo.errors import ArchzooError
 from archzoo.host import PluginHost, reset_host
 from archzoo.registry import load_registry
 from archzoo.site import build_site, exports, markup, navigation, pages, views
+from fast_subset import examples
 from plugin_selection import only_plugins
 from site_corpus import CORPUS, hostile_plugin
 
@@ -584,7 +585,7 @@ ANY_TEXT = st.text(
     ),
     max_size=40,
 )
-ANY = settings(max_examples=150, deadline=None)
+ANY = settings(max_examples=examples(150), deadline=None)
 
 
 @ANY

@@ -30,6 +30,7 @@ from archzoo.registry import load_registry
 from archzoo.symbols import symbol
 from archzoo.testing import build_model
 from archzoo.verify import verify, verify_target
+from fast_subset import examples
 
 pytestmark = pytest.mark.sweep
 
@@ -518,7 +519,7 @@ NAME_PARTS = st.sampled_from(["a", "b", "ab", "a-b", "a/b", "0", "1", "10", "", 
 TENSOR_NAMES = st.lists(NAME_PARTS, min_size=1, max_size=5).map(".".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @example(tensors=[("a", 1), ("a.b", 2), ("a-b", 4), ("a/b", 8), ("ab", 16), ("a.b", 32)], query="a")
 @example(tensors=[("a..b", 3), ("", 5)], query="")
 @given(
