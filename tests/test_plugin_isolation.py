@@ -165,6 +165,18 @@ EXIT_WHILE_INSPECTED = Case(
 STRICT_CASES = [case for case in CASES if case.problem]
 
 
+def _fast_share(cases: list[Case], ids: list[str], first_only: bool = False) -> list:
+    """The cases as parameters: in the fast subset each plugin runs under its first command (or, with
+    ``first_only``, the first case alone: strict mode is one option); `make test` runs every case."""
+    seen: set[str] = set()
+    params = []
+    for case, case_id in zip(cases, ids, strict=True):
+        again = case.plugin in seen or (first_only and bool(seen))
+        params.append(pytest.param(case, id=case_id, marks=[pytest.mark.slow] if again else []))
+        seen.add(case.plugin)
+    return params
+
+
 def install(case: Case, root: Path) -> Path:
     """Install the case's plugin as distribution ``archzoo-NAME`` 0.1 in ``root``; returns ``root``."""
     module = f"archzoo_{case.plugin}"
@@ -209,7 +221,7 @@ def check_stdout(case: Case, stdout: str) -> None:
 
 
 @pytest.mark.hostile
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@pytest.mark.parametrize("case", _fast_share(CASES, [case.id for case in CASES]))
 def test_hostile_plugin(case: Case, tmp_path):
     result = run_archzoo(list(case.args), install(case, tmp_path))
     assert result.stderr.splitlines() == case.stderr
@@ -218,7 +230,7 @@ def test_hostile_plugin(case: Case, tmp_path):
 
 
 @pytest.mark.hostile
-@pytest.mark.parametrize("case", STRICT_CASES, ids=[f"{case.id}-strict" for case in STRICT_CASES])
+@pytest.mark.parametrize("case", _fast_share(STRICT_CASES, [f"{c.id}-strict" for c in STRICT_CASES], first_only=True))
 def test_hostile_plugin_is_an_error_in_strict_mode(case: Case, tmp_path):
     result = run_archzoo(["--strict", *case.args], install(case, tmp_path))
     assert result.stderr.splitlines() == [*case.output, f"archzoo: error: {case.problem}{STRICT}"]
