@@ -104,9 +104,13 @@ def grouped_numbers(text: str) -> Iterator[str]:
 
 
 def cases() -> Iterator[Any]:
-    for name in COMMANDS:
-        for width in (*WIDTHS, None):
-            yield pytest.param(name, width, id=f"{name}-{width or 'piped'}")
+    """Every command at every width; the fast subset runs each command at one width, the widths in turn, so
+    that every command and every width (piped too) is still reached there."""
+    widths = (*WIDTHS, None)
+    for i, name in enumerate(COMMANDS):
+        for j, width in enumerate(widths):
+            marks = [] if j == i % len(widths) else [pytest.mark.slow]
+            yield pytest.param(name, width, id=f"{name}-{width or 'piped'}", marks=marks)
 
 
 @pytest.fixture(scope="module")
@@ -281,9 +285,15 @@ COLUMNS_WARNING = (
 @pytest.mark.hostile
 @pytest.mark.parametrize(
     ("columns", "args"),
-    [(columns, ["list", "--arch", "gpt"]) for columns in ("0", "-5", "abc", "99999999999999999999", "19", " 80")]
-    + [("0", ["show", "gpt2"]), ("0", ["count", "gpt"])],
-    ids=lambda value: " ".join(value) if isinstance(value, list) else repr(value),
+    [
+        pytest.param(columns, ["list", "--arch", "gpt"], id=f"{columns!r}-list --arch gpt")
+        for columns in ("0", "-5", "abc", "99999999999999999999", "19", " 80")
+    ]
+    # the other commands read COLUMNS through the same code: `make test` runs them, the fast subset every value
+    + [
+        pytest.param("0", args, id=f"'0'-{' '.join(args)}", marks=pytest.mark.slow)
+        for args in (["show", "gpt2"], ["count", "gpt"])
+    ],
 )
 def test_a_columns_that_is_no_width_is_named_and_ignored(columns, args):
     """rich took COLUMNS=0 as a width of 0 and printed nothing, exit 0. Whatever COLUMNS holds, the command
