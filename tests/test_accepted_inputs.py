@@ -3,8 +3,10 @@ transformers builds it, or refused for the reason transformers itself fails; and
 JSON (RFC 8259: no bare NaN or Infinity), whatever float the configuration holds.
 
 Every expected figure is ``sum(p.numel() for p in model.parameters())`` of the class transformers builds from the
-file (AutoConfig, as from_pretrained reads it), or what ``torch.utils.flop_counter.FlopCounterMode`` reports for one
-eager forward pass of batch 1 (`transformers_models.config_json_figures`).
+file (AutoConfig, as from_pretrained reads it) or from the keys (the kit's reference), what
+``torch.utils.flop_counter.FlopCounterMode`` reports for one eager forward pass of batch 1
+(`transformers_models.config_json_figures`, `_file_figures`), or the bytes autograd saves in one training step
+(`archzoo.testing.assert_activation_memory_matches`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from archzoo.host import get_host
 from archzoo.plugin_parts import NumLabels
 from archzoo.reference import reference_inputs
 from archzoo.report import make_report
-from archzoo.testing import assert_matches_reference, build_model
+from archzoo.testing import assert_activation_memory_matches, assert_matches_reference, build_model
 from family_checks import assert_config_json_matches, assert_head_class_matches, counter, table_of, write_json
 from transformers_models import n_params
 
@@ -436,6 +438,44 @@ def test_no_labels_given_as_a_key_is_counted_in_every_family(host, architecture,
     """num_labels 0 counted as the reference class built with it holds and computes (the kit's check against the
     transformers class, block by block and in total)."""
     assert_matches_reference(host.architecture(architecture), dict(config, num_labels=0), seq_lens=(1, 5))
+
+
+#: the heads of 0 labels whose activation memory archzoo states, each with the device its reference runs on (a
+#: mixture of experts routes by the router's values: the CPU)
+ACTIVATION_HEADS = [
+    ("llama", "sequence_classification", "meta"),
+    ("llama", "token_classification", "meta"),
+    ("qwen3", "token_classification", "meta"),
+    ("olmo2", "sequence_classification", "meta"),
+    ("deberta", "sequence_classification", "meta"),
+    ("deberta", "token_classification", "meta"),
+    ("whisper", "audio_classification", "meta"),
+    ("t5-encoder", "token_classification", "meta"),
+    ("clip", "image_classification", "meta"),
+    ("moe", "sequence_classification", "cpu"),
+    ("deepseek", "token_classification", "cpu"),
+]
+
+
+@pytest.mark.reference
+@pytest.mark.sweep
+@pytest.mark.parametrize("name, head, device", ACTIVATION_HEADS, ids=[f"{n}-{h}" for n, h, _ in ACTIVATION_HEADS])
+def test_no_labels_saves_what_autograd_saves(host, name, head, device):
+    """A classifier of 0 outputs saves what autograd saves for it in one training step (the kit's check of the
+    activation formula, in total and block by block)."""
+    config = dict(KEYED[name][0], head=head, num_labels=0)
+    assert_activation_memory_matches(host.architecture(name.partition("-")[0]), config, 5, device=device)
+
+
+@pytest.mark.reference
+def test_explain_says_how_transformers_reads_a_negative_count(T, host, tmp_path):
+    """--explain (the reading's keys) names the count as given and the labels transformers makes of it."""
+    path = write_json(tmp_path, {"model_type": "t5", **FAMILY_FILES["t5"], "num_labels": -3})
+    assert T.AutoConfig.from_pretrained(str(path)).num_labels == 0
+    reading = load_hf_config(path, host, hf_class="T5ForSequenceClassification")
+    (key,) = [k for k in reading.keys if k.key == "num_labels"]
+    assert (key.value, key.disposition, reading.config.num_labels) == (-3, "read", 0)
+    assert key.detail.endswith("makes id2label of range(-3), so 0 labels")
 
 
 def _label_key(arch: Any) -> str | None:
