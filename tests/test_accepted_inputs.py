@@ -241,17 +241,17 @@ def _head_classes(host: Any, model_type: str) -> list[str]:
     return heads or [name for name in classes if name.endswith("ForCausalLM")]
 
 
-def _file_figures(T: Any, path: Path, model_class: str, seq_len: int, inputs: Any) -> tuple[int, int]:
+def _file_figures(T: Any, path: Path, model_class: str, seq_len: int, reference: Reference) -> tuple[int, int]:
     """Parameters and FlopCounterMode FLOPs of transformers' ``model_class`` built by AutoConfig from the file, as
     from_pretrained reads it (on the CPU with seeded weights: BART's and T5's classifiers index the end-of-sequence
-    tokens), one forward pass of batch 1 of what the family's reference takes (``inputs``: token ids, both sides'
+    tokens), one forward pass of batch 1 of what ``reference`` takes (its ``inputs``: token ids, both sides'
     ids, 30 s of mel frames, an image), its sizes read off the built model."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     model = build_model(getattr(T, model_class), T.AutoConfig.from_pretrained(str(path)), device="cpu")
     model.requires_grad_(False)
-    args, kwargs = reference_inputs(inputs.model_copy(update={"device": "cpu"}), seq_len, model)
+    args, kwargs = reference_inputs(reference.model_copy(update={"device": "cpu"}), seq_len, model)
     with torch.no_grad(), FlopCounterMode(display=False) as flops:
         model(*args, **kwargs)
     return n_params(model), flops.get_total_flops()
