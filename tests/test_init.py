@@ -32,6 +32,14 @@ def host() -> PluginHost:
     return PluginHost(strict=False).load()
 
 
+@pytest.fixture(scope="module")
+def gpt_host() -> PluginHost:
+    """GPT's plugin alone: a zoo with one example entry, for the tests of what init does with its options and
+    its folder, which do not depend on how many examples it writes (one per installed architecture, most of
+    init's time)."""
+    return PluginHost(strict=False, only=["gpt"]).load()
+
+
 @pytest.fixture
 def zoo(tmp_path: Path, host: PluginHost) -> tuple[Path, list[Path]]:
     directory = tmp_path / "acme"
@@ -298,9 +306,9 @@ def test_no_architecture_at_all_is_refused_and_leaves_nothing(tmp_path):
         "tab\there",
     ],
 )
-def test_any_title_and_description_round_trip(tmp_path, host, title):
+def test_any_title_and_description_round_trip(tmp_path, gpt_host, title):
     directory = tmp_path / "zoo"
-    init_zoo(directory, host, title=title, description=f"About {title}")
+    init_zoo(directory, gpt_host, title=title, description=f"About {title}")
     config = yaml.safe_load((directory / "mkdocs.yml").read_text(encoding="utf-8"))
     assert config["site_name"] == title
     assert config["site_description"] == f"About {title}"
@@ -316,7 +324,7 @@ def _shown(text: str) -> bool:
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(title=st.text(min_size=1).filter(str.strip), description=st.text())
-def test_any_text_round_trips_or_is_refused_naming_the_character(tmp_path_factory, host, title, description):
+def test_any_text_round_trips_or_is_refused_naming_the_character(tmp_path_factory, gpt_host, title, description):
     directory = tmp_path_factory.mktemp("zoo") / "zoo"
     if not (_shown(title) and _shown(description)):
         with pytest.raises(
@@ -324,10 +332,10 @@ def test_any_text_round_trips_or_is_refused_naming_the_character(tmp_path_factor
             match=r"^--(title|description): character \d+ is (not text|the control "
             r"character U\+[0-9A-F]{4}|'<'|'\"')",
         ):
-            init_zoo(directory, host, title=title, description=description)
+            init_zoo(directory, gpt_host, title=title, description=description)
         assert not directory.exists()
         return
-    init_zoo(directory, host, title=title, description=description)
+    init_zoo(directory, gpt_host, title=title, description=description)
     config = yaml.safe_load((directory / "mkdocs.yml").read_text(encoding="utf-8"))
     assert (config["site_name"], config["site_description"]) == (title, description)
     assert (directory / "README.md").read_text(encoding="utf-8").splitlines()[0] == "# " + " ".join(title.split())
@@ -369,12 +377,12 @@ def test_markup_in_the_title_or_description_is_refused(tmp_path, host, option, t
 
 
 @pytest.mark.hostile
-def test_the_about_page_shows_the_description_as_text(tmp_path, host):
+def test_the_about_page_shows_the_description_as_text(tmp_path, gpt_host):
     """Markdown in the description (a javascript: link, emphasis, a list marker) is shown as written on the
     About page, never made into a link or markup: the page is rendered here with Python-Markdown, as MkDocs does."""
     markdown = pytest.importorskip("markdown")
     description = "1. [click](javascript:alert(1)) & *bold* `code` > quote"
-    init_zoo(tmp_path / "zoo", host, description=description)
+    init_zoo(tmp_path / "zoo", gpt_host, description=description)
     html = markdown.markdown((tmp_path / "zoo" / "docs" / "about.md").read_text(encoding="utf-8"))
     assert html.startswith("<h1>About this zoo</h1>\n<p>")  # the description is the first paragraph, whole
     shown = html.split("<p>", 2)[1].split("</p>")[0]
@@ -460,12 +468,12 @@ def test_a_missing_parent_folder_is_refused(tmp_path, host):
     assert os.listdir(tmp_path) == []
 
 
-def test_an_existing_empty_folder_is_filled_in_place(tmp_path, host, monkeypatch):
+def test_an_existing_empty_folder_is_filled_in_place(tmp_path, gpt_host, monkeypatch):
     directory = tmp_path / "zoo"
     directory.mkdir()
     inode = directory.stat().st_ino
     monkeypatch.chdir(directory)
-    files = init_zoo(Path("."), host)
+    files = init_zoo(Path("."), gpt_host)
     assert directory.stat().st_ino == inode  # the same folder (the shell's current one), not a replacement
     assert _on_disk(directory) == {p.as_posix() for p in files}
     assert os.listdir(tmp_path) == ["zoo"]
@@ -473,7 +481,7 @@ def test_an_existing_empty_folder_is_filled_in_place(tmp_path, host, monkeypatch
     assert config["site_name"] == "zoo model zoo"  # "." is named after the folder it is
 
 
-def test_a_failure_while_writing_leaves_nothing(tmp_path, host, monkeypatch):
+def test_a_failure_while_writing_leaves_nothing(tmp_path, gpt_host, monkeypatch):
     calls = []
     real = archzoo.init._write
 
@@ -485,13 +493,13 @@ def test_a_failure_while_writing_leaves_nothing(tmp_path, host, monkeypatch):
 
     monkeypatch.setattr(archzoo.init, "_write", failing)
     with pytest.raises(ArchzooError) as info:
-        init_zoo(tmp_path / "zoo", host)
+        init_zoo(tmp_path / "zoo", gpt_host)
     assert str(info.value) == f"{tmp_path / 'zoo'}: cannot write the zoo (No space left on device); nothing was changed"
     assert "docs/about.md" in calls
     assert os.listdir(tmp_path) == []
 
 
-def test_a_failure_while_moving_into_an_empty_folder_undoes_the_moves(tmp_path, host, monkeypatch):
+def test_a_failure_while_moving_into_an_empty_folder_undoes_the_moves(tmp_path, gpt_host, monkeypatch):
     directory = tmp_path / "zoo"
     directory.mkdir()
     real = Path.rename
@@ -506,7 +514,7 @@ def test_a_failure_while_moving_into_an_empty_folder_undoes_the_moves(tmp_path, 
 
     monkeypatch.setattr(Path, "rename", rename)
     with pytest.raises(ArchzooError, match=r"cannot write the zoo \(Input/output error\); nothing was changed$"):
-        init_zoo(directory, host)
+        init_zoo(directory, gpt_host)
     assert len(moved) == 2
     assert os.listdir(directory) == []
     assert os.listdir(tmp_path) == ["zoo"]
@@ -548,12 +556,12 @@ def test_the_scaffold_builds_a_site_with_a_page_per_example(tmp_path, host, monk
     )
 
 
-def test_a_new_zoo_folder_has_the_permissions_mkdir_gives(tmp_path, host):
+def test_a_new_zoo_folder_has_the_permissions_mkdir_gives(tmp_path, gpt_host):
     """The zoo is written in a staging folder (made private by tempfile) and renamed into place: it must end
     up as readable as a folder made with mkdir, not private to its owner."""
     umask = os.umask(0o022)
     try:
-        init_zoo(tmp_path / "zoo", host)
+        init_zoo(tmp_path / "zoo", gpt_host)
         (tmp_path / "plain").mkdir()
     finally:
         os.umask(umask)
