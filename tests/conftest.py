@@ -30,8 +30,8 @@ except ImportError:  # hypothesis comes with the dev extra
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # the fast subset's property tests draw a share of their examples (fast_subset.examples): known before any
-    # test module is imported, so before their `settings` are made
+    # the fast subset's property tests draw a tenth of their examples (`settings(max_examples=examples(N))`, from
+    # tests/fast_subset.py), `make test` all N: known here, before any test module (and its settings) is imported
     fast_subset.in_fast_subset = fast_subset.leaves_out_slow(config.getoption("markexpr", "") or "")
     # registered here rather than in pyproject.toml, beside the rule that applies them
     config.addinivalue_line(
@@ -44,7 +44,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "sweep: a module that repeats its checks over many cases: in the fast subset each test function runs its "
         "first case only (the rest are marked slow)",
     )
-    # (and a property test's settings take `fast_subset.examples(N)`: a tenth of its N examples there, N in `make test`)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
