@@ -263,3 +263,41 @@ def test_every_activation_the_configurations_accept(activation):
     routed experts (which read a view of one gate/up tensor) and the shared experts, against autograd in bf16."""
     config = {**SMALL, "activation": activation, "n_layers": 3}
     _check(config, 6, ("bf16", "eager", False, "cpu"))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(family="deepseek_v3", n_group=2, topk_group=1, norm_topk_prob=False),
+        dict(family="deepseek_v3", n_group=3, topk_group=2),
+        dict(family="deepseek_v2", topk_method="group_limited_greedy", n_group=3, topk_group=1),
+    ],
+    ids=["v3-2-groups-keep-1-no-renorm", "v3-3-groups-keep-2", "v2-group-limited"],
+)
+def test_the_configuration_s_routing_is_what_the_reference_runs(options):
+    """The routing keys a configuration carries (DeepSeek-V3's file: n_group 8, topk_group 4, norm_topk_prob true;
+    V2's: group_limited_greedy, 8, 3) reach the reference and the formula alike: what the router saves follows them,
+    exact against autograd. Before, the configuration did not carry them and the reference always ran one group."""
+    config = {**SMALL, "n_experts": 6, "top_k": 2, "n_layers": 3, **options}
+    report = count(7, **config)
+    reference = report.architecture.reference(report.config)
+    for key in ("n_group", "topk_group", "norm_topk_prob", "topk_method"):
+        if key in options:
+            assert reference.kwargs[key] == options[key], key
+    reference = reference.model_copy(update={"inputs": f"{__name__}.random_token_ids", "device": "cpu"})
+    measured = memory.measure_activations(reference, 7, dtype="fp32", device="cpu")
+    assert memory.activation_formula(report, device="cpu").bytes_at(7) == measured.total_bytes
+    one_group = count(7, **{**config, "n_group": 1, "topk_group": 1, "topk_method": "greedy"})
+    assert memory.activation_formula(one_group, device="cpu").bytes_at(7) != measured.total_bytes
+
+
+def test_a_published_file_s_routing_is_read(host):
+    """deepseek-ai/DeepSeek-V3's config.json (tests/data/hf_published): n_group 8, topk_group 4, norm_topk_prob true,
+    as its file states them, reach the configuration, and so the activation formula."""
+    from pathlib import Path
+
+    from archzoo.hf_config import load_hf_config
+
+    path = Path(__file__).parent / "data" / "hf_published" / "deepseek-ai--DeepSeek-V3.json"
+    config = load_hf_config(path, host).config
+    assert (config.n_group, config.topk_group, config.norm_topk_prob) == (8, 4, True)

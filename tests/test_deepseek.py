@@ -517,6 +517,7 @@ SWEEPS: dict[str, dict[str, Any]] = {
         qk_nope_head_dim=5,
         head_dim=2,  # angles for 2 channels, broadcast over the 4 rotary channels when interleaved
         rope_interleave=False,
+        norm_topk_prob=False,
     ),
     "deepseek_v2": dict(
         _SHARED_SWEEP,
@@ -558,8 +559,7 @@ _IGNORED = dict(
 #: the keys each table ignores, changed at once
 IGNORED: dict[str, dict[str, Any]] = {
     "deepseek_v3": dict(
-        _IGNORED,
-        norm_topk_prob=False,
+        {key: value for key, value in _IGNORED.items() if key != "norm_topk_prob"},  # V3's router reads it
         scoring_func="softmax",
         topk_method="noaux_tc",
         num_mtp_layers=2,

@@ -383,10 +383,11 @@ REFUSALS = [
         "it needs 2 labels, got 3",
     ),
     (
-        "zero-labels",
+        "zero-labels",  # transformers builds a 0-label classifier; its question answering needs 2 outputs
         {"model_type": "bert", "id2label": {}},
-        "BertForSequenceClassification",
-        "{path}: id2label, read as num_labels: must be greater than 0, got 0",
+        "BertForQuestionAnswering",
+        "{path}: id2label, read as num_labels: head 'question_answering' gives an answer's start and end logits, so "
+        "it needs 2 labels, got 0",
     ),
     (
         "width-as-text",

@@ -136,6 +136,24 @@ class DeepSeekConfig(TransformerConfig):
         False, description="biases on q_a_proj, kv_a_proj_with_mqa and o_proj (transformers' attention_bias)"
     )
     mlp_bias: bool = Field(False, description="biases on the dense and shared feed-forwards (DeepSeek-V2 only)")
+    # how the router chooses: no parameters and no matmul FLOPs, but the tensors a training step saves (activation
+    # memory) follow the groups and the renormalisation
+    n_group: PositiveInt = Field(
+        1,
+        description="groups the router splits the routed experts into (n_group; 1: no grouping, archzoo's default, "
+        "which every expert count allows; DeepSeek-V3's file: 8, DeepSeek-V2's: 8)",
+    )
+    topk_group: PositiveInt = Field(
+        1, description="groups whose experts a token may run (topk_group; DeepSeek-V3: 4, DeepSeek-V2: 3)"
+    )
+    norm_topk_prob: bool = Field(
+        True, description="DeepSeek-V3's router renormalises the chosen experts' weights (norm_topk_prob)"
+    )
+    topk_method: Literal["greedy", "group_limited_greedy"] = Field(
+        "greedy",
+        description="DeepSeek-V2's routing: greedy (the top experts of all) or group_limited_greedy (within the "
+        "topk_group best groups); DeepSeek-V3 always routes within groups",
+    )
     head: Literal[HEADS] = Field(  # type: ignore[valid-type]
         "lm",
         description="lm (*ForCausalLM), none (the base *Model), sequence_classification (a bias-free score layer "
@@ -156,6 +174,20 @@ class DeepSeekConfig(TransformerConfig):
                 f"top_k: each token cannot run through {self.top_k} of {self.n_experts} experts; "
                 f"choose top_k between 1 and n_experts ({self.n_experts})"
             )
+        grouped = self.n_group > 1 or self.topk_group > 1  # one group of every expert: no grouping to check
+        if self.moe_layers and grouped and (self.family == "deepseek_v3" or self.topk_method == "group_limited_greedy"):
+            # each group's score is the sum of its two best experts in V3, its best one in V2
+            needed = 2 if self.family == "deepseek_v3" else 1
+            if self.n_experts % self.n_group or self.n_experts // self.n_group < needed:
+                raise ValueError(
+                    f"n_group: {self.n_group} groups cannot split {self.n_experts} experts into equal groups of at "
+                    f"least {needed}, which transformers' router needs; choose a divisor of n_experts"
+                )
+            if self.topk_group > self.n_group:
+                raise ValueError(
+                    f"topk_group: the router cannot keep {self.topk_group} of {self.n_group} expert groups; choose "
+                    "between 1 and n_group"
+                )
         if self.qk_rope_head_dim % 2:
             raise ValueError(
                 f"qk_rope_head_dim: rotary positions turn pairs of channels, so it must be even, got "
@@ -407,10 +439,12 @@ def reference(cfg: DeepSeekConfig) -> Reference | None:
     )
     if cfg.head in ("sequence_classification", "token_classification"):
         kwargs["num_labels"] = cfg.num_labels
+    # routing: no parameters, and every token still runs top_k experts; what a training step saves follows it
+    kwargs.update(n_group=cfg.n_group, topk_group=cfg.topk_group)
     if family == "deepseek_v3":
-        kwargs.update(n_group=1, topk_group=1)  # routing: no parameters, and every token still runs top_k experts
+        kwargs.update(norm_topk_prob=cfg.norm_topk_prob)
     else:
-        kwargs.update(mlp_bias=cfg.mlp_bias, topk_method="greedy")
+        kwargs.update(mlp_bias=cfg.mlp_bias, topk_method=cfg.topk_method)
     routed = cfg.moe_layers > 0
     return Reference(
         library="transformers",
@@ -493,8 +527,8 @@ _READ = {
     "n_routed_experts": "n_experts",
     "n_shared_experts": "n_shared_experts",
     "num_experts_per_tok": "top_k",
-    "n_group": "(checked: groups the experts can be split into)",
-    "topk_group": "(checked: at most n_group)",
+    "n_group": "n_group",
+    "topk_group": "topk_group",
     "pad_token_id": "(checked: inside the vocabulary)",
     "rope_parameters": "(checked: a rotary type transformers builds)",
     "num_labels": "num_labels",
@@ -512,7 +546,6 @@ _IGNORED = {
     "does not read it (the same weights and FLOPs)",
     "output_router_logits": _ROUTER_LOGITS,
     "routed_scaling_factor": "multiplies the routed experts' weights: " + _ROUTING,
-    "norm_topk_prob": "renormalises the chosen experts' weights: " + _ROUTING,
     "moe_layer_freq": "DeepSeek's own code gives experts to every moe_layer_freq-th layer after the dense ones; "
     "transformers 5.23 does not read it and gives experts to every layer from first_k_dense_replace on (every "
     "published file has 1, where both agree)",
@@ -569,7 +602,7 @@ HF_DEEPSEEK_V2 = _table(
         topk_method="greedy",
         moe_intermediate_size=1407,
     ),
-    read={"mlp_bias": "mlp_bias", "topk_method": "(checked: greedy or group_limited_greedy, which transformers runs)"},
+    read={"mlp_bias": "mlp_bias", "topk_method": "topk_method"},
     ignored={
         "head_dim": "replaced by qk_rope_head_dim when the configuration is loaded (DeepseekV2Config.__post_init__)",
         "scoring_func": _ORIGINAL.format("DeepseekV2Config") + "; its router always scores with a softmax",
@@ -605,6 +638,7 @@ HF_DEEPSEEK_V3 = _table(
         num_mtp_layers=1,
     ),
     read={
+        "norm_topk_prob": "norm_topk_prob",
         "head_dim": "(checked: a rotary width transformers' forward pass runs with; it changes only the angles)",
         # the order of the rotary channels: no parameters and no matmul FLOPs, read only to check head_dim
         "rope_interleave": "(checked: with head_dim)",
@@ -745,7 +779,14 @@ def _from_deepseek_v2(hf: dict[str, Any], model_class: str = "DeepseekV2Model") 
             )
         if method == "group_limited_greedy":
             _check_groups(hf, "DeepseekV2Config", 1)
-    return dict(_common(hf, "deepseek_v2"), mlp_bias=hf["mlp_bias"])
+            return dict(_common(hf, "deepseek_v2"), mlp_bias=hf["mlp_bias"], **_groups(hf), topk_method=method)
+    # greedy routing reads neither n_group nor topk_group (the files of greedy models may hold null)
+    return dict(_common(hf, "deepseek_v2"), mlp_bias=hf["mlp_bias"], topk_method="greedy")
+
+
+def _groups(hf: dict[str, Any]) -> dict[str, Any]:
+    """The router's groups, as `_check_groups` found them."""
+    return dict(n_group=hf["n_group"], topk_group=hf["topk_group"])
 
 
 def _check_rotary_width(hf: dict[str, Any]) -> None:
@@ -773,9 +814,10 @@ def _check_rotary_width(hf: dict[str, Any]) -> None:
 @hf_reader(HF_DEEPSEEK_V3)
 def _from_deepseek_v3(hf: dict[str, Any], model_class: str = "DeepseekV3Model") -> dict[str, Any]:
     _check_rotary_width(hf)
-    if _moe_layers(hf):
-        _check_groups(hf, "DeepseekV3Config", 2)  # each group's score is the sum of its two best experts
-    return _common(hf, "deepseek_v3")
+    if not _moe_layers(hf):  # no router: its keys are not run
+        return _common(hf, "deepseek_v3")
+    _check_groups(hf, "DeepseekV3Config", 2)  # each group's score is the sum of its two best experts
+    return dict(_common(hf, "deepseek_v3"), **_groups(hf), norm_topk_prob=hf["norm_topk_prob"])
 
 
 ARCHITECTURE = Architecture(
