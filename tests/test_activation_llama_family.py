@@ -408,13 +408,6 @@ _QWEN_MIXTURES = {
     "qwen3_moe": ("qwen3", dict(_MIXTURE, n_layers=3, d_head=8, sparse_step=2, d_ff=28)),
 }
 
-_WAITING_FOR_NORM_TOPK_PROB = pytest.mark.xfail(
-    strict=True,
-    raises=UnsupportedActivationMemory,
-    reason="Qwen2-MoE's and Qwen3-MoE's routers save what norm_topk_prob says, which the llama plugin's configuration "
-    "does not carry (nor pass to its reference): the formula states both and refuses until it does",
-)
-
 
 def _layer_lists(architecture: str, head: str) -> tuple[str, ...]:
     return (_layers(architecture, head),)
@@ -449,19 +442,22 @@ def test_mixtral_sliding_window_under_sdpa(n):
     assert_activation_memory_matches("moe", config, n, dtype="bf16", attention="fused", device="cpu")
 
 
-@_WAITING_FOR_NORM_TOPK_PROB
+@pytest.mark.parametrize("norm_topk_prob", [False, True])
 @pytest.mark.parametrize("family", list(_QWEN_MIXTURES))
 @pytest.mark.parametrize("head", ["lm", "none", "token_classification", "question_answering"])
 @pytest.mark.parametrize(
     ("dtype", "attention", "recompute"), [("fp32", "eager", False), ("bf16", "fused", False), ("bf16", "eager", True)]
 )
-def test_qwen_mixtures_activation_formula_is_what_autograd_saves(family, head, dtype, attention, recompute):
+def test_qwen_mixtures_activation_formula_is_what_autograd_saves(
+    family, head, dtype, attention, recompute, norm_topk_prob
+):
     """Qwen2-MoE's and Qwen3-MoE's classes on the CPU: the router's weights in the dtype, Qwen2-MoE's shared expert
     (which saves the router's input first), its sigmoid gate and the product, and the dense layers' runs."""
     architecture, config = _QWEN_MIXTURES[family]
     layers = _layer_lists(architecture, head) if recompute else ()
+    config = dict(config, head=head, norm_topk_prob=norm_topk_prob)  # the denominator and weights where true
     assert_activation_memory_matches(
-        architecture, dict(config, head=head), 11, dtype=dtype, attention=attention, recompute=layers, device="cpu"
+        architecture, config, 11, dtype=dtype, attention=attention, recompute=layers, device="cpu"
     )
 
 
@@ -478,17 +474,28 @@ def test_mixtral_korthikanti_plus_the_named_gap_is_the_exact_layer():
     assert (korthikanti_layer_bytes(report) + total(gap.values()) - layer).is_zero(), gap
 
 
-@pytest.mark.parametrize("family", list(_QWEN_MIXTURES))
-def test_qwen_mixtures_are_refused_naming_norm_topk_prob(family):
-    """Until the configuration carries norm_topk_prob, Qwen2-MoE and Qwen3-MoE are refused with that reason, in the
-    terminal and as JSON."""
-    from archzoo.memory import activation_formula, memory_dict
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [(dict(router_jitter_noise=0.1), "router_jitter_noise"), (dict(output_router_logits=True), "output_router_logits")],
+)
+def test_a_router_the_formula_does_not_state_is_refused(change, key):
+    """Mixtral's jitter noise and the auxiliary loss output_router_logits computes each save more than the formula
+    states (measured here: the figures differ); they are refused naming the key, not counted as if absent."""
+    import warnings
 
-    architecture, config = _QWEN_MIXTURES[family]
-    report = counter(architecture)(11, **config)
-    with pytest.raises(UnsupportedActivationMemory, match=r"norm_topk_prob"):
+    from archzoo.memory import activation_formula, measure_activations, memory_dict
+
+    report = counter("moe")(9, **_MIXTURE, **change)
+    with pytest.raises(UnsupportedActivationMemory, match=key):
         activation_formula(report, dtype="bf16")
-    assert "norm_topk_prob" in memory_dict(report)["activations"]["unsupported"]
+    assert key in memory_dict(report)["activations"]["unsupported"]
+    plain = counter("moe")(9, **_MIXTURE)
+    ref, plain_ref = (r.architecture.reference(r.config) for r in (report, plain))
+    assert ref.kwargs[key] == change[key]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        measured = measure_activations(ref, 9, dtype="bf16", device="cpu").total_bytes
+        assert measured != measure_activations(plain_ref, 9, dtype="bf16", device="cpu").total_bytes
 
 
 def test_count_moe_reads_well_as_json(capsys):

@@ -258,7 +258,15 @@ SWEEPS.update(
             tie_word_embeddings=False,
             pad_token_id=3,
         ),
-        "mixtral": dict(_MOE_SWEEP, intermediate_size=64, num_local_experts=3, head_dim=10),
+        # the router's settings change only what a training step saves (the activation formula refuses them)
+        "mixtral": dict(
+            _MOE_SWEEP,
+            intermediate_size=64,
+            num_local_experts=3,
+            head_dim=10,
+            output_router_logits=True,
+            router_jitter_noise=0.1,
+        ),
         "qwen2_moe": dict(
             _MOE_SWEEP,
             moe_intermediate_size=32,
@@ -269,6 +277,8 @@ SWEEPS.update(
             decoder_sparse_step=2,
             mlp_only_layers=[0],
             intermediate_size=36,
+            norm_topk_prob=True,
+            output_router_logits=True,
         ),
         # sequential residual, no biases, a tied output embedding, and half of each head turned (the base: a
         # quarter); 72 wide for the base's 3 heads; 4 heads of the base's 48 leave 12 channels, a quarter of which

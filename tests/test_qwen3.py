@@ -334,10 +334,13 @@ def test_the_file_qwen3_moe_config_writes_names_its_experts_num_local_experts(T,
 
 
 def test_count_neutral_keys_are_ignored_with_a_reason(host, tmp_path):
+    """max_window_layers changes nothing in Qwen3-MoE; norm_topk_prob changes what a training step saves (not a
+    count), so it is read into the configuration (Qwen3-30B-A3B's file says true)."""
     data = {"model_type": "qwen3_moe", "max_window_layers": 48, "norm_topk_prob": True, "sliding_window": None}
-    keys = {k.key: k for k in load_hf_config(write_json(tmp_path, data), host).keys}
+    reading = load_hf_config(write_json(tmp_path, data), host)
+    keys = {k.key: k for k in reading.keys}
     assert keys["max_window_layers"].disposition == "ignored" and "never read" in keys["max_window_layers"].detail
-    assert keys["norm_topk_prob"].disposition == "ignored"
+    assert keys["norm_topk_prob"].disposition != "ignored" and reading.config.norm_topk_prob is True
 
 
 # ---- the registry's Qwen3 entries ---------------------------------------------------------------------------------
@@ -433,6 +436,8 @@ SWEEPS: dict[str, dict[str, Any]] = {
         moe_intermediate_size=12,
         decoder_sparse_step=2,  # experts in the middle layer only (the last is listed without)
         mlp_only_layers=[0, 1],  # experts in none of the first two
+        norm_topk_prob=True,
+        output_router_logits=True,
     ),
 }
 #: (model type, change, what transformers 5.23 does with the file: "exact" where it runs it, "refused" where it cannot
@@ -466,8 +471,7 @@ IGNORED: dict[str, dict[str, Any]] = {
     "qwen3": dict(attention_dropout=0.3, initializer_range=0.5, rms_norm_eps=1e-3, use_cache=False, bos_token_id=5,
                   eos_token_id=6),
     "qwen3_moe": dict(attention_dropout=0.3, initializer_range=0.5, rms_norm_eps=1e-3, use_cache=False, bos_token_id=5,
-                      eos_token_id=6, max_window_layers=1, norm_topk_prob=True, output_router_logits=True,
-                      router_aux_loss_coef=0.5),
+                      eos_token_id=6, max_window_layers=1, router_aux_loss_coef=0.5),
 }  # fmt: skip
 
 

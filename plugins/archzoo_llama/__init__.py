@@ -58,7 +58,7 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, Self
 
-from pydantic import Field, NonNegativeInt, PositiveInt, field_validator, model_validator
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveInt, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 from archzoo import ArchConfig, Architecture, Reference, hookimpl
@@ -323,6 +323,18 @@ class MoEConfig(WindowedConfig):
         description="hidden width of the dense gated feed-forward of the layers without experts (Qwen2-MoE: "
         "intermediate_size); needed when sparse_step or dense_layers leave a layer without experts",
     )
+    # the router's settings: no parameters and no matmul FLOPs, but what a training step saves follows them
+    norm_topk_prob: bool = Field(
+        False,
+        description="Qwen2-MoE's and Qwen3-MoE's router renormalises the chosen experts' weights to sum to one "
+        "(norm_topk_prob; their classes' default false; Mixtral's router always does)",
+    )
+    router_jitter_noise: NonNegativeFloat = Field(
+        0.0, description="Mixtral's router scales its input by random factors in training (router_jitter_noise)"
+    )
+    output_router_logits: bool = Field(
+        False, description="the forward pass also computes the router's auxiliary loss (output_router_logits)"
+    )
     family: Literal["mixtral", "qwen2_moe", "qwen3_moe"] = Field(
         "mixtral",
         description="the transformers classes `archzoo verify` builds for this configuration (no effect on "
@@ -431,6 +443,8 @@ class Qwen3Config(LlamaConfig):
     d_ff_expert: PositiveInt = _default("d_ff_expert", 768, MoEConfig)
     sparse_step: PositiveInt = _default("sparse_step", 1, MoEConfig)
     dense_layers: tuple[NonNegativeInt, ...] = _default("dense_layers", (), MoEConfig)
+    norm_topk_prob: bool = _default("norm_topk_prob", False, MoEConfig)
+    output_router_logits: bool = _default("output_router_logits", False, MoEConfig)
 
     @model_validator(mode="after")
     def _check_experts(self) -> Self:
@@ -889,15 +903,17 @@ def moe_reference(cfg: MoEConfig) -> Reference | None:
     family = _moe_family(cfg)
     if family is None:
         return None  # biases beyond q/k/v, OLMo's norm, or q/k/v biases without a shared expert
-    kwargs = dict(_common_kwargs(cfg), num_experts_per_tok=cfg.top_k)
+    kwargs = dict(_common_kwargs(cfg), num_experts_per_tok=cfg.top_k, output_router_logits=cfg.output_router_logits)
     if family == "mixtral":
         kwargs.update(
             intermediate_size=cfg.d_ff_expert,
             num_local_experts=cfg.n_experts,
             head_dim=cfg.d_head or cfg.d_model // cfg.n_heads,
+            router_jitter_noise=cfg.router_jitter_noise,
         )
     else:
         kwargs.update(
+            norm_topk_prob=cfg.norm_topk_prob,
             moe_intermediate_size=cfg.d_ff_expert,
             num_experts=cfg.n_experts,
             decoder_sparse_step=cfg.sparse_step,
@@ -1585,14 +1601,13 @@ HF_MIXTRAL = _table(
         "head_dim": "d_head",
         "num_local_experts": "n_experts",
         "num_experts_per_tok": "top_k",
+        "output_router_logits": "output_router_logits",
+        "router_jitter_noise": "router_jitter_noise",
     },
     ignored={
         "rms_norm_eps": _EPS,
         "sliding_window": _WINDOW,
-        "output_router_logits": _ROUTER_LOGITS,
         "router_aux_loss_coef": _AUX_LOSS,
-        "router_jitter_noise": "in training, scales the router's input by random factors: no parameters, no "
-        "matmul FLOPs, and each token still runs exactly top_k experts",
     },
     aliases={"num_experts": "num_local_experts"},
 )
@@ -1642,6 +1657,8 @@ HF_QWEN2_MOE = _table(
         "intermediate_size": "d_ff",
         "decoder_sparse_step": "sparse_step",
         "mlp_only_layers": "dense_layers",
+        "norm_topk_prob": "norm_topk_prob",
+        "output_router_logits": "output_router_logits",
     },
     ignored={
         "rms_norm_eps": _EPS,
@@ -1649,9 +1666,6 @@ HF_QWEN2_MOE = _table(
         "sliding_window": _WINDOW,
         "max_window_layers": _WINDOW,
         "layer_types": _WINDOW,
-        "norm_topk_prob": "renormalises the chosen experts' weights to sum to one: a division, no parameters or "
-        "matmul FLOPs",
-        "output_router_logits": _ROUTER_LOGITS,
         "router_aux_loss_coef": _AUX_LOSS,
     },
 )
@@ -1687,7 +1701,14 @@ def _from_mixtral(hf: dict[str, Any], model_class: str = "MixtralModel") -> dict
         **_head_dim(hf),
         **_experts(hf, "num_local_experts"),
         d_ff_expert=hf["intermediate_size"],
+        **_router(hf, "router_jitter_noise"),
     )
+
+
+def _router(hf: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """The router's settings a mixture's file holds: output_router_logits, and ``keys`` (Mixtral's jitter, Qwen's
+    renormalisation), under their own names."""
+    return {key: hf[key] for key in ("output_router_logits", *keys)}
 
 
 @hf_reader(HF_QWEN2_MOE)
@@ -1717,6 +1738,7 @@ def _from_qwen2_moe(hf: dict[str, Any], model_class: str = "Qwen2MoeModel") -> d
         d_ff_expert=hf["moe_intermediate_size"],
         d_ff_shared=hf["shared_expert_intermediate_size"],
         qkv_bias=hf["qkv_bias"],
+        **_router(hf, "norm_topk_prob"),
     )
 
 
@@ -1762,6 +1784,8 @@ HF_QWEN3_MOE = _table(
         "decoder_sparse_step": "sparse_step",
         "mlp_only_layers": "dense_layers",
         "head_dim": _PLAIN_HEAD_DIM,
+        "norm_topk_prob": "norm_topk_prob",
+        "output_router_logits": "output_router_logits",
     },
     ignored={
         "rms_norm_eps": _QK_NORM_EPS,
@@ -1771,9 +1795,6 @@ HF_QWEN3_MOE = _table(
         # it, Qwen3MoeConfig has no such field and no module of the qwen3_moe code reads it
         "max_window_layers": "stored as a plain attribute, never read by transformers 5.23's modeling_qwen3_moe nor "
         "Qwen3MoeConfig (the dense Qwen3 derives its sliding-window layers from it): no count changes",
-        "norm_topk_prob": "renormalises the chosen experts' weights to sum to one: a division, no parameters or "
-        "matmul FLOPs",
-        "output_router_logits": _ROUTER_LOGITS,
         "router_aux_loss_coef": _AUX_LOSS,
     },
     # Qwen3MoeConfig's attribute_map sends num_experts to num_local_experts: the file it writes names the experts
@@ -1796,6 +1817,7 @@ def _from_qwen3_moe(hf: dict[str, Any], model_class: str = "Qwen3MoeModel") -> d
         qk_norm="per_head",
         qkv_bias=hf["attention_bias"],
         out_bias=hf["attention_bias"],
+        **_router(hf, "norm_topk_prob"),
     )
 
 

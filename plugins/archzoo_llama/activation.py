@@ -24,7 +24,8 @@ configuration classes lets a key set to 0).
 The mixtures of experts (Mixtral, Qwen2-MoE, Qwen3-MoE: `MOE_SAVES`) save a router's input, scores and choices and,
 for each of the k experts a token reaches, tensors as long as that expert's tokens: ``N k`` tokens' worth in all,
 whatever the router picks. Qwen2-MoE's and Qwen3-MoE's routers renormalise the chosen weights where
-``norm_topk_prob`` says, which the plugin's configuration does not carry: they are refused with that reason.
+``norm_topk_prob`` says (the configuration carries it). Mixtral's jitter noise and the auxiliary loss
+``output_router_logits`` computes save more, which the formula does not state: they are refused naming the key.
 """
 
 from __future__ import annotations
@@ -314,6 +315,19 @@ def _moe_family(terms: SavedTerms) -> str:
     return "qwen3_moe" if cfg.qk_norm == "per_head" else "mixtral"
 
 
+def _check_router(terms: SavedTerms) -> None:
+    """Refuse a router whose saves the formula does not state: Mixtral's jitter noise in training (a random factor
+    on the router's input) and the auxiliary loss output_router_logits computes in the forward pass, each of which
+    saves more (a small Mixtral at N = 9: 1,152 and 528 bytes)."""
+    cfg = terms.config
+    if getattr(cfg, "router_jitter_noise", 0.0) or getattr(cfg, "output_router_logits", False):
+        key = "router_jitter_noise" if getattr(cfg, "router_jitter_noise", 0.0) else "output_router_logits"
+        raise UnsupportedActivationMemory(
+            f"{terms.root.name}: {key} makes the router save tensors the formula does not state (the jitter's "
+            "random factors, the auxiliary loss's probabilities); measure it with archzoo.memory.measure_activations"
+        )
+
+
 def _renormalised(terms: SavedTerms) -> bool:
     """Whether the router renormalises its top-k weights to sum to one: Mixtral's always; Qwen2-MoE's and Qwen3-MoE's
     as ``norm_topk_prob`` says (their classes' default False; Qwen3-30B-A3B's config.json True), refused where the
@@ -340,6 +354,7 @@ def _router(terms: SavedTerms) -> Poly:
     """The router: its input (the norm's output, in the dtype; Qwen2-MoE's shared expert saves it first), the fp32
     softmax of its scores, the int64 indices of the top k and, where it renormalises them, the fp32 denominator (one a
     token) and the k fp32 weights the in-place division saves."""
+    _check_router(terms)
     cfg = terms.config
     E = symbol_of(terms.root, "E", cfg.n_experts)
     k = symbol_of(terms.root, "k", cfg.top_k)
@@ -433,8 +448,7 @@ def _moe_saves(architecture: str, families: tuple[str, ...]) -> ActivationSaves:
 
 #: Mixtral's, Qwen2-MoE's and Qwen3-MoE's classes (the moe architecture's, and Qwen3-MoE's as the qwen3 architecture
 #: builds it with experts), measured with transformers 5.23 and torch 2.13 on the CPU (routing reads real weights):
-#: exact against autograd in every mode and head class, for every routing, with each norm_topk_prob. Qwen2-MoE's and
-#: Qwen3-MoE's are refused (`_renormalised`) while the configuration does not carry norm_topk_prob.
+#: exact against autograd in every mode and head class, for every routing, with each norm_topk_prob.
 MOE_SAVES = (
     _moe_saves("moe", ("Mixtral", "Qwen2Moe", "Qwen3Moe")),
     _moe_saves("qwen3", ("Qwen3Moe",)),
