@@ -444,7 +444,7 @@ def test_mixtral_sliding_window_under_sdpa(n):
 
 @pytest.mark.parametrize("norm_topk_prob", [False, True])
 @pytest.mark.parametrize("family", list(_QWEN_MIXTURES))
-@pytest.mark.parametrize("head", ["lm", "none", "token_classification", "question_answering"])
+@pytest.mark.parametrize("head", HEADS["qwen3"])
 @pytest.mark.parametrize(
     ("dtype", "attention", "recompute"), [("fp32", "eager", False), ("bf16", "fused", False), ("bf16", "eager", True)]
 )

@@ -362,6 +362,14 @@ STATED_ELSEWHERE = {
     "BartForCausalLM": "test_activation_bart",
     "MBartForQuestionAnswering": "test_activation_bart",
     "MBartForCausalLM": "test_activation_bart",
+    **dict.fromkeys(
+        [f"Llama{h}" for h in ("ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")]
+        + [f"{p}{h}" for p in ("Mixtral", "Qwen2Moe") for h in ("ForSequenceClassification", "ForTokenClassification")]
+        + ["MixtralForQuestionAnswering", "Qwen2MoeForQuestionAnswering"],
+        "test_activation_llama_family",
+    ),
+    "T5ForTokenClassification": "test_activation_t5",
+    "T5ForQuestionAnswering": "test_activation_t5",
 }
 
 
