@@ -13,8 +13,14 @@ from collections.abc import Callable
 
 from .formula import N, Poly, const
 from .hookspecs import hookimpl
-from .memory import ACTIVATION_SAVES
-from .saved_tensors import ActivationSaves, GapTerm, SavedTerms, UnsupportedActivationMemory, symbol_of
+from .saved_tensors import (
+    ACTIVATION_SAVES,
+    ActivationSaves,
+    GapTerm,
+    SavedTerms,
+    UnsupportedActivationMemory,
+    symbol_of,
+)
 
 __all__ = [
     "ACTIVATION_ELEMENTS",

@@ -46,6 +46,7 @@ from .host import PluginHost, get_host
 from .plugin_guard import call_plugin, plugin_error
 from .reference import build_reference, import_dotted, reference_inputs
 from .saved_tensors import (
+    ACTIVATION_SAVES,
     DTYPE_BYTES,
     NORM_KINDS,
     ActivationSaves,
@@ -304,10 +305,6 @@ def _common_ancestor(modules: list[str]) -> str:
 
 # ---- the formula --------------------------------------------------------------------------------
 
-#: elements of the feed-forward's hidden width each of transformers' activations saves, besides the linear
-#: layers' inputs: nn.functional.gelu, silu save their input; gelu_new (NewGELUActivation) is written out in
-#: Python ops and saves four. A family adds the ones it has measured (`ActivationSaves.activations`).
-ACTIVATION_SAVES = {"gelu": 1, "gelu_pytorch_tanh": 1, "silu": 1, "swish": 1, "gelu_new": 4}
 
 _registered: dict[int, tuple[PluginHost, tuple[ActivationSaves, ...]]] = {}
 

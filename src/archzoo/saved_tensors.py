@@ -21,6 +21,7 @@ from .formula import N, Poly, const
 from .symbols import symbol
 
 __all__ = [
+    "ACTIVATION_SAVES",
     "DTYPE_BYTES",
     "NORM_KINDS",
     "ActivationSaves",
@@ -193,6 +194,12 @@ class SavedTerms:
         """A feed-forward of two linear layers: the up projection's input, the activation's d_ff-wide saves
         (`activation_elements`) and the down projection's input."""
         return self.b * self.Nd + (self.activation_elements + 1) * self.b * self.Nf
+
+
+#: elements of the feed-forward's hidden width each of transformers' activations saves, besides the linear
+#: layers' inputs: nn.functional.gelu, silu save their input; gelu_new (NewGELUActivation) is written out in
+#: Python ops and saves four. A family adds the ones it has measured (`ActivationSaves.activations`).
+ACTIVATION_SAVES = {"gelu": 1, "gelu_pytorch_tanh": 1, "silu": 1, "swish": 1, "gelu_new": 4}
 
 
 @dataclass(frozen=True)
