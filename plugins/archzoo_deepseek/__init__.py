@@ -110,6 +110,9 @@ class DeepSeekConfig(TransformerConfig):
     )
 
     HEADS_DIVIDE_WIDTH: ClassVar = False  # a head's query, key and value widths are keys of their own
+    #: the router's groups change no figure the site's what-if shows, and which values are valid depends on the
+    #: expert count: the what-if keeps them as given (`archzoo.site.explore`)
+    WHATIF_FIXED: ClassVar[tuple[str, ...]] = ("n_group", "topk_group")
     q_lora_rank: PositiveInt | None = Field(
         1536, description="rank of the low-rank query projection (null = one plain query projection, V2-Lite)"
     )

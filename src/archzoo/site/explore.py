@@ -215,9 +215,14 @@ def _names_in(text: str) -> set[str]:
 
 
 def _int_keys(config: ArchConfig) -> list[str]:
-    """The configuration keys a reader may change: those holding an integer (not a flag, a choice or null)."""
+    """The configuration keys a reader may change: those holding an integer (not a flag, a choice or null), but
+    those the configuration class lists in ``WHATIF_FIXED`` (keys no figure of the what-if follows, whose valid
+    values depend on other keys: DeepSeek's router groups); like the flags, they are part of the signature."""
+    fixed = getattr(type(config), "WHATIF_FIXED", ())
     return [
-        k for k, v in config.model_dump().items() if isinstance(v, int) and not isinstance(v, bool) and k != "family"
+        k
+        for k, v in config.model_dump().items()
+        if isinstance(v, int) and not isinstance(v, bool) and k != "family" and k not in fixed
     ]
 
 
