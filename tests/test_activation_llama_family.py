@@ -146,6 +146,42 @@ def test_qwen3_fused_attention_around_the_window(kinds, n, kv_heads, dtype):
     assert_activation_memory_matches("qwen3", config, n, dtype=dtype, attention="fused", device="cpu")
 
 
+@pytest.mark.parametrize(
+    ("architecture", "options"),
+    [
+        ("llama", {}),  # no window: every layer of one kind
+        ("qwen3", dict(sliding_window=6)),  # every layer slides, and N = 7 is past the window
+        # some layers slide: N stops at the window, where a sliding layer is given its mask
+        ("qwen3", dict(sliding_window=7, kinds=("sliding_attention", "full_attention", "full_attention"))),
+        ("qwen3", dict(sliding_window=7, kinds=("full_attention", "sliding_attention"))),
+    ],
+)
+def test_a_stack_s_fused_activations_grow_by_one_layer_of_each_kind(architecture, options):
+    """Under SDPA a stack saves what its layer 0 saves times L, plus what each layer of the other kind saves beyond it
+    (a mask and repeated keys and values from N = W on): so the total is affine in the count of each kind, checked
+    here by adding layers, up to two billion of them where no window limits N. The formula counts the kinds; it once
+    walked a list of every layer, which took minutes and gigabytes on such a stack (found by test_properties)."""
+    from archzoo.memory import activation_formula
+
+    options = dict(options)
+    pattern = options.pop("kinds", None)
+    base = dict(vocab_size=64, d_model=32, n_heads=4, n_kv_heads=2, d_head=8, d_ff=24, **options)
+
+    def total(layers: int) -> int:
+        config = dict(base, n_layers=layers)
+        if pattern is not None:
+            config["layer_types"] = [pattern[min(i, len(pattern) - 1)] for i in range(layers)]
+        report = counter(architecture)(7, **config)
+        return activation_formula(report, dtype="bf16", attention="fused", device="cpu").bytes_at(7)
+
+    # the layers past the pattern's last entry are all of its last kind: one more layer adds one of those
+    start = len(pattern) if pattern is not None else 1
+    step = total(start + 1) - total(start)
+    assert step > 0
+    far = 2_000_000_000 if architecture == "llama" else 50_000  # Qwen3's stacks are taken up to 100,000 layers
+    assert total(far) == total(start) + (far - start) * step
+
+
 @pytest.mark.parametrize("architecture", list(HEADS))
 @pytest.mark.parametrize("n", [1, 5])
 def test_fused_attention_with_heads_wider_than_256(architecture, n):

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, NamedTuple, Self
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveInt, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -109,6 +109,15 @@ __version__ = "0.1.0"
 
 #: The heads of transformers' classes of these types (*Model, *ForCausalLM, *ForSequenceClassification, ...).
 HEADS = ("lm", "none", "sequence_classification", "token_classification", "question_answering")
+
+
+class LayerKinds(NamedTuple):
+    """How many layers of a stack mask by the sliding window and how many attend to every token, and the kind of the
+    first (the one the stack's repeated layer stands for)."""
+
+    sliding: int
+    full: int
+    first_slides: bool
 
 
 class DecoderConfig(TransformerConfig):
@@ -169,6 +178,10 @@ class DecoderConfig(TransformerConfig):
         check_activation(self.activation)
         return self
 
+    def layer_kinds(self) -> LayerKinds:
+        """The kinds of the layers, counted: none masks by a window in a configuration without window keys."""
+        return LayerKinds(0, self.n_layers, False)
+
 
 SLIDING = "sliding_attention"
 FULL = "full_attention"
@@ -211,18 +224,24 @@ class WindowedConfig(DecoderConfig):
             )
         return self
 
+    def layer_kinds(self) -> LayerKinds:
+        """The kinds of the layers, counted: the work is the length of ``layer_types`` where one is given, and none
+        otherwise, however many layers the stack has."""
+        if self.sliding_window is None:
+            return LayerKinds(0, self.n_layers, False)
+        if self.layer_types is None:
+            return LayerKinds(self.n_layers, 0, self.n_layers > 0)
+        sliding = self.layer_types.count(SLIDING)
+        return LayerKinds(sliding, self.n_layers - sliding, self.layer_types[0] == SLIDING)
+
     def sliding_layers(self) -> list[bool]:
-        """Whether each layer masks by the window (all of them when layer_types is null and a window is given)."""
+        """Whether each layer masks by the window (all of them when layer_types is null and a window is given): one
+        entry per layer, for a reference's layer_types; the formulas count the kinds (`layer_kinds`)."""
         if self.sliding_window is None:
             return [False] * self.n_layers
         if self.layer_types is None:
             return [True] * self.n_layers
         return [kind == SLIDING for kind in self.layer_types]
-
-
-def sliding_layers(cfg: DecoderConfig) -> list[bool]:
-    """Which layers of ``cfg`` mask by a sliding window (none for a configuration without window keys)."""
-    return cfg.sliding_layers() if isinstance(cfg, WindowedConfig) else [False] * cfg.n_layers
 
 
 class DenseConfig(DecoderConfig):
@@ -745,10 +764,10 @@ def _builds(family: str, cfg: DenseConfig) -> bool:
     same_bias = cfg.qkv_bias == cfg.out_bias
     no_bias = not (cfg.qkv_bias or cfg.out_bias or cfg.mlp_bias)
     natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads  # what transformers computes
-    sliding = sliding_layers(cfg)
+    kinds = cfg.layer_kinds()
     # Mistral and Phi-3 mask every layer by their window or none; Qwen2 and Qwen3 take each layer's kind
     # (layer_types); the other families have no window
-    no_window, one_kind = not any(sliding), len(set(sliding)) == 1
+    no_window, one_kind = kinds.sliding == 0, (kinds.sliding == 0) != (kinds.full == 0)
     return {
         # LlamaConfig refuses heads that do not divide d_model, even with head_dim given
         "llama": rms and same_bias and cfg.d_model % cfg.n_heads == 0 and no_window,
@@ -855,15 +874,14 @@ def reference(cfg: DenseConfig) -> Reference | None:
 def _window_kwargs(family: str, cfg: DecoderConfig) -> dict[str, Any]:
     """The configuration-class arguments that give ``family``'s class the window of ``cfg`` (none where it has
     none, which MistralConfig must be told: its default is a 4,096-token window)."""
-    sliding = sliding_layers(cfg)
-    if not any(sliding):
+    if cfg.layer_kinds().sliding == 0:
         return {"sliding_window": None} if family == "mistral" else {}
     assert isinstance(cfg, WindowedConfig)  # only a windowed configuration has sliding layers
     if family in ("mistral", "phi3", "mixtral"):  # every layer masks by the window
         return {"sliding_window": cfg.sliding_window}
     kwargs: dict[str, Any] = {"use_sliding_window": True, "sliding_window": cfg.sliding_window}
     if family != "qwen3_moe":  # Qwen3-MoE masks every layer, and has no layer_types
-        kwargs["layer_types"] = [SLIDING if s else FULL for s in sliding]
+        kwargs["layer_types"] = [SLIDING if s else FULL for s in cfg.sliding_layers()]
     return kwargs
 
 
@@ -879,7 +897,10 @@ def _builds_moe(family: str, cfg: MoEConfig) -> bool:
     plain = rms and not cfg.out_bias and cfg.qk_norm == "none"
     natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads
     every_layer = cfg.sparse_step == 1 and not cfg.dense_layers
-    one_kind = len(set(sliding_layers(cfg))) == 1  # Mixtral and Qwen3-MoE: every layer masks by the window, or none
+    kinds = cfg.layer_kinds()
+    one_kind = (kinds.sliding == 0) != (
+        kinds.full == 0
+    )  # Mixtral and Qwen3-MoE: every layer masks by the window, or none
     return {
         "mixtral": plain and not cfg.qkv_bias and cfg.d_ff_shared == 0 and every_layer and one_kind,
         "qwen2_moe": plain and cfg.d_ff_shared > 0 and natural_head,
@@ -1824,8 +1845,8 @@ def _from_qwen3_moe(hf: dict[str, Any], model_class: str = "Qwen3MoeModel") -> d
 def _every_layer_slides(cfg: DecoderConfig) -> bool:
     """Whether every layer masks by the window (Mistral, Phi-3, Mixtral, Qwen3-MoE; Qwen2 or Qwen3 with every
     layer sliding): then each layer's attention carries the window, and its decode step reads ``W`` keys past it."""
-    sliding = sliding_layers(cfg)
-    return bool(sliding) and all(sliding)
+    kinds = cfg.layer_kinds()
+    return kinds.sliding > 0 and kinds.full == 0
 
 
 def _window_seq_len(cfg: DecoderConfig) -> int:
@@ -1833,7 +1854,7 @@ def _window_seq_len(cfg: DecoderConfig) -> int:
     stack is one repeated layer, whose attention carries the window only when every layer masks by it (past the
     window transformers' cache keeps W - 1 tokens in a sliding layer and a decode step reads W keys). So a report's
     default N, and the longest it takes for such a mixed stack."""
-    if any(sliding_layers(cfg)) and not _every_layer_slides(cfg):
+    if cfg.layer_kinds().sliding > 0 and not _every_layer_slides(cfg):
         assert isinstance(cfg, WindowedConfig)  # only a windowed configuration has sliding layers
         assert cfg.sliding_window is not None
         return min(cfg.max_positions, cfg.sliding_window)
@@ -1843,7 +1864,7 @@ def _window_seq_len(cfg: DecoderConfig) -> int:
 def _longest_seq_len(cfg: DecoderConfig) -> int:
     """`_window_seq_len` where a window bounds N (a mixed stack); else no bound but archzoo's own (rotary positions
     go on past the context, as transformers computes them)."""
-    return _window_seq_len(cfg) if any(sliding_layers(cfg)) and not _every_layer_slides(cfg) else MAX_SIZE
+    return _window_seq_len(cfg) if cfg.layer_kinds().sliding > 0 and not _every_layer_slides(cfg) else MAX_SIZE
 
 
 def _seq_len_note(cfg: DecoderConfig) -> str:

@@ -92,12 +92,6 @@ def _qk_norms(terms: SavedTerms) -> dict[str, Poly]:
     return out
 
 
-def _sliding_layers(terms: SavedTerms) -> list[bool]:
-    """Which layers mask by a sliding window (none for OLMo 2's and Granite's configurations, which have none)."""
-    sliding = getattr(terms.config, "sliding_layers", None)
-    return list(sliding()) if sliding is not None else [False] * terms.config.n_layers
-
-
 def _sdpa_extra(terms: SavedTerms, sliding: bool) -> Poly:
     """What SDPA saves in one layer of the kind ``sliding`` beyond q, k and v at their own widths and the log-sum-exp:
     from ``N = W`` on, a sliding layer is given its mask, which it saves (``N²`` in the dtype), and then (or with
@@ -114,7 +108,7 @@ def _sdpa_extra(terms: SavedTerms, sliding: bool) -> Poly:
 
 def _first_layer_slides(terms: SavedTerms) -> bool:
     """The kind the stack's one repeated layer stands for: layer 0's (`_stack_saves` adds the others' difference)."""
-    return _sliding_layers(terms)[0]
+    return bool(terms.config.layer_kinds().first_slides)
 
 
 def _dense_layer(terms: SavedTerms) -> dict[str, Poly]:
@@ -158,8 +152,11 @@ def _stack_saves(terms: SavedTerms) -> Poly:
     tables = _rotary_tables(terms)
     if terms.attention != "fused" or terms.recompute:
         return tables
-    first = _first_layer_slides(terms)
-    return tables + total(_sdpa_extra(terms, s) - _sdpa_extra(terms, first) for s in _sliding_layers(terms))
+    kinds = terms.config.layer_kinds()  # counted, not listed: a stack may have billions of layers
+    first = _sdpa_extra(terms, kinds.first_slides)
+    other = not kinds.first_slides
+    others = kinds.full if kinds.first_slides else kinds.sliding  # layers of the other kind than layer 0's
+    return tables + others * (_sdpa_extra(terms, other) - first) if others else tables
 
 
 def _dense_outside(terms: SavedTerms) -> dict[str, Poly]:
