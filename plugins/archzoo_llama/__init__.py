@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal, NamedTuple, Self
+from typing import Any, ClassVar, Final, Literal, NamedTuple, Self
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveInt, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -183,8 +183,8 @@ class DecoderConfig(TransformerConfig):
         return LayerKinds(0, self.n_layers, False)
 
 
-SLIDING = "sliding_attention"
-FULL = "full_attention"
+SLIDING: Final = "sliding_attention"
+FULL: Final = "full_attention"
 
 
 class WindowedConfig(DecoderConfig):
