@@ -168,9 +168,15 @@ class DecoderConfig(TransformerConfig):
         "token) or question_answering (Linear(d_model, 2) on every token): transformers' *For... classes",
     )
     num_labels: NumLabels = num_labels_field()
+    pad_token_id: NonNegativeInt | None = Field(
+        None,
+        description="the padding token (pad_token_id; null: none), inside the vocabulary: the sequence classifier "
+        "keeps the last token that is not padding, found with an index tensor (null: the last token)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Self:
+        check_padding_index(self.vocab_size, self.pad_token_id)
         if self.d_head is None:
             check_heads(self.d_model, self.n_heads, ", or give d_head explicitly (Gemma 7B: n_heads 16, d_head 256)")
         check_kv_heads(self.n_heads, self.n_kv_heads)
@@ -840,7 +846,9 @@ def _common_kwargs(cfg: DecoderConfig) -> dict[str, Any]:
         max_position_embeddings=cfg.max_positions,
         hidden_act=cfg.activation,
         tie_word_embeddings=cfg.tie_embeddings,
-        pad_token_id=None,  # some families' default padding index lies beyond a small vocabulary
+        # the configuration's padding id (null where it has none: some families' class default lies beyond a
+        # small vocabulary)
+        pad_token_id=cfg.pad_token_id,
     )
 
 
@@ -978,7 +986,7 @@ _READ = {
     "max_position_embeddings": "max_positions",
     "tie_word_embeddings": "tie_embeddings",
     # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
-    "pad_token_id": "(checked: inside the vocabulary)",
+    "pad_token_id": "pad_token_id",
     # rotary settings change no count; read only to refuse a rotary type transformers does not build
     "rope_parameters": "(checked: a rotary type transformers builds)",
     "num_labels": "num_labels",
@@ -1340,6 +1348,7 @@ def _shared(hf: dict[str, Any], family: str) -> dict[str, Any]:
         max_positions=hf["max_position_embeddings"],
         tie_embeddings=hf["tie_word_embeddings"],
         num_labels=hf["num_labels"],
+        pad_token_id=hf["pad_token_id"],
     )
 
 
