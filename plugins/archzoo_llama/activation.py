@@ -162,7 +162,7 @@ def _stack_saves(terms: SavedTerms) -> Poly:
 def _dense_outside(terms: SavedTerms) -> dict[str, Poly]:
     """The token ids and the head's input, and what the head classes save in the model's own forward: sequence
     classification the index of the pooled token (torch.arange over the batch of 1; without a padding id the last
-    token is -1, a Python number; the plugin's configuration carries none, and its reference passes None), token
+    token is -1, a Python number; with one, the configuration's pad_token_id, an argmax finds it), token
     classification its dropout's mask (in the dtype; GenericForTokenClassification's p = 0.1, as none of these
     configuration classes declares classifier_dropout or hidden_dropout)."""
     head = terms.config.head
