@@ -11,6 +11,10 @@ PIP = $(PYTHON) -m pip install --quiet --disable-pip-version-check
 LOCK = --constraint constraints.txt
 LATEST_VENV = .venv-latest
 PORT ?= 8000
+# Python's bytecode cache for test runs, kept inside the environment: some containers set PYTHONDONTWRITEBYTECODE, and
+# then each pytest worker, and each archzoo the tests start, compiles archzoo, its plugins and pytest's rewritten test
+# modules anew (half of a fast run's collection time)
+TEST_ENV = PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
 
 .PHONY: serve build test test-fast test-latest lint install install-test chromium venv clean
 
@@ -55,12 +59,12 @@ lint: install-test
 
 # The whole suite, spread over the machine's cores (pytest-xdist): it builds hundreds of models and sites.
 test: install-test chromium lint
-	$(PYTHON) -m pytest -n auto
+	$(TEST_ENV) $(PYTHON) -m pytest -n auto
 
 # The inner loop (see README): no browser, wheel or slow tests, a sweep module's first case of each test,
 # on every core.
 test-fast: install-test
-	$(PYTHON) -m pytest -n auto -m "not slow and not browser and not wheel"
+	$(TEST_ENV) $(PYTHON) -m pytest -n auto -m "not slow and not browser and not wheel"
 
 # The suite on the newest releases pyproject.toml's ranges admit (torch stays 2.13.0, the CPU build on
 # disk), in its own environment: what a renewal of constraints.txt would bring, before it is made.
@@ -70,7 +74,7 @@ test-latest: chromium
 	$(LATEST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
 	$(LATEST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade --upgrade-strategy eager -e ".[dev]"
 	$(LATEST_VENV)/bin/python -m pip freeze --exclude-editable | grep -iE '^(transformers|pyyaml|pydantic|mkdocs-material)=='
-	$(LATEST_VENV)/bin/python -m pytest
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(LATEST_VENV))/pycache $(LATEST_VENV)/bin/python -m pytest
 
 clean:
 	rm -rf $(VENV) $(LATEST_VENV) site

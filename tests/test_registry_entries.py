@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from archzoo.registry import GAP_LIMIT, REASONS, load_registry
+from archzoo.registry import GAP_LIMIT, REASONS
 from archzoo.testing import build_model
+from shipped import shipped_registry
 
 pytestmark = pytest.mark.sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-REGISTRY = load_registry([ROOT / "registry"])
+REGISTRY = shipped_registry()
 ENTRIES = list(REGISTRY)
 
 ALL_IDS = [e.id for e in ENTRIES]

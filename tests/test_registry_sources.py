@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from archzoo.registry import load_registry
 from archzoo.testing import build_model
+from shipped import shipped_registry
 
 pytestmark = pytest.mark.sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-REGISTRY = load_registry([ROOT / "registry"])
+REGISTRY = shipped_registry()
 
 #: T5-family entries with an untied LM head and no reference class the per-entry test can build
 UNTIED_T5_IDS = [

@@ -31,12 +31,13 @@ from archzoo.symbols import symbol
 from archzoo.testing import build_model
 from archzoo.verify import verify, verify_target
 from fast_subset import examples
+from shipped import shipped_registry
 
 pytestmark = pytest.mark.sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY_DIR = ROOT / "registry"
-REGISTRY = load_registry([REGISTRY_DIR])
+REGISTRY = shipped_registry()
 
 #: the kinds of block whose inner parts are left unmapped: the reference fuses or renames the projections
 #: (GPT-2's c_attn, torch's in_proj_weight), and a masked-LM head's decoder bias is one tensor under two
