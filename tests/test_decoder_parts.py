@@ -369,8 +369,8 @@ def test_the_table_of_a_decoder_sets_its_base_class_and_head_classes():
 def test_the_activation_kit_refuses_an_activation_it_does_not_know_and_registers_through_a_hook():
     from types import SimpleNamespace as Terms
 
-    from archzoo.decoder_saves import activation_memory_hook, configured_activation
-    from archzoo.saved_tensors import UnsupportedActivationMemory
+    from archzoo.decoder_saves import configured_activation
+    from archzoo.saved_tensors import UnsupportedActivationMemory, activation_memory_hook
 
     assert configured_activation(Terms(activation="", config=Terms(activation="relu")), "x") == "relu"  # type: ignore[arg-type]
     with pytest.raises(UnsupportedActivationMemory, match=r"^x: activation 'prelu': the formula knows what gelu"):

@@ -7,15 +7,14 @@ layer's stack; the plugin's ``__init__`` imports the hook only then (`CORE_READS
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import fields
 
-from archzoo import hookimpl
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
     SavedTerms,
+    activation_memory_hook,
     feed_forward_width_gap,
     gelu_new_gap,
     layer_norm_statistics_gap,
@@ -148,6 +147,4 @@ SAVES = ActivationSaves(
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

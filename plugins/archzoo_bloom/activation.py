@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from archzoo.decoder_saves import activation_memory_hook, token_and_lm_head
+from archzoo.decoder_saves import token_and_lm_head
 from archzoo.formula import Poly
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
     SavedTerms,
+    activation_memory_hook,
     fp32_softmax_gap,
     layer_norm_statistics_gap,
 )

@@ -15,9 +15,6 @@ scores them (`_similarity`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from archzoo import hookimpl
 from archzoo.decoder_saves import ACTIVATION_ELEMENTS, activation_saves_gap
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
@@ -26,6 +23,7 @@ from archzoo.saved_tensors import (
     GapTerm,
     SavedTerms,
     UnsupportedActivationMemory,
+    activation_memory_hook,
     feed_forward_width_gap,
     fp32_softmax_gap,
     layer_norm_statistics_gap,
@@ -186,6 +184,4 @@ SAVES = ActivationSaves(
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

@@ -4,7 +4,6 @@ activation formula (the plugin's ``__init__`` imports its hook)."""
 from __future__ import annotations
 
 from archzoo.decoder_saves import (
-    activation_memory_hook,
     attention_width_gap,
     head_width,
     kv_heads_of,
@@ -15,7 +14,7 @@ from archzoo.decoder_saves import (
     token_and_lm_head,
 )
 from archzoo.formula import N, Poly, const
-from archzoo.saved_tensors import ActivationSaves, GapTerm, SavedTerms, fp32_softmax_gap
+from archzoo.saved_tensors import ActivationSaves, GapTerm, SavedTerms, activation_memory_hook, fp32_softmax_gap
 
 __all__ = ["SAVES", "register_activation_memory"]
 

@@ -34,13 +34,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from archzoo.decoder_saves import ACTIVATION_ELEMENTS, OUTPUT_SAVED, activation_memory_hook
+from archzoo.decoder_saves import ACTIVATION_ELEMENTS, OUTPUT_SAVED
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
     SavedTerms,
     UnsupportedActivationMemory,
+    activation_memory_hook,
     fp32_softmax_gap,
     symbol_of,
 )

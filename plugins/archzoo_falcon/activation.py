@@ -8,7 +8,6 @@ from dataclasses import replace
 from archzoo.decoder_saves import (
     ACTIVATION_ELEMENTS,
     OUTPUT_SAVED,
-    activation_memory_hook,
     activation_saves_gap,
     configured_activation,
     rotary_tables,
@@ -21,6 +20,7 @@ from archzoo.saved_tensors import (
     GapTerm,
     SavedTerms,
     UnsupportedActivationMemory,
+    activation_memory_hook,
     feed_forward_width_gap,
     layer_norm_statistics_gap,
     symbol_of,

@@ -20,19 +20,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from archzoo.decoder_saves import (
-    activation_memory_hook,
-    attention_width_gap,
-    head_width,
-    kv_heads_of,
-    repeat_kv_qkv,
-    rotary_tables,
-)
+from archzoo.decoder_saves import attention_width_gap, head_width, kv_heads_of, repeat_kv_qkv, rotary_tables
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
     SavedTerms,
+    activation_memory_hook,
     fp32_softmax_gap,
     symbol_of,
 )

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from archzoo.decoder_saves import activation_memory_hook
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
     SavedTerms,
+    activation_memory_hook,
     feed_forward_width_gap,
     gelu_new_gap,
     layer_norm_statistics_gap,

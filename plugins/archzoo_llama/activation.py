@@ -30,9 +30,6 @@ whatever the router picks. Qwen2-MoE's and Qwen3-MoE's routers renormalise the c
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from archzoo import hookimpl
 from archzoo.blocks import Block
 from archzoo.decoder_saves import activation_elements, attention_width_gap, head_width, kv_heads_of, repeat_kv_qkv
 from archzoo.formula import N, Poly, const, total
@@ -42,6 +39,7 @@ from archzoo.saved_tensors import (
     GapTerm,
     SavedTerms,
     UnsupportedActivationMemory,
+    activation_memory_hook,
     fp32_softmax_gap,
     symbol_of,
 )
@@ -452,7 +450,4 @@ MOE_SAVES = (
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    for saves in (SAVES, *DENSE_SAVES, *MOE_SAVES):
-        register(saves)
+register_activation_memory = activation_memory_hook(SAVES, *DENSE_SAVES, *MOE_SAVES)

@@ -4,15 +4,14 @@ plugin's activation formula (the plugin's ``__init__`` imports its hook)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 
-from archzoo import hookimpl
 from archzoo.formula import N, Poly, const, total
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
     SavedTerms,
     UnsupportedActivationMemory,
+    activation_memory_hook,
     fp32_softmax_gap,
     layer_norm_statistics_gap,
 )
@@ -221,6 +220,4 @@ SAVES = ActivationSaves(
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

@@ -3,12 +3,12 @@ activation formula."""
 
 from __future__ import annotations
 
-from archzoo.decoder_saves import activation_memory_hook
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
     SavedTerms,
+    activation_memory_hook,
     feed_forward_width_gap,
     fp32_softmax_gap,
     gelu_new_gap,

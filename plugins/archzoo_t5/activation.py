@@ -19,9 +19,6 @@ Two stacks over the N source and the N target tokens (the reference feeds both N
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from archzoo import hookimpl
 from archzoo.decoder_saves import ACTIVATION_ELEMENTS, OUTPUT_SAVED
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
@@ -30,6 +27,7 @@ from archzoo.saved_tensors import (
     GapTerm,
     SavedTerms,
     UnsupportedActivationMemory,
+    activation_memory_hook,
     feed_forward_width_gap,
     gelu_new_gap,
 )
@@ -228,6 +226,4 @@ SAVES = ActivationSaves(
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

@@ -16,14 +16,12 @@ so what it saves is the layer's own: relu its output (linear2's input, one stora
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from archzoo import hookimpl
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
     SavedTerms,
+    activation_memory_hook,
     feed_forward_width_gap,
     layer_norm_statistics_gap,
 )
@@ -145,6 +143,4 @@ SAVES = ActivationSaves(
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

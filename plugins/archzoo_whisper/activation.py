@@ -10,17 +10,16 @@ imports the hook only then (`CORE_READS_TWO_STACKS`). The encoder's terms are th
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from archzoo import hookimpl
 from archzoo.formula import N, Poly, const, total
 from archzoo.saved_tensors import (
     NORM_KINDS,
     ActivationSaves,
     GapTerm,
     SavedTerms,
+    activation_memory_hook,
     feed_forward_width_gap,
     gelu_new_gap,
     layer_norm_statistics_gap,
@@ -223,6 +222,4 @@ def _saves() -> ActivationSaves:
 SAVES = _saves()
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)

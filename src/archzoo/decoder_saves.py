@@ -4,21 +4,19 @@ Cohere, StarCoder2, StableLM, Falcon and BLOOM each say what their transformers 
 ``activation`` module); much of it is the same code under other names: a head's width and the key/value heads
 read off the tree, what eager attention holds after ``repeat_kv``, the rotary tables every layer reads, the token
 ids and the LM head's input outside the layers, an activation read from the configuration, the gaps from
-Korthikanti's figure that recur, and the registration hook. A family calls these and keeps what is its own.
+Korthikanti's figure that recur. A family calls these and keeps what is its own; its registration hook is
+`archzoo.saved_tensors.activation_memory_hook`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from .formula import N, Poly, const
-from .hookspecs import hookimpl
 from .saved_tensors import (
     ACTIVATION_SAVES,
-    ActivationSaves,
     GapTerm,
     SavedTerms,
     UnsupportedActivationMemory,
+    activation_memory_hook,
     symbol_of,
 )
 
@@ -153,15 +151,3 @@ def swiglu_gap(terms: SavedTerms, *, with_input: bool) -> GapTerm:
         f"product (4 tensors of d_ff, 2 bytes each){besides}, where Korthikanti's MLP saves the GeLU's input and "
         "output, 4h wide (16 s b h)",
     )
-
-
-def activation_memory_hook(*saves: ActivationSaves) -> Callable[[Callable[[ActivationSaves], None]], None]:
-    """The plugin's ``register_activation_memory`` hook, registering ``saves``:
-    ``register_activation_memory = activation_memory_hook(SAVES)``."""
-
-    @hookimpl
-    def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-        for family_saves in saves:
-            register(family_saves)
-
-    return register_activation_memory

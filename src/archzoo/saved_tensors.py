@@ -18,6 +18,7 @@ from typing import Any, Literal
 from .blocks import Block
 from .errors import ArchzooError
 from .formula import N, Poly, const
+from .hookspecs import hookimpl
 from .symbols import symbol
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "GapTerm",
     "SavedTerms",
     "UnsupportedActivationMemory",
+    "activation_memory_hook",
     "attention_shape",
     "child",
     "feed_forward_width_gap",
@@ -286,3 +288,15 @@ def feed_forward_width_gap(terms: SavedTerms) -> GapTerm | None:
         4 * N * terms.d_ff - 16 * terms.Nd,
         "Korthikanti's MLP is 4h wide; this one is d_ff wide (its GeLU input and output, 2 bytes each)",
     )
+
+
+def activation_memory_hook(*saves: ActivationSaves) -> Callable[[Callable[[ActivationSaves], None]], None]:
+    """A plugin's ``register_activation_memory`` hook, registering ``saves`` (each family's `ActivationSaves`):
+    ``register_activation_memory = activation_memory_hook(SAVES)`` in its ``activation`` module."""
+
+    @hookimpl
+    def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
+        for family_saves in saves:
+            register(family_saves)
+
+    return register_activation_memory
