@@ -1,6 +1,7 @@
 """The neox plugin's activation formulas (archzoo_neox.activation) against what autograd saves for backward in
 transformers' GPT-NeoX, GPT-J and Phi classes (archzoo.memory.measure_activations), the gap to Korthikanti et al.'s
-layer, and the configurations refused with their reason."""
+layer, the sequence classifiers' padding id (pad_token_id, from --set and from a config.json), and the
+configurations refused with their reason."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ import random
 import pytest
 
 import archzoo_neox
-from archzoo import memory
-from archzoo.saved_tensors import UnsupportedActivationMemory
+from archzoo import Reference, memory
+from archzoo.cli import main
+from archzoo.errors import ConfigError
+from archzoo.hf_config import load_hf_config
+from archzoo.host import get_host
+from archzoo.report import make_report
 from archzoo.testing import assert_activation_memory_matches
 from archzoo_neox.activation import ACTIVATION_SAVES
-from family_checks import activation_cases, counter
+from family_checks import activation_cases, assert_config_json_refused, counter, write_json
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -21,12 +26,18 @@ pytestmark = [pytest.mark.reference, pytest.mark.sweep]
 
 #: the activations each random configuration draws from: every one the configurations accept
 ACTIVATIONS = list(archzoo_neox.ACTIVATIONS)
+#: each architecture's head classes (archzoo's heads), as the plugin names them
+HEADS = {
+    "neox": list(archzoo_neox.CLASSES),
+    "gptj": list(archzoo_neox.GPTJ_CLASSES),
+    "phi": list(archzoo_neox.PHI_CLASSES),
+}
 
 
 def _neox(seed: int) -> dict:
     """A small random GPT-NeoX: parallel or sequential residual, a quarter, 3/8 (an odd number
     of channels), half, all or none of each head rotary, biases or none, its feed-forward width and activation,
-    and each head class but the sequence classifier (refused)."""
+    each head class, and a padding id or none."""
     rng = random.Random(seed)
     heads = rng.choice([2, 4])
     return dict(
@@ -34,33 +45,33 @@ def _neox(seed: int) -> dict:
         d_ff=rng.choice([24, 40]), parallel_residual=rng.random() < 0.5,
         rotary_fraction=rng.choice([0.0, 0.25, 0.375, 0.5, 1.0]),
         attention_bias=rng.random() < 0.5, activation=rng.choice(ACTIVATIONS),
-        tie_embeddings=rng.random() < 0.3, head=rng.choice(["lm", "none", "token_classification", "question_answering"]),
+        tie_embeddings=rng.random() < 0.3, head=rng.choice(HEADS["neox"]), pad_token_id=rng.choice([None, 0, 7]),
     )  # fmt: skip
 
 
 def _gptj(seed: int) -> dict:
     """A small random GPT-J: rotary on 2 channels up to the whole head, its feed-forward width (4 d by default)
-    and activation, the LM head, the bare model or the question-answering head."""
+    and activation, each head class, and a padding id or none."""
     rng = random.Random(seed)
     heads = rng.choice([2, 4])
     return dict(
         vocab_size=rng.choice([64, 97]), d_model=heads * 8, n_layers=rng.choice([1, 2, 3]), n_heads=heads,
         d_ff=rng.choice([None, 24]), rotary_dim=rng.choice([2, 4, 8]), max_positions=64,
-        activation=rng.choice(ACTIVATIONS), head=rng.choice(["lm", "none", "question_answering"]),
+        activation=rng.choice(ACTIVATIONS), head=rng.choice(HEADS["gptj"]), pad_token_id=rng.choice([None, 0, 7]),
     )  # fmt: skip
 
 
 def _phi(seed: int) -> dict:
     """A small random Phi: grouped, multi-query or multi-head keys and values, per-head QK LayerNorms or none,
-    a quarter, half or all of each head rotary, heads that do not divide the width, its activation, and the LM
-    head, the bare model or the token classifier."""
+    a quarter, half or all of each head rotary, heads that do not divide the width, its activation, each head
+    class, and a padding id or none."""
     rng = random.Random(seed)
     heads = rng.choice([2, 4])
     return dict(
         vocab_size=rng.choice([64, 97]), d_model=heads * 8 + rng.choice([0, 1]), n_layers=rng.choice([1, 2, 3]),
         n_heads=heads, n_kv_heads=rng.choice([1, heads // 2, heads]), d_ff=rng.choice([24, 40]),
         qk_norm=rng.random() < 0.5, rotary_fraction=rng.choice([0.25, 0.5, 1.0]), activation=rng.choice(ACTIVATIONS),
-        head=rng.choice(["lm", "none", "token_classification"]),
+        head=rng.choice(HEADS["phi"]), pad_token_id=rng.choice([None, 0, 7]),
     )  # fmt: skip
 
 
@@ -187,17 +198,124 @@ def test_the_whole_defaults(architecture):
     assert_activation_memory_matches(architecture, config, 2048, dtype="bf16")
 
 
+# ---- the sequence classifiers: the pooled token's indices, with a padding id and without -------------------
+
+#: a small sequence classifier of each architecture, and the options each needs
+SEQUENCE = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, head="sequence_classification")
+OWN = dict(neox=dict(parallel_residual=False), gptj=dict(rotary_dim=4), phi=dict(rotary_fraction=0.5))
+
+
+@pytest.mark.parametrize("pad_token_id", [None, 5])
 @pytest.mark.parametrize("architecture", ["neox", "gptj", "phi"])
-def test_the_sequence_classifier_is_refused(architecture):
-    """With a padding token its forward pass saves the last token's index as a second int64 tensor, and archzoo's
-    configurations do not carry pad_token_id: refused, not guessed."""
-    config = dict(vocab_size=64, d_model=32, n_layers=2, n_heads=4, head="sequence_classification")
-    own = dict(neox=dict(parallel_residual=False), gptj=dict(rotary_dim=4), phi=dict(rotary_fraction=0.5))
-    report = counter(architecture)(7, **config, **own[architecture])
-    with pytest.raises(
-        UnsupportedActivationMemory, match=rf"^{architecture}: the sequence classifier saves one int64 index"
-    ):
-        memory.activation_formula(report)
+def test_the_sequence_classifier_against_autograd(architecture, pad_token_id):
+    """GPTNeoX-, GPTJ- and PhiForSequenceClassification pick the pooled token's scores with the batch's arange (one
+    int64) and, with a padding id, the last non-padding token's index, an argmax (a second int64): eager in fp32 and
+    bf16 at one token and at seven, and with SDPA on the CPU for GPT-NeoX and Phi (GPT-J's classes keep their eager
+    attention)."""
+    config = dict(SEQUENCE, pad_token_id=pad_token_id, **OWN[architecture])
+    for n in (1, 7):
+        for dtype in ("fp32", "bf16"):
+            assert_activation_memory_matches(architecture, config, n, dtype=dtype)
+        if architecture != "gptj":
+            assert_activation_memory_matches(architecture, config, n, dtype="bf16", attention="fused", device="cpu")
+
+
+@pytest.mark.parametrize("architecture", ["neox", "gptj", "phi"])
+def test_the_padding_id_changes_no_count(architecture):
+    """A padding index holds no parameter and computes nothing FlopCounterMode counts: the same parameters and FLOPs
+    with one as without (the autograd checks above build the reference with it)."""
+    config = dict(SEQUENCE, **OWN[architecture])
+    without, with_padding = counter(architecture)(9, **config), counter(architecture)(9, **config, pad_token_id=5)
+    assert (with_padding.params, with_padding.flops) == (without.params, without.flops)
+    assert with_padding.architecture.reference(with_padding.config).kwargs["pad_token_id"] == 5
+
+
+@pytest.mark.parametrize("pad_token_id", [-1, 64, 1000])
+@pytest.mark.parametrize("architecture", ["neox", "gptj"])
+def test_a_padding_id_outside_the_vocabulary_runs_where_the_embedding_has_no_padding_row(architecture, pad_token_id):
+    """GPT-NeoX's and GPT-J's token embeddings have no padding row: the id is only compared with the input's, so
+    transformers builds and runs any integer (it logs a warning, and loads configurations on the Hub that hold -1),
+    and archzoo counts it: against autograd on the CPU, where the forward pass really runs."""
+    config = dict(SEQUENCE, pad_token_id=pad_token_id, **OWN[architecture])
+    assert_activation_memory_matches(architecture, config, 7, dtype="bf16", device="cpu")
+
+
+@pytest.mark.parametrize("pad_token_id", [64, -65])
+def test_phi_refuses_a_padding_id_outside_the_vocabulary(tmp_path, capsys, pad_token_id):
+    """Phi's token embedding has a padding row, which nn.Embedding refuses outside the vocabulary (transformers fails
+    to build the class): archzoo refuses it with one line naming the key, from --set and from a config.json."""
+    import torch
+    import transformers
+
+    keys = dict(vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=24)
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"), torch.device("meta"):
+        transformers.PhiForSequenceClassification(transformers.PhiConfig(**keys, pad_token_id=pad_token_id))
+    message = (
+        f"pad_token_id: {pad_token_id} is outside the vocabulary of 64 tokens, and transformers' token embedding "
+        "refuses such a padding index; set pad_token_id to null or to a token id"
+    )
+    with pytest.raises(ConfigError) as refused:
+        counter("phi")(**SEQUENCE, **OWN["phi"], pad_token_id=pad_token_id)
+    assert str(refused.value) == f"config: {message}"
+    data = {"model_type": "phi", **keys, "pad_token_id": pad_token_id}
+    assert_config_json_refused(get_host(), tmp_path, data, "PhiForSequenceClassification", "{path}: " + message)
+    capsys.readouterr()
+    code = main(["count", "phi", "--set", "vocab_size=64", "--set", f"pad_token_id={pad_token_id}"])
+    out, err = capsys.readouterr()
+    assert (code, out, err) == (1, "", f"archzoo: error: --set: {message}\n")
+
+
+#: a small config.json of each model type, its configuration class and its sequence classifier
+FILES = {
+    "gpt_neox": (
+        "GPTNeoXConfig",
+        "GPTNeoXForSequenceClassification",
+        dict(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=24),
+    ),
+    "gptj": (
+        "GPTJConfig",
+        "GPTJForSequenceClassification",
+        dict(vocab_size=64, n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=16),
+    ),
+    "phi": (
+        "PhiConfig",
+        "PhiForSequenceClassification",
+        dict(
+            vocab_size=64,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=24,
+            partial_rotary_factor=0.5,
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("padding", [{}, {"pad_token_id": 5}], ids=["absent", "given"])
+@pytest.mark.parametrize("model_type", FILES)
+def test_a_config_json_s_padding_id_reaches_the_formula(tmp_path, model_type, padding):
+    """A file's pad_token_id, or its configuration class's default where it has none (None for GPTNeoXConfig,
+    GPTJConfig and PhiConfig), is what archzoo reads, and the formula follows it: against the class transformers
+    builds from the same file's keys (not from archzoo's reference), in bf16 at nine tokens."""
+    import transformers
+
+    config_class, model_class, keys = FILES[model_type]
+    values = dict(keys, **padding)
+    path = write_json(tmp_path, {"model_type": model_type, **values})
+    reading = load_hf_config(path, get_host(), hf_class=model_class)
+    assert reading.config.pad_token_id == transformers.AutoConfig.from_pretrained(str(path)).pad_token_id
+    formula = memory.activation_formula(make_report(reading.architecture, reading.config, 9), dtype="bf16")
+    from_file = Reference(
+        library="transformers",
+        target=f"transformers.{model_class}",
+        config_class=f"transformers.{config_class}",
+        kwargs=values,
+    )
+    measured = memory.measure_activations(from_file, 9, dtype="bf16").total_bytes
+    assert formula.bytes_at(9) == measured, (
+        f"the formula gives {formula.bytes_at(9):,} bytes, autograd saves {measured:,}"
+    )
 
 
 @pytest.mark.parametrize(

@@ -206,6 +206,7 @@ SWEEP = dict(
     tie_word_embeddings=True,
     use_parallel_residual=False,
     attention_bias=False,
+    pad_token_id=7,
     rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 500.0, "partial_rotary_factor": 0.5},
     num_labels=5,
 )
@@ -227,7 +228,6 @@ class TestNeoX(DecoderChecks):
             hidden_dropout=0.2,
             classifier_dropout=0.4,
             **changed_settings(),
-            pad_token_id=7,
             is_decoder=True,
             attention_probs_dropout_prob=0.1,
             hidden_dropout_prob=0.1,
@@ -616,6 +616,7 @@ OTHER_SWEEP = {
         rotary_dim=12,
         activation_function="relu",
         tie_word_embeddings=True,
+        pad_token_id=7,
         num_labels=2,
     ),
     "phi": dict(
@@ -668,7 +669,6 @@ def test_other_ignored_keys_change_no_figure(T, host, tmp_path, name):
             use_cache=False,
             bos_token_id=5,
             eos_token_id=6,
-            pad_token_id=7,
             rotary=False,
             scale_attn_weights=False,
             summary_activation="tanh",

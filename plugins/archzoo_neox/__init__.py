@@ -29,7 +29,6 @@ from archzoo import Architecture, Reference
 from archzoo.architecture import TransformerConfig, check_head_count, check_kv_heads, context_length
 from archzoo.blocks import Block, attention, composite, layer_norm, linear, lm_head
 from archzoo.decoder_parts import (
-    PADDING_CHECKED,
     SPECIAL_TOKENS,
     attention_modules,
     decoder_descriptions,
@@ -57,8 +56,8 @@ from archzoo.hf_config import (
     INITIALISATION,
     NORM_EPSILON,
     NOT_READ,
-    TOKEN_ID,
     USE_CACHE,
+    check_padding_index,
     hf_reader,
 )
 from archzoo.plugin_parts import (
@@ -116,6 +115,18 @@ ACTIVATIONS = (
 LEARNED_ACTIVATIONS = ("prelu", "xielu")
 
 
+def padding_field(family: str) -> Any:
+    """The ``pad_token_id`` field of a family whose token embedding has no padding row (GPT-NeoX, GPT-J): the id
+    is only compared with the input's, so transformers builds and runs any integer (it warns about one outside the
+    vocabulary, which configurations on the Hub hold, such as -1), and so does archzoo."""
+    return Field(
+        None,
+        description=f"the padding token (pad_token_id; null: none): the sequence classifier keeps the last token that "
+        f"is not padding, found with an index tensor (null: the last token); {family}'s token embedding has no "
+        "padding row, so any integer runs",
+    )
+
+
 class NeoXConfig(TransformerConfig):
     """A GPT-NeoX decoder; defaults are GPT-NeoX-20B (Black et al. 2022), which are also transformers'
     GPTNeoXConfig defaults (GPTNeoXConfig refuses heads that do not divide the width)."""
@@ -149,6 +160,7 @@ class NeoXConfig(TransformerConfig):
         CLASSES, prefix="GPTNeoX", token_classification="a classifier with bias on every token"
     )
     num_labels: NumLabels = num_labels_field()
+    pad_token_id: int | None = padding_field("GPT-NeoX")
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -230,7 +242,9 @@ def reference_modules(cfg: NeoXConfig) -> dict[str, tuple[str, ...]]:
 
 def reference(cfg: NeoXConfig) -> Reference:
     """GPTNeoXModel or one of its head classes, built from a GPTNeoXConfig with the same keys."""
-    own = dict(attention_bias=cfg.attention_bias, use_parallel_residual=cfg.parallel_residual)
+    own = dict(
+        attention_bias=cfg.attention_bias, use_parallel_residual=cfg.parallel_residual, pad_token_id=cfg.pad_token_id
+    )
     rotary = dict(rope_parameters=partial_rotary(cfg.rotary_fraction), tie_word_embeddings=cfg.tie_embeddings)
     kwargs = dict(**decoder_kwargs(cfg), **own, **rotary, **labels_kwargs(cfg))
     return decoder_reference(CLASSES, cfg.head, "GPTNeoXConfig", kwargs)
@@ -277,6 +291,7 @@ HF_GPT_NEOX = decoder_table(
         "tie_word_embeddings": "tie_embeddings",
         "use_parallel_residual": "parallel_residual",
         "attention_bias": "attention_bias",
+        "pad_token_id": "pad_token_id",
         # rotary settings change no count; read for the fraction it turns and to refuse a type transformers
         # does not build
         # (archzoo.hf_config builds it as GPTNeoXConfig does, from rotary_pct and rotary_emb_base too)
@@ -288,7 +303,6 @@ HF_GPT_NEOX = decoder_table(
         "hidden_dropout": DROPOUT,
         "classifier_dropout": DROPOUT,
         **settings_ignored(),
-        "pad_token_id": TOKEN_ID + " (GPT-NeoX's token embedding has no padding index)",
         "is_decoder": "not read by GPT-NeoX's modules: every layer is causal whatever its value",
         # keys EleutherAI's GPT-NeoX-20B and early Pythia files carry from older transformers releases
         "attention_probs_dropout_prob": f"{NOT_READ}; a dropout: no parameters or FLOPs",
@@ -373,6 +387,7 @@ class GPTJConfig(TransformerConfig):
         "outputs of the sequence_classification and question_answering heads (transformers' num_labels; question "
         "answering runs only with 2)"
     )
+    pad_token_id: int | None = padding_field("GPT-J")
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -457,6 +472,7 @@ def gptj_reference(cfg: GPTJConfig) -> Reference:
         rotary_dim=cfg.rotary_dim,
         activation_function=cfg.activation,
         tie_word_embeddings=cfg.tie_embeddings,
+        pad_token_id=cfg.pad_token_id,
         **labels_kwargs(cfg, ("sequence_classification", "question_answering")),
     )
     return decoder_reference(GPTJ_CLASSES, cfg.head, "GPTJConfig", kwargs)
@@ -504,9 +520,16 @@ class PhiConfig(TransformerConfig):
     num_labels: NumLabels = num_labels_field(
         "outputs of the sequence_classification and token_classification heads (num_labels)"
     )
+    pad_token_id: int | None = Field(
+        None,
+        description="the padding token (pad_token_id; null: none), inside the vocabulary (the token embedding's "
+        "padding row): the sequence classifier keeps the last token that is not padding, found with an index "
+        "tensor (null: the last token)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Self:
+        check_padding_index(self.vocab_size, self.pad_token_id)
         check_head_count(self.d_model, self.n_heads, "or a wider d_model")
         check_kv_heads(self.n_heads, self.n_kv_heads)
         _check_activation(self.activation)
@@ -563,7 +586,7 @@ def phi_reference_modules(cfg: PhiConfig) -> dict[str, tuple[str, ...]]:
 def phi_reference(cfg: PhiConfig) -> Reference:
     """PhiModel or one of its head classes, built from a PhiConfig with the same keys."""
     own = dict(qk_layernorm=cfg.qk_norm, rope_parameters=partial_rotary(cfg.rotary_fraction))
-    tail = dict(tie_word_embeddings=cfg.tie_embeddings, pad_token_id=None, **labels_kwargs(cfg))
+    tail = dict(tie_word_embeddings=cfg.tie_embeddings, pad_token_id=cfg.pad_token_id, **labels_kwargs(cfg))
     return decoder_reference(PHI_CLASSES, cfg.head, "PhiConfig", dict(**decoder_kwargs(cfg), **own, **tail))
 
 
@@ -607,6 +630,7 @@ HF_GPTJ = decoder_table(
         "rotary_dim": "rotary_dim",
         "activation_function": "activation",
         "tie_word_embeddings": "tie_embeddings",
+        "pad_token_id": "pad_token_id",
         "num_labels": "num_labels",
     },
     ignored={
@@ -617,7 +641,6 @@ HF_GPTJ = decoder_table(
         "initializer_range": INITIALISATION,
         "use_cache": USE_CACHE,
         **SPECIAL_TOKENS,
-        "pad_token_id": TOKEN_ID + " (GPT-J's token embedding has no padding index)",
         # keys EleutherAI's GPT-J-6B file carries from the mesh-transformer-jax conversion and GPT-2's configuration
         "rotary": f"{NOT_READ}: GPT-J always turns rotary_dim channels",
         "scale_attn_weights": f"{NOT_READ}: GPT-J always scales the scores by the square root of a head's width",
@@ -677,7 +700,7 @@ HF_PHI = decoder_table(
         "max_position_embeddings": "max_positions",
         "tie_word_embeddings": "tie_embeddings",
         "qk_layernorm": "qk_norm",
-        "pad_token_id": PADDING_CHECKED,
+        "pad_token_id": "pad_token_id",
         # rotary settings change no count; read for the fraction it turns and to refuse a type transformers
         # does not build
         "rope_parameters": "rotary_fraction",

@@ -14,9 +14,10 @@ classifier its dropout's mask too (GenericForTokenClassification's p = 0.1, whic
 activation the configurations accept keeps its own d_ff-wide tensors (`ACTIVATION_SAVES`).
 
 GPT-NeoX's parallel residual: its two LayerNorms read one input, which the first saves and the second does not save
-again (the second's figure is the layer's own: its statistics). The sequence classifiers are refused, with the
-reason: one int64 index more when the configuration has a padding token, a key archzoo's configurations do not
-carry.
+again (the second's figure is the layer's own: its statistics). The sequence classifiers pick the pooled token's
+scores with index tensors, which the model's own forward saves: the batch's ``arange`` (one int64) and, when the
+configuration has a padding token (``pad_token_id``), the last non-padding token's index, an argmax (a second
+int64); without one the last token's index is -1, a Python number.
 """
 
 from __future__ import annotations
@@ -87,16 +88,6 @@ ACTIVATION_SAVES: dict[str, tuple[int, bool]] = {
 
 #: SDPA's grouped-query path takes heads up to this wide (transformers' use_gqa_in_sdpa on the CPU)
 SDPA_GROUPED_WIDTH = 256
-
-
-def _check(terms: SavedTerms, family: str) -> None:
-    cfg = terms.config
-    if cfg.head == "sequence_classification":
-        raise UnsupportedActivationMemory(
-            f"{family}: the sequence classifier saves one int64 index of the last token more when the configuration "
-            f"has a padding token (pad_token_id), a key archzoo's {family} configuration does not carry; measure it "
-            "with archzoo.memory.measure_activations"
-        )
 
 
 def _rotary_width(terms: SavedTerms) -> Poly:
@@ -182,7 +173,6 @@ def _activation_gaps(terms: SavedTerms) -> list[GapTerm | None]:
 
 def _neox_layer(terms: SavedTerms) -> dict[str, Poly]:
     """Mapped to the projections: each linear's input where it is first saved."""
-    _check(terms, "neox")
     b, Nd, Ni = terms.b, terms.Nd, terms.Ni
     attention, out = terms.attention_block.name, _output_copy(terms)
     # eager: the rotary concatenation's queries and keys and a copy of the values, softmax upcast to fp32; SDPA:
@@ -202,7 +192,6 @@ def _neox_layer(terms: SavedTerms) -> dict[str, Poly]:
 
 
 def _neox_gap(terms: SavedTerms) -> list[GapTerm | None]:
-    _check(terms, "neox")
     return [
         layer_norm_statistics_gap(terms),
         fp32_softmax_gap(terms),
@@ -222,7 +211,6 @@ def _gptj_tables(terms: SavedTerms) -> Poly:
 
 def _gptj_layer(terms: SavedTerms) -> dict[str, Poly]:
     """Mapped to the projections: each linear's input where it is first saved."""
-    _check(terms, "gptj")
     # GPTJForCausalLM takes no attention implementation after it is built: asked for SDPA, transformers keeps its
     # eager attention (with a warning), so the fused figures are the eager ones (fused_note)
     terms = replace(terms, attention="eager")
@@ -243,7 +231,6 @@ def _gptj_layer(terms: SavedTerms) -> dict[str, Poly]:
 
 
 def _gptj_gap(terms: SavedTerms) -> list[GapTerm | None]:
-    _check(terms, "gptj")
     return [
         layer_norm_statistics_gap(terms),
         shared_norm_gap(terms, "the query, key and value projections"),
@@ -304,7 +291,6 @@ def _phi_qk_norms(terms: SavedTerms) -> dict[str, Poly]:
 
 def _phi_layer(terms: SavedTerms) -> dict[str, Poly]:
     """Mapped to the projections: each linear's input where it is first saved."""
-    _check(terms, "phi")
     b, Nd, Ni = terms.b, terms.Nd, terms.Ni
     attention, out = terms.attention_block.name, _output_copy(terms)
     norms = _phi_qk_norms(terms)
@@ -321,18 +307,28 @@ def _phi_layer(terms: SavedTerms) -> dict[str, Poly]:
     }
 
 
+def _pooled_index(terms: SavedTerms) -> dict[str, Poly]:
+    """What the sequence classifier saves in the model's own forward (no block's): it picks the pooled token's
+    scores with torch.arange over the batch of 1, an int64, and the last token's index, which is -1 (a Python
+    number) without a padding id and, with the configuration's pad_token_id, an argmax over the tokens that are not
+    padding (a one-element int64 tensor, saved too)."""
+    if terms.config.head != "sequence_classification":
+        return {}
+    return {"": terms.int64 * (1 if terms.config.pad_token_id is None else 2)}
+
+
 def _phi_outside(terms: SavedTerms) -> dict[str, Poly]:
-    """The token ids, the head's input and, for the token classifier, its dropout's mask: PhiConfig declares no
-    classifier_dropout or hidden_dropout, so GenericForTokenClassification's dropout runs at p = 0.1 whatever the
-    configuration, its mask in the dtype (the model's own module, no block's)."""
-    parts = {**token_and_lm_head(terms), "score": terms.b * terms.Nd}
+    """The token ids, the head's input, the sequence classifier's indices (`_pooled_index`) and, for the token
+    classifier, its dropout's mask: PhiConfig declares no classifier_dropout or hidden_dropout, so
+    GenericForTokenClassification's dropout runs at p = 0.1 whatever the configuration, its mask in the dtype (the
+    model's own module, no block's)."""
+    parts = {**token_and_lm_head(terms), "score": terms.b * terms.Nd, **_pooled_index(terms)}
     if terms.config.head == "token_classification":
         parts[""] = terms.b * terms.Nd
     return parts
 
 
 def _phi_gap(terms: SavedTerms) -> list[GapTerm | None]:
-    _check(terms, "phi")
     gaps: list[GapTerm | None] = [
         layer_norm_statistics_gap(terms),
         shared_norm_gap(terms),
@@ -353,9 +349,11 @@ def _phi_gap(terms: SavedTerms) -> list[GapTerm | None]:
 
 
 def _outside(terms: SavedTerms) -> dict[str, Poly]:
-    """The token ids and the head's input (each head a linear over every token)."""
+    """The token ids, the head's input (each head a linear over every token) and the sequence classifier's indices
+    (`_pooled_index`)."""
     head = terms.b * terms.Nd
-    return {**token_and_lm_head(terms), "classifier": head, "qa_outputs": head}
+    heads = {name: head for name in ("score", "classifier", "qa_outputs")}
+    return {**token_and_lm_head(terms), **heads, **_pooled_index(terms)}
 
 
 #: measured with transformers 5.23 and torch 2.13 (tests/test_activation_neox.py, at several configurations and
