@@ -26,7 +26,6 @@ from dataclasses import replace
 
 from archzoo.decoder_parts import kv_heads
 from archzoo.decoder_saves import (
-    activation_memory_hook,
     attention_width_gap,
     head_width,
     rotary_tables,
@@ -39,6 +38,7 @@ from archzoo.saved_tensors import (
     GapTerm,
     SavedTerms,
     UnsupportedActivationMemory,
+    activation_memory_hook,
     feed_forward_width_gap,
     fp32_softmax_gap,
     layer_norm_statistics_gap,
