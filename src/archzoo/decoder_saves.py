@@ -16,7 +16,6 @@ from .saved_tensors import (
     GapTerm,
     SavedTerms,
     UnsupportedActivationMemory,
-    activation_memory_hook,
     symbol_of,
 )
 
@@ -24,7 +23,6 @@ __all__ = [
     "ACTIVATION_ELEMENTS",
     "OUTPUT_SAVED",
     "activation_elements",
-    "activation_memory_hook",
     "activation_saves_gap",
     "attention_width_gap",
     "configured_activation",
