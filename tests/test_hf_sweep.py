@@ -280,8 +280,8 @@ SWEEPS.update(
             norm_topk_prob=True,
             output_router_logits=True,
         ),
-        # sequential residual, no biases, a tied output embedding, and half of each head turned (the base: a
-        # quarter); 72 wide for the base's 3 heads; 4 heads of the base's 48 leave 12 channels, a quarter of which
+        # sequential residual, no biases, a tied output embedding, a padding id, and half of each head turned (the
+        # base: a quarter); 72 wide for the base's 3 heads; 4 heads of the base's 48 leave 12 channels, a quarter of which
         # is odd (3, turned as 4)
         "gpt_neox": dict(
             vocab_size=101,
@@ -295,6 +295,7 @@ SWEEPS.update(
             use_parallel_residual=False,
             attention_bias=False,
             rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 5e3, "partial_rotary_factor": 0.5},
+            pad_token_id=3,
         ),
         # 60 wide for the base's 3 heads (20 channels each); rotary_dim 12 fits the base's 16-wide heads
         "gptj": dict(
@@ -307,6 +308,7 @@ SWEEPS.update(
             rotary_dim=12,
             activation_function="relu",
             tie_word_embeddings=True,
+            pad_token_id=3,
         ),
         # 6 heads of the base's 48 (8 channels, half of them turned), multi-query attention, query/key LayerNorms,
         # every channel of the base's 12-wide heads turned, a tied LM head (its bias its own), a padding index
