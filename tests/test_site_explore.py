@@ -13,7 +13,6 @@ import pytest
 
 from archzoo.cli import main
 from archzoo.host import get_host
-from archzoo.registry import load_registry
 from archzoo.report import make_report
 from archzoo.site import explore
 from shipped import shipped_registry
@@ -91,7 +90,7 @@ def test_exported_polynomials_give_archzoo_counts_figures(capsys, arch, values, 
 def test_unchanged_configuration_is_the_published_count():
     """bert-base-uncased's what-if, as exported, evaluates to transformers' BertModel(BertConfig()) count:
     109,482,240 parameters (sum(p.numel()) on the meta device, transformers 5.23)."""
-    registry = load_registry([REPO / "registry"], get_host())
+    registry = shipped_registry()
     entry = registry.get_model("bert-base-uncased")
     data = json.loads(explore.to_json(explore.model_data(entry)))
     assert explore.evaluate(data["whatif"], {})["params"] == 109_482_240
@@ -232,8 +231,8 @@ class SharedExports:
     def up_to(self, export_id: str) -> SharedExports:
         """Export every id of `EXPORTED` up to ``export_id`` (those before it first, as a build would)."""
         host = get_host()
-        registry = load_registry([REPO / "registry"], host) if self._done <= EXPORTED.index(export_id) else None
-        while registry is not None and self._done <= EXPORTED.index(export_id):
+        registry = shipped_registry()
+        while self._done <= EXPORTED.index(export_id):
             current = EXPORTED[self._done]
             before = self.probes.reused
             if current.startswith("architecture:"):
@@ -270,7 +269,7 @@ def test_shared_structure_gives_each_model_its_own_probed_export(shared_exports,
         arch = host.architectures[model_id.partition(":")[2]]
         config, name = arch.config_model(), ""
     else:
-        entry = load_registry([REPO / "registry"], host).get_model(model_id)
+        entry = shipped_registry().get_model(model_id)
         arch, config, name = entry.architecture, entry.config, model_id
     assert exports.out[model_id] == explore.to_json(explore.whatif(arch, config, model=name))
 
@@ -290,7 +289,7 @@ def test_a_build_of_the_registry_probes_fewer_structures_than_it_has_models(shar
 def test_a_structure_the_model_does_not_obey_is_not_taken():
     """A learnt structure whose key-bound symbol would need another offset for this model is not applied:
     the model is probed on its own, and its export is its own."""
-    registry = load_registry([REPO / "registry"], get_host())
+    registry = shipped_registry()
     small, medium = registry.get_model("gpt2"), registry.get_model("gpt2-medium")
     probes = explore.WhatifProbes()
     explore.model_data(small, probes)
