@@ -344,6 +344,29 @@ def test_only_the_sequence_classifier_reads_the_pooling(host, tmp_path):
 
 
 @pytest.mark.reference
+def test_global_every_is_not_used_where_the_file_gives_layer_types(T, host, tmp_path):
+    """ModernBertConfig computes layer_types from global_attn_every_n_layers only when layer_types is null: with
+    both in a file, transformers' layer kinds do not move with global_attn_every_n_layers, so --explain says the key
+    is not used (where it once said "read as global_every"), and the count follows layer_types."""
+    layers = BASE["num_hidden_layers"]
+    kinds = ["full_attention" if i % 2 == 0 else "sliding_attention" for i in range(layers)]
+    loaded = []
+    for every in (1, 3):
+        data = {"model_type": "modernbert", **BASE, "layer_types": kinds, "global_attn_every_n_layers": every}
+        path = write_json(tmp_path, data, f"config-{every}.json")
+        loaded.append(list(T.AutoConfig.from_pretrained(str(path)).layer_types))
+        reading = load_hf_config(path, host)
+        (key,) = (k for k in reading.keys if k.key == "global_attn_every_n_layers")
+        assert (key.disposition, key.archzoo_key) == ("ignored", ""), key
+        assert "not used: the file gives layer_types" in key.detail
+        assert reading.config.kinds() == kinds
+    assert loaded == [kinds, kinds]  # transformers: the same kinds whatever global_attn_every_n_layers says
+    path = write_json(tmp_path, {"model_type": "modernbert", **BASE, "global_attn_every_n_layers": 2}, "own.json")
+    (key,) = (k for k in load_hf_config(path, host).keys if k.key == "global_attn_every_n_layers")
+    assert (key.disposition, key.archzoo_key) == ("read", "global_every")
+
+
+@pytest.mark.reference
 def test_count_set_global_every_changes_the_activation_figures_as_autograd_does(T, capsys):
     """``archzoo count modernbert --set global_every=...``: the JSON's activation figures (bf16: eager on the meta
     device, SDPA on the CPU) are what autograd saves in ModernBertForMaskedLM built with that

@@ -415,6 +415,7 @@ HF_MODERNBERT = HFTable(
     base_class="ModernBertModel",
     classes={name: {"head": head} for head, name in sorted(CLASSES.items(), key=lambda item: item[0] != "none")},
     rope_per_layer_type=True,
+    superseded={"global_attn_every_n_layers": "layer_types"},
     unsupported_classes={
         "ModernBertForMultipleChoice": "its forward pass takes a batch of choices per example (a third input "
         "dimension), which archzoo's forward pass of batch 1 does not model"

@@ -1142,6 +1142,11 @@ def _resolve(
                 continue
             given[native] = value
             origin[target] = key
+            if data.get(table.superseded.get(native, "")) is not None:  # the file gives the key that wins
+                winner = table.superseded[native]
+                why = f"not used: the file gives {winner}, and {table.config_class} then never reads {native}"
+                keys.append(KeyReading(key, value, "ignored", "", why))
+                continue
             keys.append(KeyReading(key, value, "read", target, f"alias of {native}" if alias else ""))
         elif native in table.ignored:
             keys.append(

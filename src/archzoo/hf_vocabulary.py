@@ -85,6 +85,10 @@ class HFTable:
     #: the model's rotary embedding reads settings per layer type (ModernBERT's global and local layers), so
     #: rope_parameters nested under full_attention / sliding_attention is read by the plugin, not refused
     rope_per_layer_type: bool = False
+    #: read keys that transformers does not read when another key is given (not null): key -> that key.
+    #: ModernBertConfig computes layer_types from global_attn_every_n_layers only when layer_types is null, so
+    #: ``--explain`` says such a key is not used there instead of "read as"
+    superseded: Mapping[str, str] = field(default_factory=dict)
     #: sub-configurations: a field whose value is an object of another configuration class's keys (CLIPConfig's
     #: text_config and vision_config), read with that class's own table: each of its keys read, ignored or
     #: refused as in a file of that class, reported as ``text_config.hidden_size``; the reader receives the
@@ -113,6 +117,8 @@ class HFTable:
             raise ValueError(f"HF table {self.model_type!r}: nested keys that are no field: {sorted(unknown)}")
         if bad := {c: k for c, k in self.class_sub_configs.items() if c not in self.classes or k not in self.nested}:
             raise ValueError(f"HF table {self.model_type!r}: class_sub_configs must map a class to a nested key: {bad}")
+        if bad := {k: w for k, w in self.superseded.items() if k not in self.read or w not in self.read}:
+            raise ValueError(f"HF table {self.model_type!r}: superseded must map a read key to a read key: {bad}")
         for key, target in self.nested_overrides.items():
             if target not in self.nested or key in self.defaults or key in set().union(*groups.values()):
                 raise ValueError(
