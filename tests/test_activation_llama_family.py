@@ -301,7 +301,7 @@ def test_a_configuration_no_class_it_knows_builds_is_refused_with_the_reason():
 
 # ---- keys a config.json gives that change what is saved, not parameters or FLOPs ------------------------------
 
-_CONFIG_CLASS = {"qwen3": "Qwen3Config", "olmo2": "Olmo2Config", "granite": "GraniteConfig"}
+_CONFIG_CLASS = {"llama": "LlamaConfig", "qwen3": "Qwen3Config", "olmo2": "Olmo2Config", "granite": "GraniteConfig"}
 
 _FILE = dict(
     vocab_size=64, hidden_size=32, intermediate_size=24, num_hidden_layers=3, num_attention_heads=4,
@@ -415,6 +415,9 @@ def test_every_ignored_key_changed_leaves_the_formula_exact(tmp_path, model_type
     [
         ("olmo2", "Olmo2ForSequenceClassification", {}),  # Olmo2Config's default padding id, 1
         ("qwen3", "Qwen3ForSequenceClassification", dict(pad_token_id=5)),
+        # a negative id, as some Hub files write: nn.Embedding takes it from the vocabulary's end, and transformers
+        # builds and runs the classifier (it only warns)
+        ("llama", "LlamaForSequenceClassification", dict(pad_token_id=-1)),
     ],
 )
 def test_a_config_json_s_padding_id_reaches_the_formula(tmp_path, model_type, model_class, keys):

@@ -143,7 +143,19 @@ def test_kv_cache_and_every_phase_sum_over_the_runs():
         assert getattr(stack, phase).evaluate(N=7) == expected
 
 
-@pytest.mark.parametrize("architecture", ["gemma2", "gemma3", "modernbert", "deepseek", "moe"])
+#: each architecture's keys that make its stack one of differing layers (Mixtral's and Qwen3's have experts in every
+#: layer by default: one repeated layer)
+_DIFFERING = {
+    "gemma2": {},
+    "gemma3": {},
+    "modernbert": {},
+    "deepseek": {},
+    "moe": dict(dense_layers=[0], d_ff=14336),
+    "qwen3": dict(n_experts=8, top_k=2, sparse_step=2),
+}
+
+
+@pytest.mark.parametrize("architecture", list(_DIFFERING))
 def test_a_stack_too_deep_to_list_is_refused_naming_the_key(architecture):
     """A stack of differing layers lists each layer's position, so ten million layers would take minutes and
     gigabytes before a count; the configuration is refused at once, naming n_layers."""
@@ -151,4 +163,19 @@ def test_a_stack_too_deep_to_list_is_refused_naming_the_key(architecture):
     from archzoo.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"n_layers: 10,000,000 layers"):
-        archzoo.count(architecture, n_layers=10_000_000)
+        archzoo.count(architecture, n_layers=10_000_000, **_DIFFERING[architecture])
+
+
+@pytest.mark.parametrize(
+    ("architecture", "keys"), [("moe", {}), ("qwen3", {}), ("qwen3", dict(n_experts=8, top_k=2))], ids=str
+)
+def test_a_deep_stack_of_one_kind_of_layer_is_counted(architecture, keys):
+    """Mixtral's stack, the dense Qwen3's and a Qwen3 with experts in every layer repeat one layer, as transformers
+    builds any number of them: two billion layers are counted (once refused by the limit of differing stacks), the
+    parameters one layer's more per layer."""
+    import archzoo
+
+    def params(layers: int) -> int:
+        return archzoo.count(architecture, n_layers=layers, **keys).params
+
+    assert params(2_000_000_000) == params(1) + (2_000_000_000 - 1) * (params(2) - params(1))

@@ -860,6 +860,30 @@ _WINDOWED_FILES: dict[str, dict[str, Any]] = {
         use_sliding_window=True, sliding_window=_WINDOW,
     ),
 }  # fmt: skip
+
+
+@pytest.mark.parametrize("model_type", list(_WINDOWED_FILES))
+def test_a_deep_windowed_file_is_read_without_listing_its_layers(host, tmp_path, model_type):
+    """Each type's windowed file with two billion layers: where every layer masks by the window (Mistral, Phi-3,
+    Mixtral, Qwen3-MoE) the stack repeats one layer and is read with its window, parameters one layer's more per
+    layer; where only some do (Qwen2, Qwen2-MoE, Qwen3 from max_window_layers) it is refused at once, naming
+    num_hidden_layers. Reading the window once built a list of every layer: minutes and gigabytes."""
+    deep = 2_000_000_000
+
+    def read(layers: int):
+        data = {"model_type": model_type, **_WINDOWED_FILES[model_type], "num_hidden_layers": layers}
+        return load_hf_config(write_json(tmp_path, data, f"{layers}.json"), host)
+
+    if model_type in ("qwen2", "qwen2_moe", "qwen3"):
+        with pytest.raises(HFConfigError, match=r"num_hidden_layers: 2,000,000,000 layers; archzoo counts a stack of"):
+            read(deep)
+        return
+    reading = read(deep)
+    assert (reading.config.n_layers, reading.config.sliding_window, reading.config.layer_types) == (deep, _WINDOW, None)
+    params = {n: make_report(read(n).architecture, read(n).config).params for n in (1, 2)}
+    assert make_report(reading.architecture, reading.config).params == params[1] + (deep - 1) * (params[2] - params[1])
+
+
 #: the types whose routing reads values: built on the CPU with random weights
 _ROUTED = ("mixtral", "qwen2_moe", "qwen3_moe")
 

@@ -55,6 +55,7 @@ counted with no reference to check it against.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any, ClassVar, Final, Literal, NamedTuple, Self
 
@@ -168,10 +169,11 @@ class DecoderConfig(TransformerConfig):
         "token) or question_answering (Linear(d_model, 2) on every token): transformers' *For... classes",
     )
     num_labels: NumLabels = num_labels_field()
-    pad_token_id: NonNegativeInt | None = Field(
+    pad_token_id: int | None = Field(
         None,
-        description="the padding token (pad_token_id; null: none), inside the vocabulary: the sequence classifier "
-        "keeps the last token that is not padding, found with an index tensor (null: the last token)",
+        description="the padding token (pad_token_id; null: none), inside the vocabulary (-1 counts from its end, as "
+        "nn.Embedding's padding index does): the sequence classifier keeps the last token that is not padding, "
+        "found with an index tensor (null: the last token)",
     )
 
     @model_validator(mode="after")
@@ -374,7 +376,6 @@ class MoEConfig(WindowedConfig):
 
     @model_validator(mode="after")
     def _check_experts(self) -> Self:
-        check_run_layers(self.n_layers)  # dense and MoE runs list every layer's position
         _check_expert_layout(self.n_experts, self.top_k, self.n_layers, self.sparse_step, self.dense_layers, self.d_ff)
         return self
 
@@ -386,6 +387,13 @@ class MoEConfig(WindowedConfig):
 def _has_experts(layer: int, sparse_step: int, dense_layers: tuple[int, ...]) -> bool:
     """Qwen2MoeDecoderLayer's and Qwen3MoeDecoderLayer's rule: experts unless listed, on every step-th layer."""
     return layer not in dense_layers and (layer + 1) % sparse_step == 0
+
+
+def _expert_layers(n_layers: int, sparse_step: int, dense_layers: tuple[int, ...]) -> int:
+    """How many of ``n_layers`` layers have experts by `_has_experts`' rule, counted, not listed: every step-th layer
+    (``n_layers // sparse_step`` of them) less the listed ones among those."""
+    listed = {i for i in dense_layers if i < n_layers and (i + 1) % sparse_step == 0}
+    return n_layers // sparse_step - len(listed)
 
 
 def _check_expert_layout(
@@ -403,7 +411,10 @@ def _check_expert_layout(
         )
     if len(set(dense_layers)) != len(dense_layers):
         raise ValueError("dense_layers: a layer is listed twice; list each layer once")
-    if d_ff is None and not all(_has_experts(i, sparse_step, dense_layers) for i in range(n_layers)):
+    with_experts = _expert_layers(n_layers, sparse_step, dense_layers)
+    if 0 < with_experts < n_layers:
+        check_run_layers(n_layers)  # layers with and without experts make runs, listed layer by layer
+    if d_ff is None and with_experts < n_layers:
         raise ValueError(
             "d_ff: sparse_step and dense_layers leave layers with a dense feed-forward, whose width d_ff "
             "is not given; give d_ff (Qwen2-MoE: intermediate_size)"
@@ -473,7 +484,6 @@ class Qwen3Config(LlamaConfig):
 
     @model_validator(mode="after")
     def _check_experts(self) -> Self:
-        check_run_layers(self.n_layers)  # dense and MoE runs list every layer's position
         if self.n_experts:
             _check_expert_layout(
                 self.n_experts, self.top_k, self.n_layers, self.sparse_step, self.dense_layers, self.d_ff
@@ -640,25 +650,25 @@ def build_moe(cfg: MoEConfig) -> Block:
     text = f"mixture of {cfg.n_experts} {_gated_kind(cfg)} experts, top-{cfg.top_k}" + (
         " and a shared expert" if shared else ""
     )
-    sparse = [cfg.has_experts(i) for i in range(cfg.n_layers)]
-    if all(sparse):
+    with_experts = _expert_layers(cfg.n_layers, cfg.sparse_step, cfg.dense_layers)
+    if with_experts == cfg.n_layers:
         layers = repeat(_layer(cfg, "layer", mlp, text), symbol("L", cfg.n_layers), name="layers")
     else:
         assert cfg.d_ff is not None  # the configuration refuses dense layers without a width
         dense_mlp = _gated("mlp", d, symbol("d_ff", cfg.d_ff), cfg, "dense gated feed-forward")
         dense = _layer(cfg, "dense_layer", dense_mlp, _gated_kind(cfg))
-        if not any(sparse):
+        if with_experts == 0:
             layers = repeat(dense, symbol("L", cfg.n_layers), name="layers")
-        else:
+        else:  # both kinds: at most MAX_RUN_LAYERS layers (the configuration checks it)
             moe = _layer(cfg, "moe_layer", mlp, text)
             runs: list[tuple[Block, Poly]] = []
-            for has_experts in sparse:  # consecutive layers of one kind make one run
+            for has_experts in (cfg.has_experts(i) for i in range(cfg.n_layers)):  # a kind's consecutive layers: a run
                 layer = moe if has_experts else dense
                 if runs and runs[-1][0] is layer:
                     runs[-1] = (layer, runs[-1][1] + 1)
                 else:
                     runs.append((layer, const(1)))
-            n_moe = sum(sparse)
+            n_moe = with_experts
             counts = {"moe_layer": L_MOE(n_moe), "dense_layer": L_DENSE(cfg.n_layers - n_moe)}
             layers = layer_runs("layers", runs, counts=counts)
     root = _decoder(cfg, cfg.ROOT, layers, cfg.TITLE)
@@ -985,7 +995,7 @@ _READ = {
     "hidden_act": "activation",
     "max_position_embeddings": "max_positions",
     "tie_word_embeddings": "tie_embeddings",
-    # an index, not a size; read only to refuse what transformers' nn.Embedding refuses
+    # an index, not a size: no parameters; the sequence classifier saves one index more with it
     "pad_token_id": "pad_token_id",
     # rotary settings change no count; read only to refuse a rotary type transformers does not build
     "rope_parameters": "(checked: a rotary type transformers builds)",
@@ -1251,17 +1261,19 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _window_layers(hf: dict[str, Any], family: str, window: Any) -> list[bool]:
-    """Which layers mask by the window, as each configuration class derives them: layer_types when the file
-    gives it (each entry full_attention or sliding_attention, one a layer); else Qwen2 and Qwen3 from
+def _window_layers(hf: dict[str, Any], family: str, window: Any) -> tuple[int, list[bool] | None]:
+    """How many layers mask by the window, as each configuration class derives them, and which (a list of one entry
+    per layer, only for a stack of both kinds, whose depth `check_run_layers` bounds first): layer_types when the
+    file gives it (each entry full_attention or sliding_attention, one a layer); else Qwen2 and Qwen3 from
     max_window_layers on when there is a window, Qwen2-MoE its even-numbered layers below max_window_layers when
-    use_sliding_window is true, and the other types every layer when there is a window."""
+    use_sliding_window is true, and the other types every layer when there is a window. Counted, not listed: a
+    stack of identical layers may be billions deep."""
     layers = hf["num_hidden_layers"]
     kinds = hf.get("layer_types")
     if kinds is not None:
         if not isinstance(kinds, list) or any(k not in ("full_attention", "sliding_attention") for k in kinds):
             raise ValueError(
-                f"layer_types: expected a list of full_attention and sliding_attention, one per layer, got "
+                f"layer_types: expected a list of full_attention or sliding_attention, one per layer, got "
                 f"{json.dumps(kinds)[:80]} (transformers' {_config_class(family)} refuses other entries, or its "
                 "model has no mask for them)"
             )
@@ -1270,17 +1282,26 @@ def _window_layers(hf: dict[str, Any], family: str, window: Any) -> list[bool]:
                 f"layer_types: {len(kinds)} entries for num_hidden_layers {layers}, which transformers' "
                 f"{_config_class(family)} refuses; give one entry per layer"
             )
-        return [k == "sliding_attention" for k in kinds]
+        sliding = [k == "sliding_attention" for k in kinds]
+        return sum(sliding), sliding
     if not _whole(layers) or layers < 0:
-        return []  # the configuration model names num_hidden_layers
+        return 0, []  # the configuration model names num_hidden_layers
     first = hf.get("max_window_layers", 0)
     if not isinstance(first, int) or isinstance(first, bool):
         raise ValueError(f"max_window_layers: expected a number of layers, got {json.dumps(first)[:40]}")
-    if family in ("qwen2", "qwen3"):
-        return [window is not None and i >= first for i in range(layers)]
-    if family == "qwen2_moe":
-        return [bool(hf["use_sliding_window"]) and i % 2 == 0 and i < first for i in range(layers)]
-    return [window is not None] * layers
+    below = min(max(first, 0), layers)  # the layers numbered below max_window_layers
+    if family in ("qwen2", "qwen2_moe", "qwen3"):
+        if family == "qwen2_moe":  # the even-numbered layers below max_window_layers
+            count = (below + 1) // 2 if hf["use_sliding_window"] else 0
+        else:  # the layers from max_window_layers on
+            count = layers - below if window is not None else 0
+        if 0 < count < layers:
+            check_run_layers(layers, "num_hidden_layers")  # a stack of both kinds is listed layer by layer
+            if family == "qwen2_moe":
+                return count, [i % 2 == 0 and i < below for i in range(layers)]
+            return count, [i >= below for i in range(layers)]
+        return count, None
+    return (layers if window is not None else 0), None
 
 
 def _read_window(hf: dict[str, Any], family: str) -> dict[str, Any]:
@@ -1299,31 +1320,32 @@ def _read_window(hf: dict[str, Any], family: str) -> dict[str, Any]:
     if given is not None and not _whole(given):  # the configuration class's field type, even when unused
         raise ValueError(f"sliding_window: expected a number of tokens or null, got {json.dumps(given)[:40]}")
     window = given if flag else (0 if family == "qwen2_moe" else None)
-    sliding = _window_layers(hf, family, window)
+    count, sliding = _window_layers(hf, family, window)
     if window is None and family == "qwen2_moe":
         raise ValueError(
             "sliding_window: null with use_sliding_window true: transformers' Qwen2Moe model builds its "
             "sliding-window mask whether or not a layer uses it, and cannot without a window (its forward pass "
             "fails); give the window in tokens, or use_sliding_window false"
         )
-    if window is None and any(sliding):
+    if window is None and count:
         raise ValueError(
             f"layer_types: sliding_attention layers without a window (sliding_window null, or use_sliding_window "
             f"false): transformers' {_config_class(family)} model cannot build their mask (its forward pass "
             "fails); give sliding_window and use_sliding_window true, or make every layer full_attention"
         )
-    if window is not None and window < 1 and any(sliding):
+    if window is not None and window < 1 and count:
         shown = window if flag else f"{json.dumps(given)[:20]} with use_sliding_window false (kept as 0)"
         raise ValueError(
             f"sliding_window: {shown}, a window under one token for layers that mask by it: transformers' "
             f"{_config_class(family)} model builds their mask with the wrong shape (its forward pass fails); give "
             "the window in tokens, or null"
         )
-    if not any(sliding):
+    if not count:
         return {}
+    every = sliding is None or all(sliding)  # every layer masks by the window
     return {
         "sliding_window": window,
-        "layer_types": None if all(sliding) else [SLIDING if s else FULL for s in sliding],
+        "layer_types": None if every else [SLIDING if s else FULL for s in sliding or ()],
     }
 
 
@@ -1716,8 +1738,15 @@ def _sparse_layers(hf: dict[str, Any]) -> dict[str, Any]:
         )
     dense: tuple[int, ...] = ()
     if isinstance(layers, int) and isinstance(listed, list):
-        dense = tuple(i for i in range(layers) if i in listed)
+        # the layer numbers some entry equals (1.0 and true too, as `in` compares), in order: not a walk over every
+        # layer, which may be billions
+        dense = tuple(sorted({int(x) for x in listed if _layer_number(x) and 0 <= x < layers}))
     return dict(sparse_step=abs(step), dense_layers=dense, d_ff=hf["intermediate_size"])
+
+
+def _layer_number(value: Any) -> bool:
+    """Whether ``value`` equals a whole number (an int, a bool or a float such as 2.0), as a layer number compares."""
+    return isinstance(value, (int, float)) and math.isfinite(value) and value == int(value)
 
 
 def _experts(hf: dict[str, Any], experts_key: str) -> dict[str, Any]:
