@@ -14,7 +14,7 @@ PORT ?= 8000
 # Python's bytecode cache for test runs, kept inside the environment: some containers set PYTHONDONTWRITEBYTECODE, and
 # then each pytest worker, and each archzoo the tests start, compiles archzoo, its plugins and pytest's rewritten test
 # modules anew (half of a fast run's collection time)
-TEST_ENV = PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
+TEST_ENV = PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX="$(abspath $(VENV))/pycache"
 
 .PHONY: serve build test test-fast test-latest lint install install-test chromium venv clean
 
@@ -74,7 +74,7 @@ test-latest: chromium
 	$(LATEST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
 	$(LATEST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade --upgrade-strategy eager -e ".[dev]"
 	$(LATEST_VENV)/bin/python -m pip freeze --exclude-editable | grep -iE '^(transformers|pyyaml|pydantic|mkdocs-material)=='
-	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(LATEST_VENV))/pycache $(LATEST_VENV)/bin/python -m pytest
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX="$(abspath $(LATEST_VENV))/pycache" $(LATEST_VENV)/bin/python -m pytest
 
 clean:
 	rm -rf $(VENV) $(LATEST_VENV) site

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from archzoo import hookimpl
 from archzoo.formula import Poly
 from archzoo.saved_tensors import (
     ActivationSaves,
     GapTerm,
     SavedTerms,
+    activation_memory_hook,
     feed_forward_width_gap,
     fp32_softmax_gap,
     gelu_new_gap,
@@ -60,6 +58,4 @@ SAVES = ActivationSaves(
 )
 
 
-@hookimpl
-def register_activation_memory(register: Callable[[ActivationSaves], None]) -> None:
-    register(SAVES)
+register_activation_memory = activation_memory_hook(SAVES)
