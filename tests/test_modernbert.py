@@ -360,6 +360,7 @@ def test_global_every_is_not_used_where_the_file_gives_layer_types(T, host, tmp_
         assert (key.disposition, key.archzoo_key) == ("ignored", ""), key
         assert "not used: the file gives layer_types" in key.detail
         assert reading.config.kinds() == kinds
+        assert reading.config.global_every == 3  # the configuration's default: the file's value is not carried
     assert loaded == [kinds, kinds]  # transformers: the same kinds whatever global_attn_every_n_layers says
     path = write_json(tmp_path, {"model_type": "modernbert", **BASE, "global_attn_every_n_layers": 2}, "own.json")
     (key,) = (k for k in load_hf_config(path, host).keys if k.key == "global_attn_every_n_layers")

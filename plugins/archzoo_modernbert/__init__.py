@@ -445,7 +445,7 @@ def _layer_kinds(hf: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(
                 f"layer_types: {len(types)} entries for {layers} layers (num_hidden_layers); give one per layer"
             )
-        return read | {"layer_types": list(types)}  # transformers then never reads global_attn_every_n_layers
+        return {"layer_types": list(types)}  # transformers then does not use global_attn_every_n_layers
     if whole or not isinstance(layers, int) or isinstance(layers, bool):
         return read  # a layer count of another type is refused by the configuration model, naming its key
     try:

@@ -1144,7 +1144,7 @@ def _resolve(
             origin[target] = key
             if data.get(table.superseded.get(native, "")) is not None:  # the file gives the key that wins
                 winner = table.superseded[native]
-                why = f"not used: the file gives {winner}, and {table.config_class} then never reads {native}"
+                why = f"not used: the file gives {winner}, and {table.config_class} then does not use {native}"
                 keys.append(KeyReading(key, value, "ignored", "", why))
                 continue
             keys.append(KeyReading(key, value, "read", target, f"alias of {native}" if alias else ""))

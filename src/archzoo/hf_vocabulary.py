@@ -85,7 +85,7 @@ class HFTable:
     #: the model's rotary embedding reads settings per layer type (ModernBERT's global and local layers), so
     #: rope_parameters nested under full_attention / sliding_attention is read by the plugin, not refused
     rope_per_layer_type: bool = False
-    #: read keys that transformers does not read when another key is given (not null): key -> that key.
+    #: read keys that transformers does not use when another key is given (not null): key -> that key.
     #: ModernBertConfig computes layer_types from global_attn_every_n_layers only when layer_types is null, so
     #: ``--explain`` says such a key is not used there instead of "read as"
     superseded: Mapping[str, str] = field(default_factory=dict)
