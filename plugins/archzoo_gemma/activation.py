@@ -20,7 +20,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from archzoo.decoder_saves import attention_width_gap, head_width, kv_heads_of, repeat_kv_qkv, rotary_tables
+from archzoo.decoder_saves import (
+    attention_width_gap,
+    head_width,
+    kv_heads_of,
+    pooled_index,
+    repeat_kv_qkv,
+    rotary_tables,
+)
 from archzoo.formula import N, Poly, const
 from archzoo.saved_tensors import (
     ActivationSaves,
@@ -179,10 +186,7 @@ def _outside(terms: SavedTerms) -> dict[str, Poly]:
         # dtype, which the score layer's input (its output) does not share
         parts[""] = terms.b * terms.Nd
     elif head == "sequence_classification":
-        # the last token's scores are picked with an index tensor (torch.arange over the batch of 1) and, without a
-        # padding id, the last token's index -1, a Python number; with one, the last non-padding token's index is
-        # an argmax, a one-element int64 tensor saved too
-        parts[""] = terms.int64 * (1 if terms.config.pad_token_id is None else 2)
+        parts[""] = pooled_index(terms)
     return parts
 
 

@@ -31,7 +31,14 @@ whatever the router picks. Qwen2-MoE's and Qwen3-MoE's routers renormalise the c
 from __future__ import annotations
 
 from archzoo.blocks import Block
-from archzoo.decoder_saves import activation_elements, attention_width_gap, head_width, kv_heads_of, repeat_kv_qkv
+from archzoo.decoder_saves import (
+    activation_elements,
+    attention_width_gap,
+    head_width,
+    kv_heads_of,
+    pooled_index,
+    repeat_kv_qkv,
+)
 from archzoo.formula import N, Poly, const, total
 from archzoo.saved_tensors import (
     NORM_KINDS,
@@ -172,7 +179,7 @@ def _dense_outside(terms: SavedTerms) -> dict[str, Poly]:
     }
     if head == "sequence_classification":
         # with a padding id, the last non-padding token's index is an argmax, a one-element int64 tensor saved too
-        parts[""] = terms.int64 * (1 if getattr(terms.config, "pad_token_id", None) is None else 2)
+        parts[""] = pooled_index(terms)
     elif head == "token_classification":
         parts[""] = terms.b * terms.Nd
     return parts

@@ -28,6 +28,7 @@ from archzoo.decoder_parts import kv_heads
 from archzoo.decoder_saves import (
     attention_width_gap,
     head_width,
+    pooled_index,
     rotary_tables,
     shared_norm_gap,
     token_and_lm_head,
@@ -308,13 +309,8 @@ def _phi_layer(terms: SavedTerms) -> dict[str, Poly]:
 
 
 def _pooled_index(terms: SavedTerms) -> dict[str, Poly]:
-    """What the sequence classifier saves in the model's own forward (no block's): it picks the pooled token's
-    scores with torch.arange over the batch of 1, an int64, and the last token's index, which is -1 (a Python
-    number) without a padding id and, with the configuration's pad_token_id, an argmax over the tokens that are not
-    padding (a one-element int64 tensor, saved too)."""
-    if terms.config.head != "sequence_classification":
-        return {}
-    return {"": terms.int64 * (1 if terms.config.pad_token_id is None else 2)}
+    """What the sequence classifier saves in the model's own forward (`pooled_index`); nothing for the other heads."""
+    return {"": pooled_index(terms)} if terms.config.head == "sequence_classification" else {}
 
 
 def _phi_outside(terms: SavedTerms) -> dict[str, Poly]:

@@ -28,6 +28,7 @@ __all__ = [
     "configured_activation",
     "head_width",
     "kv_heads_of",
+    "pooled_index",
     "repeat_kv_qkv",
     "rotary_tables",
     "shared_norm_gap",
@@ -81,6 +82,14 @@ def rotary_tables(terms: SavedTerms, width: Poly | None = None) -> Poly:
 def token_and_lm_head(terms: SavedTerms) -> dict[str, Poly]:
     """What a decoder saves outside its layers: the token ids the embedding reads, and the LM head's input."""
     return {"token": terms.token_ids, "lm_head": terms.b * terms.Nd}
+
+
+def pooled_index(terms: SavedTerms) -> Poly:
+    """What a decoder's sequence classifier saves in the model's own forward (no block's) to pick the pooled token's
+    scores: torch.arange over the batch of 1, an int64, and the last token's index, which is -1 (a Python number)
+    without a padding id and, with the configuration's ``pad_token_id``, an argmax over the tokens that are not padding
+    (a one-element int64 tensor, saved too)."""
+    return terms.int64 * (1 if terms.config.pad_token_id is None else 2)
 
 
 def configured_activation(terms: SavedTerms, family: str) -> str:
