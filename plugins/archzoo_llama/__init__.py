@@ -120,6 +120,11 @@ class LayerKinds(NamedTuple):
     full: int
     first_slides: bool
 
+    @property
+    def one_kind(self) -> bool:
+        """Whether every layer is of one kind: all mask by the window, or none does."""
+        return (self.sliding == 0) != (self.full == 0)
+
 
 class DecoderConfig(TransformerConfig):
     """The keys every LLaMA-style decoder shares (attention, norms, embeddings, head); defaults are
@@ -783,7 +788,7 @@ def _builds(family: str, cfg: DenseConfig) -> bool:
     kinds = cfg.layer_kinds()
     # Mistral and Phi-3 mask every layer by their window or none; Qwen2 and Qwen3 take each layer's kind
     # (layer_types); the other families have no window
-    no_window, one_kind = kinds.sliding == 0, (kinds.sliding == 0) != (kinds.full == 0)
+    no_window, one_kind = kinds.sliding == 0, kinds.one_kind
     return {
         # LlamaConfig refuses heads that do not divide d_model, even with head_dim given
         "llama": rms and same_bias and cfg.d_model % cfg.n_heads == 0 and no_window,
@@ -915,10 +920,7 @@ def _builds_moe(family: str, cfg: MoEConfig) -> bool:
     plain = rms and not cfg.out_bias and cfg.qk_norm == "none"
     natural_head = cfg.d_head is None or cfg.d_head == cfg.d_model // cfg.n_heads
     every_layer = cfg.sparse_step == 1 and not cfg.dense_layers
-    kinds = cfg.layer_kinds()
-    one_kind = (kinds.sliding == 0) != (
-        kinds.full == 0
-    )  # Mixtral and Qwen3-MoE: every layer masks by the window, or none
+    one_kind = cfg.layer_kinds().one_kind  # Mixtral and Qwen3-MoE: every layer masks by the window, or none
     return {
         "mixtral": plain and not cfg.qkv_bias and cfg.d_ff_shared == 0 and every_layer and one_kind,
         "qwen2_moe": plain and cfg.d_ff_shared > 0 and natural_head,

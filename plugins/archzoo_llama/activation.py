@@ -113,7 +113,7 @@ def _sdpa_extra(terms: SavedTerms, sliding: bool) -> Poly:
 
 def _first_layer_slides(terms: SavedTerms) -> bool:
     """The kind the stack's one repeated layer stands for: layer 0's (`_stack_saves` adds the others' difference)."""
-    return bool(terms.config.layer_kinds().first_slides)
+    return terms.config.layer_kinds().first_slides
 
 
 def _dense_layer(terms: SavedTerms) -> dict[str, Poly]:
@@ -158,10 +158,10 @@ def _stack_saves(terms: SavedTerms) -> Poly:
     if terms.attention != "fused" or terms.recompute:
         return tables
     kinds = terms.config.layer_kinds()  # counted, not listed: a stack may have billions of layers
-    first = _sdpa_extra(terms, kinds.first_slides)
-    other = not kinds.first_slides
     others = kinds.full if kinds.first_slides else kinds.sliding  # layers of the other kind than layer 0's
-    return tables + others * (_sdpa_extra(terms, other) - first) if others else tables
+    if not others:
+        return tables
+    return tables + others * (_sdpa_extra(terms, not kinds.first_slides) - _sdpa_extra(terms, kinds.first_slides))
 
 
 def _dense_outside(terms: SavedTerms) -> dict[str, Poly]:
