@@ -230,17 +230,53 @@ def test_the_padding_id_changes_no_count(architecture):
     assert with_padding.architecture.reference(with_padding.config).kwargs["pad_token_id"] == 5
 
 
-@pytest.mark.parametrize("pad_token_id", [-1, 64, 1000])
+#: the ids torch compares a tensor of int64 ids with: an int64 or, above it, a uint64 scalar
+TORCH_IDS = (-(2**63), 2**64 - 1)
+
+
+@pytest.mark.parametrize("pad_token_id", [-1, 64, 1000, 2**31, *TORCH_IDS])
 @pytest.mark.parametrize("architecture", ["neox", "gptj"])
 def test_a_padding_id_outside_the_vocabulary_runs_where_the_embedding_has_no_padding_row(architecture, pad_token_id):
     """GPT-NeoX's and GPT-J's token embeddings have no padding row: the id is only compared with the input's, so
-    transformers builds and runs any integer (it logs a warning, and loads configurations on the Hub that hold -1),
-    and archzoo counts it: against autograd on the CPU, where the forward pass really runs."""
+    transformers builds and runs any integer torch compares (it logs a warning, and loads configurations on the Hub
+    that hold -1), and archzoo counts it, past its limit for a size (2^31 - 1) too: an id is not a size. Against
+    autograd on the CPU, where the forward pass really runs."""
     config = dict(SEQUENCE, pad_token_id=pad_token_id, **OWN[architecture])
     assert_activation_memory_matches(architecture, config, 7, dtype="bf16", device="cpu")
 
 
-@pytest.mark.parametrize("pad_token_id", [64, -65])
+@pytest.mark.parametrize("pad_token_id", [TORCH_IDS[0] - 1, TORCH_IDS[1] + 1, 10**25])
+@pytest.mark.parametrize("architecture", ["neox", "gptj"])
+def test_a_padding_id_torch_cannot_compare_is_refused(tmp_path, capsys, architecture, pad_token_id):
+    """Past the integers torch compares ids with, GPT-NeoX's and GPT-J's sequence classifiers build but fail on the
+    first forward pass (OverflowError): archzoo refuses the id with one line naming the key, from --set and from a
+    config.json, instead of counting a model that cannot run."""
+    import torch
+    import transformers
+
+    model_type = {"neox": "gpt_neox", "gptj": "gptj"}[architecture]
+    config_class, model_class, keys = FILES[model_type]
+    model = getattr(transformers, model_class)(getattr(transformers, config_class)(**keys, pad_token_id=pad_token_id))
+    with pytest.raises(OverflowError):
+        model(torch.zeros(1, 3, dtype=torch.long))
+    why = (
+        f"{pad_token_id:,} is outside the integers torch compares token ids with, -9,223,372,036,854,775,808 to "
+        "18,446,744,073,709,551,615: transformers' model fails on it (OverflowError); correct the value"
+    )
+    with pytest.raises(ConfigError) as refused:
+        counter(architecture)(**SEQUENCE, **OWN[architecture], pad_token_id=pad_token_id)
+    assert str(refused.value) == f"config: pad_token_id: {why}"
+    data = {"model_type": model_type, **keys, "pad_token_id": pad_token_id}
+    assert_config_json_refused(
+        get_host(), tmp_path, data, model_class, "{path}: pad_token_id, read as pad_token_id: " + why
+    )
+    capsys.readouterr()
+    code = main(["count", architecture, "--set", "vocab_size=64", "--set", f"pad_token_id={pad_token_id}"])
+    out, err = capsys.readouterr()
+    assert (code, out, err) == (1, "", f"archzoo: error: --set: pad_token_id: {why}\n")
+
+
+@pytest.mark.parametrize("pad_token_id", [64, -65, 2**31])
 def test_phi_refuses_a_padding_id_outside_the_vocabulary(tmp_path, capsys, pad_token_id):
     """Phi's token embedding has a padding row, which nn.Embedding refuses outside the vocabulary (transformers fails
     to build the class): archzoo refuses it with one line naming the key, from --set and from a config.json."""
@@ -251,7 +287,7 @@ def test_phi_refuses_a_padding_id_outside_the_vocabulary(tmp_path, capsys, pad_t
     with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"), torch.device("meta"):
         transformers.PhiForSequenceClassification(transformers.PhiConfig(**keys, pad_token_id=pad_token_id))
     message = (
-        f"pad_token_id: {pad_token_id} is outside the vocabulary of 64 tokens, and transformers' token embedding "
+        f"pad_token_id: {pad_token_id:,} is outside the vocabulary of 64 tokens, and transformers' token embedding "
         "refuses such a padding index; set pad_token_id to null or to a token id"
     )
     with pytest.raises(ConfigError) as refused:

@@ -32,6 +32,9 @@ BIG = "9" * 5000
 LIMIT = (
     "is larger than archzoo's limit for a size, 2,147,483,647 (2^31 - 1); no model comes near it, so correct the value"
 )
+BELOW = (
+    "is below archzoo's limit for a size, -2,147,483,647 (-(2^31 - 1)); no model comes near it, so correct the value"
+)
 DIGITS = "archzoo reads integers of at most 30 digits (no size comes close), so correct the value"
 DEEP = "nested more than 32 levels deep; archzoo reads flat configurations, so remove the extra nesting"
 GPT_KEYS = (
@@ -493,8 +496,22 @@ def test_the_largest_sizes_count_exactly_and_fast(capsys):
         (dict(d_model=10**25), f"config: d_model: {10**25:,} {LIMIT}"),
         (dict(n_layers=10**80), f"config: n_layers: an integer of about 81 digits {LIMIT}"),
         (dict(vocab_size=10**5000), f"config: vocab_size: an integer of about 5,001 digits {LIMIT}"),
+        # a negative size beyond the limit is below it, not "larger" (a message of before this test)
+        (dict(d_model=-(10**25)), f"config: d_model: {-(10**25):,} {BELOW}"),
+        (dict(n_layers=-(10**80)), f"config: n_layers: a negative integer of about 81 digits {BELOW}"),
     ],
-    ids=["negative", "zero", "bool", "text", "beyond-positions", "huge-width", "layers-1e80", "vocab-5001-digits"],
+    ids=[
+        "negative",
+        "zero",
+        "bool",
+        "text",
+        "beyond-positions",
+        "huge-width",
+        "layers-1e80",
+        "vocab-5001-digits",
+        "negative-width",
+        "negative-layers-1e80",
+    ],
 )
 def test_python_api_runs_the_same_checks(kwargs, message):
     with pytest.raises(ConfigError) as caught:

@@ -295,7 +295,7 @@ def test_every_type_is_read_by_the_llama_plugin(host):
         (
             {"model_type": "phi3", "vocab_size": 1000},
             None,
-            "{path}: pad_token_id: 32000 is outside the vocabulary of 1,000 tokens, and transformers' token embedding "
+            "{path}: pad_token_id: 32,000 is outside the vocabulary of 1,000 tokens, and transformers' token embedding "
             "refuses such a padding index; set pad_token_id to null or to a token id",
         ),
         (

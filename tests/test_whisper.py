@@ -523,7 +523,7 @@ def test_a_padding_index_outside_the_vocabulary_is_refused_where_there_is_a_deco
         with pytest.raises(HFConfigError) as info:
             load_hf_config(path, host, hf_class=model_class)
         assert str(info.value) == (
-            f"{path}: pad_token_id: 50256 is outside the vocabulary of 40 tokens, and transformers' token embedding "
+            f"{path}: pad_token_id: 50,256 is outside the vocabulary of 40 tokens, and transformers' token embedding "
             "refuses such a padding index; set pad_token_id to null or to a token id"
         )
 

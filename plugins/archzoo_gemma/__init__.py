@@ -75,7 +75,14 @@ from archzoo.hf_config import (
     hf_reader,
     rope_type,
 )
-from archzoo.plugin_parts import LABELS, NumLabels, architectures_hook, hf_readers_hook
+from archzoo.plugin_parts import (
+    LABELS,
+    NumLabels,
+    PadTokenId,
+    architectures_hook,
+    hf_readers_hook,
+    pad_token_id_field,
+)
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -141,11 +148,7 @@ class GemmaConfig(TransformerConfig):
         description="the LM head's logits' soft-capping c·tanh(x / c) (final_logit_softcapping; null: none): no "
         "parameters or FLOPs, but tanh saves its N·V output",
     )
-    pad_token_id: int | None = Field(
-        0,
-        description="the padding token (pad_token_id; null: none), inside the vocabulary: the sequence classifier "
-        "keeps the last token that is not padding, found with an index tensor (null: the last token)",
-    )
+    pad_token_id: PadTokenId = pad_token_id_field(0)
 
     @model_validator(mode="after")
     def _check(self) -> Self:

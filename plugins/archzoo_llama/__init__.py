@@ -100,7 +100,7 @@ from archzoo.hf_config import (
     check_padding_index,
     hf_reader,
 )
-from archzoo.plugin_parts import LABELS, NumLabels, num_labels_field
+from archzoo.plugin_parts import LABELS, NumLabels, PadTokenId, num_labels_field, pad_token_id_field
 from archzoo.symbols import declare_symbol, symbol
 
 from .activation import register_activation_memory as register_activation_memory
@@ -174,12 +174,7 @@ class DecoderConfig(TransformerConfig):
         "token) or question_answering (Linear(d_model, 2) on every token): transformers' *For... classes",
     )
     num_labels: NumLabels = num_labels_field()
-    pad_token_id: int | None = Field(
-        None,
-        description="the padding token (pad_token_id; null: none), inside the vocabulary (-1 counts from its end, as "
-        "nn.Embedding's padding index does): the sequence classifier keeps the last token that is not padding, "
-        "found with an index tensor (null: the last token)",
-    )
+    pad_token_id: PadTokenId = pad_token_id_field()
 
     @model_validator(mode="after")
     def _check(self) -> Self:

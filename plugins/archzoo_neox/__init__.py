@@ -63,10 +63,12 @@ from archzoo.hf_config import (
 from archzoo.plugin_parts import (
     LABELS,
     NumLabels,
+    PadTokenId,
     architectures_hook,
     head_field,
     hf_readers_hook,
     num_labels_field,
+    pad_token_id_field,
     table_values,
 )
 from archzoo.symbols import symbol
@@ -115,18 +117,6 @@ ACTIVATIONS = (
 LEARNED_ACTIVATIONS = ("prelu", "xielu")
 
 
-def padding_field(family: str) -> Any:
-    """The ``pad_token_id`` field of a family whose token embedding has no padding row (GPT-NeoX, GPT-J): the id
-    is only compared with the input's, so transformers builds and runs any integer (it warns about one outside the
-    vocabulary, which configurations on the Hub hold, such as -1), and so does archzoo."""
-    return Field(
-        None,
-        description=f"the padding token (pad_token_id; null: none): the sequence classifier keeps the last token that "
-        f"is not padding, found with an index tensor (null: the last token); {family}'s token embedding has no "
-        "padding row, so any integer runs",
-    )
-
-
 class NeoXConfig(TransformerConfig):
     """A GPT-NeoX decoder; defaults are GPT-NeoX-20B (Black et al. 2022), which are also transformers'
     GPTNeoXConfig defaults (GPTNeoXConfig refuses heads that do not divide the width)."""
@@ -160,7 +150,7 @@ class NeoXConfig(TransformerConfig):
         CLASSES, prefix="GPTNeoX", token_classification="a classifier with bias on every token"
     )
     num_labels: NumLabels = num_labels_field()
-    pad_token_id: int | None = padding_field("GPT-NeoX")
+    pad_token_id: PadTokenId = pad_token_id_field(no_padding_row="GPT-NeoX")
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -387,7 +377,7 @@ class GPTJConfig(TransformerConfig):
         "outputs of the sequence_classification and question_answering heads (transformers' num_labels; question "
         "answering runs only with 2)"
     )
-    pad_token_id: int | None = padding_field("GPT-J")
+    pad_token_id: PadTokenId = pad_token_id_field(no_padding_row="GPT-J")
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -520,12 +510,7 @@ class PhiConfig(TransformerConfig):
     num_labels: NumLabels = num_labels_field(
         "outputs of the sequence_classification and token_classification heads (num_labels)"
     )
-    pad_token_id: int | None = Field(
-        None,
-        description="the padding token (pad_token_id; null: none), inside the vocabulary (the token embedding's "
-        "padding row): the sequence classifier keeps the last token that is not padding, found with an index "
-        "tensor (null: the last token)",
-    )
+    pad_token_id: PadTokenId = pad_token_id_field()
 
     @model_validator(mode="after")
     def _check(self) -> Self:

@@ -30,10 +30,12 @@ from .plugin_guard import call_plugin
 
 __all__ = [
     "MAX_SIZE",
+    "TORCH_ID_RANGE",
     "ArchConfig",
     "Architecture",
     "InputKind",
     "Reference",
+    "TokenIndex",
     "TransformerConfig",
     "check_activation",
     "check_head_count",
@@ -46,6 +48,7 @@ __all__ = [
     "json_number",
     "parse_config",
     "size_text",
+    "token_index_keys",
     "validate_config",
 ]
 
@@ -57,6 +60,20 @@ SLUG = re.compile(r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$")
 #: (the widest d_model is tens of thousands, the largest vocabulary a few hundred thousand), and every
 #: count, FLOP figure and plot stays exact and fast below it.
 MAX_SIZE = 2**31 - 1
+
+#: The integers torch compares a tensor of token ids with (a Python integer becomes an int64 or uint64 scalar):
+#: beyond them the comparison raises OverflowError, so transformers cannot run a model given such a token id.
+TORCH_ID_RANGE = (-(2**63), 2**64 - 1)
+
+
+class TokenIndex:
+    """Marks a configuration key that holds a token id, ``Annotated[int | None, TokenIndex()]``: an index the model
+    compares with the input's ids (a padding id), not a size. `ArchConfig` bounds it by `TORCH_ID_RANGE`, as
+    transformers does, not by `MAX_SIZE`; a family whose token embedding has a padding row checks it against the
+    vocabulary too (`archzoo.hf_vocabulary.check_padding_index`)."""
+
+    def __repr__(self) -> str:
+        return "TokenIndex()"
 
 
 def _float_only(annotation: Any) -> bool:
@@ -87,6 +104,14 @@ def float_keys(model: type[ArchConfig]) -> frozenset[str]:
     return frozenset(name for name, info in model.model_fields.items() if _float_only(info.annotation))
 
 
+@functools.cache  # as float_keys
+def token_index_keys(model: type[ArchConfig]) -> frozenset[str]:
+    """The keys of a configuration model that hold a token id (marked `TokenIndex`), bounded by `TORCH_ID_RANGE`."""
+    return frozenset(
+        name for name, info in model.model_fields.items() if any(isinstance(m, TokenIndex) for m in info.metadata)
+    )
+
+
 #: how JSON writes a float it has no number for: the spellings JavaScript and Python's ``float()`` read back
 NON_FINITE_TEXT = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
@@ -108,7 +133,8 @@ def size_text(value: int) -> str:
     """An integer for a message: ``12,345``, or its number of digits when printing it would be absurd."""
     if abs(value) < 10**40:
         return f"{value:,}"
-    return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1:,} digits"
+    sign = "a negative" if value < 0 else "an"
+    return f"{sign} integer of about {int(abs(value).bit_length() * 0.30103) + 1:,} digits"
 
 
 class ArchConfig(BaseModel):
@@ -131,10 +157,22 @@ class ArchConfig(BaseModel):
                     f"expected a float such as {float(value)!r}, got the integer {size_text(value)}; write it with "
                     "a decimal point"
                 )
-            if abs(value) > MAX_SIZE:
+            if info.field_name in token_index_keys(cls):
+                low, high = TORCH_ID_RANGE
+                if not low <= value <= high:
+                    raise ValueError(
+                        f"{size_text(value)} is outside the integers torch compares token ids with, {low:,} to "
+                        f"{high:,}: transformers' model fails on it (OverflowError); correct the value"
+                    )
+            elif value > MAX_SIZE:
                 raise ValueError(
                     f"{size_text(value)} is larger than archzoo's limit for a size, {MAX_SIZE:,} "
                     "(2^31 - 1); no model comes near it, so correct the value"
+                )
+            elif value < -MAX_SIZE:
+                raise ValueError(
+                    f"{size_text(value)} is below archzoo's limit for a size, -{MAX_SIZE:,} "
+                    "(-(2^31 - 1)); no model comes near it, so correct the value"
                 )
         return value
 

@@ -137,7 +137,7 @@ def check_padding_index(vocab: Any, pad: Any) -> None:
     whole = [isinstance(v, int) and not isinstance(v, bool) for v in (vocab, pad)]
     if all(whole) and not -vocab <= pad < vocab:
         raise ValueError(
-            f"pad_token_id: {pad} is outside the vocabulary of {vocab:,} tokens, and transformers' "
+            f"pad_token_id: {pad:,} is outside the vocabulary of {vocab:,} tokens, and transformers' "
             "token embedding refuses such a padding index; set pad_token_id to null or to a token id"
         )
 

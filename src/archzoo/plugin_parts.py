@@ -6,11 +6,11 @@ label count K, a config.json table's values as archzoo keys, and the registratio
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, NonNegativeInt
 
-from .architecture import Architecture
+from .architecture import Architecture, TokenIndex
 from .hf_vocabulary import HFTable
 from .hookspecs import hookimpl
 from .symbols import declare_symbol
@@ -19,12 +19,14 @@ __all__ = [
     "LABELS",
     "LABELS_WORDS",
     "NumLabels",
+    "PadTokenId",
     "architectures_hook",
     "describe_heads",
     "head_classes",
     "head_field",
     "hf_readers_hook",
     "num_labels_field",
+    "pad_token_id_field",
     "table_values",
 ]
 
@@ -71,6 +73,32 @@ NumLabels = NonNegativeInt
 def num_labels_field(description: str = LABELS_WORDS, default: int = 2) -> Any:
     """The ``num_labels`` field, K (typed `NumLabels`): 2 labels by default, as transformers' PretrainedConfig has
     (``default``: a configuration class's own, as BartConfig's 3)."""
+    return Field(default, description=description)
+
+
+#: The type of the ``pad_token_id`` key: a token id or null, bounded as torch compares ids (`TokenIndex`), not as a
+#: size: ``pad_token_id: PadTokenId = pad_token_id_field()``.
+PadTokenId = Annotated[int | None, TokenIndex()]
+
+
+def pad_token_id_field(default: int | None = None, *, no_padding_row: str = "") -> Any:
+    """The ``pad_token_id`` field (typed `PadTokenId`) of a decoder whose sequence classifier keeps the last token that
+    is not padding. Where the token embedding has a padding row, the id must be inside the vocabulary, as
+    ``nn.Embedding`` requires (the configuration's validator calls `archzoo.hf_vocabulary.check_padding_index`). Where
+    it has none (``no_padding_row`` names the family: GPT-NeoX, GPT-J) the id is only compared with the input's, so
+    transformers builds and runs any integer torch can compare (it warns about one outside the vocabulary, which
+    configurations on the Hub hold, such as -1), and so does archzoo."""
+    usage = "the sequence classifier keeps the last token that is not padding, found with an index tensor (null: the last token)"
+    if no_padding_row:
+        description = (
+            f"the padding token (pad_token_id; null: none): {usage}; {no_padding_row}'s token embedding has no padding "
+            "row, so any integer runs"
+        )
+    else:
+        description = (
+            "the padding token (pad_token_id; null: none), inside the vocabulary (-1 counts from its end, as "
+            f"nn.Embedding's padding index does): {usage}"
+        )
     return Field(default, description=description)
 
 
