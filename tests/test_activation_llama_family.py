@@ -69,7 +69,7 @@ def _config(architecture: str, seed: int, seq_len: int) -> dict[str, Any]:
             rng.shuffle(kinds)
             if "full_attention" not in kinds:
                 kinds[-1] = "full_attention"
-            config |= dict(sliding_window=rng.choice([seq_len, seq_len + 3]), layer_types=kinds)
+            config |= dict(sliding_window=rng.choice([4, seq_len, seq_len + 3]), layer_types=kinds)
     return config
 
 
@@ -119,16 +119,16 @@ def test_every_activation_archzoo_accepts(architecture):
         assert_activation_memory_matches(architecture, config, 7, dtype="bf16")
 
 
-#: Qwen3 stacks of three layers and a window of 6: sliding and full layers (N stops at the window, the llama plugin
-#: refusing a longer one), or every layer sliding (N goes past it); each at lengths around the window
+#: Qwen3 stacks of three layers and a window of 6: sliding and full layers (runs of each kind), or every layer
+#: sliding; each at lengths around the window and past it
 _WINDOW_STACKS = [
     pytest.param(kinds, n, id=f"{name}-N{n}")
-    for name, kinds, lengths in (
-        ("sliding-first", ["sliding_attention", "full_attention", "sliding_attention"], (1, 5, 6)),
-        ("full-first", ["full_attention", "sliding_attention", "sliding_attention"], (1, 5, 6)),
-        ("every-layer", None, (1, 5, 6, 7, 12)),
+    for name, kinds in (
+        ("sliding-first", ["sliding_attention", "full_attention", "sliding_attention"]),
+        ("full-first", ["full_attention", "sliding_attention", "sliding_attention"]),
+        ("every-layer", None),
     )
-    for n in lengths
+    for n in (1, 5, 6, 7, 12)
 ]
 
 
@@ -138,7 +138,7 @@ def test_qwen3_fused_attention_around_the_window(kinds, n, kv_heads, dtype):
     """SDPA on the CPU: below the window transformers passes no mask (is_causal), and grouped keys and values stay
     h_kv wide; from N = W on every sliding layer saves its own N x N mask and the keys and values repeat_kv copies to
     every head (one key/value head stays a view of itself; one query token's heads are packed onto the key/value
-    heads). Where the first layer is not of every layer's kind, the stack holds what the others save beyond it."""
+    heads). A stack of both kinds is runs of sliding-window and global layers, each saving its own kind's tensors."""
     config = dict(
         vocab_size=64, d_model=32, n_layers=3, n_heads=4, n_kv_heads=kv_heads, d_head=8, d_ff=24,
         sliding_window=6, layer_types=kinds, head="lm",
@@ -151,14 +151,15 @@ def test_qwen3_fused_attention_around_the_window(kinds, n, kv_heads, dtype):
     [
         ("llama", {}),  # no window: every layer of one kind
         ("qwen3", dict(sliding_window=6)),  # every layer slides, and N = 7 is past the window
-        # some layers slide: N stops at the window, where a sliding layer is given its mask
+        # some layers slide: at the window, where a sliding layer is given its mask, and past it
         ("qwen3", dict(sliding_window=7, kinds=("sliding_attention", "full_attention", "full_attention"))),
         ("qwen3", dict(sliding_window=7, kinds=("full_attention", "sliding_attention"))),
+        ("qwen3", dict(sliding_window=4, kinds=("full_attention", "sliding_attention"))),
     ],
 )
 def test_a_stack_s_fused_activations_grow_by_one_layer_of_each_kind(architecture, options):
-    """Under SDPA a stack saves what its layer 0 saves times L, plus what each layer of the other kind saves beyond it
-    (a mask and repeated keys and values from N = W on): so the total is affine in the count of each kind, checked
+    """Under SDPA a stack saves what each of its layers saves (a sliding layer also a mask and repeated keys and values
+    from N = W on): so the total is affine in the count of each kind, checked
     here by adding layers, up to two billion of them where no window limits N. The formula counts the kinds; it once
     walked a list of every layer, which took minutes and gigabytes on such a stack (found by test_properties)."""
     from archzoo.memory import activation_formula
@@ -361,13 +362,14 @@ def test_granite_multipliers_save_nothing(tmp_path, multipliers, dtype):
         dict(use_sliding_window=False, sliding_window=4),
         dict(layer_types=["full_attention", "sliding_attention", "full_attention"], use_sliding_window=True,
              sliding_window=9),
+        dict(use_sliding_window=True, sliding_window=4, max_window_layers=1),
     ],
-    ids=["from-layer-1", "every-layer", "window-off", "layer-types"],
+    ids=["from-layer-1", "every-layer", "window-off", "layer-types", "from-layer-1-past-the-window"],
 )  # fmt: skip
 def test_a_qwen3_config_json_s_window_reaches_the_formula(tmp_path, keys):
     """Qwen3's window keys, as its configuration class reads them (use_sliding_window, max_window_layers,
-    layer_types), reach the formula: SDPA's masks of the sliding layers at N = W (the mixed stacks) and past it
-    (every layer sliding), against the class built from the same file."""
+    layer_types), reach the formula: SDPA's masks of the sliding layers at N = W and past it, against the class built
+    from the same file."""
     n = 9
     _from_file(tmp_path, "qwen3", "Qwen3ForCausalLM", keys, n, dtype="bf16", attention="fused", device="cpu")
 
@@ -472,6 +474,24 @@ def test_mixtral_sliding_window_under_sdpa(n):
     """Mixtral's window on every layer: from N = W on, each layer's mask and the keys and values repeated."""
     config = dict(_MIXTURE, sliding_window=5)
     assert_activation_memory_matches("moe", config, n, dtype="bf16", attention="fused", device="cpu")
+
+
+@pytest.mark.parametrize("n", [4, 7])
+@pytest.mark.parametrize(
+    ("dtype", "attention", "recompute"), [("fp32", "eager", False), ("bf16", "fused", False), ("bf16", "eager", True)]
+)
+def test_qwen2_moe_with_experts_and_windows_in_some_layers(n, dtype, attention, recompute):
+    """Qwen2-MoE with a dense layer among the experts' and a window of 4 in some layers: runs of the four kinds of
+    layer (with or without experts, sliding or global), at the window and past it."""
+    config = dict(
+        _QWEN_MIXTURES["qwen2_moe"][1],
+        n_layers=4,
+        dense_layers=[2],
+        sliding_window=4,
+        layer_types=["full_attention", "sliding_attention", "sliding_attention", "full_attention"],
+    )
+    layers = _layer_lists("moe", "lm") if recompute else ()
+    assert_activation_memory_matches("moe", config, n, dtype=dtype, attention=attention, recompute=layers, device="cpu")
 
 
 @pytest.mark.parametrize("norm_topk_prob", [False, True])

@@ -54,15 +54,14 @@ from archzoo.blocks import (
     composite,
     embedding,
     feed_forward,
-    layer_runs,
     linear,
     lm_head,
     repeat,
     rms_norm,
     with_modules,
 )
-from archzoo.decoder_parts import windowed
-from archzoo.formula import Poly, const, sym
+from archzoo.decoder_parts import window_runs, windowed
+from archzoo.formula import Poly, sym
 from archzoo.hf_config import (
     DROPOUT,
     INITIALISATION,
@@ -83,7 +82,7 @@ from archzoo.plugin_parts import (
     hf_readers_hook,
     pad_token_id_field,
 )
-from archzoo.symbols import declare_symbol, symbol
+from archzoo.symbols import symbol
 
 from .activation import register_activation_memory as register_activation_memory
 
@@ -92,11 +91,6 @@ __version__ = "0.1.0"
 SLIDING = "sliding_attention"
 FULL = "full_attention"
 LayerType = Literal["sliding_attention", "full_attention"]
-
-
-#: the symbols the plugin adds: the layers of each run (the labels' K is archzoo.plugin_parts.LABELS)
-L_SLIDING = declare_symbol("L_s", latex="L_{s}", meaning="sliding-window layers", order=2)
-L_GLOBAL = declare_symbol("L_g", latex="L_{g}", meaning="global attention layers", order=3)
 
 
 class GemmaConfig(TransformerConfig):
@@ -267,26 +261,18 @@ def _layer(cfg: GemmaConfig, kind: str, name: str) -> Block:
 
 
 def _runs(cfg: GemmaConfig) -> Block:
-    """The stack, in order: runs of sliding-window and of global layers (`archzoo.blocks.layer_runs` gathers each
-    kind's runs into one child, with the stack positions of its copies)."""
+    """The stack, in order: runs of sliding-window and of global layers (`archzoo.decoder_parts.window_runs`), or one
+    repeated layer where every layer is of one kind."""
     kinds = cfg.kinds()
     if len(set(kinds)) == 1:
         only = kinds[0]
         return repeat(_layer(cfg, only, "layer"), symbol("L", cfg.n_layers), name="layers")
-    layers = {kind: _layer(cfg, kind, "sliding_layer" if kind == SLIDING else "global_layer") for kind in set(kinds)}
-    runs: list[tuple[Block, Poly]] = []
-    for kind in kinds:  # consecutive layers of one kind make one run
-        if runs and runs[-1][0] is layers[kind]:
-            runs[-1] = (layers[kind], runs[-1][1] + 1)
-        else:
-            runs.append((layers[kind], const(1)))
     n_sliding = kinds.count(SLIDING)
-    counts = {"sliding_layer": L_SLIDING(n_sliding), "global_layer": L_GLOBAL(len(kinds) - n_sliding)}
     kv = 2 * cfg.n_kv_heads * cfg.d_head
-    return layer_runs(
-        "layers",
-        runs,
-        counts=counts,
+    return window_runs(
+        [kind == SLIDING for kind in kinds],
+        _layer(cfg, SLIDING, "sliding_layer"),
+        _layer(cfg, FULL, "global_layer"),
         description=f"{n_sliding} sliding-window and {len(kinds) - n_sliding} global layers; each caches "
         f"2·h_kv·d_h = {kv:,} key/value elements per token; a sliding layer's decode step attends to at most "
         f"W = {cfg.sliding_window:,} keys (transformers' DynamicCache keeps the last W - 1 tokens there)",

@@ -85,9 +85,10 @@ from archzoo.blocks import (
     lm_head,
     repeat,
     rms_norm,
+    runs_in_order,
     with_modules,
 )
-from archzoo.decoder_parts import kv_heads, windowed
+from archzoo.decoder_parts import kv_heads, window_runs, windowed
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -197,13 +198,12 @@ FULL: Final = "full_attention"
 
 class WindowedConfig(DecoderConfig):
     """A decoder whose layers may mask by a sliding window (Mistral, Qwen2, Phi-3, Mixtral, Qwen2-MoE, Qwen3): the
-    window's width and which layers mask by it. No parameter or eager FLOP depends on them; the decode step does
-    beyond the window (`_every_layer_slides`, `_window_seq_len`)."""
+    window's width and which layers mask by it. No parameter or eager FLOP depends on them; the KV cache and the
+    decode step do beyond the window (`_stack`: a sliding layer's attention is `windowed`)."""
 
     sliding_window: PositiveInt | None = Field(
         None,
-        description="tokens a layer that masks by a sliding window attends to (null: no window); where only some "
-        "layers mask by it, the longest N a report takes",
+        description="tokens a layer that masks by a sliding window attends to (null: no window)",
     )
     layer_types: list[Literal["sliding_attention", "full_attention"]] | None = Field(
         None,
@@ -529,9 +529,10 @@ def _gated(name: str, d: Poly, width: Poly, cfg: DecoderConfig, what: str) -> Bl
     )
 
 
-def _layer(cfg: DecoderConfig, name: str, mlp: Block, mlp_text: str) -> Block:
+def _layer(cfg: DecoderConfig, name: str, mlp: Block, mlp_text: str, *, slides: bool | None = None) -> Block:
     """One decoder layer: norm, attention, add; norm, ``mlp``, add (pre-norm), or attention, norm, add; ``mlp``,
-    norm, add (``norm_after``, OLMo 2). The norms hold the same parameters either way."""
+    norm, add (``norm_after``, OLMo 2). The norms hold the same parameters either way. Its attention masks by the
+    sliding window where ``slides`` says (None: where every layer of the stack does)."""
     d = symbol("d", cfg.d_model)
     h = symbol("h", cfg.n_heads)
     d_h = symbol("d_h", cfg.d_head or cfg.d_model // cfg.n_heads)
@@ -566,7 +567,7 @@ def _layer(cfg: DecoderConfig, name: str, mlp: Block, mlp_text: str) -> Block:
         )
         + qk,
     )
-    if _every_layer_slides(cfg):  # a decode step past the window reads W keys (one layer stands for every copy)
+    if _every_layer_slides(cfg) if slides is None else slides:  # a decode step past the window reads W keys
         assert isinstance(cfg, WindowedConfig)
         attention_block = windowed(attention_block, cfg.sliding_window)
     attention_norm, mlp_norm = _norm("attention_norm", d, cfg), _norm("mlp_norm", d, cfg)
@@ -622,11 +623,28 @@ def task_heads(cfg: DecoderConfig, d: Poly) -> list[Block]:
     return []
 
 
+def _stack(cfg: DecoderConfig, mlp: Block, mlp_text: str) -> Block:
+    """The layers of one feed-forward: one repeated layer where every layer masks alike (each by the sliding window,
+    or none), else the runs of sliding-window and global layers (`window_runs`), whose KV caches and decode steps
+    differ past the window."""
+    kinds = cfg.layer_kinds()
+    if kinds.one_kind:
+        return repeat(_layer(cfg, "layer", mlp, mlp_text), symbol("L", cfg.n_layers), name="layers")
+    assert isinstance(cfg, WindowedConfig)  # only a window makes layers of two kinds
+    return window_runs(
+        cfg.sliding_layers(),
+        _layer(cfg, "sliding_layer", mlp, mlp_text, slides=True),
+        _layer(cfg, "global_layer", mlp, mlp_text, slides=False),
+        description=f"{kinds.sliding} sliding-window and {kinds.full} global layers; a sliding layer's decode step "
+        f"attends to at most W = {cfg.sliding_window:,} keys (transformers' DynamicCache keeps the last W - 1 tokens "
+        "there)",
+    )
+
+
 def build(cfg: DenseConfig) -> Block:
     d = symbol("d", cfg.d_model)
     mlp = _gated("mlp", d, symbol("d_ff", cfg.d_ff), cfg, "gated feed-forward")
-    layers = repeat(_layer(cfg, "layer", mlp, _gated_kind(cfg)), symbol("L", cfg.n_layers), name="layers")
-    root = _decoder(cfg, cfg.ROOT, layers, cfg.TITLE)
+    root = _decoder(cfg, cfg.ROOT, _stack(cfg, mlp, _gated_kind(cfg)), cfg.TITLE)
     return with_modules(root, reference_modules(cfg))
 
 
@@ -652,27 +670,39 @@ def build_moe(cfg: MoEConfig) -> Block:
     )
     with_experts = _expert_layers(cfg.n_layers, cfg.sparse_step, cfg.dense_layers)
     if with_experts == cfg.n_layers:
-        layers = repeat(_layer(cfg, "layer", mlp, text), symbol("L", cfg.n_layers), name="layers")
+        layers = _stack(cfg, mlp, text)
     else:
         assert cfg.d_ff is not None  # the configuration refuses dense layers without a width
         dense_mlp = _gated("mlp", d, symbol("d_ff", cfg.d_ff), cfg, "dense gated feed-forward")
-        dense = _layer(cfg, "dense_layer", dense_mlp, _gated_kind(cfg))
         if with_experts == 0:
-            layers = repeat(dense, symbol("L", cfg.n_layers), name="layers")
+            layers = _stack(cfg, dense_mlp, _gated_kind(cfg))
         else:  # both kinds: at most MAX_RUN_LAYERS layers (the configuration checks it)
-            moe = _layer(cfg, "moe_layer", mlp, text)
-            runs: list[tuple[Block, Poly]] = []
-            for has_experts in (cfg.has_experts(i) for i in range(cfg.n_layers)):  # a kind's consecutive layers: a run
-                layer = moe if has_experts else dense
-                if runs and runs[-1][0] is layer:
-                    runs[-1] = (layer, runs[-1][1] + 1)
-                else:
-                    runs.append((layer, const(1)))
-            n_moe = with_experts
-            counts = {"moe_layer": L_MOE(n_moe), "dense_layer": L_DENSE(cfg.n_layers - n_moe)}
-            layers = layer_runs("layers", runs, counts=counts)
+            layers = _expert_runs(cfg, (mlp, text), (dense_mlp, _gated_kind(cfg)), with_experts)
     root = _decoder(cfg, cfg.ROOT, layers, cfg.TITLE)
     return with_modules(root, moe_reference_modules(cfg))
+
+
+def _expert_runs(cfg: MoEConfig, moe: tuple[Block, str], dense: tuple[Block, str], with_experts: int) -> Block:
+    """A stack of layers with experts and layers without, in order: runs of an ``moe_layer`` and a ``dense_layer``
+    (counted as ``L_moe`` and ``L_dense``) where every layer masks alike, else of the four kinds of layer the
+    sliding window and the experts make (each run counted by its number)."""
+    kinds = cfg.layer_kinds()
+    experts_in = [cfg.has_experts(i) for i in range(cfg.n_layers)]
+    if kinds.one_kind:
+        layer = {True: _layer(cfg, "moe_layer", *moe), False: _layer(cfg, "dense_layer", *dense)}
+        counts = {"moe_layer": L_MOE(with_experts), "dense_layer": L_DENSE(cfg.n_layers - with_experts)}
+        return layer_runs("layers", runs_in_order(layer[e] for e in experts_in), counts=counts)
+    assert isinstance(cfg, WindowedConfig)  # only a window makes layers of two kinds
+    of_kind = {
+        (e, w): _layer(
+            cfg, f"{'sliding' if w else 'global'}_{'moe' if e else 'dense'}_layer", *(moe if e else dense), slides=w
+        )
+        for e in (True, False)
+        for w in (True, False)
+    }
+    return layer_runs(
+        "layers", runs_in_order(of_kind[e, w] for e, w in zip(experts_in, cfg.sliding_layers(), strict=True))
+    )
 
 
 #: the families whose question-answering class keeps its base model as ``transformer`` (an older name)
@@ -691,33 +721,46 @@ def _layer_modules(root: str, cfg: DecoderConfig) -> dict[str, tuple[str, ...]]:
     )
     if cfg.head == "question_answering" and family in _QA_TRANSFORMER:
         base = "transformer."  # Llama's, Qwen2's and Qwen3's (dense and MoE) ForQuestionAnswering keep an older name
-    layer = f"{root}.layers.layer"
     # OLMo 2 norms the outputs: its attention's norm is post_attention_layernorm, its MLP's post_feedforward_layernorm
     attention_norm, mlp_norm = (
         ("post_attention_layernorm", "post_feedforward_layernorm")
         if cfg.norm_after
         else ("input_layernorm", "post_attention_layernorm")
     )
-    return {
+    table: dict[str, tuple[str, ...]] = {
         root: ("",),
         f"{root}.token": (f"{base}embed_tokens",),
         f"{root}.layers": (f"{base}layers",),
-        layer: (f"{base}layers",),
-        f"{layer}.attention_norm": (attention_norm,),
-        f"{layer}.attention": ("self_attn",),
-        f"{layer}.attention.q_proj": ("self_attn.q_proj",),
-        f"{layer}.attention.k_proj": ("self_attn.k_proj",),
-        f"{layer}.attention.v_proj": ("self_attn.v_proj",),
-        f"{layer}.attention.out_proj": ("self_attn.o_proj",),
-        f"{layer}.attention.q_norm": ("self_attn.q_norm",),
-        f"{layer}.attention.k_norm": ("self_attn.k_norm",),
-        f"{layer}.mlp_norm": (mlp_norm,),
-        f"{layer}.mlp": ("mlp",),
         f"{root}.final_norm": (f"{base}norm",),
         f"{root}.lm_head": ("lm_head",),
         f"{root}.score": ("score",),
         f"{root}.qa_outputs": ("qa_outputs",),
     }
+    for layer in _layer_paths(root):  # the runs of a stack share the module list: copy i of a run is its layer i
+        table |= {
+            layer: (f"{base}layers",),
+            f"{layer}.attention_norm": (attention_norm,),
+            f"{layer}.attention": ("self_attn",),
+            f"{layer}.attention.q_proj": ("self_attn.q_proj",),
+            f"{layer}.attention.k_proj": ("self_attn.k_proj",),
+            f"{layer}.attention.v_proj": ("self_attn.v_proj",),
+            f"{layer}.attention.out_proj": ("self_attn.o_proj",),
+            f"{layer}.attention.q_norm": ("self_attn.q_norm",),
+            f"{layer}.attention.k_norm": ("self_attn.k_norm",),
+            f"{layer}.mlp_norm": (mlp_norm,),
+            f"{layer}.mlp": ("mlp",),
+        }
+    return table
+
+
+def _layer_paths(root: str) -> tuple[str, ...]:
+    """The paths of the layer blocks of a stack whose layers all mask alike (one repeated layer) or do not (the runs
+    of sliding-window and global layers, `_stack`)."""
+    return (
+        f"{root}.layers.layer",
+        f"{root}.layers.sliding_layers.sliding_layer",
+        f"{root}.layers.global_layers.global_layer",
+    )
 
 
 def _mlp_modules(prefix: str, module: str) -> dict[str, tuple[str, ...]]:
@@ -732,11 +775,12 @@ def reference_modules(cfg: DenseConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer. The families name them alike, except
     that Phi-3 fuses q/k/v into ``qkv_proj`` and gate/up into ``gate_up_proj`` (those blocks stay unmapped)."""
-    root = cfg.ROOT
-    table = {**_layer_modules(root, cfg), **_mlp_modules(f"{root}.layers.layer.mlp", "mlp")}
-    if _reference_family(cfg) == "phi3":
-        for fused in ("attention.q_proj", "attention.k_proj", "attention.v_proj", "mlp.fc_in", "mlp.fc_gate"):
-            del table[f"{root}.layers.layer.{fused}"]
+    table = _layer_modules(cfg.ROOT, cfg)
+    for layer in _layer_paths(cfg.ROOT):
+        table |= _mlp_modules(f"{layer}.mlp", "mlp")
+        if _reference_family(cfg) == "phi3":
+            for fused in ("attention.q_proj", "attention.k_proj", "attention.v_proj", "mlp.fc_in", "mlp.fc_gate"):
+                del table[f"{layer}.{fused}"]
     return table
 
 
@@ -744,18 +788,20 @@ def moe_reference_modules(cfg: MoEConfig) -> dict[str, tuple[str, ...]]:
     """`reference_modules` of the mixture-of-experts decoder: the router is ``mlp.gate``; transformers fuses
     every expert's projections into the tensors of one ``mlp.experts`` module (the blocks of one expert stay
     unmapped); Qwen2-MoE's shared expert is ``mlp.shared_expert`` with its gate ``mlp.shared_expert_gate``."""
-    mlp = f"{cfg.ROOT}.layers.layer.mlp"
-    return {
-        **_layer_modules(cfg.ROOT, cfg),
-        f"{mlp}.gate": ("mlp.gate",),
-        f"{mlp}.experts": ("mlp.experts",),
-        f"{mlp}.experts.expert": ("mlp.experts",),
-        f"{mlp}.shared": ("mlp.shared_expert", "mlp.shared_expert_gate"),
-        f"{mlp}.shared.shared_expert": ("mlp.shared_expert",),
-        f"{mlp}.shared.shared_expert_gate": ("mlp.shared_expert_gate",),
-        **_mlp_modules(f"{mlp}.shared.shared_expert", "mlp.shared_expert"),
-        **_mlp_modules(mlp, "mlp"),  # a stack whose every layer is dense (no layer has experts)
-    }
+    table = _layer_modules(cfg.ROOT, cfg)
+    for layer in _layer_paths(cfg.ROOT):
+        mlp = f"{layer}.mlp"
+        table |= {
+            f"{mlp}.gate": ("mlp.gate",),
+            f"{mlp}.experts": ("mlp.experts",),
+            f"{mlp}.experts.expert": ("mlp.experts",),
+            f"{mlp}.shared": ("mlp.shared_expert", "mlp.shared_expert_gate"),
+            f"{mlp}.shared.shared_expert": ("mlp.shared_expert",),
+            f"{mlp}.shared.shared_expert_gate": ("mlp.shared_expert_gate",),
+            **_mlp_modules(f"{mlp}.shared.shared_expert", "mlp.shared_expert"),
+            **_mlp_modules(mlp, "mlp"),  # a stack whose every layer is dense (no layer has experts)
+        }
+    return table
 
 
 #: model type -> transformers' class prefix
@@ -975,10 +1021,10 @@ def moe_reference(cfg: MoEConfig) -> Reference | None:
 
 _ROPE = "rotary position settings: no parameters, and the rotary angles cost no matmul FLOPs in the eager forward pass"
 # a sliding window masks the same score products (eager attention computes all N x N of them): no parameters and
-# the same forward FLOPs; but a sliding layer's cache keeps only the window, so the window bounds N
+# the same forward FLOPs; but a sliding layer's cache keeps only the window, so its decode step reads W keys past it
 _WINDOW = (
-    "sliding_window, layer_types (the window and the layers that mask by it: the longest N, where the KV cache and "
-    "decode step are transformers'; no parameters, the same forward FLOPs)"
+    "sliding_window, layer_types (the window and the layers that mask by it: past the window their decode step "
+    "reads W keys, as transformers' sliding cache holds them; no parameters, the same forward FLOPs)"
 )
 _EPS = NORM_EPSILON.replace("LayerNorm", "RMSNorm")
 
@@ -1884,33 +1930,10 @@ def _every_layer_slides(cfg: DecoderConfig) -> bool:
     return kinds.sliding > 0 and kinds.full == 0
 
 
-def _window_seq_len(cfg: DecoderConfig) -> int:
-    """The context, or the sliding window where some layers mask by one and others do not, and it is shorter: the
-    stack is one repeated layer, whose attention carries the window only when every layer masks by it (past the
-    window transformers' cache keeps W - 1 tokens in a sliding layer and a decode step reads W keys). So a report's
-    default N, and the longest it takes for such a mixed stack."""
-    if cfg.layer_kinds().sliding > 0 and not _every_layer_slides(cfg):
-        assert isinstance(cfg, WindowedConfig)  # only a windowed configuration has sliding layers
-        assert cfg.sliding_window is not None
-        return min(cfg.max_positions, cfg.sliding_window)
-    return cfg.max_positions
-
-
 def _longest_seq_len(cfg: DecoderConfig) -> int:
-    """`_window_seq_len` where a window bounds N (a mixed stack); else no bound but archzoo's own (rotary positions
-    go on past the context, as transformers computes them)."""
-    return _window_seq_len(cfg) if cfg.layer_kinds().sliding > 0 and not _every_layer_slides(cfg) else MAX_SIZE
-
-
-def _seq_len_note(cfg: DecoderConfig) -> str:
-    if _window_seq_len(cfg) < cfg.max_positions:
-        assert isinstance(cfg, WindowedConfig)
-        return (
-            f"the sliding window ({cfg.sliding_window:,} tokens) of the layers that mask by it, the longest context "
-            "at which the decode figures equal transformers' where only some layers mask by a window (beyond it "
-            "a sliding layer's step reads only the window)"
-        )
-    return "the model's context length"
+    """No bound but archzoo's own: rotary positions go on past the context, as transformers computes them, and past
+    a sliding window the sliding layers' decode steps read W keys (`_stack`)."""
+    return MAX_SIZE
 
 
 ARCHITECTURE = Architecture(
@@ -1922,9 +1945,7 @@ ARCHITECTURE = Architecture(
     "Touvron et al. Llama 2: Open Foundation and Fine-Tuned Chat Models. 2023. arXiv:2307.09288",
     config_model=LlamaConfig,
     build=build,
-    seq_len=_window_seq_len,
     max_seq_len=_longest_seq_len,
-    seq_len_note=_seq_len_note,
     reference=reference,
 )
 
@@ -1940,9 +1961,7 @@ MOE_ARCHITECTURE = Architecture(
     "arXiv:1701.06538; Yang et al. Qwen2 Technical Report. 2024. arXiv:2407.10671",
     config_model=MoEConfig,
     build=build_moe,
-    seq_len=_window_seq_len,
     max_seq_len=_longest_seq_len,
-    seq_len_note=_seq_len_note,
     reference=moe_reference,
 )
 
@@ -1969,9 +1988,7 @@ QWEN3_ARCHITECTURE = Architecture(
     citation="Yang et al. Qwen3 Technical Report. 2025. arXiv:2505.09388",
     config_model=Qwen3Config,
     build=build_qwen3,
-    seq_len=_window_seq_len,
     max_seq_len=_longest_seq_len,
-    seq_len_note=_seq_len_note,
     reference=qwen3_reference,
 )
 

@@ -111,8 +111,12 @@ def _sdpa_extra(terms: SavedTerms, sliding: bool) -> Poly:
     return mask + terms.b * (repeat_kv_qkv(terms) - terms.Ni - 2 * N * terms.kv)
 
 
-def _first_layer_slides(terms: SavedTerms) -> bool:
-    """The kind the stack's one repeated layer stands for: layer 0's (`_stack_saves` adds the others' difference)."""
+def _layer_slides(terms: SavedTerms) -> bool:
+    """Whether ``terms``' layer masks by the sliding window: its run's kind in a stack of sliding-window and global
+    layers (``sliding_layer``, ``global_moe_layer``...), else every layer's in a stack whose layers mask alike."""
+    kind = terms.layer.name.partition("_")[0]
+    if kind in ("sliding", "global"):
+        return kind == "sliding"
     return terms.config.layer_kinds().first_slides
 
 
@@ -122,7 +126,7 @@ def _dense_layer(terms: SavedTerms) -> dict[str, Poly]:
     attention, mlp = terms.attention_block.name, terms.ff.name
     core = terms.attention_saves(upcast=True, eager_qkv=repeat_kv_qkv(terms))
     if terms.attention == "fused":
-        core = core + _sdpa_extra(terms, _first_layer_slides(terms))
+        core = core + _sdpa_extra(terms, _layer_slides(terms))
     parts = {
         f"{attention}.q_proj": b * Nd,
         f"{attention}.k_proj": const(0),
@@ -151,17 +155,8 @@ def _rotary_tables(terms: SavedTerms) -> Poly:
 
 
 def _stack_saves(terms: SavedTerms) -> Poly:
-    """The rotary tables, and, under SDPA in a stack whose layers do not all mask alike, what the layers of the other
-    kind save beyond layer 0 (the stack is one repeated layer, which stands for layer 0: its mask and its repeated keys
-    and values where it is a sliding layer at ``N = W``, the difference where another layer is)."""
-    tables = _rotary_tables(terms)
-    if terms.attention != "fused" or terms.recompute:
-        return tables
-    kinds = terms.config.layer_kinds()  # counted, not listed: a stack may have billions of layers
-    others = kinds.full if kinds.first_slides else kinds.sliding  # layers of the other kind than layer 0's
-    if not others:
-        return tables
-    return tables + others * (_sdpa_extra(terms, not kinds.first_slides) - _sdpa_extra(terms, kinds.first_slides))
+    """The rotary tables every layer multiplies by (each run of a stack of both kinds saves its own mask, `_sdpa_extra`)."""
+    return _rotary_tables(terms)
 
 
 def _dense_outside(terms: SavedTerms) -> dict[str, Poly]:

@@ -43,7 +43,7 @@ Beyond one forward pass, every block also carries (leaves set them, composites a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, fields, replace
 from operator import is_
 from typing import Any
@@ -69,6 +69,7 @@ __all__ = [
     "patch_embedding",
     "repeat",
     "rms_norm",
+    "runs_in_order",
     "seq2seq_decoder",
     "seq2seq_encoder",
     "windowed_decode",
@@ -681,6 +682,18 @@ def check_run_layers(n_layers: int, key: str = "n_layers") -> None:
             f"{key}: {n_layers:,} layers; archzoo counts a stack of differing layers layer by layer, up to "
             f"{MAX_RUN_LAYERS:,} (no published model has more than a few hundred); choose fewer"
         )
+
+
+def runs_in_order(layers: Iterable[Block]) -> list[tuple[Block, Poly]]:
+    """The runs `layer_runs` takes, from a stack's layers in order, one block per layer (the same block object for
+    every layer of one kind): consecutive layers of one kind make one run."""
+    runs: list[list[Any]] = []
+    for layer in layers:
+        if runs and runs[-1][0] is layer:
+            runs[-1][1] += 1
+        else:
+            runs.append([layer, 1])
+    return [(layer, const(n)) for layer, n in runs]
 
 
 def layer_runs(

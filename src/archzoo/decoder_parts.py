@@ -10,7 +10,7 @@ Falcon, BLOOM, OPT, LLaMA ...): a family passes the names its transformers class
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
@@ -24,7 +24,19 @@ from .architecture import (
     check_kv_heads,
     check_rotary_head_width,
 )
-from .blocks import Block, attention, composite, embedding, layer_norm, linear, lm_head, repeat, with_modules
+from .blocks import (
+    Block,
+    attention,
+    composite,
+    embedding,
+    layer_norm,
+    layer_runs,
+    linear,
+    lm_head,
+    repeat,
+    runs_in_order,
+    with_modules,
+)
 from .formula import Poly, const, sym
 from .hf_vocabulary import INITIALISATION, NORM_EPSILON, TOKEN_ID, USE_CACHE, HFTable, check_padding_index, rope_type
 from .plugin_parts import LABELS, head_classes, table_values
@@ -34,6 +46,8 @@ __all__ = [
     "D_HEAD_WORDS",
     "KV_HEADS_WORDS",
     "LABELLED_HEADS",
+    "L_GLOBAL",
+    "L_SLIDING",
     "PADDING_CHECKED",
     "ROTARY_TYPE_CHECKED",
     "SPECIAL_TOKENS",
@@ -65,6 +79,7 @@ __all__ = [
     "read_rotary_decoder",
     "rotary_fraction",
     "settings_ignored",
+    "window_runs",
     "windowed",
     "with_norms",
 ]
@@ -190,6 +205,22 @@ def windowed(attention_block: Block, window: int | None) -> Block:
     ``W`` keys, so past the window the decode step reads ``W`` for ``N`` (`archzoo.report.Report.decode_formula`);
     parameters and eager FLOPs are the same under either mask."""
     return attention_block if window is None else replace(attention_block, window=WINDOW(window))
+
+
+#: the layers of each kind in a stack of sliding-window and global layers (`window_runs`)
+L_SLIDING = declare_symbol("L_s", latex="L_{s}", meaning="sliding-window layers", order=2)
+L_GLOBAL = declare_symbol("L_g", latex="L_{g}", meaning="global attention layers", order=3)
+
+
+def window_runs(slides: Sequence[bool], sliding_layer: Block, global_layer: Block, *, description: str) -> Block:
+    """A stack whose layers mask by a sliding window or attend to every token, in order (``slides``: whether each
+    layer masks by the window; both kinds present): the runs (`archzoo.blocks.layer_runs`) of ``sliding_layer``,
+    whose attention is `windowed`, and of ``global_layer``, counted as ``L_s`` and ``L_g``. Parameters and forward
+    FLOPs are the same in both kinds; the KV cache and the decode step past the window differ, run by run."""
+    n_sliding = sum(slides)
+    counts = {sliding_layer.name: L_SLIDING(n_sliding), global_layer.name: L_GLOBAL(len(slides) - n_sliding)}
+    runs = runs_in_order(sliding_layer if slide else global_layer for slide in slides)
+    return layer_runs("layers", runs, counts=counts, description=description)
 
 
 def causal_attention(
