@@ -518,6 +518,7 @@ SWEPT_IN_OWN_MODULE = {
     "qwen3_moe": "test_qwen3",
     "olmo2": "test_olmo2",
     "granite": "test_llama",
+    "gpt_oss": "test_gpt_oss",
 }
 #: model types with no key-by-key sweep yet: their tables are checked field for field against the transformers
 #: configuration class, and their counts against published files and random configurations, in these modules

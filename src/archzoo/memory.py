@@ -390,8 +390,8 @@ def _saves_for(report: Report) -> ActivationSaves:
     if not mine:
         known = registered_activation_saves()  # every family's, for the refusal's list
         raise UnsupportedActivationMemory(
-            f"{arch}: archzoo knows the tensors saved for backward by "
-            f"{', '.join(c for s in known for c in s.classes)} only; what another "
+            f"{arch}: archzoo knows the tensors saved for backward by the classes of "
+            f"{', '.join(sorted({s.architecture for s in known}))} only; what another "
             "implementation saves (its copies, fp32 upcasts, fused kernels) is measured with "
             "archzoo.memory.measure_activations, not guessed"
         )
