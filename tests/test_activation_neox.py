@@ -260,8 +260,8 @@ def test_a_padding_id_torch_cannot_compare_is_refused(tmp_path, capsys, architec
     with pytest.raises(OverflowError):
         model(torch.zeros(1, 3, dtype=torch.long))
     why = (
-        f"{pad_token_id:,} is outside the integers torch compares token ids with, -9,223,372,036,854,775,808 to "
-        "18,446,744,073,709,551,615: transformers' model fails on it (OverflowError); correct the value"
+        f"{pad_token_id:,} is outside the integers torch takes for a token id, -9,223,372,036,854,775,808 to "
+        "18,446,744,073,709,551,615: transformers' model cannot use it; correct the value"
     )
     with pytest.raises(ConfigError) as refused:
         counter(architecture)(**SEQUENCE, **OWN[architecture], pad_token_id=pad_token_id)

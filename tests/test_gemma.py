@@ -312,8 +312,8 @@ def test_the_decode_formula_reads_the_window_past_it(host, arch):
 @pytest.mark.parametrize("arch", ["gemma2", "gemma3"])
 def test_kv_cache_is_what_transformers_cache_holds_within_the_window(T, host, arch):
     """The KV cache per token times N equals the elements transformers' DynamicCache holds after a forward pass
-    of N <= W - 1 tokens; past it the sliding layers keep W - 1 tokens between steps, the difference archzoo's
-    docstring states."""
+    of N <= W - 1 tokens; past it the sliding layers keep W - 1 tokens between steps, which the cache archzoo says is
+    held after N tokens (the memory report's) counts."""
     import torch
 
     cfg, ref = _generation_ref(host, arch)
@@ -328,6 +328,7 @@ def test_kv_cache_is_what_transformers_cache_holds_within_the_window(T, host, ar
         held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
         beyond = max(0, n - (cfg.sliding_window - 1))
         assert per_token * n - held == sliding * 2 * cfg.n_kv_heads * cfg.d_head * beyond, n
+        assert count(arch, **_WINDOWED).kv_cache_elements_held(n) == held, n  # what the memory report counts
 
 
 @pytest.mark.reference

@@ -33,7 +33,8 @@ LIMIT = (
     "is larger than archzoo's limit for a size, 2,147,483,647 (2^31 - 1); no model comes near it, so correct the value"
 )
 BELOW = (
-    "is below archzoo's limit for a size, -2,147,483,647 (-(2^31 - 1)); no model comes near it, so correct the value"
+    "is beyond archzoo's limit for a size, 2,147,483,647 (2^31 - 1) in magnitude; no model comes near it, so correct "
+    "the value"
 )
 DIGITS = "archzoo reads integers of at most 30 digits (no size comes close), so correct the value"
 DEEP = "nested more than 32 levels deep; archzoo reads flat configurations, so remove the extra nesting"
@@ -496,7 +497,7 @@ def test_the_largest_sizes_count_exactly_and_fast(capsys):
         (dict(d_model=10**25), f"config: d_model: {10**25:,} {LIMIT}"),
         (dict(n_layers=10**80), f"config: n_layers: an integer of about 81 digits {LIMIT}"),
         (dict(vocab_size=10**5000), f"config: vocab_size: an integer of about 5,001 digits {LIMIT}"),
-        # a negative size beyond the limit is below it, not "larger" (a message of before this test)
+        # a negative size beyond the limit in magnitude is not "larger" than it (a message of before this test)
         (dict(d_model=-(10**25)), f"config: d_model: {-(10**25):,} {BELOW}"),
         (dict(n_layers=-(10**80)), f"config: n_layers: a negative integer of about 81 digits {BELOW}"),
     ],

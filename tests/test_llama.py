@@ -618,11 +618,7 @@ def compare_config_json(
     """Exact or refused: ``archzoo count --hf-config`` of the file as ``model_class`` prints transformers'
     parameters and forward FLOPs (and archzoo's reference names that class, or ``reference``), or, where
     transformers cannot build or run the file, archzoo refuses it with one line naming the file and a non-zero exit.
-    Returns which.
-
-    A file whose layers mask by a sliding window shorter than ``seq_len`` is compared at the window instead: archzoo's
-    KV cache and decode figures are transformers' only up to it, so it refuses a longer N, which is checked too."""
-    seq_len = _within_the_window(host, path, model_class, seq_len)
+    Returns which."""
     try:
         expected = sweep_figures(T, path, model_class, seq_len)
     except Exception as exc:  # transformers refuses the file for this class
@@ -646,24 +642,6 @@ def compare_config_json(
     reading = load_hf_config(path, host, hf_class=model_class)
     assert reading.architecture.reference(reading.config).target == f"transformers.{reference or model_class}"
     return "exact"
-
-
-def _within_the_window(host, path: Path, model_class: str, seq_len: int) -> int:
-    """``seq_len``, or the longest N archzoo takes for the file where that is shorter (a sliding window), after
-    checking that archzoo refuses ``seq_len`` with the window as the reason and a non-zero exit."""
-    try:
-        reading = load_hf_config(path, host, hf_class=model_class)
-    except HFConfigError:
-        return seq_len  # refused whatever the length: compare_config_json checks the refusal
-    architecture = reading.architecture
-    if architecture.max_seq_len is None or architecture.max_seq_len(reading.config) >= seq_len:
-        return seq_len
-    longest = architecture.max_seq_len(reading.config)
-    code, out, err = count_via_cli(path, model_class, seq_len)
-    assert code != 0 and out == "" and err.startswith(f"archzoo: error: --seq-len {seq_len}: ") and err.count("\n") == 1
-    if longest < reading.config.max_positions:  # bound by the window, which the report's note names
-        assert architecture.seq_len_note(reading.config).startswith(f"the sliding window ({longest:,} tokens)")
-    return longest
 
 
 def sweep_case_ids(sweep: dict[str, Any]) -> list[str]:
@@ -943,8 +921,8 @@ def _cache_and_decode(T, model, config, n: int) -> tuple[int, int, int]:
 @pytest.mark.parametrize("model_type", list(_WINDOWED_FILES))
 def test_kv_cache_and_decode_within_the_window_are_transformers(T, host, tmp_path, model_type):
     """Up to the window, N <= W, the KV cache (per token times N) is what transformers' DynamicCache holds while the
-    step reading token N runs, and after a prefill of N < W tokens; the decode step's FLOPs are FlopCounterMode's.
-    Before this issue archzoo's figures were the same here, and larger beyond the window, which is now refused."""
+    step reading token N runs, and after a prefill of N < W tokens (the cache held after N tokens, at N = W too); the
+    decode step's FLOPs are FlopCounterMode's. Past the window: the test below."""
     _, _, reading, config, model = _windowed(T, host, tmp_path, model_type)
     # the class archzoo's reference builds (archzoo verify, the reference's code on the site) has the file's window
     ref = reading.architecture.reference(reading.config)
@@ -959,6 +937,7 @@ def test_kv_cache_and_decode_within_the_window_are_transformers(T, host, tmp_pat
         assert report.kv_cache_elements_per_token * n == during_step, n
         if n < _WINDOW:  # between steps a sliding layer keeps W - 1 tokens
             assert report.kv_cache_elements_per_token * n == after_prefill, n
+        assert report.kv_cache_elements_held(n) == after_prefill, n
         assert report.decode_flops == decode, n
 
 
@@ -969,20 +948,22 @@ def test_past_the_window_each_sliding_layer_s_decode_step_reads_w_keys(T, host, 
     by the window reads the W keys transformers' sliding cache layer hands it, each other layer the N it holds.
     Where only some layers mask by it (Qwen2, Qwen2-MoE and Qwen3 from max_window_layers on) the stack is runs of
     sliding-window and global layers; it used to be one repeated layer, and N past the window, which transformers
-    runs, was refused. The KV cache per token counts N tokens in every layer: during the step the sliding layers hold
-    W, the difference the report's docs state. Through the CLI too."""
+    runs, was refused. The KV cache per token counts N tokens in every layer; the cache held after N tokens (the
+    memory report's) counts W - 1 in a sliding layer, as transformers' does, and W during the step. Through the CLI
+    too."""
     path, model_class, reading, config, model = _windowed(T, host, tmp_path, model_type)
     slides = reading.config.sliding_layers()
     assert all(slides) == (model_type in ("mistral", "phi3", "mixtral", "qwen3_moe")), slides
     assert make_report(reading.architecture, reading.config).seq_len == reading.config.max_positions
     for n in (_WINDOW + 1, _WINDOW + 4):
         report = make_report(reading.architecture, reading.config, n)
-        _, during_step, decode = _cache_and_decode(T, model, config, n)
+        after_prefill, during_step, decode = _cache_and_decode(T, model, config, n)
         assert report.decode_flops == decode, n
         formula = report.decode_formula(n).text()
         assert "W" in formula and ("N" in formula) == (not all(slides)), (n, formula)
         one_layer = report.kv_cache_elements_per_token // len(slides)  # the layers' caches are alike per token
         assert report.kv_cache_elements_per_token * n - during_step == sum(slides) * one_layer * (n - _WINDOW), n
+        assert report.kv_cache_elements_held(n) == after_prefill, n  # the memory report's: W - 1 in a sliding layer
     code, out, err = count_via_cli(path, model_class, _WINDOW + 4)
     assert (code, err) == (0, "")
     assert json.loads(out)["flops"]["decode"] == _cache_and_decode(T, model, config, _WINDOW + 4)[2]

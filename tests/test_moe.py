@@ -311,7 +311,7 @@ def _random_file(rng: random.Random, model_type: str) -> dict[str, Any]:
             num_local_experts=n_experts,
             intermediate_size=rng.randint(8, 40),
             router_jitter_noise=0.1,
-            sliding_window=9,  # N = 9 below: the longest N a window lets archzoo count at
+            sliding_window=9,  # N = 9 below: at the window, where a sliding layer is given its mask
             rms_norm_eps=1e-3,
         )
         if rng.random() < 0.5:

@@ -224,7 +224,7 @@ def _small_file(model_type: str, rng: random.Random) -> dict[str, Any]:
         attention_bias=rng.random() < 0.5,
         max_position_embeddings=32,
         # keys archzoo ignores, changed: they must leave transformers' figures where archzoo counts them; and a
-        # window of 4 tokens, the longest N archzoo then counts at (its KV cache and decode step stop there)
+        # window of 4 tokens, shorter than the N the figures are compared at
         rms_norm_eps=1e-3,
         use_sliding_window=True,
         sliding_window=4,

@@ -56,6 +56,7 @@ from archzoo.blocks import (
     rms_norm,
     with_modules,
 )
+from archzoo.decoder_parts import EXPERTS, TOP_K
 from archzoo.formula import N, Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -66,6 +67,7 @@ from archzoo.hf_config import (
     USE_CACHE,
     HFTable,
     check_padding_index,
+    check_quantization,
     hf_reader,
 )
 from archzoo.plugin_parts import LABELS, NumLabels, architectures_hook, hf_readers_hook, num_labels_field
@@ -86,8 +88,8 @@ FAMILY_HEADS = {
 FAMILIES = {"deepseek_v2": "DeepseekV2", "deepseek_v3": "DeepseekV3"}
 
 L_DENSE = declare_symbol("L_f", latex="L_{f}", meaning="leading dense layers (first_k_dense_replace)", order=2)
-E = declare_symbol("E", latex="E", meaning="experts in each layer (n_experts)", order=4)
-K = declare_symbol("k", latex="k", meaning="experts each token runs (top_k)", order=5)
+E = EXPERTS  # the shared symbols of a mixture of experts (archzoo.decoder_parts)
+K = TOP_K
 N_SHARED = declare_symbol("n_s", latex="n_{s}", meaning="shared experts (n_shared_experts)", order=6)
 R_Q = declare_symbol("r_q", latex="r_{q}", meaning="query latent rank (q_lora_rank)", order=26)
 R_KV = declare_symbol("r_kv", latex="r_{kv}", meaning="key/value latent rank (kv_lora_rank)", order=27)
@@ -678,18 +680,6 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_quantization(quantization: Any) -> None:
-    if quantization is None:
-        return
-    method = quantization.get("quant_method") if isinstance(quantization, dict) else None
-    if method != "fp8":
-        raise ValueError(
-            f"quantization_config: quant_method {json.dumps(method)[:40]} packs weights into tensors of other "
-            "shapes; archzoo counts the unquantized model and accepts only DeepSeek's fp8 (every weight at its "
-            "shape); remove the key to count the unquantized model"
-        )
-
-
 def _moe_layers(hf: dict[str, Any]) -> bool:
     layers, dense = hf["num_hidden_layers"], hf["first_k_dense_replace"]
     return not (_whole(layers) and _whole(dense) and dense >= layers)
@@ -700,7 +690,7 @@ def _common(hf: dict[str, Any], model_type: str) -> dict[str, Any]:
     config_class = f"{FAMILIES[model_type]}Config"
     check_padding_index(hf["vocab_size"], hf.get("pad_token_id"))
     _check_rope(hf["rope_parameters"], config_class)
-    _check_quantization(hf.get("quantization_config"))
+    check_quantization(hf.get("quantization_config"), "fp8", "DeepSeek's fp8 (every weight at its shape)")
     heads, kv_heads = hf["num_attention_heads"], hf["num_key_value_heads"]
     if kv_heads is not None and kv_heads != heads:
         raise ValueError(

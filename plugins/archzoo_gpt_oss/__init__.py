@@ -25,7 +25,6 @@ stated: archzoo refuses the activation memory rather than guess it.
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar, Final, Literal, Self
 
 from pydantic import Field, PositiveInt, model_validator
@@ -45,8 +44,10 @@ from archzoo.blocks import (
     with_modules,
 )
 from archzoo.decoder_parts import (
+    EXPERTS,
     PADDING_CHECKED,
     ROTARY_TYPE_CHECKED,
+    TOP_K,
     HeadWidthConfig,
     causal_attention,
     decoder_descriptions,
@@ -62,9 +63,9 @@ from archzoo.decoder_parts import (
     windowed,
     with_norms,
 )
-from archzoo.hf_config import DROPOUT, hf_reader
+from archzoo.hf_config import DROPOUT, check_quantization, hf_reader
 from archzoo.plugin_parts import NumLabels, architectures_hook, head_field, hf_readers_hook, num_labels_field
-from archzoo.symbols import declare_symbol, symbol
+from archzoo.symbols import symbol
 
 __version__ = "0.1.0"
 
@@ -79,9 +80,8 @@ CLASSES = {
 SLIDING: Final = "sliding_attention"
 FULL: Final = "full_attention"
 
-#: the symbols the plugin adds (the labels' K is archzoo.plugin_parts.LABELS)
-E = declare_symbol("E", latex="E", meaning="experts in each layer (n_experts)", order=4)
-K = declare_symbol("k", latex="k", meaning="experts each token runs (top_k)", order=5)
+#: the experts and top k (archzoo.decoder_parts' shared symbols; the labels' K is archzoo.plugin_parts.LABELS)
+E, K = EXPERTS, TOP_K
 
 
 class GptOssConfig(HeadWidthConfig):
@@ -374,15 +374,12 @@ def _from_gpt_oss(hf: dict[str, Any], model_class: str = "GptOssModel") -> dict[
             "the sliding-window mask whatever the layers' kinds, and that mask needs a window); give the window in "
             "tokens"
         )
-    quantization = hf.get("quantization_config")
-    if quantization is not None and not (
-        isinstance(quantization, dict) and quantization.get("quant_method") == "mxfp4"
-    ):
-        raise ValueError(
-            f"quantization_config: {json.dumps(quantization)[:80]} is not supported: archzoo reads the released "
-            "checkpoints' MXFP4 as the unquantized model transformers builds from the file; another method packs the "
-            "weights into other tensors; remove the key to count the unquantized model"
-        )
+    check_quantization(
+        hf.get("quantization_config"),
+        "mxfp4",
+        "gpt-oss's mxfp4, the released checkpoints' storage of the experts, which transformers does not apply when it "
+        "builds the model from the file",
+    )
     return read_rotary_decoder(hf, HF_GPT_OSS)
 
 

@@ -39,11 +39,10 @@ token, sliding layers without one, ``layer_types`` of the wrong length or kinds)
 ``2 h_kv d_h`` key/value elements per token; transformers' ``DynamicCache`` keeps at most ``W - 1`` tokens between
 steps in a layer that masks by a window of ``W``, and the step reading a new token attends to ``W`` keys there. Where
 every layer masks by the window (Mistral, Phi-3, Mixtral, Qwen3-MoE), each layer's attention carries it (``window``),
-so past it the decode step reads ``W`` for ``N`` (`archzoo.report.Report.decode_formula`) and ``N`` defaults to the
-context length. Where only some layers do (Qwen2, Qwen2-MoE and Qwen3 from ``max_window_layers`` on), the stack is
-still one repeated layer, so ``N`` stops at the window: a report's default and longest ``N`` are
-``min(max_positions, W)``, and a longer ``N`` is refused with that reason. Without a window ``N`` defaults to the
-context length.
+so past it the decode step reads ``W`` for ``N`` (`archzoo.report.Report.decode_formula`). Where only some layers do
+(Qwen2, Qwen2-MoE and Qwen3 from ``max_window_layers`` on, or as ``layer_types`` says), the stack is runs of
+sliding-window and global layers (`archzoo.decoder_parts.window_runs`), and only the sliding runs read ``W``. ``N``
+defaults to the context length either way.
 
 Exact, for every configuration transformers 5.23 builds: parameters (on the meta device), active parameters,
 and forward FLOPs of an eager pass (FlopCounterMode), for the base model and every head class of each type
@@ -88,7 +87,7 @@ from archzoo.blocks import (
     runs_in_order,
     with_modules,
 )
-from archzoo.decoder_parts import kv_heads, window_runs, windowed
+from archzoo.decoder_parts import EXPERTS, TOP_K, kv_heads, window_runs, windowed
 from archzoo.formula import Poly, const
 from archzoo.hf_config import (
     DROPOUT,
@@ -115,7 +114,7 @@ HEADS = ("lm", "none", "sequence_classification", "token_classification", "quest
 
 class LayerKinds(NamedTuple):
     """How many layers of a stack mask by the sliding window and how many attend to every token, and the kind of the
-    first (the one the stack's repeated layer stands for)."""
+    first (the kind of every layer, in a stack of one kind)."""
 
     sliding: int
     full: int
@@ -497,8 +496,8 @@ class Qwen3Config(LlamaConfig):
 
 # ---- the block tree: one layer builder for the dense and the mixture-of-experts decoder --------------
 
-E = declare_symbol("E", latex="E", meaning="experts in each layer (n_experts)", order=4)
-K = declare_symbol("k", latex="k", meaning="experts each token runs (top_k)", order=5)
+E = EXPERTS  # the shared symbols of a mixture of experts (archzoo.decoder_parts)
+K = TOP_K
 D_EXPERT = declare_symbol("d_e", latex="d_{e}", meaning="width of one expert (d_ff_expert)", order=24)
 L_MOE = declare_symbol("L_moe", latex="L_{\\mathrm{moe}}", meaning="layers with experts", order=1)
 L_DENSE = declare_symbol(
@@ -754,13 +753,11 @@ def _layer_modules(root: str, cfg: DecoderConfig) -> dict[str, tuple[str, ...]]:
 
 
 def _layer_paths(root: str) -> tuple[str, ...]:
-    """The paths of the layer blocks of a stack whose layers all mask alike (one repeated layer) or do not (the runs
-    of sliding-window and global layers, `_stack`)."""
-    return (
-        f"{root}.layers.layer",
-        f"{root}.layers.sliding_layers.sliding_layer",
-        f"{root}.layers.global_layers.global_layer",
-    )
+    """The paths of the layer blocks of a stack: one repeated layer, or the runs of its kinds of layer (sliding-window
+    and global, `_stack`; with experts and without, and of both, `_expert_runs`)."""
+    mixed = [f"{w}_{e}_layer" for w in ("sliding", "global") for e in ("moe", "dense")]
+    kinds = ["sliding_layer", "global_layer", "moe_layer", "dense_layer", *mixed]
+    return (f"{root}.layers.layer", *(f"{root}.layers.{kind}s.{kind}" for kind in kinds))
 
 
 def _mlp_modules(prefix: str, module: str) -> dict[str, tuple[str, ...]]:
@@ -1062,8 +1059,8 @@ def _table(
     refused: dict[str, tuple[tuple[Any, ...], str]] | None = None,
     aliases: dict[str, str] | None = None,
 ) -> HFTable:
-    # the sliding-window keys a table lists among the ignored are read (`_read_window`): they give the window that
-    # bounds N, and a window transformers' forward pass cannot run with must be refused
+    # the sliding-window keys a table lists among the ignored are read (`_read_window`): they give the window and the
+    # layers that mask by it, and a window transformers' forward pass cannot run with must be refused
     window = {k: v for k, v in ignored.items() if v is _WINDOW}
     ignored = {k: v for k, v in ignored.items() if k not in window}
     return HFTable(

@@ -161,8 +161,8 @@ class ArchConfig(BaseModel):
                 low, high = TORCH_ID_RANGE
                 if not low <= value <= high:
                     raise ValueError(
-                        f"{size_text(value)} is outside the integers torch compares token ids with, {low:,} to "
-                        f"{high:,}: transformers' model fails on it (OverflowError); correct the value"
+                        f"{size_text(value)} is outside the integers torch takes for a token id, {low:,} to "
+                        f"{high:,}: transformers' model cannot use it; correct the value"
                     )
             elif value > MAX_SIZE:
                 raise ValueError(
@@ -171,8 +171,8 @@ class ArchConfig(BaseModel):
                 )
             elif value < -MAX_SIZE:
                 raise ValueError(
-                    f"{size_text(value)} is below archzoo's limit for a size, -{MAX_SIZE:,} "
-                    "(-(2^31 - 1)); no model comes near it, so correct the value"
+                    f"{size_text(value)} is beyond archzoo's limit for a size, {MAX_SIZE:,} (2^31 - 1) in "
+                    "magnitude; no model comes near it, so correct the value"
                 )
         return value
 

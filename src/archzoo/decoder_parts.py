@@ -44,6 +44,7 @@ from .symbols import declare_symbol, symbol
 
 __all__ = [
     "D_HEAD_WORDS",
+    "EXPERTS",
     "KV_HEADS_WORDS",
     "LABELLED_HEADS",
     "L_GLOBAL",
@@ -51,6 +52,7 @@ __all__ = [
     "PADDING_CHECKED",
     "ROTARY_TYPE_CHECKED",
     "SPECIAL_TOKENS",
+    "TOP_K",
     "WINDOW",
     "DecoderKeys",
     "DecoderSymbols",
@@ -206,6 +208,10 @@ def windowed(attention_block: Block, window: int | None) -> Block:
     parameters and eager FLOPs are the same under either mask."""
     return attention_block if window is None else replace(attention_block, window=WINDOW(window))
 
+
+#: the experts of each layer of a mixture of experts, and how many of them each token runs
+EXPERTS = declare_symbol("E", latex="E", meaning="experts in each layer (n_experts)", order=4)
+TOP_K = declare_symbol("k", latex="k", meaning="experts each token runs (top_k)", order=5)
 
 #: the layers of each kind in a stack of sliding-window and global layers (`window_runs`)
 L_SLIDING = declare_symbol("L_s", latex="L_{s}", meaning="sliding-window layers", order=2)

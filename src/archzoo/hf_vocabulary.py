@@ -142,6 +142,21 @@ def check_padding_index(vocab: Any, pad: Any) -> None:
         )
 
 
+def check_quantization(quantization: Any, method: str, why: str) -> None:
+    """Refuse a ``quantization_config`` (the common key every table refuses, which a family whose released files carry
+    one reads) whose ``quant_method`` is not the family's ``method``: archzoo counts the unquantized model, which that
+    method leaves at every weight's shape or which transformers builds from the file (``why`` says which)."""
+    if quantization is None:
+        return
+    found = quantization.get("quant_method") if isinstance(quantization, dict) else None
+    if found != method:
+        raise ValueError(
+            f"quantization_config: quant_method {json.dumps(found)[:40]} packs weights into tensors of other shapes; "
+            f"archzoo counts the unquantized model and accepts only {why}; remove the key to count the unquantized "
+            "model"
+        )
+
+
 def hf_reader(table: HFTable) -> Callable[[Callable], Callable]:
     """Attach ``table`` to a reader ``fn(values, model_class) -> archzoo keys`` (``fn.hf_table``).
 

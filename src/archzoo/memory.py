@@ -788,7 +788,8 @@ def inference_peak(report: Report, *, seq_len: int | None = None, dtype: str = "
     n = report.seq_len if seq_len is None else seq_len
     size = _check_dtype("dtype", dtype)
     params = report.params
-    kv = report.kv_cache_elements_per_token * n
+    kv = report.kv_cache_elements_held(n)
+    windowed = kv != report.kv_cache_elements_per_token * n  # some layers keep only their sliding window
     cross = report.cross_kv_cache_elements_per_source_token * n
     d, heads = attention_shape(report.root)
     if heads is None:  # a plugin that records no heads on its attention blocks: its configuration's keys
@@ -826,7 +827,9 @@ def inference_peak(report: Report, *, seq_len: int | None = None, dtype: str = "
         MemoryItem(
             "KV cache",
             (kv + cross) * size,
-            f"keys and values of {n:,} tokens in {dtype}" + (" (and of as many source tokens)" if cross else ""),
+            f"keys and values of {n:,} tokens in {dtype}"
+            + (", of the last W - 1 in each sliding-window layer" if windowed else "")
+            + (" (and of as many source tokens)" if cross else ""),
         ),
         MemoryItem(
             "largest live activation",

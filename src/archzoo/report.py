@@ -145,7 +145,7 @@ def check_seq_len(arch: Architecture, config: ArchConfig, seq_len: Any, *, name:
         if seq_len > longest:
             # the key that holds the positions, where one does (max_positions; Whisper's max_target_positions)
             keys = [key for key, value in config if "positions" in key and type(value) is int and value == longest]
-            if not keys:  # a bound the family sets for its own reason (a sliding window's cache): it says which
+            if not keys:  # a bound the family sets for a reason of its own, which its seq_len_note says
                 note = call_plugin(arch.plugin, "seq_len_note", arch.seq_len_note, config)
                 raise ConfigError(
                     f"{name} {seq_len}: longer than {longest:,}, the longest N this configuration is counted at "
@@ -389,6 +389,17 @@ class Report:
     def kv_cache_elements_per_token(self) -> int:
         """Key/value elements causal self-attention caches per token (all layers)."""
         return self.root.kv_cache.evaluate()
+
+    def kv_cache_elements_held(self, tokens: int) -> int:
+        """Key/value elements transformers' DynamicCache holds after a forward pass of ``tokens`` tokens: every
+        token's in each layer, except in a layer that masks by a sliding window of ``W``, which keeps only the last
+        ``W - 1`` (DynamicSlidingWindowLayer); the step reading the next token then attends to ``W`` keys there."""
+        held = self.kv_cache_elements_per_token * tokens
+        for visit in self.windows:
+            assert visit.block.window is not None  # `windows` visits only the blocks with a window
+            dropped = max(0, tokens - (visit.block.window.evaluate() - 1))
+            held -= (visit.executed * visit.block.kv_cache).evaluate() * dropped
+        return held
 
     @property
     def cross_kv_cache_elements_per_source_token(self) -> int:
