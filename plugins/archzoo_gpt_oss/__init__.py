@@ -49,6 +49,7 @@ from archzoo.decoder_parts import (
     ROTARY_TYPE_CHECKED,
     TOP_K,
     HeadWidthConfig,
+    attention_modules,
     causal_attention,
     decoder_descriptions,
     decoder_heads,
@@ -235,19 +236,18 @@ def reference_modules(cfg: GptOssConfig) -> dict[str, tuple[str, ...]]:
         "gpt_oss.lm_head": ("lm_head",),
         "gpt_oss.score": ("score",),
     }
+    rows = {
+        "attention_norm": "input_layernorm",
+        **attention_modules(),
+        "mlp_norm": "post_attention_layernorm",
+        "mlp": "mlp",
+        "mlp.router": "mlp.router",
+        "mlp.experts": "mlp.experts",
+        "mlp.experts.expert": "mlp.experts",
+    }
     for layer in _LAYER_PATHS:
-        table |= {
-            layer: (f"{base}layers",),
-            f"{layer}.attention_norm": ("input_layernorm",),
-            f"{layer}.attention": ("self_attn",),
-            **{f"{layer}.attention.{p}": (f"self_attn.{p}",) for p in ("q_proj", "k_proj", "v_proj")},
-            f"{layer}.attention.out_proj": ("self_attn.o_proj",),
-            f"{layer}.mlp_norm": ("post_attention_layernorm",),
-            f"{layer}.mlp": ("mlp",),
-            f"{layer}.mlp.router": ("mlp.router",),
-            f"{layer}.mlp.experts": ("mlp.experts",),
-            f"{layer}.mlp.experts.expert": ("mlp.experts",),
-        }
+        table[layer] = (f"{base}layers",)
+        table |= {f"{layer}.{block}": (module,) for block, module in rows.items()}
     return table
 
 
