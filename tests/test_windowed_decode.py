@@ -38,6 +38,31 @@ def test_starcoder2_decode_on_both_sides_of_the_window(host, n):
     assert make_report(architecture, cfg, n).decode_flops == reference_decode_flops(ref, n)
 
 
+@pytest.mark.reference
+def test_the_cache_held_after_n_tokens_keeps_w_minus_1_in_a_windowed_layer(T, host):
+    """What the memory report counts as the KV cache after a forward pass of N tokens
+    (`archzoo.report.Report.kv_cache_elements_held`) is what transformers' DynamicCache holds: every token, up to
+    W - 1 of them in a layer that masks by a window of W (StarCoder2 masks every layer). It once counted N tokens in
+    every layer past the window."""
+    import torch
+
+    from archzoo.architecture import parse_config
+    from archzoo.testing import build_model
+
+    architecture = host.architecture("starcoder2")
+    cfg = parse_config(architecture, _STARCODER2)
+    ref = architecture.reference(cfg)
+    model = build_model("Starcoder2ForCausalLM", T.Starcoder2Config(**ref.kwargs), device="cpu")
+    for n in (3, 4, 5, 11):
+        cache = T.DynamicCache(config=model.config)
+        with torch.no_grad():
+            model(input_ids=torch.zeros(1, n, dtype=torch.long), past_key_values=cache, use_cache=True)
+        held = sum(layer.keys.numel() + layer.values.numel() for layer in cache.layers)
+        report = make_report(architecture, cfg, n)
+        assert report.kv_cache_elements_held(n) == held, n
+        assert held == report.kv_cache_elements_per_token * min(n, 4), n  # W - 1 = 4 tokens at most
+
+
 def test_starcoder2_reads_the_window_from_a_config_json(host, tmp_path):
     """A released StarCoder2 file's ``sliding_window`` (4,096 in bigcode/starcoder2-7b's) is read; one under a token,
     which transformers' mask cannot be built for (its forward pass fails), is refused on one line."""
