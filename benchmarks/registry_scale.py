@@ -48,7 +48,7 @@ from archzoo import get_host
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "registry"
 
-#: (command, largest ratio of its time at N entries to its time at the shipped registry, largest peak memory in MiB)
+#: (command, largest ratio of its time at N entries to its time at the small zoo, largest peak memory in MiB)
 TARGETS = {"list --json (warm)": (3.0, 300.0), "show (warm)": (1.5, 300.0)}
 #: The cold index of N entries, in seconds (issue 20: 20,000 entries within 30 s on 2 cores).
 COLD_SECONDS = 30.0
@@ -113,6 +113,8 @@ def main() -> int:
         "--small", type=int, default=46, help="entries in the small zoo, the yardstick (default: 46, issue 20's)"
     )
     args = parser.parse_args()
+    if not 0 < args.small < args.n:
+        parser.error(f"--small {args.small}: the small zoo must hold at least one entry and fewer than --n ({args.n})")
     work = Path(tempfile.mkdtemp(prefix="archzoo-scale-"))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     try:

@@ -134,7 +134,7 @@ class TestGptOss(RotaryDecoderChecks):
             (dict(d_head=7), r"rotary positions turn pairs of channels"),
             (dict(n_experts=4, top_k=5), r"top_k: 5 experts per token, more than the 4 experts of a layer"),
             (dict(n_layers=3, layer_types=["full_attention"]), r"layer_types: 1 entries for 3 layers"),
-            (dict(sliding_window=None), r"sliding_window: "),
+            (dict(sliding_window=None), r"sliding_window: expected an integer, got an empty value \(null\)"),
         ],
         base=BASE,
         sweep=SWEEP,

@@ -96,7 +96,9 @@ class GptOssConfig(HeadWidthConfig):
         8, "key/value heads (num_key_value_heads; grouped-query attention); must divide n_heads"
     )
     d_head: PositiveInt | None = Field(
-        64, description="width of one head (head_dim; null: d_model / n_heads rounded down; gpt-oss: 64)"
+        64,
+        description="width of one head (head_dim, 64 as released; null, archzoo's shorthand for d_model / n_heads "
+        "rounded down: a config.json gives an integer, as GptOssConfig requires)",
     )
     d_ff: PositiveInt = Field(2880, description="hidden width of each expert (intermediate_size)")
     n_experts: PositiveInt = Field(128, description="experts in each layer (num_local_experts)")
