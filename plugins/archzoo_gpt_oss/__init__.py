@@ -53,6 +53,7 @@ from archzoo.decoder_parts import (
     causal_attention,
     decoder_descriptions,
     decoder_heads,
+    decoder_modules,
     decoder_reference,
     decoder_symbols,
     decoder_table,
@@ -217,27 +218,10 @@ def build(cfg: GptOssConfig) -> Block:
     return with_modules(root, reference_modules(cfg))
 
 
-#: the paths of a layer block: one repeated layer, or the runs of sliding-window and global layers
-_LAYER_PATHS = (
-    "gpt_oss.layers.layer",
-    "gpt_oss.layers.sliding_layers.sliding_layer",
-    "gpt_oss.layers.global_layers.global_layer",
-)
-
-
 def reference_modules(cfg: GptOssConfig) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in the transformers class `reference` builds (for `archzoo verify`):
     block path -> submodule names, inside a layer relative to the layer (the runs share the module list: copy i of a
     run is its layer i). The experts are one module of fused tensors (one expert's projections stay unmapped)."""
-    base = "" if cfg.head == "none" else "model."
-    table: dict[str, tuple[str, ...]] = {
-        "gpt_oss": ("",),
-        "gpt_oss.token": (f"{base}embed_tokens",),
-        "gpt_oss.layers": (f"{base}layers",),
-        "gpt_oss.final_norm": (f"{base}norm",),
-        "gpt_oss.lm_head": ("lm_head",),
-        "gpt_oss.score": ("score",),
-    }
     rows = {
         "attention_norm": "input_layernorm",
         **attention_modules(),
@@ -247,10 +231,7 @@ def reference_modules(cfg: GptOssConfig) -> dict[str, tuple[str, ...]]:
         "mlp.experts": "mlp.experts",
         "mlp.experts.expert": "mlp.experts",
     }
-    for layer in _LAYER_PATHS:
-        table[layer] = (f"{base}layers",)
-        table |= {f"{layer}.{block}": (module,) for block, module in rows.items()}
-    return table
+    return decoder_modules("gpt_oss", cfg.head, rows, runs=("sliding_layer", "global_layer"))
 
 
 def reference(cfg: GptOssConfig) -> Reference:

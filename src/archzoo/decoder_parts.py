@@ -393,20 +393,23 @@ def decoder_modules(
     final_norm: str = "norm",
     heads: tuple[str, ...] = ("lm_head", "score"),
     more: Mapping[str, str] | None = None,
+    runs: tuple[str, ...] = (),
 ) -> dict[str, tuple[str, ...]]:
     """Where each block's parameters live in a transformers decoder class (for `archzoo verify`): block path ->
     submodule names. The base model's modules sit under ``base`` in a head class (none in the base model, head
     ``none``); ``layer`` maps a layer's blocks to its submodules, relative to the layer; ``more`` the base model's
-    other blocks (BLOOM's embedding norm); ``heads`` names the head modules, the same in block and module."""
+    other blocks (BLOOM's embedding norm); ``heads`` names the head modules, the same in block and module. ``runs``
+    names the layers of a stack of runs (`window_runs`' ``sliding_layer`` and ``global_layer``), mapped like the one
+    repeated layer: the runs share the module list, copy i of a run being its layer i."""
     prefix = "" if head == "none" else base
-    path = f"{root}.layers.layer"
+    paths = [f"{root}.layers.layer", *(f"{root}.layers.{run}s.{run}" for run in runs)]
     return {
         root: ("",),
         f"{root}.token": (f"{prefix}{embed}",),
         **{f"{root}.{block}": (f"{prefix}{module}",) for block, module in (more or {}).items()},
         f"{root}.layers": (f"{prefix}{layers}",),
-        path: (f"{prefix}{layers}",),
-        **{f"{path}.{block}": (module,) for block, module in layer.items()},
+        **{path: (f"{prefix}{layers}",) for path in paths},
+        **{f"{path}.{block}": (module,) for path in paths for block, module in layer.items()},
         f"{root}.final_norm": (f"{prefix}{final_norm}",),
         **{f"{root}.{name}": (name,) for name in heads},
     }
