@@ -282,7 +282,11 @@ def test_another_quantization_is_still_refused(host, tmp_path):
 
 
 def test_the_released_shapes_read_from_a_file_are_the_defaults(host, tmp_path):
-    """gpt-oss-120b's shapes in a config.json read as archzoo's defaults, which are gpt-oss-120b's."""
+    """gpt-oss-120b's shapes in a config.json read as archzoo's defaults, which are gpt-oss-120b's, with its layer kinds
+    as the file gives them; the count is the exact total an independent implementation prints, llama.cpp's
+    ``general.parameter_count`` as Ollama shows it for gpt-oss:120b (116,829,156,672; equal to the Hugging Face API's
+    safetensors total less the MXFP4 scales, 120,412,337,472 - 3,583,180,800; both sources are named in
+    tests/data/hf_published/SOURCES-gpt-oss.md)."""
     shapes = dict(
         num_hidden_layers=36, num_local_experts=128, vocab_size=201088, hidden_size=2880, intermediate_size=2880,
         head_dim=64, num_attention_heads=64, num_key_value_heads=8, sliding_window=128, max_position_embeddings=131072,
@@ -292,5 +296,5 @@ def test_the_released_shapes_read_from_a_file_are_the_defaults(host, tmp_path):
     reading = load_hf_config(
         write_json(tmp_path, {"model_type": "gpt_oss", **shapes, **_RELEASED}), host, hf_class="auto"
     )
-    assert make_report(reading.architecture, reading.config).params == count().params
+    assert make_report(reading.architecture, reading.config).params == count().params == 116_829_156_672
     assert json.loads(reading.config.model_dump_json())["layer_types"] == shapes["layer_types"]
